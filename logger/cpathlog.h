@@ -1,0 +1,153 @@
+/* cpathlog.h: the C half of the logger. The per-call wrappers (generated
+ * into wrappers_gen.c from gen/mpi.sigs) and the runtime (runtime.c) share
+ * these declarations. The hot path is pure C: Go runs only at MPI_Init, when
+ * the record buffer is full, and at MPI_Finalize. */
+#ifndef CPATHLOG_H
+#define CPATHLOG_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "ops_gen.h"
+
+/* One record; the same 64-byte layout as trace.Record in Go. Start/End hold
+ * raw clock ticks while in the buffer; Go converts them to ns at flush. */
+typedef struct cp_rec {
+	int64_t start, end;
+	uint64_t callsite, bytes;
+	uint8_t op, flags;
+	uint16_t thread;
+	uint32_t comm;
+	int32_t peer, tag, root;
+	uint32_t count, seq, req;
+} cp_rec;
+
+/* Flags: keep in step with trace.Flags. */
+#define CP_F_NEWREQ 1
+#define CP_F_WILDCARD 2
+#define CP_F_ANYTAG 4
+#define CP_F_INPLACE 8
+#define CP_F_ERROR 16
+#define CP_F_REMOTE 32
+#define CP_F_CANCELLED 64
+#define CP_F_PERSISTENT 128
+
+#define CP_PEER_NONE (-1)
+#define CP_PEER_PROCNULL (-2)
+#define CP_PEER_ANY (-3)
+#define CP_PEER_UNKNOWN (-4)
+
+/* End statuses: keep in step with trace.EndStatus. */
+#define CP_END_FINALIZED 1
+#define CP_END_ABORTED 2
+#define CP_END_SIGNAL 3
+#define CP_END_NOFINALIZE 4
+
+/* Request kinds in the request table. */
+#define CP_RK_SEND 1
+#define CP_RK_RECV 2
+#define CP_RK_COLL 3
+#define CP_RK_OTHER 4
+
+#define CP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+extern volatile int cp_on;   /* recording: after init, not paused, before finalize */
+extern int cp_inited;        /* MPI_Init has run through the logger */
+extern int cp_use_tsc;       /* timestamps from rdtsc (invariant TSC), else clock_gettime */
+extern CP_TLS int cp_depth;  /* >0 while inside the tool: calls are passed through unlogged */
+
+static inline int64_t cp_mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline int64_t cp_now(void) {
+	if (__builtin_expect(cp_use_tsc, 1))
+		return (int64_t)__rdtsc();
+	return cp_mono_ns();
+}
+
+#define CP_SKIP() (__builtin_expect(!cp_on || cp_depth, 0))
+#define CP_ENTER() (cp_depth++)
+#define CP_LEAVE() (cp_depth--)
+#define CP_CALLSITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* Communicator table entry. */
+typedef struct cp_comm {
+	MPI_Comm h;
+	uint32_t id;
+	int size, rsize;      /* local size; remote size of an intercommunicator (0 else) */
+	int32_t *world;       /* local rank -> world rank (NULL: identity, for MPI_COMM_WORLD) */
+	int32_t *rworld;      /* remote rank -> world rank */
+	uint32_t seq;         /* collectives so far */
+} cp_comm;
+
+/* Request table entry. */
+typedef struct cp_req {
+	MPI_Request h;
+	uint32_t id;
+	uint8_t kind, persistent;
+	uint32_t comm;   /* communicator index */
+	cp_comm *c;
+	int32_t peer, tag;
+} cp_req;
+
+/* Snapshot of the requests a Wait/Test call was given, taken before the
+ * call because MPI resets completed handles to MPI_REQUEST_NULL. */
+typedef struct cp_pre {
+	int n;
+	cp_req small[8];
+	cp_req *ents;   /* n entries; id 0 where the handle was null or unknown */
+} cp_pre;
+
+/* Runtime API used by the generated wrappers (runtime.c). */
+void cp_lock(void);
+void cp_unlock(void);
+cp_comm *cp_comm_get(MPI_Comm c);
+int32_t cp_world_rank(cp_comm *c, int r, int remote);
+uint64_t cp_bytes(int count, MPI_Datatype t);
+uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t);
+uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t);
+int cp_comm_npeers(MPI_Comm c); /* size of the group counts arrays refer to */
+
+void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, int rc);
+void cp_before_finalize(int64_t t0, uint64_t cs);
+void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode);
+void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level);
+
+void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer, int tag,
+	    uint64_t bytes, int rc);
+void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag,
+	     const MPI_Status *st, int rc);
+void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,
+		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc);
+void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persistent, MPI_Comm comm,
+	       int peer, int tag, int root, uint64_t bytes, int flags, MPI_Request req, int rc);
+void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs);
+void cp_pre_free(cp_pre *p);
+void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
+void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
+/* ndone completed requests; idx[k] is the position of the k-th (NULL: all
+ * n in order); st[k] its status (NULL: none available). */
+void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
+		 const MPI_Status *st, int rc);
+void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int root, uint64_t bytes,
+	     int flags, int rc);
+void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
+		 int rc);
+void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm old, int rc);
+void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
+
+/* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */
+MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall);
+void cp_statuses_free(MPI_Status *st, MPI_Status *user, MPI_Status *small);
+
+/* Fortran helpers (fortran sentinels are Open MPI's common blocks). */
+const void *cp_f_buf(const void *buf);
+
+/* Fortran PMPI entry points: weak, since libmpi_mpifh is only loaded into
+ * Fortran programs, and only those call the Fortran wrappers. */
+#endif

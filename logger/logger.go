@@ -1,0 +1,308 @@
+// Command logger is libcpathlog.so, the preloaded PMPI logger (build with
+// -buildmode=c-shared -tags mpi). It owns the wrappers (generated C, see
+// internal/gen), the record buffer and the file writer.
+//
+// The per-call path is C only: a wrapper reads the TSC, calls PMPI, reads
+// the TSC again and fills a 64-byte record in a 1 MiB buffer. Go runs at
+// three moments: in MPI_Init (cpathGoInit: clock synchronisation, the log
+// header), when the buffer is full (cpathGoFlush: ticks to ns, delta coding,
+// one LZ4 frame per buffer, one write), and at the end (cpathGoFinish:
+// clock synchronisation again, trailer). A rank that dies by a signal or
+// exits without MPI_Finalize writes its buffer from C (runtime.c).
+package main
+
+/*
+#cgo pkg-config: ompi
+#cgo CFLAGS: -O2 -Wall -Wno-unused-function
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "cpathlog.h"
+
+extern int cp_fd;
+extern volatile int cp_flush_written;
+extern volatile int64_t cp_cal_tick, cp_cal_ns;
+extern int64_t cp_skew_off, cp_skew_base;
+extern double cp_skew_ppm;
+extern unsigned char cp_rawhdr[7];
+uint64_t cp_load_address(void);
+
+static int64_t cp_go_now_ticks(void) { return cp_now(); }
+static int64_t cp_go_mono(void) { return cp_mono_ns(); }
+static int cp_go_use_tsc(void) { return cp_use_tsc; }
+static void cp_go_libversion(char *buf, int *len) { PMPI_Get_library_version(buf, len); }
+*/
+import "C"
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cpath/cpath/clocksync"
+	"github.com/cpath/cpath/trace"
+	"github.com/emer/empi/mpi"
+)
+
+//go:generate go run ./internal/gen
+
+// Version of the logger, written into every header.
+const Version = "cpath-logger 0.1"
+
+// DefaultDir is where logs go when CPATH_DIR is not set.
+const DefaultDir = "cpath-logs"
+
+// pingPongRounds trades init time for accuracy: the best of 16 round trips
+// is within a microsecond on shared memory.
+const pingPongRounds = 16
+
+type state struct {
+	f        *os.File
+	w        *trace.Writer
+	comm     *worldComm
+	skew     trace.Skew
+	skewBase int64
+	calTick  int64 // the calibration pair of the previous flush
+	calNs    int64
+	useTSC   bool
+	dropped  uint64
+	warned   bool
+	hdr      trace.Header
+}
+
+var st state
+
+func main() {}
+
+// localNow is this rank's local clock: CLOCK_MONOTONIC, distorted only when
+// a test asked for it.
+func localNow() int64 { return st.applySkew(int64(C.cp_go_mono())) }
+
+func (s *state) applySkew(ns int64) int64 {
+	if s.skew.OffsetNs == 0 && s.skew.DriftPPM == 0 {
+		return ns
+	}
+	return ns + s.skew.OffsetNs + int64(float64(ns-s.skewBase)*s.skew.DriftPPM/1e6)
+}
+
+// parseSkew reads CPATH_TEST_CLOCK_SKEW="OFFSET_NS:DRIFT_PPM": rank r shifts
+// its clock by r·OFFSET and makes it run r·DRIFT ppm fast.
+func parseSkew(v string, rank int) (trace.Skew, error) {
+	if v == "" {
+		return trace.Skew{}, nil
+	}
+	a, b, _ := strings.Cut(v, ":")
+	off, err := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	if err != nil {
+		return trace.Skew{}, fmt.Errorf("CPATH_TEST_CLOCK_SKEW=%q: offset: %v", v, err)
+	}
+	var ppm float64
+	if b != "" {
+		if ppm, err = strconv.ParseFloat(strings.TrimSpace(b), 64); err != nil {
+			return trace.Skew{}, fmt.Errorf("CPATH_TEST_CLOCK_SKEW=%q: drift: %v", v, err)
+		}
+	}
+	return trace.Skew{OffsetNs: off * int64(rank), DriftPPM: ppm * float64(rank)}, nil
+}
+
+// worldComm adapts empi's MPI_COMM_WORLD to clocksync.Comm. empi calls the
+// MPI_* entry points, which come back through our wrappers: cp_depth makes
+// them pass straight to PMPI, unlogged.
+type worldComm struct{ c *mpi.Comm }
+
+func (w worldComm) Rank() int      { return w.c.Rank() }
+func (w worldComm) Size() int      { return w.c.Size() }
+func (w worldComm) Barrier() error { return w.c.Barrier() }
+func (w worldComm) AllreduceMax(v int64) (int64, error) {
+	out := []int64{0}
+	err := w.c.AllReduceI64(mpi.OpMax, out, []int64{v})
+	return out[0], err
+}
+func (w worldComm) Send(to, tag int, v []int64) error   { return w.c.SendI64(to, tag, v) }
+func (w worldComm) Recv(from, tag int, v []int64) error { return w.c.RecvI64(from, tag, v) }
+
+func warnf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "cpath logger: "+format+"\n", a...)
+}
+
+//export cpathGoInit
+func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
+	mpi.LogErrors = false
+	comm, err := mpi.NewComm(nil)
+	if err != nil {
+		warnf("cannot use MPI_COMM_WORLD: %v; not logging", err)
+		return 0
+	}
+	wc := &worldComm{comm}
+	rank, size := wc.Rank(), wc.Size()
+	st.comm = wc
+	st.useTSC = C.cp_go_use_tsc() != 0
+	st.skewBase = int64(C.cp_go_mono())
+	st.skew, err = parseSkew(os.Getenv("CPATH_TEST_CLOCK_SKEW"), rank)
+	if err != nil && rank == 0 {
+		warnf("%v; ignored", err)
+	}
+	C.cp_skew_off = C.int64_t(st.skew.OffsetNs)
+	C.cp_skew_base = C.int64_t(st.skewBase)
+	C.cp_skew_ppm = C.double(st.skew.DriftPPM)
+
+	// One run id for all ranks, so the analyzer can tell runs apart.
+	id := make([]int64, 2)
+	if rank == 0 {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		for i := 0; i < 2; i++ {
+			for j := 0; j < 8; j++ {
+				id[i] = id[i]<<8 | int64(b[i*8+j])
+			}
+		}
+	}
+	_ = comm.BcastI64(0, id)
+	var idb [16]byte
+	for i := 0; i < 2; i++ {
+		for j := 0; j < 8; j++ {
+			idb[i*8+j] = byte(id[i] >> (56 - 8*j))
+		}
+	}
+
+	// Clock synchronisation: the paper's Allreduce, then ping-pong.
+	arOff, err1 := clocksync.Allreduce(wc, localNow)
+	sp, err2 := clocksync.PingPong(wc, localNow, pingPongRounds)
+	method := "pingpong"
+	if err2 != nil {
+		method = "allreduce"
+		sp = trace.SyncPoint{LocalNs: localNow(), OffsetNs: arOff}
+	}
+	if err1 != nil && err2 != nil {
+		method = "none"
+	}
+
+	// The file. Every rank tries; the lowest rank that failed tells the user,
+	// once, and ranks that failed run on unlogged.
+	dir := os.Getenv("CPATH_DIR")
+	if dir == "" {
+		dir = DefaultDir
+	}
+	path := filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", rank))
+	f, ferr := openLog(dir, path)
+	failed := int64(0)
+	if ferr != nil {
+		failed = int64(size - rank)
+	}
+	if worst, err := wc.AllreduceMax(failed); err == nil && worst > 0 && size-int(worst) == rank {
+		warnf("cannot write logs to %s: %v; the program runs on without logging on the ranks affected", dir, ferr)
+	}
+	if ferr != nil {
+		return 0
+	}
+
+	host, _ := os.Hostname()
+	exe, _ := os.Executable()
+	var lib [C.MPI_MAX_LIBRARY_VERSION_STRING]C.char
+	var libLen C.int
+	C.cp_go_libversion(&lib[0], &libLen)
+	libName, _, _ := strings.Cut(C.GoStringN(&lib[0], libLen), "\n")
+	st.hdr = trace.Header{
+		RunID: hex.EncodeToString(idb[:]), Rank: rank, Size: size, Host: host, PID: os.Getpid(),
+		Exe: exe, LoadAddress: uint64(C.cp_load_address()), StartUnixNs: time.Now().UnixNano(),
+		T0: localNow(), ThreadLevel: int(provided), MPILibrary: strings.TrimSpace(libName), Logger: Version,
+		Clock: trace.Clock{Method: method, AllreduceOffsetNs: arOff, Init: sp},
+	}
+	if st.skew != (trace.Skew{}) {
+		sk := st.skew
+		st.hdr.Clock.Injected = &sk
+	}
+	w, err := trace.NewWriter(f, &st.hdr)
+	if err != nil {
+		warnf("rank %d: writing %s: %v; not logging", rank, path, err)
+		f.Close()
+		return 0
+	}
+	st.f, st.w = f, w
+	st.calTick, st.calNs = int64(C.cp_go_now_ticks()), int64(C.cp_go_mono())
+	C.cp_cal_tick, C.cp_cal_ns = C.int64_t(st.calTick), C.int64_t(st.calNs)
+	hdr := trace.RawFrameHeader()
+	for i := range hdr {
+		C.cp_rawhdr[i] = C.uchar(hdr[i])
+	}
+	C.cp_fd = C.int(f.Fd())
+	return 1
+}
+
+func openLog(dir, path string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// O_APPEND: the signal path in C appends its frame after Go's last one.
+	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// toNs maps raw timestamps to local ns by the line through the previous
+// calibration pair and the one taken at this flush: the TSC is invariant,
+// so piecewise-linear is exact to well under a microsecond.
+func (s *state) toNs(recs []trace.Record, tick, ns int64) {
+	if !s.useTSC {
+		for i := range recs {
+			if !recs[i].Op.IsSub() {
+				recs[i].Start = s.applySkew(recs[i].Start)
+				recs[i].End = s.applySkew(recs[i].End)
+			}
+		}
+		return
+	}
+	scale := 1.0
+	if tick != s.calTick {
+		scale = float64(ns-s.calNs) / float64(tick-s.calTick)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Op.IsSub() {
+			continue
+		}
+		r.Start = s.applySkew(s.calNs + int64(float64(r.Start-s.calTick)*scale))
+		r.End = s.applySkew(s.calNs + int64(float64(r.End-s.calTick)*scale))
+	}
+}
+
+//export cpathGoFlush
+func cpathGoFlush(buf *C.cp_rec, n C.int, tick, ns C.int64_t) {
+	if st.w == nil || n <= 0 {
+		return
+	}
+	recs := unsafe.Slice((*trace.Record)(unsafe.Pointer(buf)), int(n))
+	st.toNs(recs, int64(tick), int64(ns))
+	if err := st.w.WriteRecords(recs); err != nil {
+		st.dropped += uint64(n)
+		if !st.warned {
+			st.warned = true
+			warnf("rank %d: writing the log: %v; records are being lost", st.hdr.Rank, err)
+		}
+	}
+	C.cp_flush_written = 1
+	st.calTick, st.calNs = int64(tick), int64(ns)
+	C.cp_cal_tick, C.cp_cal_ns = tick, ns
+}
+
+//export cpathGoFinish
+func cpathGoFinish(status, info C.int) {
+	if st.w == nil {
+		return
+	}
+	if status == C.CP_END_FINALIZED && st.hdr.Clock.Method == "pingpong" {
+		// All ranks are in MPI_Finalize: measure again for the drift.
+		if sp, err := clocksync.PingPong(st.comm, localNow, pingPongRounds); err == nil {
+			_ = st.w.WriteClockFinal(sp)
+		}
+	}
+	if err := st.w.Close(trace.Trailer{Status: trace.EndStatus(status), Info: int32(info), Dropped: st.dropped}); err != nil && !st.warned {
+		warnf("rank %d: finishing the log: %v", st.hdr.Rank, err)
+	}
+	C.cp_fd = -1
+	st.f.Close()
+	st.w = nil
+}

@@ -1,0 +1,872 @@
+/* runtime.c: the logger's C runtime: record buffer, communicator and
+ * request tables, and the paths that run when a rank ends (finalize, abort,
+ * signal, exit without finalize). Go (logger.go) owns the file. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpathlog.h"
+#include "_cgo_export.h"
+
+volatile int cp_on;
+int cp_inited;
+int cp_use_tsc;
+CP_TLS int cp_depth;
+static CP_TLS int cp_tid = -1;
+static atomic_int cp_ntid;
+
+/* The record buffer. 16384 records = 1 MiB: memory stays bounded however
+ * long the run; Go compresses and writes a full buffer as one LZ4 frame. */
+#define CP_BUFRECS 16384
+static cp_rec cp_buf[CP_BUFRECS];
+static volatile int cp_n;
+static int cp_mt; /* MPI_THREAD_MULTIPLE: take the lock */
+static pthread_mutex_t cp_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Set by Go: the log file, and whether the frame of the flush in progress
+ * has reached it (so the signal path neither loses nor repeats records). */
+int cp_fd = -1;
+volatile int cp_flushing, cp_flush_written;
+/* The last tick/ns calibration pair Go used, for the signal path. */
+volatile int64_t cp_cal_tick, cp_cal_ns;
+/* Injected clock skew (test only), applied by the signal path too. */
+int64_t cp_skew_off, cp_skew_base;
+double cp_skew_ppm;
+/* The 7-byte LZ4 frame header for uncompressed frames, filled by Go. */
+unsigned char cp_rawhdr[7];
+static uint32_t cp_world_rank_self;
+
+void cp_lock(void) {
+	if (cp_mt)
+		pthread_mutex_lock(&cp_mu);
+}
+void cp_unlock(void) {
+	if (cp_mt)
+		pthread_mutex_unlock(&cp_mu);
+}
+
+static void cp_flush(void) {
+	if (cp_n == 0)
+		return;
+	cp_depth++;
+	cp_flushing = 1;
+	cp_flush_written = 0;
+	int64_t tick = cp_now(), ns = cp_mono_ns();
+	cpathGoFlush(cp_buf, cp_n, tick, ns);
+	cp_n = 0;
+	cp_flushing = 0;
+	cp_depth--;
+}
+
+/* cp_put returns the next free record (lock held by the caller). */
+static inline cp_rec *cp_put(void) {
+	if (cp_n == CP_BUFRECS)
+		cp_flush();
+	if (__builtin_expect(cp_tid < 0, 0))
+		cp_tid = atomic_fetch_add(&cp_ntid, 1);
+	cp_rec *r = &cp_buf[cp_n++];
+	memset(r, 0, sizeof *r);
+	r->thread = (uint16_t)cp_tid;
+	return r;
+}
+
+static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
+	cp_rec *r = cp_put();
+	r->op = (uint8_t)op;
+	r->start = t0;
+	r->end = t1;
+	r->callsite = cs;
+	r->comm = comm;
+	r->peer = CP_PEER_NONE;
+	r->root = CP_PEER_NONE;
+	if (rc != MPI_SUCCESS)
+		r->flags |= CP_F_ERROR;
+	return r;
+}
+
+static inline cp_rec *cp_sub(int op) {
+	cp_rec *r = cp_put();
+	r->op = (uint8_t)op;
+	r->peer = CP_PEER_NONE;
+	r->root = CP_PEER_NONE;
+	return r;
+}
+
+/* ---- communicators ---- */
+
+static cp_comm cp_cworld, cp_cself;
+static cp_comm **cp_ctab; /* open addressing by handle */
+static int cp_ccap, cp_clen;
+static uint32_t cp_next_comm = 2;
+static int cp_created; /* this rank's constructor counter, for names */
+
+static inline size_t cp_hash(const void *p, int cap) {
+	uintptr_t x = (uintptr_t)p;
+	x ^= x >> 17;
+	x *= 0x9E3779B97F4A7C15ULL;
+	return (size_t)(x >> 20) & (size_t)(cap - 1);
+}
+
+static void cp_ctab_put(cp_comm *c) {
+	if ((cp_clen + 1) * 2 > cp_ccap) {
+		int ncap = cp_ccap ? cp_ccap * 2 : 64;
+		cp_comm **nt = calloc((size_t)ncap, sizeof *nt);
+		for (int i = 0; i < cp_ccap; i++)
+			if (cp_ctab[i]) {
+				size_t j = cp_hash(cp_ctab[i]->h, ncap);
+				while (nt[j])
+					j = (j + 1) & (size_t)(ncap - 1);
+				nt[j] = cp_ctab[i];
+			}
+		free(cp_ctab);
+		cp_ctab = nt;
+		cp_ccap = ncap;
+	}
+	size_t j = cp_hash(c->h, cp_ccap);
+	while (cp_ctab[j] && cp_ctab[j]->h != c->h)
+		j = (j + 1) & (size_t)(cp_ccap - 1);
+	if (!cp_ctab[j])
+		cp_clen++;
+	cp_ctab[j] = c;
+}
+
+static void cp_ctab_del(MPI_Comm h) {
+	if (!cp_ccap)
+		return;
+	size_t j = cp_hash(h, cp_ccap);
+	while (cp_ctab[j] && cp_ctab[j]->h != h)
+		j = (j + 1) & (size_t)(cp_ccap - 1);
+	if (!cp_ctab[j])
+		return;
+	free(cp_ctab[j]->world);
+	free(cp_ctab[j]->rworld);
+	free(cp_ctab[j]);
+	cp_ctab[j] = NULL;
+	cp_clen--;
+	/* re-insert the rest of the cluster so lookups still find them */
+	for (size_t k = (j + 1) & (size_t)(cp_ccap - 1); cp_ctab[k]; k = (k + 1) & (size_t)(cp_ccap - 1)) {
+		cp_comm *c = cp_ctab[k];
+		cp_ctab[k] = NULL;
+		cp_clen--;
+		cp_ctab_put(c);
+	}
+}
+
+static int32_t *cp_group_world(MPI_Group g, int n) {
+	MPI_Group wg;
+	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+	int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		in[i] = i;
+	PMPI_Group_translate_ranks(g, n, in, wg, out);
+	PMPI_Group_free(&wg);
+	for (int i = 0; i < n; i++)
+		if (out[i] == MPI_UNDEFINED)
+			out[i] = CP_PEER_UNKNOWN;
+	free(in);
+	return (int32_t *)out;
+}
+
+/* cp_comm_register adds a communicator to the table with its rank maps. */
+static cp_comm *cp_comm_register(MPI_Comm h) {
+	cp_comm *c = calloc(1, sizeof *c);
+	c->h = h;
+	c->id = cp_next_comm++;
+	MPI_Group g;
+	PMPI_Comm_size(h, &c->size);
+	PMPI_Comm_group(h, &g);
+	c->world = cp_group_world(g, c->size);
+	PMPI_Group_free(&g);
+	int inter = 0;
+	PMPI_Comm_test_inter(h, &inter);
+	if (inter) {
+		PMPI_Comm_remote_size(h, &c->rsize);
+		PMPI_Comm_remote_group(h, &g);
+		c->rworld = cp_group_world(g, c->rsize);
+		PMPI_Group_free(&g);
+	}
+	cp_ctab_put(c);
+	return c;
+}
+
+cp_comm *cp_comm_get(MPI_Comm h) {
+	if (h == MPI_COMM_WORLD)
+		return &cp_cworld;
+	if (h == MPI_COMM_SELF)
+		return &cp_cself;
+	if (h == MPI_COMM_NULL)
+		return NULL;
+	if (cp_ccap) {
+		size_t j = cp_hash(h, cp_ccap);
+		while (cp_ctab[j]) {
+			if (cp_ctab[j]->h == h)
+				return cp_ctab[j];
+			j = (j + 1) & (size_t)(cp_ccap - 1);
+		}
+	}
+	/* A communicator made by a call the logger does not wrap: known by its
+	 * ranks but nameless in the log. */
+	return cp_comm_register(h);
+}
+
+static inline uint32_t cp_comm_id(cp_comm *c) { return c ? c->id : 0xFFFFFFFFu; }
+
+int32_t cp_world_rank(cp_comm *c, int r, int remote) {
+	if (r == MPI_PROC_NULL)
+		return CP_PEER_PROCNULL;
+	if (r == MPI_ANY_SOURCE)
+		return CP_PEER_ANY;
+	if (!c || r < 0)
+		return CP_PEER_UNKNOWN;
+	if (c == &cp_cworld)
+		return r;
+	if (c->rworld && remote) { /* p2p peers of an intercommunicator are remote ranks */
+		return r < c->rsize ? c->rworld[r] : CP_PEER_UNKNOWN;
+	}
+	return r < c->size ? c->world[r] : CP_PEER_UNKNOWN;
+}
+
+/* Root argument of a collective: intercommunicators use MPI_ROOT and
+ * MPI_PROC_NULL in the root group. */
+static int32_t cp_root_rank(cp_comm *c, int root) {
+	if (root == MPI_ROOT)
+		return (int32_t)cp_world_rank_self;
+	if (root == MPI_PROC_NULL)
+		return CP_PEER_PROCNULL;
+	if (c && c->rworld)
+		return root < c->rsize ? c->rworld[root] : CP_PEER_UNKNOWN;
+	if (c == &cp_cworld)
+		return root;
+	return (c && root >= 0 && root < c->size) ? c->world[root] : CP_PEER_UNKNOWN;
+}
+
+int cp_comm_npeers(MPI_Comm h) {
+	int n = 0, inter = 0;
+	PMPI_Comm_test_inter(h, &inter);
+	if (inter)
+		PMPI_Comm_remote_size(h, &n);
+	else
+		PMPI_Comm_size(h, &n);
+	return n;
+}
+
+/* ---- sizes ---- */
+
+uint64_t cp_bytes(int count, MPI_Datatype t) {
+	int sz = 0;
+	if (count <= 0 || t == MPI_DATATYPE_NULL)
+		return 0;
+	PMPI_Type_size(t, &sz);
+	return (uint64_t)count * (uint64_t)sz;
+}
+
+uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t) {
+	uint64_t s = 0;
+	if (!counts)
+		return 0;
+	for (int i = 0; i < n; i++)
+		s += counts[i] > 0 ? (uint64_t)counts[i] : 0;
+	int sz = 0;
+	if (t != MPI_DATATYPE_NULL)
+		PMPI_Type_size(t, &sz);
+	return s * (uint64_t)sz;
+}
+
+uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t) {
+	uint64_t s = 0;
+	if (!counts || !t)
+		return 0;
+	for (int i = 0; i < n; i++)
+		s += cp_bytes(counts[i], t[i]);
+	return s;
+}
+
+static uint64_t cp_status_bytes(const MPI_Status *st) {
+	int n = 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return 0;
+	return (uint64_t)n;
+}
+
+MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall) {
+	if (user != MPI_STATUSES_IGNORE)
+		return user;
+	if (n <= nsmall)
+		return small;
+	return malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+}
+
+void cp_statuses_free(MPI_Status *st, MPI_Status *user, MPI_Status *small) {
+	if (st != user && st != small)
+		free(st);
+}
+
+/* ---- requests ---- */
+
+static cp_req *cp_rtab;
+static int cp_rcap, cp_rlen;
+static uint32_t cp_next_req;
+
+static void cp_rtab_grow(void) {
+	int ncap = cp_rcap ? cp_rcap * 2 : 1024;
+	cp_req *nt = calloc((size_t)ncap, sizeof *nt);
+	for (int i = 0; i < cp_rcap; i++)
+		if (cp_rtab[i].id) {
+			size_t j = cp_hash(cp_rtab[i].h, ncap);
+			while (nt[j].id)
+				j = (j + 1) & (size_t)(ncap - 1);
+			nt[j] = cp_rtab[i];
+		}
+	free(cp_rtab);
+	cp_rtab = nt;
+	cp_rcap = ncap;
+}
+
+static void cp_req_put(const cp_req *e) {
+	if ((cp_rlen + 1) * 2 > cp_rcap)
+		cp_rtab_grow();
+	size_t j = cp_hash(e->h, cp_rcap);
+	while (cp_rtab[j].id && cp_rtab[j].h != e->h)
+		j = (j + 1) & (size_t)(cp_rcap - 1);
+	if (!cp_rtab[j].id)
+		cp_rlen++;
+	cp_rtab[j] = *e;
+}
+
+static cp_req *cp_req_find(MPI_Request h) {
+	if (!cp_rcap || h == MPI_REQUEST_NULL)
+		return NULL;
+	size_t j = cp_hash(h, cp_rcap);
+	while (cp_rtab[j].id) {
+		if (cp_rtab[j].h == h)
+			return &cp_rtab[j];
+		j = (j + 1) & (size_t)(cp_rcap - 1);
+	}
+	return NULL;
+}
+
+static void cp_req_del(MPI_Request h) {
+	cp_req *e = cp_req_find(h);
+	if (!e)
+		return;
+	size_t j = (size_t)(e - cp_rtab);
+	e->id = 0;
+	cp_rlen--;
+	for (size_t k = (j + 1) & (size_t)(cp_rcap - 1); cp_rtab[k].id; k = (k + 1) & (size_t)(cp_rcap - 1)) {
+		cp_req tmp = cp_rtab[k];
+		cp_rtab[k].id = 0;
+		cp_rlen--;
+		cp_req_put(&tmp);
+	}
+}
+
+void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
+	p->n = n < 0 ? 0 : n;
+	p->ents = p->n <= 8 ? p->small : malloc(sizeof(cp_req) * (size_t)p->n);
+	cp_lock();
+	for (int i = 0; i < p->n; i++) {
+		cp_req *e = cp_req_find(reqs[i]);
+		if (e)
+			p->ents[i] = *e;
+		else
+			p->ents[i].id = 0;
+	}
+	cp_unlock();
+}
+
+void cp_pre_free(cp_pre *p) {
+	if (p->ents != p->small)
+		free(p->ents);
+}
+
+/* ---- recording, by family ---- */
+
+void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer, int tag,
+	    uint64_t bytes, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	r->peer = cp_world_rank(c, peer, 1);
+	r->tag = tag;
+	r->bytes = bytes;
+	cp_unlock();
+}
+
+static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, const MPI_Status *st) {
+	r->peer = cp_world_rank(c, source, 1);
+	r->tag = tag;
+	if (source == MPI_ANY_SOURCE)
+		r->flags |= CP_F_WILDCARD;
+	if (tag == MPI_ANY_TAG)
+		r->flags |= CP_F_ANYTAG;
+	if (st && st != MPI_STATUS_IGNORE && source != MPI_PROC_NULL) {
+		r->peer = cp_world_rank(c, st->MPI_SOURCE, 1);
+		r->tag = st->MPI_TAG;
+		r->bytes = cp_status_bytes(st);
+		int canc = 0;
+		if (PMPI_Test_cancelled(st, &canc) == MPI_SUCCESS && canc)
+			r->flags |= CP_F_CANCELLED;
+	}
+}
+
+void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag,
+	     const MPI_Status *st, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_fill_from_status(r, c, source, tag, st);
+	cp_unlock();
+}
+
+void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,
+		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	r->peer = cp_world_rank(c, dest, 1);
+	r->tag = sendtag;
+	r->bytes = sendbytes;
+	r->count = 1;
+	cp_rec *s = cp_sub(CP_OP_RECVPART);
+	s->comm = r->comm;
+	cp_fill_from_status(s, c, source, recvtag, st);
+	cp_unlock();
+}
+
+void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persistent, MPI_Comm comm,
+	       int peer, int tag, int root, uint64_t bytes, int flags, MPI_Request req, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	r->flags |= (uint8_t)flags;
+	r->tag = tag;
+	r->bytes = bytes;
+	if (kind == CP_RK_COLL) {
+		r->seq = c ? ++c->seq : 0;
+		r->root = root == CP_PEER_NONE ? CP_PEER_NONE : cp_root_rank(c, root);
+	} else {
+		r->peer = cp_world_rank(c, peer, 1);
+		if (kind == CP_RK_RECV && peer == MPI_ANY_SOURCE)
+			r->flags |= CP_F_WILDCARD;
+		if (kind == CP_RK_RECV && tag == MPI_ANY_TAG)
+			r->flags |= CP_F_ANYTAG;
+	}
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = ++cp_next_req, .kind = (uint8_t)kind,
+			    .persistent = (uint8_t)persistent, .comm = r->comm, .c = c,
+			    .peer = r->peer, .tag = tag};
+		cp_req_put(&e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
+		if (persistent)
+			r->flags |= CP_F_PERSISTENT;
+	}
+	cp_unlock();
+}
+
+void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (op == CP_OP_START) {
+		if (p->n == 1 && p->ents[0].id) {
+			r->req = p->ents[0].id;
+			r->comm = p->ents[0].comm;
+			r->peer = p->ents[0].peer;
+			r->tag = p->ents[0].tag;
+		}
+	} else {
+		int k = 0;
+		for (int i = 0; i < p->n; i++)
+			if (p->ents[i].id)
+				k++;
+		r->count = (uint32_t)k;
+		for (int i = 0; i < p->n; i++)
+			if (p->ents[i].id) {
+				cp_rec *s = cp_sub(CP_OP_REQSTART);
+				s->req = p->ents[i].id;
+				s->comm = p->ents[i].comm;
+				s->peer = p->ents[i].peer;
+				s->tag = p->ents[i].tag;
+			}
+	}
+	cp_unlock();
+}
+
+void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (p->n == 1 && p->ents[0].id) {
+		r->req = p->ents[0].id;
+		r->comm = p->ents[0].comm;
+		cp_req_del(p->ents[0].h);
+	}
+	cp_unlock();
+}
+
+void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
+		 const MPI_Status *st, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	int k = 0;
+	for (int j = 0; j < ndone; j++) {
+		int i = idx ? idx[j] : j;
+		if (i >= 0 && i < p->n && p->ents[i].id)
+			k++;
+	}
+	r->count = (uint32_t)k;
+	for (int j = 0; j < ndone; j++) {
+		int i = idx ? idx[j] : j;
+		if (i < 0 || i >= p->n || !p->ents[i].id)
+			continue;
+		cp_req *e = &p->ents[i];
+		cp_rec *s = cp_sub(CP_OP_REQDONE);
+		s->req = e->id;
+		s->comm = e->comm;
+		s->peer = e->peer;
+		s->tag = e->tag;
+		if (e->persistent)
+			s->flags |= CP_F_PERSISTENT;
+		if (e->kind == CP_RK_RECV && st)
+			cp_fill_from_status(s, e->c, e->peer == CP_PEER_ANY ? MPI_ANY_SOURCE : 0, e->tag, &st[j]);
+		if (e->kind == CP_RK_RECV && e->peer == CP_PEER_ANY)
+			s->flags |= CP_F_WILDCARD;
+		if (!e->persistent)
+			cp_req_del(e->h);
+	}
+	cp_unlock();
+}
+
+void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int root, uint64_t bytes,
+	     int flags, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	r->flags |= (uint8_t)flags;
+	r->seq = c ? ++c->seq : 0;
+	r->bytes = bytes;
+	if (root != CP_PEER_NONE)
+		r->root = cp_root_rank(c, root);
+	cp_unlock();
+}
+
+void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
+		 int rc) {
+	cp_comm *pc = NULL, *nc = NULL;
+	int counter = 0;
+	cp_lock();
+	pc = cp_comm_get(parent);
+	uint32_t seq = pc ? ++pc->seq : 0;
+	cp_unlock();
+	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL) {
+		/* The name needs local rank 0's creation counter: it broadcasts it
+		 * over the new communicator (in the parent's local group for an
+		 * intercommunicator), as mpisee does. Outside the lock: it blocks. */
+		int inter = 0, lr = 0;
+		PMPI_Comm_test_inter(newcomm, &inter);
+		PMPI_Comm_rank(newcomm, &lr);
+		if (lr == 0)
+			counter = ++cp_created;
+		MPI_Comm bc = newcomm;
+		if (inter)
+			bc = parent; /* an intracommunicator containing the local group */
+		if (!inter)
+			PMPI_Bcast(&counter, 1, MPI_INT, 0, bc);
+		else if (parent != MPI_COMM_NULL) {
+			/* intercommunicator: counters of the local leader via Allreduce
+			 * over the new intercomm's local group would need a group comm;
+			 * use the local rank 0 counter of the parent instead */
+			int mine = lr == 0 ? counter : 0, got = 0;
+			PMPI_Allreduce(&mine, &got, 1, MPI_INT, MPI_MAX, bc);
+			counter = got;
+		}
+		cp_lock();
+		nc = cp_comm_register(newcomm);
+		cp_unlock();
+	}
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
+	r->seq = seq;
+	if (nc) {
+		r->req = nc->id;
+		r->tag = counter;
+		r->root = nc->world[0];
+		r->count = (uint32_t)(nc->size + nc->rsize);
+		for (int i = 0; i < nc->size; i++)
+			cp_sub(CP_OP_MEMBER)->peer = nc->world[i];
+		for (int i = 0; i < nc->rsize; i++) {
+			cp_rec *s = cp_sub(CP_OP_MEMBER);
+			s->peer = nc->rworld[i];
+			s->flags |= CP_F_REMOTE;
+		}
+	}
+	cp_unlock();
+}
+
+void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm old, int rc) {
+	cp_lock();
+	cp_comm *c = cp_comm_get(old);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	r->seq = c ? ++c->seq : 0;
+	if (c && c != &cp_cworld && c != &cp_cself)
+		cp_ctab_del(old);
+	cp_unlock();
+}
+
+void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (p->n == 1 && p->ents[0].id) {
+		r->req = p->ents[0].id;
+		r->comm = p->ents[0].comm;
+		r->peer = p->ents[0].peer;
+	}
+	r->tag = a;
+	r->bytes = (uint64_t)(int64_t)b;
+	cp_unlock();
+}
+
+/* ---- life cycle ---- */
+
+static void cp_install_signals(void);
+static void cp_atexit(void);
+static int cp_finished;
+
+static int cp_has_invariant_tsc(void) {
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u));
+	if (a < 0x80000007u)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u));
+	return (d >> 8) & 1;
+}
+
+static int cp_load_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	*(uint64_t *)data = (uint64_t)info->dlpi_addr;
+	return 1; /* the first object is the executable */
+}
+
+uint64_t cp_load_address(void) {
+	uint64_t a = 0;
+	dl_iterate_phdr(cp_load_cb, &a);
+	return a;
+}
+
+void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, int rc) {
+	if (rc != MPI_SUCCESS || cp_inited)
+		return;
+	cp_inited = 1;
+	cp_mt = provided == MPI_THREAD_MULTIPLE;
+	int wr = 0, ws = 1;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
+	PMPI_Comm_size(MPI_COMM_WORLD, &ws);
+	cp_world_rank_self = (uint32_t)wr;
+	cp_cworld = (cp_comm){.h = MPI_COMM_WORLD, .id = 0, .size = ws};
+	static int32_t selfmap[1];
+	selfmap[0] = wr;
+	cp_cself = (cp_comm){.h = MPI_COMM_SELF, .id = 1, .size = 1, .world = selfmap};
+	cp_depth++;
+	int ok = cpathGoInit(provided, t0);
+	cp_depth--;
+	if (!ok)
+		return; /* CPATH_DIR unusable: reported once by Go, the program runs on unlogged */
+	cp_install_signals();
+	atexit(cp_atexit);
+	cp_on = 1;
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0, rc);
+	r->tag = provided;
+	cp_unlock();
+}
+
+/* cp_finish flushes the buffer and hands the end of the log to Go. */
+static void cp_finish(int status, int info) {
+	cp_lock();
+	if (cp_finished) {
+		cp_unlock();
+		return;
+	}
+	cp_finished = 1;
+	cp_on = 0;
+	cp_flush();
+	cp_depth++;
+	cpathGoFinish(status, info);
+	cp_depth--;
+	cp_unlock();
+}
+
+void cp_before_finalize(int64_t t0, uint64_t cs) {
+	if (!cp_on)
+		return;
+	cp_lock();
+	cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
+	cp_unlock();
+	cp_finish(CP_END_FINALIZED, 0);
+}
+
+void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode) {
+	if (!cp_on)
+		return;
+	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
+	r->tag = errorcode;
+	cp_unlock();
+	cp_finish(CP_END_ABORTED, errorcode);
+}
+
+void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
+	if (!cp_inited || cp_finished || cp_fd < 0)
+		return;
+	cp_lock();
+	cp_rec *r = cp_call(CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
+	r->tag = level;
+	cp_on = level != 0;
+	cp_unlock();
+}
+
+/* ---- the signal-safe path: a dying rank writes its buffer raw ---- */
+
+static int64_t cp_skew(int64_t ns) {
+	if (!cp_skew_off && cp_skew_ppm == 0)
+		return ns;
+	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
+}
+
+static void cp_write_all(const void *p, size_t n) {
+	const char *b = p;
+	while (n > 0) {
+		ssize_t w = write(cp_fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+static void cp_put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* Writes the unflushed records and a trailer as one LZ4 frame of
+ * uncompressed blocks: only write(2), no allocation, no Go. */
+static void cp_emergency(int status, int info) {
+	if (cp_fd < 0 || cp_finished)
+		return;
+	cp_finished = 1;
+	cp_on = 0;
+	int n = (cp_flushing && cp_flush_written) ? 0 : cp_n;
+	int64_t tick1 = cp_now(), ns1 = cp_mono_ns();
+	int64_t tick0 = cp_cal_tick, ns0 = cp_cal_ns;
+	if (tick1 == tick0) {
+		tick0 = tick1 - 1;
+		ns0 = ns1 - 1;
+	}
+	int64_t cal[4] = {tick0, cp_skew(ns0), tick1, cp_skew(ns1)};
+	if (!cp_use_tsc) { /* the buffer holds ns already: identity line */
+		cal[0] = 0;
+		cal[1] = cp_skew(0);
+		cal[2] = 1000000000;
+		cal[3] = cp_skew(1000000000);
+	}
+	unsigned char h[8];
+	cp_write_all(cp_rawhdr, 7);
+	/* one block per 4 MiB at most: the buffer (1 MiB) always fits in one */
+	uint32_t rawlen = 8 + 32 + (uint32_t)n * 64;
+	uint32_t trlen = 8 + 24;
+	cp_put32(h, (rawlen + trlen) | 0x80000000u);
+	cp_write_all(h, 4);
+	cp_put32(h, 2 /* ChunkRawRecords */);
+	cp_put32(h + 4, rawlen - 8);
+	cp_write_all(h, 8);
+	cp_write_all(cal, 32);
+	cp_write_all(cp_buf, (size_t)n * 64);
+	unsigned char tr[32];
+	memset(tr, 0, sizeof tr);
+	cp_put32(tr, 4 /* ChunkTrailer */);
+	cp_put32(tr + 4, 24);
+	cp_put32(tr + 8, (uint32_t)status);
+	cp_put32(tr + 12, (uint32_t)info);
+	cp_write_all(tr, sizeof tr);
+	cp_put32(h, 0); /* end mark */
+	cp_write_all(h, 4);
+}
+
+static const int cp_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+			      SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU};
+#define CP_NSIGS (int)(sizeof cp_sigs / sizeof cp_sigs[0])
+static struct sigaction cp_oldsa[CP_NSIGS];
+
+static void cp_on_signal(int sig, siginfo_t *si, void *uc) {
+	int i;
+	for (i = 0; i < CP_NSIGS && cp_sigs[i] != sig; i++)
+		;
+	cp_emergency(CP_END_SIGNAL, sig);
+	if (i == CP_NSIGS)
+		return;
+	/* Hand the signal on exactly as if the logger were not there. */
+	struct sigaction *o = &cp_oldsa[i];
+	if (o->sa_flags & SA_SIGINFO) {
+		if (o->sa_sigaction) {
+			o->sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (o->sa_handler == SIG_IGN) {
+		return;
+	} else if (o->sa_handler != SIG_DFL) {
+		o->sa_handler(sig);
+		return;
+	}
+	sigaction(sig, o, NULL);
+	raise(sig);
+}
+
+static void cp_install_signals(void) {
+	for (int i = 0; i < CP_NSIGS; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = cp_on_signal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(cp_sigs[i], NULL, &cp_oldsa[i]) == 0 && cp_oldsa[i].sa_handler == SIG_IGN &&
+		    !(cp_oldsa[i].sa_flags & SA_SIGINFO))
+			continue; /* the program ignores it: so do we */
+		sigaction(cp_sigs[i], &sa, NULL);
+	}
+}
+
+static void cp_atexit(void) {
+	if (cp_inited && !cp_finished)
+		cp_emergency(CP_END_NOFINALIZE, 0);
+}
+
+void cp_runtime_setup(void) { cp_use_tsc = cp_has_invariant_tsc() && !getenv("CPATH_NO_TSC"); }
+
+/* Fortran sentinels: Open MPI's common blocks, weak so C programs load. */
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_in_place __attribute__((weak));
+extern int mpi_fortran_bottom __attribute__((weak));
+extern int mpi_fortran_in_place__ __attribute__((weak));
+extern int mpi_fortran_bottom__ __attribute__((weak));
+extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
+
+const void *cp_f_buf(const void *buf) {
+	if (!buf)
+		return buf;
+	if (buf == &mpi_fortran_in_place_ || buf == &mpi_fortran_in_place || buf == &mpi_fortran_in_place__ ||
+	    buf == &MPI_FORTRAN_IN_PLACE)
+		return MPI_IN_PLACE;
+	if (buf == &mpi_fortran_bottom_ || buf == &mpi_fortran_bottom || buf == &mpi_fortran_bottom__ ||
+	    buf == &MPI_FORTRAN_BOTTOM)
+		return MPI_BOTTOM;
+	return buf;
+}

@@ -1,0 +1,72 @@
+package trace
+
+import "math"
+
+// Version is the log format version this package writes. The reader accepts
+// exactly this version and rejects others with ErrVersion.
+const Version = 1
+
+// Magic opens every cpath log file.
+const Magic = "CPATHLOG"
+
+// Header describes one rank's log. It is stored as JSON right after the
+// preamble so that it can grow without a format change.
+type Header struct {
+	Version     int    `json:"version"`
+	RunID       string `json:"run_id"` // the same for every rank of one run (chosen by rank 0)
+	Rank        int    `json:"rank"`   // rank in MPI_COMM_WORLD
+	Size        int    `json:"size"`   // size of MPI_COMM_WORLD
+	Host        string `json:"host"`
+	PID         int    `json:"pid"`
+	Exe         string `json:"exe"`          // executable path
+	LoadAddress uint64 `json:"load_address"` // where the executable is mapped, to symbolize call sites
+	StartUnixNs int64  `json:"start_unix_ns"`
+	T0          int64  `json:"t0_ns"`        // local clock at logger start; the first record's start is delta-coded against it
+	ThreadLevel int    `json:"thread_level"` // MPI thread support provided
+	MPILibrary  string `json:"mpi_library"`
+	Logger      string `json:"logger"` // logger version
+	Clock       Clock  `json:"clock"`
+}
+
+// Clock holds the clock-synchronisation parameters of a rank. The analyzer
+// maps a local time t to the global timeline with Global. Final comes from
+// a chunk written at MPI_Finalize and is absent in a log from a crashed run.
+type Clock struct {
+	Method string `json:"method"`
+	// AllreduceOffsetNs is the paper's offset: max over ranks of the clock
+	// read after a barrier, minus the local read.
+	AllreduceOffsetNs int64      `json:"allreduce_offset_ns"`
+	Init              SyncPoint  `json:"init"`
+	Final             *SyncPoint `json:"final,omitempty"`
+	// Injected is set only when the test-only CPATH_TEST_CLOCK_SKEW variable
+	// made the logger distort its own clock; it lets tests check the sync.
+	Injected *Skew `json:"injected,omitempty"`
+}
+
+// SyncPoint is one offset measurement: at local time LocalNs, the global
+// clock (rank 0's) read LocalNs+OffsetNs, within ±ErrNs.
+type SyncPoint struct {
+	LocalNs  int64 `json:"local_ns"`
+	OffsetNs int64 `json:"offset_ns"`
+	ErrNs    int64 `json:"err_ns"`
+}
+
+// Skew is an injected clock distortion: local = true + OffsetNs + (true-T0)·DriftPPM/1e6.
+type Skew struct {
+	OffsetNs int64   `json:"offset_ns"`
+	DriftPPM float64 `json:"drift_ppm"`
+}
+
+// Offset returns the offset to add to local time t: the init offset, drifting
+// linearly to the final one when both were measured (as Score-P does).
+func (c *Clock) Offset(t int64) int64 {
+	f := c.Final
+	if f == nil || f.LocalNs == c.Init.LocalNs {
+		return c.Init.OffsetNs
+	}
+	slope := float64(f.OffsetNs-c.Init.OffsetNs) / float64(f.LocalNs-c.Init.LocalNs)
+	return c.Init.OffsetNs + int64(math.Round(slope*float64(t-c.Init.LocalNs)))
+}
+
+// Global maps local time t to the synchronised global timeline.
+func (c *Clock) Global(t int64) int64 { return t + c.Offset(t) }

@@ -1,0 +1,301 @@
+package trace
+
+import "strconv"
+
+// Op identifies the MPI operation a record describes. The numbering is part
+// of the file format: append new operations, never renumber.
+type Op uint8
+
+// Class groups operations by the way the analyzer treats them.
+type Class uint8
+
+const (
+	ClassOther       Class = iota // Init, Finalize, Pcontrol…: no communication
+	ClassSend                     // blocking send family
+	ClassRecv                     // blocking receive
+	ClassSendRecv                 // Sendrecv(_replace): send half here, receive half in a RecvPart sub-record
+	ClassIsend                    // non-blocking send: creates a request
+	ClassIrecv                    // non-blocking receive: creates a request
+	ClassSendInit                 // persistent send: creates an inactive request
+	ClassRecvInit                 // persistent receive: creates an inactive request
+	ClassStart                    // Start/Startall: activates persistent requests
+	ClassComplete                 // Wait/Test family: completes requests (ReqDone sub-records)
+	ClassRequestFree              // Request_free
+	ClassProbe                    // Probe
+	ClassCollective               // blocking collective
+	ClassIcollective              // non-blocking collective: creates a request
+	ClassCommCreate               // communicator constructor: Member sub-records follow
+	ClassCommFree                 // Comm_free
+	ClassPartitioned              // Pready*, Parrived
+	ClassSub                      // sub-record: belongs to the timed record before it
+)
+
+// Sub-records carry no timestamps; they extend the timed record before them
+// (whose Count says how many follow).
+const (
+	OpInvalid  Op = iota
+	OpReqDone     // a request completed by a Wait/Test call: Req, Peer (source for receives), Tag, Bytes
+	OpReqStart    // a persistent request activated by Startall: Req
+	OpRecvPart    // the receive half of a Sendrecv: Peer (actual source), Tag, Bytes
+	OpMember      // a member of a new communicator: Peer is its world rank (FlagRemote: remote group)
+
+	OpInit
+	OpInitThread
+	OpFinalize
+	OpAbort
+	OpPcontrol
+
+	OpSend
+	OpSsend
+	OpBsend
+	OpRsend
+	OpRecv
+	OpSendrecv
+	OpSendrecvReplace
+
+	OpIsend
+	OpIssend
+	OpIbsend
+	OpIrsend
+	OpIrecv
+
+	OpSendInit
+	OpSsendInit
+	OpBsendInit
+	OpRsendInit
+	OpRecvInit
+	OpStart
+	OpStartall
+	OpRequestFree
+
+	OpWait
+	OpWaitall
+	OpWaitany
+	OpWaitsome
+	OpTest
+	OpTestall
+	OpTestany
+	OpTestsome
+	OpProbe
+
+	OpBarrier
+	OpBcast
+	OpReduce
+	OpAllreduce
+	OpGather
+	OpGatherv
+	OpScatter
+	OpScatterv
+	OpAllgather
+	OpAllgatherv
+	OpAlltoall
+	OpAlltoallv
+	OpAlltoallw
+	OpReduceScatter
+	OpReduceScatterBlock
+	OpScan
+	OpExscan
+
+	OpIbarrier
+	OpIbcast
+	OpIreduce
+	OpIallreduce
+	OpIgather
+	OpIgatherv
+	OpIscatter
+	OpIscatterv
+	OpIallgather
+	OpIallgatherv
+	OpIalltoall
+	OpIalltoallv
+	OpIalltoallw
+	OpIreduceScatter
+	OpIreduceScatterBlock
+	OpIscan
+	OpIexscan
+
+	OpCommDup
+	OpCommIdup
+	OpCommSplit
+	OpCommSplitType
+	OpCommCreate
+	OpCommCreateGroup
+	OpCartCreate
+	OpCartSub
+	OpGraphCreate
+	OpDistGraphCreate
+	OpDistGraphCreateAdjacent
+	OpIntercommCreate
+	OpIntercommMerge
+	OpCommFree
+
+	OpPsendInit
+	OpPrecvInit
+	OpPready
+	OpPreadyRange
+	OpPreadyList
+	OpParrived
+
+	NumOps // not an operation: the number of defined codes
+)
+
+type opInfo struct {
+	name   string // the MPI name, as users know it
+	class  Class
+	letter byte // communicator constructors: the mpisee name letter
+}
+
+var ops = [NumOps]opInfo{
+	OpInvalid:    {"invalid", ClassOther, 0},
+	OpReqDone:    {"(request done)", ClassSub, 0},
+	OpReqStart:   {"(request start)", ClassSub, 0},
+	OpRecvPart:   {"(receive part)", ClassSub, 0},
+	OpMember:     {"(member)", ClassSub, 0},
+	OpInit:       {"MPI_Init", ClassOther, 0},
+	OpInitThread: {"MPI_Init_thread", ClassOther, 0},
+	OpFinalize:   {"MPI_Finalize", ClassOther, 0},
+	OpAbort:      {"MPI_Abort", ClassOther, 0},
+	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0},
+
+	OpSend:            {"MPI_Send", ClassSend, 0},
+	OpSsend:           {"MPI_Ssend", ClassSend, 0},
+	OpBsend:           {"MPI_Bsend", ClassSend, 0},
+	OpRsend:           {"MPI_Rsend", ClassSend, 0},
+	OpRecv:            {"MPI_Recv", ClassRecv, 0},
+	OpSendrecv:        {"MPI_Sendrecv", ClassSendRecv, 0},
+	OpSendrecvReplace: {"MPI_Sendrecv_replace", ClassSendRecv, 0},
+
+	OpIsend:  {"MPI_Isend", ClassIsend, 0},
+	OpIssend: {"MPI_Issend", ClassIsend, 0},
+	OpIbsend: {"MPI_Ibsend", ClassIsend, 0},
+	OpIrsend: {"MPI_Irsend", ClassIsend, 0},
+	OpIrecv:  {"MPI_Irecv", ClassIrecv, 0},
+
+	OpSendInit:    {"MPI_Send_init", ClassSendInit, 0},
+	OpSsendInit:   {"MPI_Ssend_init", ClassSendInit, 0},
+	OpBsendInit:   {"MPI_Bsend_init", ClassSendInit, 0},
+	OpRsendInit:   {"MPI_Rsend_init", ClassSendInit, 0},
+	OpRecvInit:    {"MPI_Recv_init", ClassRecvInit, 0},
+	OpStart:       {"MPI_Start", ClassStart, 0},
+	OpStartall:    {"MPI_Startall", ClassStart, 0},
+	OpRequestFree: {"MPI_Request_free", ClassRequestFree, 0},
+
+	OpWait:     {"MPI_Wait", ClassComplete, 0},
+	OpWaitall:  {"MPI_Waitall", ClassComplete, 0},
+	OpWaitany:  {"MPI_Waitany", ClassComplete, 0},
+	OpWaitsome: {"MPI_Waitsome", ClassComplete, 0},
+	OpTest:     {"MPI_Test", ClassComplete, 0},
+	OpTestall:  {"MPI_Testall", ClassComplete, 0},
+	OpTestany:  {"MPI_Testany", ClassComplete, 0},
+	OpTestsome: {"MPI_Testsome", ClassComplete, 0},
+	OpProbe:    {"MPI_Probe", ClassProbe, 0},
+
+	OpBarrier:            {"MPI_Barrier", ClassCollective, 0},
+	OpBcast:              {"MPI_Bcast", ClassCollective, 0},
+	OpReduce:             {"MPI_Reduce", ClassCollective, 0},
+	OpAllreduce:          {"MPI_Allreduce", ClassCollective, 0},
+	OpGather:             {"MPI_Gather", ClassCollective, 0},
+	OpGatherv:            {"MPI_Gatherv", ClassCollective, 0},
+	OpScatter:            {"MPI_Scatter", ClassCollective, 0},
+	OpScatterv:           {"MPI_Scatterv", ClassCollective, 0},
+	OpAllgather:          {"MPI_Allgather", ClassCollective, 0},
+	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0},
+	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0},
+	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0},
+	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0},
+	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0},
+	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0},
+	OpScan:               {"MPI_Scan", ClassCollective, 0},
+	OpExscan:             {"MPI_Exscan", ClassCollective, 0},
+
+	OpIbarrier:            {"MPI_Ibarrier", ClassIcollective, 0},
+	OpIbcast:              {"MPI_Ibcast", ClassIcollective, 0},
+	OpIreduce:             {"MPI_Ireduce", ClassIcollective, 0},
+	OpIallreduce:          {"MPI_Iallreduce", ClassIcollective, 0},
+	OpIgather:             {"MPI_Igather", ClassIcollective, 0},
+	OpIgatherv:            {"MPI_Igatherv", ClassIcollective, 0},
+	OpIscatter:            {"MPI_Iscatter", ClassIcollective, 0},
+	OpIscatterv:           {"MPI_Iscatterv", ClassIcollective, 0},
+	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0},
+	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0},
+	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0},
+	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0},
+	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0},
+	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0},
+	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0},
+	OpIscan:               {"MPI_Iscan", ClassIcollective, 0},
+	OpIexscan:             {"MPI_Iexscan", ClassIcollective, 0},
+
+	OpCommDup:                 {"MPI_Comm_dup", ClassCommCreate, 'D'},
+	OpCommIdup:                {"MPI_Comm_idup", ClassCommCreate, 'd'},
+	OpCommSplit:               {"MPI_Comm_split", ClassCommCreate, 'S'},
+	OpCommSplitType:           {"MPI_Comm_split_type", ClassCommCreate, 'T'},
+	OpCommCreate:              {"MPI_Comm_create", ClassCommCreate, 'C'},
+	OpCommCreateGroup:         {"MPI_Comm_create_group", ClassCommCreate, 'G'},
+	OpCartCreate:              {"MPI_Cart_create", ClassCommCreate, 'K'},
+	OpCartSub:                 {"MPI_Cart_sub", ClassCommCreate, 'k'},
+	OpGraphCreate:             {"MPI_Graph_create", ClassCommCreate, 'R'},
+	OpDistGraphCreate:         {"MPI_Dist_graph_create", ClassCommCreate, 'r'},
+	OpDistGraphCreateAdjacent: {"MPI_Dist_graph_create_adjacent", ClassCommCreate, 'a'},
+	OpIntercommCreate:         {"MPI_Intercomm_create", ClassCommCreate, 'I'},
+	OpIntercommMerge:          {"MPI_Intercomm_merge", ClassCommCreate, 'M'},
+	OpCommFree:                {"MPI_Comm_free", ClassCommFree, 0},
+
+	OpPsendInit:   {"MPI_Psend_init", ClassSendInit, 0},
+	OpPrecvInit:   {"MPI_Precv_init", ClassRecvInit, 0},
+	OpPready:      {"MPI_Pready", ClassPartitioned, 0},
+	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0},
+	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0},
+	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0},
+}
+
+// String returns the MPI name of the operation ("MPI_Send").
+func (o Op) String() string {
+	if o >= NumOps {
+		return "op(" + strconv.Itoa(int(o)) + ")"
+	}
+	return ops[o].name
+}
+
+// Class returns how the analyzer treats the operation.
+func (o Op) Class() Class {
+	if o >= NumOps {
+		return ClassOther
+	}
+	return ops[o].class
+}
+
+// Valid reports whether o is a defined operation code.
+func (o Op) Valid() bool { return o > OpInvalid && o < NumOps }
+
+// IsSub reports whether records of this op are sub-records (no timestamps).
+func (o Op) IsSub() bool { return o.Class() == ClassSub }
+
+// IsCollective reports whether the op is a collective over its communicator
+// and so carries a collective sequence number.
+func (o Op) IsCollective() bool {
+	switch o.Class() {
+	case ClassCollective, ClassIcollective, ClassCommCreate, ClassCommFree:
+		return true
+	}
+	return false
+}
+
+// CommLetter is the mpisee-style letter of a communicator constructor, 0
+// for other ops.
+func (o Op) CommLetter() byte {
+	if o >= NumOps {
+		return 0
+	}
+	return ops[o].letter
+}
+
+// OpByName maps an MPI name ("MPI_Send") to its Op.
+func OpByName(name string) (Op, bool) {
+	for i := range ops {
+		if ops[i].name == name {
+			return Op(i), true
+		}
+	}
+	return OpInvalid, false
+}

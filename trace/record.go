@@ -1,0 +1,93 @@
+package trace
+
+import "strconv"
+
+// Record is one logged MPI call, or a sub-record extending the call before
+// it. Its memory layout (64 bytes, no padding) is shared with the logger's C
+// buffer (logger/cpathlog.h, struct cp_rec), so the logger hands whole
+// buffers to Go without copying; keep the two in the same field order.
+type Record struct {
+	Start    int64  // enter time, ns on the rank's local monotonic clock (0 for sub-records)
+	End      int64  // leave time, ns
+	CallSite uint64 // return address into the program (see Header.LoadAddress)
+	Bytes    uint64 // count × type size; for receives completed with a status, the bytes received
+	Op       Op
+	Flags    Flags
+	Thread   uint16 // logger-assigned thread index, 0 for the first thread that called MPI
+	Comm     uint32 // index into the rank's communicator table (CommWorld, CommSelf, then created ones)
+	Peer     int32  // peer as a world rank, or PeerNone / PeerProcNull / PeerAny
+	Tag      int32  // message tag; MPI_Pcontrol level; creation counter for communicator constructors
+	Root     int32  // root as a world rank for rooted collectives, else PeerNone
+	Count    uint32 // number of sub-records that follow this record
+	Seq      uint32 // collective sequence number on Comm (1, 2, …), 0 for non-collectives
+	Req      uint32 // tool request id (never reused); new communicator's index for constructors
+}
+
+// RecordSize is the size of a record in memory and on disk (before
+// compression).
+const RecordSize = 64
+
+// Flags qualify a record.
+type Flags uint8
+
+const (
+	FlagNewReq     Flags = 1 << iota // the call created request Req
+	FlagWildcard                     // posted with MPI_ANY_SOURCE; Peer was resolved from the status
+	FlagAnyTag                       // posted with MPI_ANY_TAG; Tag was resolved from the status
+	FlagInPlace                      // MPI_IN_PLACE was passed
+	FlagError                        // the MPI call returned an error code
+	FlagRemote                       // Member sub-record: rank of the remote group of an intercommunicator
+	FlagCancelled                    // ReqDone: the request was cancelled
+	FlagPersistent                   // the request is persistent (Send_init…)
+)
+
+// Special peer and root values.
+const (
+	PeerNone     int32 = -1 // the call has no peer
+	PeerProcNull int32 = -2 // MPI_PROC_NULL
+	PeerAny      int32 = -3 // MPI_ANY_SOURCE not (yet) resolved
+	PeerUnknown  int32 = -4 // a rank the logger could not translate
+)
+
+// Indices of the predefined communicators in every rank's table.
+const (
+	CommWorld uint32 = 0
+	CommSelf  uint32 = 1
+	CommNone  uint32 = 0xFFFFFFFF // the call has no communicator
+)
+
+// Trailer states how a rank's run ended. A log without a trailer comes from
+// a rank that died without flushing (SIGKILL, power loss).
+type Trailer struct {
+	Status  EndStatus
+	Info    int32  // signal number, MPI_Abort error code, or exit status
+	Records uint64 // records written in all, this rank
+	Dropped uint64 // records the logger had to drop (I/O errors)
+}
+
+// EndStatus is how a rank ended.
+type EndStatus uint32
+
+const (
+	EndMissing    EndStatus = 0 // no trailer: the rank was killed before it could flush
+	EndFinalized  EndStatus = 1 // MPI_Finalize: the log is complete
+	EndAborted    EndStatus = 2 // MPI_Abort
+	EndSignal     EndStatus = 3 // a fatal signal (Info is its number)
+	EndNoFinalize EndStatus = 4 // the program exited without MPI_Finalize
+)
+
+func (s EndStatus) String() string {
+	switch s {
+	case EndMissing:
+		return "killed without flushing (no trailer)"
+	case EndFinalized:
+		return "finalized"
+	case EndAborted:
+		return "MPI_Abort"
+	case EndSignal:
+		return "signal"
+	case EndNoFinalize:
+		return "exit without MPI_Finalize"
+	}
+	return "unknown end status " + strconv.Itoa(int(s))
+}
