@@ -465,4 +465,3 @@ func genFortran(w *bytes.Buffer, f fn) {
 		fmt.Fprintf(w, "void %s(%s) { %s(%s, CP_CALLSITE()); }\n", sym, strings.Join(decl, ", "), impl, strings.Join(args, ", "))
 	}
 }
-
