@@ -66,7 +66,6 @@ type state struct {
 	w        *trace.Writer
 	comm     *worldComm
 	skew     trace.Skew
-	skewBase int64
 	calTick  int64 // the calibration pair of the previous flush
 	calNs    int64
 	useTSC   bool
@@ -87,12 +86,12 @@ func (s *state) applySkew(ns int64) int64 {
 	if s.skew.OffsetNs == 0 && s.skew.DriftPPM == 0 {
 		return ns
 	}
-	return ns + s.skew.OffsetNs + int64(float64(ns-s.skewBase)*s.skew.DriftPPM/1e6)
+	return ns + s.skew.OffsetNs + int64(float64(ns-s.skew.BaseNs)*s.skew.DriftPPM/1e6)
 }
 
 // parseSkew reads CPATH_TEST_CLOCK_SKEW="OFFSET_NS:DRIFT_PPM": rank r shifts
 // its clock by r·OFFSET and makes it run r·DRIFT ppm fast.
-func parseSkew(v string, rank int) (trace.Skew, error) {
+func parseSkew(v string, rank int, base int64) (trace.Skew, error) {
 	if v == "" {
 		return trace.Skew{}, nil
 	}
@@ -107,7 +106,10 @@ func parseSkew(v string, rank int) (trace.Skew, error) {
 			return trace.Skew{}, fmt.Errorf("CPATH_TEST_CLOCK_SKEW=%q: drift: %v", v, err)
 		}
 	}
-	return trace.Skew{OffsetNs: off * int64(rank), DriftPPM: ppm * float64(rank)}, nil
+	if off == 0 && ppm == 0 {
+		return trace.Skew{}, nil
+	}
+	return trace.Skew{OffsetNs: off * int64(rank), DriftPPM: ppm * float64(rank), BaseNs: base}, nil
 }
 
 // worldComm adapts empi's MPI_COMM_WORLD to clocksync.Comm. empi calls the
@@ -142,13 +144,12 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	rank, size := wc.Rank(), wc.Size()
 	st.comm = wc
 	st.useTSC = C.cp_go_use_tsc() != 0
-	st.skewBase = int64(C.cp_go_mono())
-	st.skew, err = parseSkew(os.Getenv("CPATH_TEST_CLOCK_SKEW"), rank)
+	st.skew, err = parseSkew(os.Getenv("CPATH_TEST_CLOCK_SKEW"), rank, int64(C.cp_go_mono()))
 	if err != nil && rank == 0 {
 		warnf("%v; ignored", err)
 	}
 	C.cp_skew_off = C.int64_t(st.skew.OffsetNs)
-	C.cp_skew_base = C.int64_t(st.skewBase)
+	C.cp_skew_base = C.int64_t(st.skew.BaseNs)
 	C.cp_skew_ppm = C.double(st.skew.DriftPPM)
 
 	// One run id for all ranks, so the analyzer can tell runs apart.
@@ -213,7 +214,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		T0: localNow(), ThreadLevel: int(provided), MPILibrary: strings.TrimSpace(libName), Logger: Version,
 		Clock: trace.Clock{Method: method, AllreduceOffsetNs: arOff, Init: sp},
 	}
-	if st.skew != (trace.Skew{}) {
+	if st.skew.OffsetNs != 0 || st.skew.DriftPPM != 0 {
 		sk := st.skew
 		st.hdr.Clock.Injected = &sk
 	}

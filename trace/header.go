@@ -51,10 +51,12 @@ type SyncPoint struct {
 	ErrNs    int64 `json:"err_ns"`
 }
 
-// Skew is an injected clock distortion: local = true + OffsetNs + (true-T0)·DriftPPM/1e6.
+// Skew is an injected clock distortion:
+// local = true + OffsetNs + (true-BaseNs)·DriftPPM/1e6.
 type Skew struct {
 	OffsetNs int64   `json:"offset_ns"`
 	DriftPPM float64 `json:"drift_ppm"`
+	BaseNs   int64   `json:"base_ns"`
 }
 
 // Offset returns the offset to add to local time t: the init offset, drifting
