@@ -62,16 +62,16 @@ const DefaultDir = "cpath-logs"
 const pingPongRounds = 16
 
 type state struct {
-	f        *os.File
-	w        *trace.Writer
-	comm     *worldComm
-	skew     trace.Skew
-	calTick  int64 // the calibration pair of the previous flush
-	calNs    int64
-	useTSC   bool
-	dropped  uint64
-	warned   bool
-	hdr      trace.Header
+	f       *os.File
+	w       *trace.Writer
+	comm    *worldComm
+	skew    trace.Skew
+	calTick int64 // the calibration pair of the previous flush
+	calNs   int64
+	useTSC  bool
+	dropped uint64
+	warned  bool
+	hdr     trace.Header
 }
 
 var st state
