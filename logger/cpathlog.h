@@ -53,7 +53,8 @@ typedef struct cp_rec {
 
 #define CP_TLS __thread __attribute__((tls_model("initial-exec")))
 
-extern volatile int cp_on;   /* recording: after init, not paused, before finalize */
+extern volatile int cp_on;      /* recording: after init, not paused, before finalize */
+extern volatile int cp_logging; /* a log is open (paused or not): constructors are recorded */
 extern int cp_inited;        /* MPI_Init has run through the logger */
 extern int cp_use_tsc;       /* timestamps from rdtsc (invariant TSC), else clock_gettime */
 extern CP_TLS int cp_depth;  /* >0 while inside the tool: calls are passed through unlogged */
@@ -71,6 +72,9 @@ static inline int64_t cp_now(void) {
 }
 
 #define CP_SKIP() (__builtin_expect(!cp_on || cp_depth, 0))
+/* Communicator constructors are recorded even while MPI_Pcontrol(0) pauses
+ * logging: later calls on the communicator need its name and ranks. */
+#define CP_SKIP_COMM() (__builtin_expect(!cp_logging || cp_depth, 0))
 #define CP_ENTER() (cp_depth++)
 #define CP_LEAVE() (cp_depth--)
 #define CP_CALLSITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -93,6 +97,7 @@ typedef struct cp_req {
 	uint32_t comm;   /* communicator index */
 	cp_comm *c;
 	int32_t peer, tag;
+	uint32_t claim; /* generation of the Wait/Test call that last claimed it */
 } cp_req;
 
 /* Snapshot of the requests a Wait/Test call was given, taken before the
@@ -138,6 +143,8 @@ void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int roo
 	     int flags, int rc);
 void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
 		 int rc);
+void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
+		  MPI_Request req, int rc);
 void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm old, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
 

@@ -207,7 +207,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	var lib [C.MPI_MAX_LIBRARY_VERSION_STRING]C.char
 	var libLen C.int
 	C.cp_go_libversion(&lib[0], &libLen)
-	libName, _, _ := strings.Cut(C.GoStringN(&lib[0], libLen), "\n")
+	libName, _, _ := strings.Cut(strings.TrimRight(C.GoStringN(&lib[0], libLen), "\x00"), "\n")
 	st.hdr = trace.Header{
 		RunID: hex.EncodeToString(idb[:]), Rank: rank, Size: size, Host: host, PID: os.Getpid(),
 		Exe: exe, LoadAddress: uint64(C.cp_load_address()), StartUnixNs: time.Now().UnixNano(),

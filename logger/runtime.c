@@ -16,6 +16,7 @@
 #include "_cgo_export.h"
 
 volatile int cp_on;
+volatile int cp_logging;
 int cp_inited;
 int cp_use_tsc;
 CP_TLS int cp_depth;
@@ -27,6 +28,7 @@ static atomic_int cp_ntid;
 #define CP_BUFRECS 16384
 static cp_rec cp_buf[CP_BUFRECS];
 static volatile int cp_n;
+static uint64_t cp_nflushed; /* records handed to Go so far, for the trailer */
 static int cp_mt; /* MPI_THREAD_MULTIPLE: take the lock */
 static pthread_mutex_t cp_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -60,6 +62,7 @@ static void cp_flush(void) {
 	cp_flush_written = 0;
 	int64_t tick = cp_now(), ns = cp_mono_ns();
 	cpathGoFlush(cp_buf, cp_n, tick, ns);
+	cp_nflushed += (uint64_t)cp_n;
 	cp_n = 0;
 	cp_flushing = 0;
 	cp_depth--;
@@ -310,9 +313,13 @@ void cp_statuses_free(MPI_Status *st, MPI_Status *user, MPI_Status *small) {
 
 /* ---- requests ---- */
 
+/* Keyed by handle, but a handle may stand for several live requests: Open
+ * MPI returns one shared pre-completed request for every Isend that
+ * finished at once. Duplicates sit side by side in the probe cluster and are
+ * handed out oldest (smallest id) first. */
 static cp_req *cp_rtab;
 static int cp_rcap, cp_rlen;
-static uint32_t cp_next_req;
+static uint32_t cp_next_req, cp_claim_gen;
 
 static void cp_rtab_grow(void) {
 	int ncap = cp_rcap ? cp_rcap * 2 : 1024;
@@ -333,27 +340,36 @@ static void cp_req_put(const cp_req *e) {
 	if ((cp_rlen + 1) * 2 > cp_rcap)
 		cp_rtab_grow();
 	size_t j = cp_hash(e->h, cp_rcap);
-	while (cp_rtab[j].id && cp_rtab[j].h != e->h)
+	while (cp_rtab[j].id)
 		j = (j + 1) & (size_t)(cp_rcap - 1);
-	if (!cp_rtab[j].id)
-		cp_rlen++;
+	cp_rlen++;
 	cp_rtab[j] = *e;
 }
 
-static cp_req *cp_req_find(MPI_Request h) {
+/* cp_req_claim returns the oldest entry for h not yet claimed in this
+ * generation, and claims it, so that a handle given twice in one Waitall
+ * maps to two different requests. */
+static cp_req *cp_req_claim(MPI_Request h, uint32_t gen) {
 	if (!cp_rcap || h == MPI_REQUEST_NULL)
 		return NULL;
-	size_t j = cp_hash(h, cp_rcap);
-	while (cp_rtab[j].id) {
-		if (cp_rtab[j].h == h)
-			return &cp_rtab[j];
-		j = (j + 1) & (size_t)(cp_rcap - 1);
-	}
-	return NULL;
+	cp_req *best = NULL;
+	for (size_t j = cp_hash(h, cp_rcap); cp_rtab[j].id; j = (j + 1) & (size_t)(cp_rcap - 1))
+		if (cp_rtab[j].h == h && cp_rtab[j].claim != gen && (!best || cp_rtab[j].id < best->id))
+			best = &cp_rtab[j];
+	if (best)
+		best->claim = gen;
+	return best;
 }
 
-static void cp_req_del(MPI_Request h) {
-	cp_req *e = cp_req_find(h);
+static void cp_req_del(MPI_Request h, uint32_t id) {
+	if (!cp_rcap)
+		return;
+	cp_req *e = NULL;
+	for (size_t j = cp_hash(h, cp_rcap); cp_rtab[j].id; j = (j + 1) & (size_t)(cp_rcap - 1))
+		if (cp_rtab[j].h == h && cp_rtab[j].id == id) {
+			e = &cp_rtab[j];
+			break;
+		}
 	if (!e)
 		return;
 	size_t j = (size_t)(e - cp_rtab);
@@ -371,8 +387,9 @@ void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
 	p->n = n < 0 ? 0 : n;
 	p->ents = p->n <= 8 ? p->small : malloc(sizeof(cp_req) * (size_t)p->n);
 	cp_lock();
+	uint32_t gen = ++cp_claim_gen;
 	for (int i = 0; i < p->n; i++) {
-		cp_req *e = cp_req_find(reqs[i]);
+		cp_req *e = cp_req_claim(reqs[i], gen);
 		if (e)
 			p->ents[i] = *e;
 		else
@@ -505,7 +522,7 @@ void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) 
 	if (p->n == 1 && p->ents[0].id) {
 		r->req = p->ents[0].id;
 		r->comm = p->ents[0].comm;
-		cp_req_del(p->ents[0].h);
+		cp_req_del(p->ents[0].h, p->ents[0].id);
 	}
 	cp_unlock();
 }
@@ -538,7 +555,7 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		if (e->kind == CP_RK_RECV && e->peer == CP_PEER_ANY)
 			s->flags |= CP_F_WILDCARD;
 		if (!e->persistent)
-			cp_req_del(e->h);
+			cp_req_del(e->h, e->id);
 	}
 	cp_unlock();
 }
@@ -556,55 +573,112 @@ void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int roo
 	cp_unlock();
 }
 
+/* cp_comm_name agrees on the name of a new communicator: the world rank of
+ * a leader and that leader's creation counter (mpisee's scheme). Blocking:
+ * called outside the lock, while every member is in the constructor. */
+static void cp_comm_name(MPI_Comm parent, MPI_Comm newcomm, int op, int32_t *leader, int *counter) {
+	int inter = 0, lr = 0;
+	PMPI_Comm_test_inter(newcomm, &inter);
+	PMPI_Comm_rank(newcomm, &lr);
+	int mine = lr == 0 ? ++cp_created : 0;
+	cp_comm *nc = cp_comm_get(newcomm);
+	if (!inter) {
+		PMPI_Bcast(&mine, 1, MPI_INT, 0, newcomm);
+		*leader = nc->world[0];
+		*counter = mine;
+		return;
+	}
+	/* Both sides of an intercommunicator must pick the same name: that of
+	 * the leader with the lower world rank. An Allreduce over an
+	 * intercommunicator delivers the other group's value, so two of them
+	 * give each process both leaders' counters. */
+	int theirs = 0, own = 0, relay;
+	PMPI_Allreduce(&mine, &theirs, 1, MPI_INT, MPI_MAX, newcomm);
+	relay = lr == 0 ? theirs : 0;
+	PMPI_Allreduce(&relay, &own, 1, MPI_INT, MPI_MAX, newcomm);
+	(void)parent;
+	(void)op;
+	if (nc->world[0] <= nc->rworld[0]) {
+		*leader = nc->world[0];
+		*counter = own;
+	} else {
+		*leader = nc->rworld[0];
+		*counter = theirs;
+	}
+}
+
+static void cp_put_members(cp_rec *r, cp_comm *nc) {
+	r->count = (uint32_t)(nc->size + nc->rsize);
+	for (int i = 0; i < nc->size; i++)
+		cp_sub(CP_OP_MEMBER)->peer = nc->world[i];
+	for (int i = 0; i < nc->rsize; i++) {
+		cp_rec *s = cp_sub(CP_OP_MEMBER);
+		s->peer = nc->rworld[i];
+		s->flags |= CP_F_REMOTE;
+	}
+}
+
 void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
 		 int rc) {
 	cp_comm *pc = NULL, *nc = NULL;
 	int counter = 0;
+	int32_t leader = CP_PEER_NONE;
 	cp_lock();
 	pc = cp_comm_get(parent);
-	uint32_t seq = pc ? ++pc->seq : 0;
-	cp_unlock();
-	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL) {
-		/* The name needs local rank 0's creation counter: it broadcasts it
-		 * over the new communicator (in the parent's local group for an
-		 * intercommunicator), as mpisee does. Outside the lock: it blocks. */
-		int inter = 0, lr = 0;
-		PMPI_Comm_test_inter(newcomm, &inter);
-		PMPI_Comm_rank(newcomm, &lr);
-		if (lr == 0)
-			counter = ++cp_created;
-		MPI_Comm bc = newcomm;
-		if (inter)
-			bc = parent; /* an intracommunicator containing the local group */
-		if (!inter)
-			PMPI_Bcast(&counter, 1, MPI_INT, 0, bc);
-		else if (parent != MPI_COMM_NULL) {
-			/* intercommunicator: counters of the local leader via Allreduce
-			 * over the new intercomm's local group would need a group comm;
-			 * use the local rank 0 counter of the parent instead */
-			int mine = lr == 0 ? counter : 0, got = 0;
-			PMPI_Allreduce(&mine, &got, 1, MPI_INT, MPI_MAX, bc);
-			counter = got;
-		}
-		cp_lock();
+	/* MPI_Comm_create_group is collective over the group only: it must not
+	 * advance the parent's collective numbering on some ranks alone. */
+	uint32_t seq = (pc && op != CP_OP_COMM_CREATE_GROUP) ? ++pc->seq : 0;
+	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL)
 		nc = cp_comm_register(newcomm);
-		cp_unlock();
-	}
+	cp_unlock();
+	if (nc)
+		cp_comm_name(parent, newcomm, op, &leader, &counter);
 	cp_lock();
 	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
 	r->seq = seq;
 	if (nc) {
 		r->req = nc->id;
 		r->tag = counter;
-		r->root = nc->world[0];
-		r->count = (uint32_t)(nc->size + nc->rsize);
+		r->root = leader;
+		cp_put_members(r, nc);
+	}
+	cp_unlock();
+}
+
+/* MPI_Comm_idup: the new communicator may not be used until the request
+ * completes, so nothing can be sent on it to agree on a name. Its ranks are
+ * the parent's; the analyzer names it after the parent and the sequence
+ * number of the idup on it, which all members share. */
+void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
+		  MPI_Request req, int rc) {
+	cp_lock();
+	cp_comm *pc = cp_comm_get(parent);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
+	r->seq = pc ? ++pc->seq : 0;
+	if (rc == MPI_SUCCESS && pc && newcomm != MPI_COMM_NULL) {
+		cp_comm *nc = calloc(1, sizeof *nc);
+		nc->h = newcomm;
+		nc->id = cp_next_comm++;
+		nc->size = pc->size;
+		nc->rsize = pc->rsize;
+		nc->world = malloc(sizeof(int32_t) * (size_t)nc->size);
 		for (int i = 0; i < nc->size; i++)
-			cp_sub(CP_OP_MEMBER)->peer = nc->world[i];
-		for (int i = 0; i < nc->rsize; i++) {
-			cp_rec *s = cp_sub(CP_OP_MEMBER);
-			s->peer = nc->rworld[i];
-			s->flags |= CP_F_REMOTE;
+			nc->world[i] = pc == &cp_cworld ? i : pc->world[i];
+		if (pc->rsize) {
+			nc->rworld = malloc(sizeof(int32_t) * (size_t)pc->rsize);
+			memcpy(nc->rworld, pc->rworld, sizeof(int32_t) * (size_t)pc->rsize);
 		}
+		cp_ctab_put(nc);
+		r->tag = (int32_t)nc->id;
+		r->root = nc->world[0];
+		if (req != MPI_REQUEST_NULL) {
+			cp_req e = {.h = req, .id = ++cp_next_req, .kind = CP_RK_COLL, .comm = r->comm, .c = pc,
+				    .peer = CP_PEER_NONE};
+			cp_req_put(&e);
+			r->req = e.id;
+			r->flags |= CP_F_NEWREQ;
+		}
+		cp_put_members(r, nc);
 	}
 	cp_unlock();
 }
@@ -668,7 +742,10 @@ void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, in
 	PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
 	PMPI_Comm_size(MPI_COMM_WORLD, &ws);
 	cp_world_rank_self = (uint32_t)wr;
-	cp_cworld = (cp_comm){.h = MPI_COMM_WORLD, .id = 0, .size = ws};
+	int32_t *wmap = malloc(sizeof(int32_t) * (size_t)ws);
+	for (int i = 0; i < ws; i++)
+		wmap[i] = i;
+	cp_cworld = (cp_comm){.h = MPI_COMM_WORLD, .id = 0, .size = ws, .world = wmap};
 	static int32_t selfmap[1];
 	selfmap[0] = wr;
 	cp_cself = (cp_comm){.h = MPI_COMM_SELF, .id = 1, .size = 1, .world = selfmap};
@@ -679,6 +756,7 @@ void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, in
 		return; /* CPATH_DIR unusable: reported once by Go, the program runs on unlogged */
 	cp_install_signals();
 	atexit(cp_atexit);
+	cp_logging = 1;
 	cp_on = 1;
 	cp_lock();
 	cp_rec *r = cp_call(op, t0, t1, cs, 0, rc);
@@ -695,6 +773,7 @@ static void cp_finish(int status, int info) {
 	}
 	cp_finished = 1;
 	cp_on = 0;
+	cp_logging = 0;
 	cp_flush();
 	cp_depth++;
 	cpathGoFinish(status, info);
@@ -762,6 +841,7 @@ static void cp_emergency(int status, int info) {
 		return;
 	cp_finished = 1;
 	cp_on = 0;
+	cp_logging = 0;
 	int n = (cp_flushing && cp_flush_written) ? 0 : cp_n;
 	int64_t tick1 = cp_now(), ns1 = cp_mono_ns();
 	int64_t tick0 = cp_cal_tick, ns0 = cp_cal_ns;
@@ -794,6 +874,8 @@ static void cp_emergency(int status, int info) {
 	cp_put32(tr + 4, 24);
 	cp_put32(tr + 8, (uint32_t)status);
 	cp_put32(tr + 12, (uint32_t)info);
+	uint64_t total = cp_nflushed + (uint64_t)n;
+	memcpy(tr + 16, &total, 8);
 	cp_write_all(tr, sizeof tr);
 	cp_put32(h, 0); /* end mark */
 	cp_write_all(h, 4);

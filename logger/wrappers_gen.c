@@ -4164,7 +4164,7 @@ void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
 void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_dup(comm, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_DUP;
@@ -4187,7 +4187,7 @@ static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_dup_(comm, newcomm, ierr);
 		return;
 	}
@@ -4210,7 +4210,7 @@ void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_c
 void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_idup(comm, newcomm, request);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_IDUP;
@@ -4221,7 +4221,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
 	int64_t t1 = cp_now();
 	MPI_Comm c_newcomm = *newcomm;
 	MPI_Request c_request = *request;
-	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, 0, 0, c_request, rc);
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
 	(void)c_comm;
 	(void)c_newcomm;
 	(void)c_request;
@@ -4235,7 +4235,7 @@ static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_idup_(comm, newcomm, request, ierr);
 		return;
 	}
@@ -4248,7 +4248,7 @@ static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 	int rc = (int)*ierr;
 	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
 	MPI_Request c_request = PMPI_Request_f2c(*request);
-	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, 0, 0, c_request, rc);
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
 	(void)c_comm;
 	(void)c_newcomm;
 	(void)c_request;
@@ -4260,7 +4260,7 @@ void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fin
 void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_SPLIT;
@@ -4287,7 +4287,7 @@ static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, M
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_split_(comm, color, key, newcomm, ierr);
 		return;
 	}
@@ -4314,7 +4314,7 @@ void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *ne
 void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_SPLIT_TYPE;
@@ -4343,7 +4343,7 @@ static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_split_type_(comm, split_type, key, info, newcomm, ierr);
 		return;
 	}
@@ -4372,7 +4372,7 @@ void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MP
 void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_create(comm, group, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_CREATE;
@@ -4397,7 +4397,7 @@ static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newco
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_create_(comm, group, newcomm, ierr);
 		return;
 	}
@@ -4422,7 +4422,7 @@ void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fin
 void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_CREATE_GROUP;
@@ -4449,7 +4449,7 @@ static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_create_group_(comm, group, tag, newcomm, ierr);
 		return;
 	}
@@ -4476,7 +4476,7 @@ void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_F
 void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
 	CP_ENTER();
 	const int OP = CP_OP_CART_CREATE;
@@ -4507,7 +4507,7 @@ static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *d
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_cart_create_(comm_old, ndims, dims, periods, reorder, comm_cart, ierr);
 		return;
 	}
@@ -4538,7 +4538,7 @@ void mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fi
 void MPI_CART_CREATE(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Cart_sub(comm, remain_dims, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_CART_SUB;
@@ -4563,7 +4563,7 @@ static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *ne
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_cart_sub_(comm, remain_dims, newcomm, ierr);
 		return;
 	}
@@ -4588,7 +4588,7 @@ void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_
 void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	CP_ENTER();
 	const int OP = CP_OP_GRAPH_CREATE;
@@ -4619,7 +4619,7 @@ static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_graph_create_(comm_old, nnodes, index, edges, reorder, comm_graph, ierr);
 		return;
 	}
@@ -4650,7 +4650,7 @@ void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI
 void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 	CP_ENTER();
 	const int OP = CP_OP_DIST_GRAPH_CREATE;
@@ -4687,7 +4687,7 @@ static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_dist_graph_create_(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr);
 		return;
 	}
@@ -4724,7 +4724,7 @@ void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, M
 void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	CP_ENTER();
 	const int OP = CP_OP_DIST_GRAPH_CREATE_ADJACENT;
@@ -4763,7 +4763,7 @@ static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *ind
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_dist_graph_create_adjacent_(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr);
 		return;
 	}
@@ -4802,7 +4802,7 @@ void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_
 void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 	CP_ENTER();
 	const int OP = CP_OP_INTERCOMM_CREATE;
@@ -4833,7 +4833,7 @@ static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leade
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_intercomm_create_(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr);
 		return;
 	}
@@ -4864,7 +4864,7 @@ void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint
 void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 	CP_ENTER();
 	const int OP = CP_OP_INTERCOMM_MERGE;
@@ -4889,7 +4889,7 @@ static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_intercomm_merge_(intercomm, high, newintracomm, ierr);
 		return;
 	}
@@ -4914,7 +4914,7 @@ void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintra
 void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_free(MPI_Comm *comm) {
-	if (CP_SKIP())
+	if (CP_SKIP_COMM())
 		return PMPI_Comm_free(comm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_FREE;
@@ -4935,7 +4935,7 @@ static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_COMM()) {
 		pmpi_comm_free_(comm, ierr);
 		return;
 	}

@@ -345,7 +345,7 @@ func genC(w *bytes.Buffer, f fn) {
 		cleanup = append(cleanup, "cp_pre_free(&p);")
 	}
 	fmt.Fprintf(w, "int %s(%s) {\n", f.name, strings.Join(decl, ", "))
-	fmt.Fprintf(w, "\tif (CP_SKIP())\n\t\treturn P%s(%s);\n", f.name, strings.Join(args, ", "))
+	fmt.Fprintf(w, "\tif (%s)\n\t\treturn P%s(%s);\n", skip(f), f.name, strings.Join(args, ", "))
 	w.WriteString("\tCP_ENTER();\n\tconst int OP = " + opName(f.name) + ";\n\tuint64_t cs = CP_CALLSITE();\n")
 	for _, s := range pre {
 		w.WriteString("\t" + s + "\n")
@@ -360,6 +360,14 @@ func genC(w *bytes.Buffer, f fn) {
 	}
 	w.WriteString(unused(f))
 	w.WriteString("\tCP_LEAVE();\n\treturn rc;\n}\n\n")
+}
+
+// skip is the test for passing a call through unlogged.
+func skip(f fn) string {
+	if strings.HasPrefix(f.family, "comm") {
+		return "CP_SKIP_COMM()"
+	}
+	return "CP_SKIP()"
 }
 
 // unused silences warnings for converted arguments the recording ignores.
@@ -446,7 +454,7 @@ func genFortran(w *bytes.Buffer, f fn) {
 	fmt.Fprintf(w, "extern void %s(%s) __attribute__((weak));\n", pm, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "static void %s(%s, uint64_t cs) {\n", impl, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "\tif (!%s) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", pm)
-	fmt.Fprintf(w, "\tif (CP_SKIP()) {\n\t\t%s(%s);\n\t\treturn;\n\t}\n", pm, strings.Join(args, ", "))
+	fmt.Fprintf(w, "\tif (%s) {\n\t\t%s(%s);\n\t\treturn;\n\t}\n", skip(f), pm, strings.Join(args, ", "))
 	w.WriteString("\tCP_ENTER();\n\tconst int OP = " + opName(f.name) + ";\n")
 	for _, s := range append(pre, arrays...) {
 		w.WriteString("\t" + s + "\n")

@@ -1,0 +1,84 @@
+# cpath — build, test and demo. See README.md.
+#
+#   make            bin/cpath, lib/libcpathlog.so, examples/halo
+#   make deps       install the Debian packages cpath needs (only those missing)
+#   make test       go vet, go test, go test -tags mpi
+#   make demo       record examples/halo on 4 ranks and summarise the logs
+#   make clean
+
+SHELL := /bin/bash
+.DELETE_ON_ERROR:
+
+GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+MPICC   ?= mpicc
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+
+# Debian packages: Open MPI and its headers, Fortran for the Fortran tests,
+# LAMMPS as a real program to test on, and what cgo and the Go module proxy
+# need on a bare machine.
+DEB_PACKAGES := openmpi-bin libopenmpi-dev gfortran lammps pkg-config gcc libc6-dev ca-certificates
+
+# Whether Open MPI is usable. Deliberately a recursive (=) variable: it is
+# evaluated when a recipe runs, so that `make deps demo` builds with MPI after
+# deps has installed it.
+HAVE_MPI = $(shell command -v $(MPICC) >/dev/null 2>&1 && pkg-config --exists ompi 2>/dev/null && echo yes)
+MPI_TAGS = $(if $(HAVE_MPI),-tags mpi)
+
+# For the tests and the demo: Open MPI refuses root without these, and this
+# is often a machine with fewer cores than the ranks the tests start.
+MPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+# The library is rebuilt when anything in logger/ or trace/ changes.
+LOGGER_SRC := $(shell find logger trace -type f 2>/dev/null) go.mod go.sum
+
+DEMO_DIR ?= demo-logs
+
+.PHONY: all test vet deps demo clean check-mpi FORCE
+
+all: bin/cpath lib/libcpathlog.so examples/halo
+
+# Go decides what is stale: always ask it. The version comes from git
+# describe; -buildvcs=false because go build fails outright where git
+# refuses the checkout (a CI clone owned by another user).
+bin/cpath: FORCE
+	$(GO) build -buildvcs=false $(MPI_TAGS) -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/cpath
+
+lib/libcpathlog.so: $(LOGGER_SRC) | check-mpi
+	CGO_ENABLED=1 $(GO) build -buildvcs=false -tags mpi -buildmode=c-shared -o $@ ./logger
+	rm -f lib/libcpathlog.h
+
+examples/halo: examples/halo.c | check-mpi
+	$(MPICC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
+
+check-mpi:
+	@command -v $(MPICC) >/dev/null 2>&1 && pkg-config --exists ompi 2>/dev/null || { \
+	  echo "make: Open MPI not found (need $(MPICC) and pkg-config's ompi): run 'make deps' first" >&2; exit 1; }
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags mpi ./...
+
+test: all vet
+	$(MPI_ENV) $(GO) test ./...
+	$(MPI_ENV) $(GO) test -tags mpi ./...
+
+# Installs the Debian packages that are missing, and nothing if none is.
+deps:
+	@missing=; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all present ($(DEB_PACKAGES))"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+	  echo "deps: no apt-get here; install these (or your system's equivalents) yourself:$$missing" >&2; exit 1; fi; \
+	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	echo "deps: installing$$missing"; \
+	set -x; \
+	$$sudo apt-get update -q && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+
+demo: all
+	$(MPI_ENV) bin/cpath record -o $(DEMO_DIR) --force -np 4 --oversubscribe -- examples/halo
+	bin/cpath info $(DEMO_DIR)
+
+clean:
+	rm -rf bin lib examples/halo $(DEMO_DIR)

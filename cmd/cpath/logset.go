@@ -1,0 +1,415 @@
+package main
+
+// Reading and summarising a directory of logs, for cpath info. This is
+// analyzer-side logic that may move to its own package once the analyzer
+// needs the same checks.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/cpath/cpath/trace"
+)
+
+// logSet summarises the logs of one run.
+type logSet struct {
+	Dir          string    `json:"dir"`
+	RunID        string    `json:"run_id"`
+	Size         int       `json:"size"` // MPI_COMM_WORLD size the logs claim
+	Logs         int       `json:"logs"` // log files found
+	Exe          []string  `json:"exe"`  // distinct executables
+	MPILibrary   string    `json:"mpi_library"`
+	Logger       []string  `json:"logger"` // distinct logger versions
+	StartUnixNs  int64     `json:"start_unix_ns"`
+	ThreadLevel  int       `json:"thread_level"`
+	Complete     bool      `json:"complete"`
+	MissingRanks []int     `json:"missing_ranks"`
+	Problems     []string  `json:"problems"` // what makes the set incomplete
+	Ranks        []*rank   `json:"ranks"`
+	Totals       totals    `json:"totals"`
+	Ops          []opStats `json:"operations"`
+}
+
+// rank summarises one rank's log.
+type rank struct {
+	Rank          int         `json:"rank"`
+	File          string      `json:"file"`
+	Host          string      `json:"host"`
+	PID           int         `json:"pid"`
+	Exe           string      `json:"exe"`
+	Calls         uint64      `json:"calls"` // timed records (MPI calls)
+	SubRecords    uint64      `json:"sub_records"`
+	Records       uint64      `json:"records"`    // calls + sub-records
+	BytesSent     uint64      `json:"bytes_sent"` // point-to-point payload sent
+	CollBytes     uint64      `json:"collective_bytes"`
+	MPITimeNs     int64       `json:"mpi_time_ns"` // time inside MPI calls
+	SpanNs        int64       `json:"span_ns"`     // first call's start to last call's end
+	FileBytes     int64       `json:"file_bytes"`
+	BytesPerCall  float64     `json:"file_bytes_per_call"`
+	Communicators int         `json:"communicators"` // predefined and created
+	End           string      `json:"end"`           // trace.EndStatus string
+	EndInfo       int32       `json:"end_info"`
+	Dropped       uint64      `json:"dropped"`
+	Truncated     string      `json:"truncated,omitempty"` // what the reader found, for a damaged log
+	Complete      bool        `json:"complete"`
+	Clock         trace.Clock `json:"clock"`
+	DriftPPM      *float64    `json:"drift_ppm,omitempty"` // from the init and final sync points
+
+	status      trace.EndStatus
+	header      trace.Header
+	ops         [trace.NumOps]opStats
+	trailerRecs uint64
+}
+
+type totals struct {
+	Calls      uint64 `json:"calls"`
+	SubRecords uint64 `json:"sub_records"`
+	Records    uint64 `json:"records"`
+	BytesSent  uint64 `json:"bytes_sent"`
+	CollBytes  uint64 `json:"collective_bytes"`
+	MPITimeNs  int64  `json:"mpi_time_ns"`
+	FileBytes  int64  `json:"file_bytes"`
+	// BytesPerCall is the file size per call on disk over all ranks.
+	BytesPerCall float64 `json:"file_bytes_per_call"`
+}
+
+// opStats counts the calls of one MPI operation.
+type opStats struct {
+	Op     string `json:"op"`
+	Calls  uint64 `json:"calls"`
+	TimeNs int64  `json:"time_ns"`
+	Bytes  uint64 `json:"bytes"` // the records' byte counts, as logged
+}
+
+var rankFileName = regexp.MustCompile(`^rank-(\d+)\.cplog$`)
+
+// readLogSet reads every *.cplog file in dir. It fails on anything that makes
+// the set unusable: no logs, a file that is not an intact log (foreign,
+// corrupt, other format version), logs of two runs, two logs of one rank. A
+// missing rank is reported in MissingRanks (the caller decides); logs cut
+// short or from ranks that did not finalize are reported in Problems.
+func readLogSet(dir string) (*logSet, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such directory", dir)
+		}
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory (cpath info takes the directory holding the *.cplog files)", dir)
+	}
+	files, err := cplogFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no cpath logs (*.cplog) in this directory", dir)
+	}
+
+	ranks := make([]*rank, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(files)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				ranks[i], errs[i] = readRank(files[i])
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	s := &logSet{Dir: dir, Logs: len(files), MissingRanks: []int{}, Problems: []string{}}
+	first := ranks[0]
+	s.RunID, s.Size = first.header.RunID, first.header.Size
+	byRank := make(map[int]*rank, len(ranks))
+	for _, r := range ranks {
+		h := &r.header
+		if m := rankFileName.FindStringSubmatch(filepath.Base(r.File)); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n != h.Rank {
+				return nil, fmt.Errorf("%s: header says rank %d, file name says rank %d", r.File, h.Rank, n)
+			}
+		}
+		if h.RunID != s.RunID {
+			return nil, fmt.Errorf("%s: run id %q, but %s has run id %q: logs of two runs are mixed (record each run into its own directory)",
+				r.File, h.RunID, filepath.Base(first.File), s.RunID)
+		}
+		if h.Size != s.Size {
+			return nil, fmt.Errorf("%s: world size %d, but %s has size %d", r.File, h.Size, filepath.Base(first.File), s.Size)
+		}
+		if o, dup := byRank[h.Rank]; dup {
+			return nil, fmt.Errorf("%s: rank %d is also in %s", r.File, h.Rank, filepath.Base(o.File))
+		}
+		byRank[h.Rank] = r
+	}
+	sort.Slice(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
+	s.Ranks = ranks
+	for i := 0; i < s.Size; i++ {
+		if byRank[i] == nil {
+			s.MissingRanks = append(s.MissingRanks, i)
+		}
+	}
+
+	var ops [trace.NumOps]opStats
+	exes, loggers := map[string]bool{}, map[string]bool{}
+	for _, r := range ranks {
+		h := &r.header
+		if !exes[h.Exe] {
+			exes[h.Exe] = true
+			s.Exe = append(s.Exe, h.Exe)
+		}
+		if !loggers[h.Logger] {
+			loggers[h.Logger] = true
+			s.Logger = append(s.Logger, h.Logger)
+		}
+		if s.MPILibrary == "" {
+			// MPI_Get_library_version may count the terminating NUL.
+			s.MPILibrary = strings.TrimRight(h.MPILibrary, "\x00 \n")
+			s.ThreadLevel, s.StartUnixNs = h.ThreadLevel, h.StartUnixNs
+		}
+		if h.Rank == 0 {
+			s.StartUnixNs = h.StartUnixNs
+		}
+		t := &s.Totals
+		t.Calls += r.Calls
+		t.SubRecords += r.SubRecords
+		t.Records += r.Records
+		t.BytesSent += r.BytesSent
+		t.CollBytes += r.CollBytes
+		t.MPITimeNs += r.MPITimeNs
+		t.FileBytes += r.FileBytes
+		for i := range r.ops {
+			ops[i].Calls += r.ops[i].Calls
+			ops[i].TimeNs += r.ops[i].TimeNs
+			ops[i].Bytes += r.ops[i].Bytes
+		}
+		s.Problems = append(s.Problems, r.problems()...)
+	}
+	if s.Totals.Calls > 0 {
+		s.Totals.BytesPerCall = float64(s.Totals.FileBytes) / float64(s.Totals.Calls)
+	}
+	s.Ops = []opStats{}
+	for i := range ops {
+		if ops[i].Calls > 0 {
+			ops[i].Op = trace.Op(i).String()
+			s.Ops = append(s.Ops, ops[i])
+		}
+	}
+	sort.SliceStable(s.Ops, func(i, j int) bool { return s.Ops[i].Calls > s.Ops[j].Calls })
+	s.Complete = len(s.MissingRanks) == 0 && len(s.Problems) == 0
+	return s, nil
+}
+
+// missingError is the error for the ranks that have no log.
+func (s *logSet) missingError() error {
+	m := s.MissingRanks
+	if len(m) == 0 {
+		return nil
+	}
+	if len(m) == 1 {
+		return fmt.Errorf("%s: rank %d of %d has no log (no rank-%06d.cplog)", s.Dir, m[0], s.Size, m[0])
+	}
+	return fmt.Errorf("%s: %d of %d ranks have no log (ranks %s)", s.Dir, len(m), s.Size, rankList(m))
+}
+
+// rankList prints ranks compactly: "0-3, 7, 9-10".
+func rankList(rs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// problems says what keeps this rank's log from being complete.
+func (r *rank) problems() []string {
+	var p []string
+	name := filepath.Base(r.File)
+	if r.Truncated != "" {
+		p = append(p, fmt.Sprintf("rank %d (%s): truncated: %s", r.Rank, name, r.Truncated))
+	}
+	switch r.status {
+	case trace.EndFinalized:
+	case trace.EndMissing:
+		if r.Truncated == "" {
+			p = append(p, fmt.Sprintf("rank %d (%s): no trailer: the rank was killed before it could flush", r.Rank, name))
+		}
+	case trace.EndAborted:
+		p = append(p, fmt.Sprintf("rank %d (%s): ended in MPI_Abort (error code %d)", r.Rank, name, r.EndInfo))
+	case trace.EndSignal:
+		p = append(p, fmt.Sprintf("rank %d (%s): killed by signal %d (%v)", r.Rank, name, r.EndInfo, syscall.Signal(r.EndInfo)))
+	case trace.EndNoFinalize:
+		p = append(p, fmt.Sprintf("rank %d (%s): exited (status %d) without MPI_Finalize", r.Rank, name, r.EndInfo))
+	default:
+		p = append(p, fmt.Sprintf("rank %d (%s): %v", r.Rank, name, r.status))
+	}
+	if r.Dropped > 0 {
+		p = append(p, fmt.Sprintf("rank %d (%s): the logger dropped %d records", r.Rank, name, r.Dropped))
+	}
+	// Only a finalized rank's trailer counts its records (the logger's
+	// signal path cannot and writes 0).
+	if r.status == trace.EndFinalized && r.Truncated == "" && r.trailerRecs != r.Records {
+		p = append(p, fmt.Sprintf("rank %d (%s): the trailer counts %d records, the log holds %d", r.Rank, name, r.trailerRecs, r.Records))
+	}
+	return p
+}
+
+// readRank streams one log and summarises it; memory does not grow with the
+// log's length.
+func readRank(path string) (*rank, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	rd, err := trace.NewReader(bufio.NewReaderSize(f, 1<<20), path)
+	if err != nil {
+		return nil, err
+	}
+	r := &rank{File: path, FileBytes: st.Size(), Communicators: 2} // MPI_COMM_WORLD, MPI_COMM_SELF
+	var (
+		buf      []trace.Record
+		pending  uint32                // sub-records still owed to the last call
+		persist  = map[uint32]uint64{} // persistent send requests: bytes per start
+		first    int64
+		last     int64
+		haveTime bool
+		damage   error
+	)
+	sent := func(peer int32, b uint64) {
+		if peer != trace.PeerProcNull {
+			r.BytesSent += b
+		}
+	}
+	for {
+		var rerr error
+		buf, rerr = rd.Next(buf[:0])
+		for i := range buf {
+			rec := &buf[i]
+			r.Records++
+			if rec.Op.IsSub() {
+				r.SubRecords++
+				pending--
+				if rec.Op == trace.OpReqStart {
+					r.BytesSent += persist[rec.Req]
+				}
+				continue
+			}
+			pending = rec.Count
+			r.Calls++
+			d := rec.End - rec.Start
+			r.MPITimeNs += d
+			if !haveTime || rec.Start < first {
+				first = rec.Start
+			}
+			if !haveTime || rec.End > last {
+				last = rec.End
+			}
+			haveTime = true
+			o := &r.ops[rec.Op]
+			o.Calls++
+			o.TimeNs += d
+			o.Bytes += rec.Bytes
+			switch rec.Op.Class() {
+			case trace.ClassSend, trace.ClassSendRecv, trace.ClassIsend:
+				sent(rec.Peer, rec.Bytes)
+			case trace.ClassSendInit:
+				if rec.Req != 0 && rec.Peer != trace.PeerProcNull {
+					persist[rec.Req] = rec.Bytes
+				}
+			case trace.ClassStart:
+				if rec.Count == 0 && rec.Req != 0 {
+					r.BytesSent += persist[rec.Req]
+				}
+			case trace.ClassRequestFree:
+				delete(persist, rec.Req)
+			case trace.ClassCollective, trace.ClassIcollective:
+				r.CollBytes += rec.Bytes
+			case trace.ClassCommCreate:
+				if rec.Req != 0 {
+					r.Communicators++
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			if !errors.Is(rerr, trace.ErrTruncated) {
+				return nil, rerr
+			}
+			damage = rerr
+			break
+		}
+	}
+	if damage == nil && pending != 0 {
+		damage = &trace.Error{File: path, Err: trace.ErrTruncated, Detail: fmt.Sprintf("log ends %d sub-records short", pending)}
+	}
+	if damage != nil {
+		var te *trace.Error
+		if errors.As(damage, &te) && te.Detail != "" {
+			r.Truncated = te.Detail
+		} else {
+			r.Truncated = damage.Error()
+		}
+	}
+	r.header = *rd.Header()
+	h := &r.header
+	tr := rd.Trailer()
+	r.Rank, r.Host, r.PID, r.Exe = h.Rank, h.Host, h.PID, h.Exe
+	r.status, r.End, r.EndInfo, r.Dropped, r.trailerRecs = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records
+	r.Complete = damage == nil && tr.Status == trace.EndFinalized && tr.Dropped == 0
+	r.Clock = h.Clock
+	if fp := h.Clock.Final; fp != nil && fp.LocalNs != h.Clock.Init.LocalNs {
+		d := float64(fp.OffsetNs-h.Clock.Init.OffsetNs) / float64(fp.LocalNs-h.Clock.Init.LocalNs) * 1e6
+		r.DriftPPM = &d
+	}
+	if haveTime {
+		r.SpanNs = last - first
+	}
+	if r.Calls > 0 {
+		r.BytesPerCall = float64(r.FileBytes) / float64(r.Calls)
+	}
+	return r, nil
+}

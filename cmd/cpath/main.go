@@ -1,0 +1,60 @@
+// Command cpath is the post-mortem critical-path analyzer for MPI programs.
+//
+// This file holds the command tree; each command lives in its own file and
+// the work behind it in small helpers of this package.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitStatus is returned by a command that wants cpath to exit with a given
+// status without printing an error (record passes the program's status on).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// run executes the command line args and returns the process exit status.
+// Errors are printed once, on one line, as "cpath: <error>".
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	fmt.Fprintf(stderr, "cpath: %v\n", err)
+	return 1
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cpath",
+		Short: "Post-mortem critical-path analyzer for MPI programs",
+		Long: `cpath records the MPI calls of an unmodified MPI program with a preloaded
+logger (libcpathlog.so), one log per rank, for post-mortem analysis.
+
+  cpath record -o LOGDIR -np 4 -- ./app ARGS   run ./app under mpirun with the logger
+  cpath info LOGDIR                            summarise what was recorded`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newRecordCmd(), newInfoCmd(), newLoggerPathCmd(), newVersionCmd())
+	return root
+}

@@ -1,0 +1,7 @@
+//go:build !mpi
+
+package main
+
+// builtWithMPI reports whether cpath was built with the mpi build tag (Open
+// MPI linked in through github.com/emer/empi).
+const builtWithMPI = false

@@ -1,0 +1,171 @@
+//go:build mpi
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// needMPI returns the logger library, built with the repository's make rule
+// so that the test runs the current logger source ($CPATH_LOGGER_LIB: a
+// prebuilt one instead). It skips the test when Open MPI is missing, or
+// fails under CI, where it must be there.
+func needMPI(t *testing.T) string {
+	t.Helper()
+	for _, c := range []string{"mpirun", "mpicc"} {
+		if _, err := exec.LookPath(c); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not found: install Open MPI (make deps)", c)
+			}
+			t.Skipf("%s not found: install Open MPI (make deps)", c)
+		}
+	}
+	libOnce.Do(func() {
+		if p := os.Getenv("CPATH_LOGGER_LIB"); p != "" {
+			libPath, libErr = filepath.Abs(p)
+			return
+		}
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			libErr = err
+			return
+		}
+		libPath = filepath.Join(root, "lib", loggerLib)
+		cmd := exec.Command("make", "lib/"+loggerLib)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			libErr = fmt.Errorf("make lib/%s: %v\n%s", loggerLib, err, out)
+		}
+	})
+	if libErr == nil && !isFile(libPath) {
+		libErr = fmt.Errorf("%s: no such file", libPath)
+	}
+	if libErr != nil {
+		t.Fatalf("logger library: %v", libErr)
+	}
+	return libPath
+}
+
+var (
+	libOnce sync.Once
+	libPath string
+	libErr  error
+)
+
+// buildHalo compiles the bundled example into a temporary directory.
+func buildHalo(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "halo")
+	out, err := exec.Command("mpicc", "-O2", "-g", "-o", exe, "../../examples/halo.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// TestRecordHalo records the bundled example on 4 ranks under the real
+// logger and checks what cpath info makes of the logs.
+func TestRecordHalo(t *testing.T) {
+	lib := needMPI(t)
+	t.Setenv("CPATH_LOGGER", lib)
+	halo := buildHalo(t)
+	dir := filepath.Join(t.TempDir(), "logs")
+
+	const iters = 20
+	code, out, errs := runCLI(t, "record", "-o", dir, "-np", "4", "--oversubscribe", "--", halo, "20", "1000")
+	if code != 0 {
+		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "halo: 4 ranks, 20 iterations") {
+		t.Errorf("program output missing:\n%s", out)
+	}
+	if !strings.Contains(errs, "cpath: 4 log(s) in "+dir) {
+		t.Errorf("stderr:\n%s", errs)
+	}
+
+	code, out, errs = runCLI(t, "info", "--json", dir)
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, errs)
+	}
+	var s struct {
+		Size     int      `json:"size"`
+		Complete bool     `json:"complete"`
+		Problems []string `json:"problems"`
+		Exe      []string `json:"exe"`
+		Ranks    []struct {
+			Rank      int    `json:"rank"`
+			Calls     uint64 `json:"calls"`
+			BytesSent uint64 `json:"bytes_sent"`
+			End       string `json:"end"`
+		} `json:"ranks"`
+		Ops []struct {
+			Op    string `json:"op"`
+			Calls uint64 `json:"calls"`
+			Bytes uint64 `json:"bytes"`
+		} `json:"operations"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if s.Size != 4 || !s.Complete || len(s.Ranks) != 4 || len(s.Exe) != 1 || s.Exe[0] != halo {
+		t.Fatalf("info: size %d, complete %v (%q), %d ranks, exe %q", s.Size, s.Complete, s.Problems, len(s.Ranks), s.Exe)
+	}
+	// Init, iters × (Irecv, Irecv, Isend, Isend, Waitall, Allreduce), Finalize.
+	for _, r := range s.Ranks {
+		sent := uint64(2 * iters * 8) // two neighbours, one double each
+		if r.Rank == 0 || r.Rank == 3 {
+			sent /= 2 // MPI_PROC_NULL at the ends
+		}
+		if r.Calls != 2+6*iters || r.BytesSent != sent || r.End != "finalized" {
+			t.Errorf("rank %d: %d calls (want %d), %d bytes sent (want %d), %s", r.Rank, r.Calls, 2+6*iters, r.BytesSent, sent, r.End)
+		}
+	}
+	want := map[string]uint64{"MPI_Isend": 8 * iters, "MPI_Irecv": 8 * iters, "MPI_Waitall": 4 * iters, "MPI_Allreduce": 4 * iters}
+	for _, o := range s.Ops {
+		if n, ok := want[o.Op]; ok && n != o.Calls {
+			t.Errorf("%s: %d calls, want %d", o.Op, o.Calls, n)
+		}
+		delete(want, o.Op)
+	}
+	if len(want) > 0 {
+		t.Errorf("operations missing: %v", want)
+	}
+
+	// The text form too.
+	code, out, _ = runCLI(t, "info", dir)
+	if code != 0 || !strings.Contains(out, "complete:   yes") || !strings.Contains(out, "MPI_Allreduce") {
+		t.Errorf("info: exit %d\n%s", code, out)
+	}
+
+	// A second record into the same directory is refused.
+	code, _, errs = runCLI(t, "record", "-o", dir, "-np", "2", "--", halo, "2", "100")
+	if code != 1 || !strings.Contains(errs, "already holds 4 log(s)") {
+		t.Errorf("second record: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestRecordExitStatus checks that the program's exit status comes through
+// mpirun and cpath (halo exits 2 on bad arguments, after MPI_Finalize).
+func TestRecordExitStatus(t *testing.T) {
+	lib := needMPI(t)
+	t.Setenv("CPATH_LOGGER", lib)
+	halo := buildHalo(t)
+	dir := filepath.Join(t.TempDir(), "logs")
+	code, _, errs := runCLI(t, "record", "-o", dir, "-np", "2", "--", halo, "0")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "exited with status 2; 2 log(s) in "+dir) {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	if code, out, errs := runCLI(t, "info", dir); code != 0 || !strings.Contains(out, "complete:   yes") {
+		t.Errorf("info: exit %d, stderr %q\n%s", code, errs, out)
+	}
+}
