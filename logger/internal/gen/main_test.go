@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGeneratedUpToDate fails when mpi.sigs or trace's op table changed
+// without `go generate ./logger` being run and its output committed.
+func TestGeneratedUpToDate(t *testing.T) {
+	files, err := generate("mpi.sigs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("logger/%s is stale: run go generate ./logger", name)
+		}
+	}
+}
+
+// TestEverySpecCallWrapped checks the table against SPEC §2's list.
+func TestEverySpecCallWrapped(t *testing.T) {
+	fns, err := parse("mpi.sigs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{"MPI_Init": true, "MPI_Init_thread": true, "MPI_Finalize": true, "MPI_Abort": true, "MPI_Pcontrol": true} // lifecycle.c
+	for _, f := range fns {
+		have[f.name] = true
+	}
+	spec := `Send Ssend Bsend Rsend Recv Sendrecv Sendrecv_replace Isend Issend Ibsend Irsend Irecv
+		Send_init Ssend_init Recv_init Start Startall Request_free Wait Waitall Waitany Waitsome Test Testall
+		Testany Testsome Probe Barrier Bcast Reduce Allreduce Gather Gatherv Scatter Scatterv Allgather
+		Allgatherv Alltoall Alltoallv Alltoallw Reduce_scatter Reduce_scatter_block Scan Exscan Ibarrier Ibcast
+		Ireduce Iallreduce Igather Igatherv Iscatter Iscatterv Iallgather Iallgatherv Ialltoall Ialltoallv
+		Ialltoallw Ireduce_scatter Ireduce_scatter_block Iscan Iexscan Comm_dup Comm_idup Comm_split
+		Comm_split_type Comm_create Comm_create_group Cart_create Cart_sub Graph_create Dist_graph_create
+		Dist_graph_create_adjacent Intercomm_create Intercomm_merge Comm_free Psend_init Precv_init Pready
+		Pready_range Pready_list Parrived Init Init_thread Finalize Abort Pcontrol`
+	for _, n := range strings.Fields(spec) {
+		if !have["MPI_"+n] {
+			t.Errorf("MPI_%s is in SPEC §2 but not wrapped", n)
+		}
+	}
+}
