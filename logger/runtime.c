@@ -80,6 +80,13 @@ static inline cp_rec *cp_put(void) {
 	return r;
 }
 
+/* cp_reserve keeps a call and its sub-records in one buffer (unless they
+ * could never fit), so that a flush or a dying rank never splits them. */
+static inline void cp_reserve(int n) {
+	if (cp_n + n > CP_BUFRECS && n <= CP_BUFRECS)
+		cp_flush();
+}
+
 static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
 	cp_rec *r = cp_put();
 	r->op = (uint8_t)op;
@@ -446,6 +453,7 @@ void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int
 		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc) {
 	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
+	cp_reserve(2);
 	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
 	r->peer = cp_world_rank(c, dest, 1);
 	r->tag = sendtag;
@@ -490,6 +498,7 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 	cp_lock();
+	cp_reserve(1 + p->n);
 	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (op == CP_OP_START) {
 		if (p->n == 1 && p->ents[0].id) {
@@ -530,6 +539,7 @@ void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) 
 void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
 		 const MPI_Status *st, int rc) {
 	cp_lock();
+	cp_reserve(1 + ndone);
 	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	int k = 0;
 	for (int j = 0; j < ndone; j++) {
@@ -634,6 +644,8 @@ void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 	if (nc)
 		cp_comm_name(parent, newcomm, op, &leader, &counter);
 	cp_lock();
+	if (nc)
+		cp_reserve(1 + nc->size + nc->rsize);
 	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
 	r->seq = seq;
 	if (nc) {
@@ -653,6 +665,8 @@ void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, 
 		  MPI_Request req, int rc) {
 	cp_lock();
 	cp_comm *pc = cp_comm_get(parent);
+	if (pc)
+		cp_reserve(1 + pc->size + pc->rsize);
 	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
 	r->seq = pc ? ++pc->seq : 0;
 	if (rc == MPI_SUCCESS && pc && newcomm != MPI_COMM_NULL) {
@@ -843,6 +857,21 @@ static void cp_emergency(int status, int info) {
 	cp_on = 0;
 	cp_logging = 0;
 	int n = (cp_flushing && cp_flush_written) ? 0 : cp_n;
+	/* Another thread may be filling a record: keep only whole calls (a call
+	 * and all its sub-records), which the reader will accept. */
+	int good = 0;
+	while (good < n) {
+		const cp_rec *r = &cp_buf[good];
+		if (r->op <= CP_OP_MEMBER || good + 1 + (int)r->count > n)
+			break;
+		int k = 1;
+		while (k <= (int)r->count && cp_buf[good + k].op >= CP_OP_REQDONE && cp_buf[good + k].op <= CP_OP_MEMBER)
+			k++;
+		if (k <= (int)r->count)
+			break;
+		good += k;
+	}
+	n = good;
 	int64_t tick1 = cp_now(), ns1 = cp_mono_ns();
 	int64_t tick0 = cp_cal_tick, ns0 = cp_cal_ns;
 	if (tick1 == tick0) {
