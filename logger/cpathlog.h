@@ -72,9 +72,11 @@ static inline int64_t cp_now(void) {
 }
 
 #define CP_SKIP() (__builtin_expect(!cp_on || cp_depth, 0))
-/* Communicator constructors are recorded even while MPI_Pcontrol(0) pauses
- * logging: later calls on the communicator need its name and ranks. */
-#define CP_SKIP_COMM() (__builtin_expect(!cp_logging || cp_depth, 0))
+/* Some wrappers run even while MPI_Pcontrol(0) pauses logging: communicator
+ * constructors are recorded (later calls need the communicator's name and
+ * ranks), and completions keep the request table true without recording
+ * (a stale entry would be matched to a later request reusing the handle). */
+#define CP_SKIP_PAUSED() (__builtin_expect(!cp_logging || cp_depth, 0))
 #define CP_ENTER() (cp_depth++)
 #define CP_LEAVE() (cp_depth--)
 #define CP_CALLSITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))

@@ -527,6 +527,12 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 
 void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 	cp_lock();
+	if (!cp_on) {
+		if (p->n == 1 && p->ents[0].id)
+			cp_req_del(p->ents[0].h, p->ents[0].id);
+		cp_unlock();
+		return;
+	}
 	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (p->n == 1 && p->ents[0].id) {
 		r->req = p->ents[0].id;
@@ -539,6 +545,15 @@ void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) 
 void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
 		 const MPI_Status *st, int rc) {
 	cp_lock();
+	if (!cp_on) { /* paused: forget completed requests, record nothing */
+		for (int j = 0; j < ndone; j++) {
+			int i = idx ? idx[j] : j;
+			if (i >= 0 && i < p->n && p->ents[i].id && !p->ents[i].persistent)
+				cp_req_del(p->ents[i].h, p->ents[i].id);
+		}
+		cp_unlock();
+		return;
+	}
 	cp_reserve(1 + ndone);
 	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	int k = 0;

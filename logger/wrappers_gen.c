@@ -1306,7 +1306,7 @@ void mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) 
 void MPI_STARTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE()); }
 
 int MPI_Request_free(MPI_Request *request) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Request_free(request);
 	CP_ENTER();
 	const int OP = CP_OP_REQUEST_FREE;
@@ -1330,7 +1330,7 @@ static void cpf_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs)
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_request_free_(request, ierr);
 		return;
 	}
@@ -1354,7 +1354,7 @@ void mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(
 void MPI_REQUEST_FREE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE()); }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Wait(request, status);
 	CP_ENTER();
 	const int OP = CP_OP_WAIT;
@@ -1380,7 +1380,7 @@ static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, ui
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_wait_(request, status, ierr);
 		return;
 	}
@@ -1409,7 +1409,7 @@ void mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wai
 void MPI_WAIT(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE()); }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	CP_ENTER();
 	const int OP = CP_OP_WAITALL;
@@ -1438,7 +1438,7 @@ static void cpf_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_waitall_(count, array_of_requests, array_of_statuses, ierr);
 		return;
 	}
@@ -1469,7 +1469,7 @@ void mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_o
 void MPI_WAITALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE()); }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Waitany(count, array_of_requests, index, status);
 	CP_ENTER();
 	const int OP = CP_OP_WAITANY;
@@ -1499,7 +1499,7 @@ static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_waitany_(count, array_of_requests, index, status, ierr);
 		return;
 	}
@@ -1534,7 +1534,7 @@ void mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, 
 void MPI_WAITANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE()); }
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	CP_ENTER();
 	const int OP = CP_OP_WAITSOME;
@@ -1567,7 +1567,7 @@ static void cpf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_waitsome_(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr);
 		return;
 	}
@@ -1603,7 +1603,7 @@ void mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outc
 void MPI_WAITSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Test(request, flag, status);
 	CP_ENTER();
 	const int OP = CP_OP_TEST;
@@ -1631,7 +1631,7 @@ static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MP
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_test_(request, flag, status, ierr);
 		return;
 	}
@@ -1662,7 +1662,7 @@ void mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ier
 void MPI_TEST(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE()); }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	CP_ENTER();
 	const int OP = CP_OP_TESTALL;
@@ -1693,7 +1693,7 @@ static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_testall_(count, array_of_requests, flag, array_of_statuses, ierr);
 		return;
 	}
@@ -1726,7 +1726,7 @@ void mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, M
 void MPI_TESTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE()); }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Testany(count, array_of_requests, index, flag, status);
 	CP_ENTER();
 	const int OP = CP_OP_TESTANY;
@@ -1758,7 +1758,7 @@ static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_testany_(count, array_of_requests, index, flag, status, ierr);
 		return;
 	}
@@ -1795,7 +1795,7 @@ void mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, 
 void MPI_TESTANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE()); }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
-	if (CP_SKIP())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	CP_ENTER();
 	const int OP = CP_OP_TESTSOME;
@@ -1828,7 +1828,7 @@ static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_testsome_(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr);
 		return;
 	}
@@ -4164,7 +4164,7 @@ void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
 void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_dup(comm, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_DUP;
@@ -4187,7 +4187,7 @@ static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_dup_(comm, newcomm, ierr);
 		return;
 	}
@@ -4210,7 +4210,7 @@ void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_c
 void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_idup(comm, newcomm, request);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_IDUP;
@@ -4235,7 +4235,7 @@ static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_idup_(comm, newcomm, request, ierr);
 		return;
 	}
@@ -4260,7 +4260,7 @@ void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fin
 void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_SPLIT;
@@ -4287,7 +4287,7 @@ static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, M
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_split_(comm, color, key, newcomm, ierr);
 		return;
 	}
@@ -4314,7 +4314,7 @@ void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *ne
 void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_SPLIT_TYPE;
@@ -4343,7 +4343,7 @@ static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fi
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_split_type_(comm, split_type, key, info, newcomm, ierr);
 		return;
 	}
@@ -4372,7 +4372,7 @@ void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MP
 void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_create(comm, group, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_CREATE;
@@ -4397,7 +4397,7 @@ static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newco
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_create_(comm, group, newcomm, ierr);
 		return;
 	}
@@ -4422,7 +4422,7 @@ void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fin
 void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_CREATE_GROUP;
@@ -4449,7 +4449,7 @@ static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_create_group_(comm, group, tag, newcomm, ierr);
 		return;
 	}
@@ -4476,7 +4476,7 @@ void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_F
 void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
 	CP_ENTER();
 	const int OP = CP_OP_CART_CREATE;
@@ -4507,7 +4507,7 @@ static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *d
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_cart_create_(comm_old, ndims, dims, periods, reorder, comm_cart, ierr);
 		return;
 	}
@@ -4538,7 +4538,7 @@ void mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fi
 void MPI_CART_CREATE(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Cart_sub(comm, remain_dims, newcomm);
 	CP_ENTER();
 	const int OP = CP_OP_CART_SUB;
@@ -4563,7 +4563,7 @@ static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *ne
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_cart_sub_(comm, remain_dims, newcomm, ierr);
 		return;
 	}
@@ -4588,7 +4588,7 @@ void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_
 void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	CP_ENTER();
 	const int OP = CP_OP_GRAPH_CREATE;
@@ -4619,7 +4619,7 @@ static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_graph_create_(comm_old, nnodes, index, edges, reorder, comm_graph, ierr);
 		return;
 	}
@@ -4650,7 +4650,7 @@ void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI
 void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 	CP_ENTER();
 	const int OP = CP_OP_DIST_GRAPH_CREATE;
@@ -4687,7 +4687,7 @@ static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_dist_graph_create_(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr);
 		return;
 	}
@@ -4724,7 +4724,7 @@ void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, M
 void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	CP_ENTER();
 	const int OP = CP_OP_DIST_GRAPH_CREATE_ADJACENT;
@@ -4763,7 +4763,7 @@ static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *ind
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_dist_graph_create_adjacent_(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr);
 		return;
 	}
@@ -4802,7 +4802,7 @@ void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_
 void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 	CP_ENTER();
 	const int OP = CP_OP_INTERCOMM_CREATE;
@@ -4833,7 +4833,7 @@ static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leade
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_intercomm_create_(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr);
 		return;
 	}
@@ -4864,7 +4864,7 @@ void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint
 void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 	CP_ENTER();
 	const int OP = CP_OP_INTERCOMM_MERGE;
@@ -4889,7 +4889,7 @@ static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_intercomm_merge_(intercomm, high, newintracomm, ierr);
 		return;
 	}
@@ -4914,7 +4914,7 @@ void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintra
 void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
 
 int MPI_Comm_free(MPI_Comm *comm) {
-	if (CP_SKIP_COMM())
+	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_free(comm);
 	CP_ENTER();
 	const int OP = CP_OP_COMM_FREE;
@@ -4935,7 +4935,7 @@ static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 		*ierr = MPI_ERR_INTERN;
 		return;
 	}
-	if (CP_SKIP_COMM()) {
+	if (CP_SKIP_PAUSED()) {
 		pmpi_comm_free_(comm, ierr);
 		return;
 	}

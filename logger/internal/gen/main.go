@@ -369,8 +369,8 @@ func genC(w *bytes.Buffer, f fn) {
 
 // skip is the test for passing a call through unlogged.
 func skip(f fn) string {
-	if strings.HasPrefix(f.family, "comm") {
-		return "CP_SKIP_COMM()"
+	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" {
+		return "CP_SKIP_PAUSED()"
 	}
 	return "CP_SKIP()"
 }
