@@ -1,0 +1,142 @@
+// Package graph reads a run's logs, puts every rank's events on one
+// timeline, matches point-to-point messages and collective instances as MPI
+// does, and builds the program activity graph (PAG) of SPEC §3 in flat
+// arrays, together with the waits that shaped it.
+//
+// Each logged call c gives two vertices, S(c) = 2c (enter) and E(c) = 2c+1
+// (leave). Every vertex has at most one incoming edge, because the critical
+// path never waits (paper §2): S(c) is entered from the previous call of its
+// thread (a program edge: computation); E(c) from S(c) (a call edge) unless
+// the call waited, in which case it is entered from the start of what it
+// waited for on another rank (the remote cause: the matching send of a late
+// sender, the receive of a late receiver, the last member to arrive at a
+// collective, the root of a broadcast). Edge weights are time differences,
+// so the longest path to the run's last event walks back through the causes
+// of every wait and its length is the run time, up to clock error.
+package graph
+
+import "github.com/cpath/cpath/trace"
+
+// EdgeKind says what an edge of the PAG stands for.
+type EdgeKind uint8
+
+const (
+	EdgeNone         EdgeKind = iota
+	EdgeProgram               // E(c_i) → S(c_i+1) on one thread: computation
+	EdgeCall                  // S(c) → E(c): inside an MPI call that did not wait
+	EdgeLateSender            // S(send) → E(completion of the receive that waited for it)
+	EdgeLateReceiver          // S(receive) → E(completion of a send that waited for it)
+	EdgeCollective            // S(cause) → E(member) of a collective
+)
+
+var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective"}
+
+func (k EdgeKind) String() string { return edgeNames[k] }
+
+// WaitKind is a Scalasca wait-state pattern.
+type WaitKind uint8
+
+const (
+	LateSender WaitKind = iota
+	LateReceiver
+	WaitAtBarrier
+	WaitAtNxN
+	LateBroadcast
+	EarlyReduce
+	NumWaitKinds
+)
+
+var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N x N", "Late Broadcast", "Early Reduce"}
+
+func (k WaitKind) String() string { return waitNames[k] }
+
+// Wait is a call that waited for another rank.
+type Wait struct {
+	Call       int32 // the call that waited
+	Cause      int32 // the call on another rank it waited for
+	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
+	Kind       WaitKind
+	WrongOrder bool // Late Sender while a message sent earlier to this rank was received later
+}
+
+// Collective is one instance of a collective operation: its members' calls
+// are CollPost[First:First+N] (the call that started it on each member) and
+// CollDone[...] (the call that completed it: the same for blocking ones).
+type Collective struct {
+	Op    trace.Op
+	Comm  int32
+	Seq   uint32
+	Root  int32 // world rank, -1 for unrooted
+	First int32
+	N     int32
+}
+
+// CommInfo is a communicator of the run, shared by all ranks' tables.
+type CommInfo struct {
+	Name    string
+	Members []int32 // world ranks in local rank order (one side's view for intercommunicators)
+}
+
+// PAG is the program activity graph of a run with its calls, messages,
+// collectives and waits. Calls are numbered by rank, then in log order.
+type PAG struct {
+	Ranks     int
+	RunID     string
+	RankStart []int32 // rank r's calls are [RankStart[r], RankStart[r+1])
+
+	// Calls, struct of arrays. Times are global ns, after clock correction.
+	Op       []trace.Op
+	Thread   []uint16
+	Start    []int64
+	End      []int64
+	CallSite []uint64
+	Comm     []int32 // index in Comms, -1 for none
+	Bytes    []uint64
+	Prev     []int32 // the previous call of the same thread, -1 for the first
+
+	// The one incoming edge of each vertex (2c: S(c), 2c+1: E(c)); Pred is
+	// -1 for the first vertex of each thread.
+	Pred     []int32
+	PredW    []int64
+	PredKind []EdgeKind
+
+	Waits    []Wait
+	Colls    []Collective
+	CollPost []int32
+	CollDone []int32
+	Comms    []CommInfo
+
+	Messages        int      // matched point-to-point messages
+	Unmatched       int      // sends and receives left without a partner
+	ClockViolations int      // receives that ended before their send started (corrected)
+	Target          int32    // the vertex with the latest time: where the critical path ends
+	T0, T1          int64    // earliest and latest event
+	Exe             []string // per rank, for symbolising call sites
+	LoadAddress     []uint64
+	Notes           []string
+}
+
+// NumCalls is the number of logged calls.
+func (g *PAG) NumCalls() int { return len(g.Op) }
+
+// Rank returns the rank that made call c.
+func (g *PAG) Rank(c int32) int {
+	lo, hi := 0, g.Ranks
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if g.RankStart[m] <= c {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Time returns the time of vertex v.
+func (g *PAG) Time(v int32) int64 {
+	if v&1 == 0 {
+		return g.Start[v>>1]
+	}
+	return g.End[v>>1]
+}

@@ -1,0 +1,136 @@
+// Package report turns an analysed run (the PAG from graph/, the critical
+// path from cpath/, the metrics from imbalance/) into what people read: the
+// text report, the JSON report whose keys SPEC §4 fixes, and the DOT graph.
+package report
+
+// Report is the analysis of one run. Its JSON keys are a stable interface
+// (SPEC §4): add keys, never rename or remove them.
+type Report struct {
+	RuntimeNs    int64        `json:"runtime_ns"` // earliest first event to latest last event, global clock
+	CriticalPath CriticalPath `json:"critical_path"`
+	Processes    []Process    `json:"processes"`
+	Totals       Totals       `json:"totals"`
+	Calls        []Collective `json:"calls"`
+	Waitstates   Waitstates   `json:"waitstates"`
+	Run          RunInfo      `json:"run"`
+}
+
+// RunInfo says what was analysed and what had to be skipped or corrected.
+type RunInfo struct {
+	LogDir          string   `json:"log_dir"`
+	RunID           string   `json:"run_id"`
+	Ranks           int      `json:"ranks"`
+	Calls           int      `json:"calls"`
+	Messages        int      `json:"messages"`          // matched point-to-point messages
+	Unmatched       int      `json:"unmatched"`         // sends or receives without a partner in the logs
+	ClockViolations int      `json:"clock_violations"`  // receives that ended before their send started, corrected
+	Skipped         []string `json:"skipped,omitempty"` // what an incomplete run could not analyse
+}
+
+// CriticalPath is the longest path to the run's last event.
+type CriticalPath struct {
+	Algo     string `json:"algo"`
+	LengthNs int64  `json:"length_ns"`
+	// DiffNs is LengthNs - RuntimeNs: clock error and ranks' start skew.
+	DiffNs   int64       `json:"diff_ns"`
+	Segments []Segment   `json:"segments"`
+	ByRank   []RankShare `json:"by_rank"`
+	ByOp     []OpShare   `json:"by_op"`
+}
+
+// Segment is a stretch of the critical path on one rank.
+type Segment struct {
+	Rank     int    `json:"rank"`
+	Kind     string `json:"kind"` // "compute" (between calls), "mpi" (inside a call), "transfer" (to another rank)
+	Op       string `json:"op"`   // the MPI call (compute: the call that ends the stretch)
+	StartNs  int64  `json:"start_ns"`
+	EndNs    int64  `json:"end_ns"`
+	Callsite string `json:"callsite"` // "0x4011d6" or "file.c:42" when symbolised
+}
+
+// RankShare is how much of the critical path runs on one rank.
+type RankShare struct {
+	Rank       int     `json:"rank"`
+	ComputeNs  int64   `json:"compute_ns"`
+	MPINs      int64   `json:"mpi_ns"`
+	TransferNs int64   `json:"transfer_ns"` // transfers that arrive on this rank
+	Share      float64 `json:"share"`       // of LengthNs
+}
+
+// OpShare is how much of the critical path one MPI operation (or
+// "computation") accounts for.
+type OpShare struct {
+	Op    string  `json:"op"`
+	Ns    int64   `json:"ns"`
+	Count int     `json:"count"`
+	Share float64 `json:"share"`
+}
+
+// Process is a row of the paper's per-process statistics table (§5.3).
+type Process struct {
+	Rank             int     `json:"rank"`
+	ProgramTimeNs    int64   `json:"program_time_ns"`         // first to last event of the rank
+	GraphTimeNs      int64   `json:"graph_time_ns"`           // analyzer time spent on this rank's part
+	TotalTimeNs      int64   `json:"total_time_ns"`           // program + graph
+	TotalExecutionNs int64   `json:"total_execution_time_ns"` // Σ execution of its collectives + computation
+	TotalWaitNs      int64   `json:"total_wait_time_ns"`      // Σ wait before + after of its collectives
+	Imbalance        float64 `json:"imbalance"`
+	NumCalls         int     `json:"num_calls"`
+	NumNodes         int     `json:"num_nodes"`
+	NumEdges         int     `json:"num_edges"`
+}
+
+// Totals is the last row of the per-process table: the program's figures.
+type Totals struct {
+	ProgramTimeNs    int64   `json:"program_time_ns"`
+	GraphTimeNs      int64   `json:"graph_time_ns"`
+	TotalTimeNs      int64   `json:"total_time_ns"`
+	TotalExecutionNs int64   `json:"total_execution_time_ns"`
+	TotalWaitNs      int64   `json:"total_wait_time_ns"`
+	Imbalance        float64 `json:"imbalance"`
+	NumCalls         int     `json:"num_calls"`
+	NumNodes         int     `json:"num_nodes"`
+	NumEdges         int     `json:"num_edges"`
+}
+
+// Collective is one collective instance's imbalance (paper §5.2), summed
+// over its members: wait_before = Σ (t_start_max - t_start[r]), wait_after
+// = Σ (t_end[r] - t_end_min), execution = t_end_min - t_start_max.
+type Collective struct {
+	Op           string  `json:"op"`
+	Comm         string  `json:"comm"`
+	Seq          int     `json:"seq"`
+	Members      int     `json:"members"`
+	WaitBeforeNs int64   `json:"wait_before_ns"`
+	WaitAfterNs  int64   `json:"wait_after_ns"`
+	ExecutionNs  int64   `json:"execution_ns"`
+	Imbalance    float64 `json:"imbalance"`
+	LastRank     int     `json:"last_rank"` // the member that arrived last
+}
+
+// Waitstates are Scalasca's wait-state patterns, in ns, with breakdowns.
+type Waitstates struct {
+	LateSenderNs    int64           `json:"late_sender_ns"`
+	LateReceiverNs  int64           `json:"late_receiver_ns"`
+	WrongOrderNs    int64           `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
+	WaitAtBarrierNs int64           `json:"wait_at_barrier_ns"`
+	WaitAtNxNNs     int64           `json:"wait_at_nxn_ns"`
+	LateBroadcastNs int64           `json:"late_broadcast_ns"`
+	EarlyReduceNs   int64           `json:"early_reduce_ns"`
+	ByRank          []WaitBreakdown `json:"by_rank"`
+	ByOp            []WaitBreakdown `json:"by_op"`
+	ByComm          []WaitBreakdown `json:"by_comm"`
+}
+
+// WaitBreakdown is the wait-state time of one rank, operation or
+// communicator (Key is "3", "MPI_Recv" or "S1.1").
+type WaitBreakdown struct {
+	Key             string `json:"key"`
+	LateSenderNs    int64  `json:"late_sender_ns"`
+	LateReceiverNs  int64  `json:"late_receiver_ns"`
+	WrongOrderNs    int64  `json:"wrong_order_ns"`
+	WaitAtBarrierNs int64  `json:"wait_at_barrier_ns"`
+	WaitAtNxNNs     int64  `json:"wait_at_nxn_ns"`
+	LateBroadcastNs int64  `json:"late_broadcast_ns"`
+	EarlyReduceNs   int64  `json:"early_reduce_ns"`
+}
