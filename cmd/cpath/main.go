@@ -41,20 +41,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o analyzeOpts
 	root := &cobra.Command{
-		Use:   "cpath",
+		Use:   "cpath [flags] LOGDIR",
 		Short: "Post-mortem critical-path analyzer for MPI programs",
 		Long: `cpath records the MPI calls of an unmodified MPI program with a preloaded
 logger (libcpathlog.so), one log per rank, for post-mortem analysis.
 
   cpath record -o LOGDIR -np 4 -- ./app ARGS   run ./app under mpirun with the logger
-  cpath info LOGDIR                            summarise what was recorded`,
+  cpath info LOGDIR                            summarise what was recorded
+  cpath LOGDIR  (or cpath analyze LOGDIR)      critical path, imbalance, wait states`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("want one LOGDIR, got %d arguments (see cpath --help)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return runAnalyze(o, args[0], stdout)
+		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRecordCmd(), newInfoCmd(), newLoggerPathCmd(), newVersionCmd())
+	addAnalyzeFlags(root, &o)
+	root.AddCommand(newAnalyzeCmd(stdout), newRecordCmd(), newInfoCmd(), newLoggerPathCmd(), newVersionCmd())
 	return root
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/report"
+	"github.com/spf13/cobra"
+)
+
+type analyzeOpts struct {
+	algo  string
+	delta int64
+	json  string
+	dot   string
+	top   int
+}
+
+// addAnalyzeFlags puts the analysis flags on cmd: both the root command
+// (cpath LOGDIR) and cpath analyze LOGDIR take them.
+func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
+	f := cmd.Flags()
+	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm: dag (exact, sequential reference), dijkstra, delta")
+	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns for --algo=delta (0: derived from the edge weights)")
+	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
+	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
+	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
+}
+
+func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
+	var o analyzeOpts
+	cmd := &cobra.Command{
+		Use:   "analyze [flags] LOGDIR",
+		Short: "Find the critical path, imbalance and wait states of a recorded run",
+		Long: `analyze reads the logs of one run (the *.cplog files in LOGDIR), builds its
+program activity graph, finds the critical path and reports where the run
+time goes: which ranks, MPI calls and stretches of computation bound it, and
+how much is lost to imbalance and waiting. "cpath LOGDIR" is the same.
+
+Run it as one process, or as an MPI job (mpirun -np P cpath analyze LOGDIR).`,
+		Args: exactArgs(1, "LOGDIR"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAnalyze(o, args[0], stdout) },
+	}
+	addAnalyzeFlags(cmd, &o)
+	return cmd
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%s: want %s (see cpath %s --help)", cmd.Name(), what, cmd.Name())
+		}
+		return nil
+	}
+}
+
+// runAnalyze analyses LOGDIR. Under mpirun, rank 0 does the work for now
+// and the other ranks wait for its outcome, so a failure ends every rank.
+func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
+	switch o.algo {
+	case "dag", "dijkstra", "delta":
+	default:
+		return fmt.Errorf("--algo=%s: unknown algorithm (dag, dijkstra, delta)", o.algo)
+	}
+	w := joinWorld()
+	defer w.leave()
+	if w.rank != 0 {
+		return w.await()
+	}
+	err := analyze(o, dir, stdout)
+	w.publish(err)
+	return err
+}
+
+func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
+	t0 := time.Now()
+	run, err := graph.Load(dir)
+	if err != nil {
+		return err
+	}
+	g, err := graph.Build(run)
+	if err != nil {
+		return err
+	}
+	run = nil
+	gt := time.Since(t0)
+	cg := cpath.FromPAG(g)
+	var res *cpath.Result
+	switch o.algo {
+	case "dag":
+		res, err = cpath.DAG(cg, g.Target)
+	case "dijkstra":
+		res, err = cpath.Dijkstra(cg, g.Target)
+	case "delta":
+		d := o.delta
+		if d <= 0 {
+			d = cpath.DefaultDelta(cg)
+		}
+		res, err = cpath.DeltaStepping(cg, g.Target, d)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", dir, err)
+	}
+	sym := report.NewSymbolizer(g)
+	rep := report.Build(&report.Input{Dir: dir, PAG: g, Path: res.Path, Algo: o.algo,
+		Imbalance: imbalance.Analyze(g), GraphTime: gt, Symbolize: sym.Lookup})
+	if o.dot != "" {
+		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, g, res.Path) }); err != nil {
+			return err
+		}
+	}
+	if o.json != "" {
+		if err := writeTo(o.json, stdout, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(rep)
+		}); err != nil {
+			return err
+		}
+		if o.json == "-" {
+			return nil
+		}
+	}
+	if o.dot == "-" {
+		return nil
+	}
+	bw := bufio.NewWriter(stdout)
+	report.WriteText(bw, rep, o.top)
+	return bw.Flush()
+}
+
+// writeTo writes to the file name, or to stdout for "-".
+func writeTo(name string, stdout io.Writer, write func(io.Writer) error) error {
+	if name == "-" {
+		bw := bufio.NewWriter(stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,193 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/trace"
+)
+
+// Computation is the name by_op uses for time outside MPI.
+const Computation = "computation"
+
+// Input is everything a report is made of.
+type Input struct {
+	Dir       string
+	PAG       *graph.PAG
+	Path      cpath.Path
+	Algo      string
+	Imbalance *imbalance.Result
+	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
+	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
+}
+
+// Build assembles the report.
+func Build(in *Input) *Report {
+	g := in.PAG
+	r := &Report{RuntimeNs: g.T1 - g.T0}
+	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: g.NumCalls(), Messages: g.Messages,
+		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, Skipped: g.Notes}
+	if r.Run.Skipped == nil {
+		r.Run.Skipped = []string{}
+	}
+	r.CriticalPath = criticalPath(in)
+	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
+	im := in.Imbalance
+	total := int64(in.GraphTime)
+	for _, p := range im.Processes {
+		gt := int64(0)
+		if g.NumCalls() > 0 {
+			gt = total * int64(p.Calls) / int64(g.NumCalls())
+		}
+		r.Processes = append(r.Processes, Process{Rank: p.Rank, ProgramTimeNs: p.ProgramNs, GraphTimeNs: gt,
+			TotalTimeNs: p.ProgramNs + gt, TotalExecutionNs: p.ExecNs + p.ComputeNs, TotalWaitNs: p.WaitNs,
+			Imbalance: p.Imbalance, NumCalls: p.Calls, NumNodes: p.Nodes, NumEdges: p.Edges})
+	}
+	t := im.Program
+	r.Totals = Totals{ProgramTimeNs: t.ProgramNs, GraphTimeNs: total, TotalTimeNs: t.ProgramNs + total,
+		TotalExecutionNs: t.ExecNs + t.ComputeNs, TotalWaitNs: t.WaitNs, Imbalance: t.Imbalance,
+		NumCalls: t.Calls, NumNodes: t.Nodes, NumEdges: t.Edges}
+	r.Calls = make([]Collective, 0, len(im.Instances))
+	for _, x := range im.Instances {
+		c := &g.Colls[x.Coll]
+		r.Calls = append(r.Calls, Collective{Op: c.Op.String(), Comm: g.Comms[c.Comm].Name, Seq: int(c.Seq),
+			Members: int(c.N), WaitBeforeNs: x.WaitBefore, WaitAfterNs: x.WaitAfter, ExecutionNs: x.Execution,
+			Imbalance: x.Imbalance, LastRank: x.LastRank})
+	}
+	r.Waitstates = waitstates(g, im)
+	return r
+}
+
+func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
+	return WaitBreakdown{Key: key, LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
+		WrongOrderNs: w.WrongOrder, WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
+		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}
+}
+
+func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
+	t := breakdown("", &im.Waits)
+	ws := Waitstates{LateSenderNs: t.LateSenderNs, LateReceiverNs: t.LateReceiverNs, WrongOrderNs: t.WrongOrderNs,
+		WaitAtBarrierNs: t.WaitAtBarrierNs, WaitAtNxNNs: t.WaitAtNxNNs, LateBroadcastNs: t.LateBroadcastNs,
+		EarlyReduceNs: t.EarlyReduceNs, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
+	for rank := range im.ByRank {
+		ws.ByRank = append(ws.ByRank, breakdown(strconv.Itoa(rank), &im.ByRank[rank]))
+	}
+	ops := make([]trace.Op, 0, len(im.ByOp))
+	for op := range im.ByOp {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	for _, op := range ops {
+		ws.ByOp = append(ws.ByOp, breakdown(op.String(), im.ByOp[op]))
+	}
+	comms := make([]int32, 0, len(im.ByComm))
+	for c := range im.ByComm {
+		comms = append(comms, c)
+	}
+	slices.Sort(comms)
+	for _, c := range comms {
+		name := "(none)"
+		if c >= 0 {
+			name = g.Comms[c].Name
+		}
+		ws.ByComm = append(ws.ByComm, breakdown(name, im.ByComm[c]))
+	}
+	return ws
+}
+
+// criticalPath turns the path's vertices into segments and profiles.
+func criticalPath(in *Input) CriticalPath {
+	g := in.PAG
+	cp := CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: []Segment{}}
+	byRank := make([]RankShare, g.Ranks)
+	for i := range byRank {
+		byRank[i].Rank = i
+	}
+	type opAcc struct {
+		ns    int64
+		count int
+	}
+	byOp := map[string]*opAcc{}
+	acc := func(op string, ns int64) {
+		if byOp[op] == nil {
+			byOp[op] = &opAcc{}
+		}
+		byOp[op].ns += ns
+		byOp[op].count++
+	}
+	vs := in.Path.Vertices
+	for i := 1; i < len(vs); i++ {
+		u, v := vs[i-1], vs[i]
+		cu, cv := u>>1, v>>1
+		rv := g.Rank(cv)
+		seg := Segment{Rank: rv, Op: g.Op[cv].String(), StartNs: g.Time(u) - g.T0, EndNs: g.Time(v) - g.T0,
+			Callsite: callsite(in, rv, g.CallSite[cv])}
+		ns := g.Time(v) - g.Time(u)
+		switch {
+		case g.Rank(cu) != rv:
+			seg.Kind = "transfer"
+			byRank[rv].TransferNs += ns
+			acc(seg.Op, ns)
+		case u&1 == 1: // E(c) → S(next): between calls
+			seg.Kind = "compute"
+			byRank[rv].ComputeNs += ns
+			acc(Computation, ns)
+		default:
+			seg.Kind = "mpi"
+			byRank[rv].MPINs += ns
+			acc(seg.Op, ns)
+		}
+		cp.Segments = append(cp.Segments, seg)
+	}
+	for i := range byRank {
+		b := &byRank[i]
+		if cp.LengthNs > 0 {
+			b.Share = float64(b.ComputeNs+b.MPINs+b.TransferNs) / float64(cp.LengthNs)
+		}
+	}
+	cp.ByRank = byRank
+	for op, a := range byOp {
+		s := OpShare{Op: op, Ns: a.ns, Count: a.count}
+		if cp.LengthNs > 0 {
+			s.Share = float64(a.ns) / float64(cp.LengthNs)
+		}
+		cp.ByOp = append(cp.ByOp, s)
+	}
+	slices.SortFunc(cp.ByOp, func(a, b OpShare) int {
+		if a.Ns != b.Ns {
+			if a.Ns > b.Ns {
+				return -1
+			}
+			return 1
+		}
+		if a.Op < b.Op {
+			return -1
+		}
+		return 1
+	})
+	if cp.ByOp == nil {
+		cp.ByOp = []OpShare{}
+	}
+	return cp
+}
+
+func callsite(in *Input, rank int, pc uint64) string {
+	if pc == 0 {
+		return ""
+	}
+	if in.Symbolize != nil {
+		if s := in.Symbolize(rank, pc); s != "" {
+			return s
+		}
+	}
+	off := pc - in.PAG.LoadAddress[rank]
+	if in.PAG.LoadAddress[rank] > pc {
+		off = pc
+	}
+	return fmt.Sprintf("0x%x", off)
+}

@@ -1,0 +1,191 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText writes the report for people: where the critical path runs,
+// what is lost to imbalance and waiting, and the per-process table. Tables
+// show at most top rows.
+func WriteText(w io.Writer, r *Report, top int) {
+	if top <= 0 {
+		top = 10
+	}
+	cp := &r.CriticalPath
+	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
+	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error and start skew)\n\n",
+		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
+
+	fmt.Fprintln(w, "Where the critical path runs, by rank:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tcomputation\tin MPI\ttransfers\tshare\t")
+	ranks := slices.Clone(cp.ByRank)
+	slices.SortFunc(ranks, func(a, b RankShare) int { return cmpF(b.Share, a.Share) })
+	for i, b := range ranks {
+		if i == top {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\n", len(ranks)-top)
+			break
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", b.Rank, ns(b.ComputeNs), ns(b.MPINs), ns(b.TransferNs), pct(b.Share))
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nBy operation (computation is time between MPI calls):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "operation\ttime\tshare\tsegments\t")
+	for i, o := range cp.ByOp {
+		if i == top {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t\n", o.Op, ns(o.Ns), pct(o.Share), o.Count)
+	}
+	tw.Flush()
+
+	// The longest stretches of computation on the path, by call site.
+	type stretch struct {
+		rank  int
+		site  string
+		ns    int64
+		count int
+	}
+	agg := map[string]*stretch{}
+	for _, s := range cp.Segments {
+		if s.Kind != "compute" {
+			continue
+		}
+		k := fmt.Sprintf("%d %s", s.Rank, s.Callsite)
+		if agg[k] == nil {
+			agg[k] = &stretch{rank: s.Rank, site: s.Callsite}
+		}
+		agg[k].ns += s.EndNs - s.StartNs
+		agg[k].count++
+	}
+	var sts []*stretch
+	for _, s := range agg {
+		sts = append(sts, s)
+	}
+	slices.SortFunc(sts, func(a, b *stretch) int {
+		if a.ns != b.ns {
+			return cmpI(b.ns, a.ns)
+		}
+		return strings.Compare(fmt.Sprint(a.rank, a.site), fmt.Sprint(b.rank, b.site))
+	})
+	if len(sts) > 0 {
+		fmt.Fprintln(w, "\nComputation on the critical path, by rank and the call that ends it:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "rank\tbefore the call at\ttime\tshare\tstretches\t")
+		for i, s := range sts {
+			if i == top {
+				break
+			}
+			share := 0.0
+			if cp.LengthNs > 0 {
+				share = float64(s.ns) / float64(cp.LengthNs)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t\n", s.rank, orDash(s.site), ns(s.ns), pct(share), s.count)
+		}
+		tw.Flush()
+	}
+
+	ws := &r.Waitstates
+	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, x := range []struct {
+		name string
+		v    int64
+	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
+		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs}} {
+		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
+	}
+	tw.Flush()
+	byRank := slices.Clone(ws.ByRank)
+	slices.SortFunc(byRank, func(a, b WaitBreakdown) int { return cmpI(waitSum(b), waitSum(a)) })
+	if len(byRank) > 0 && waitSum(byRank[0]) > 0 {
+		fmt.Fprintln(w, "\nRanks that waited most:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t")
+		for i, b := range byRank {
+			if i == top || waitSum(b) == 0 {
+				break
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
+				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs))
+		}
+		tw.Flush()
+	}
+
+	calls := slices.Clone(r.Calls)
+	slices.SortFunc(calls, func(a, b Collective) int { return cmpI(b.WaitBeforeNs+b.WaitAfterNs, a.WaitBeforeNs+a.WaitAfterNs) })
+	if len(calls) > 0 {
+		fmt.Fprintln(w, "\nMost imbalanced collective calls (waits summed over members):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\tlast to arrive\t")
+		for i, c := range calls {
+			if i == top {
+				break
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\trank %d\t\n", c.Op, c.Comm, c.Seq, ns(c.WaitBeforeNs), ns(c.WaitAfterNs), ns(c.ExecutionNs), c.Imbalance, c.LastRank)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(w, "\nPer-process statistics (paper §5.3; times in seconds):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tprogram_time\tgraph_time\ttotal_time\ttotal_execution_time\ttotal_wait_time\timbalance\tnum_calls\tnum_nodes\tnum_edges\t")
+	for i, p := range r.Processes {
+		if i == top && len(r.Processes) > top+1 {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\t\t\t\t\n", len(r.Processes)-top)
+			break
+		}
+		fmt.Fprintf(tw, "%d\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%d\t%d\t%d\t\n", p.Rank, sec(p.ProgramTimeNs), sec(p.GraphTimeNs), sec(p.TotalTimeNs),
+			sec(p.TotalExecutionNs), sec(p.TotalWaitNs), p.Imbalance, p.NumCalls, p.NumNodes, p.NumEdges)
+	}
+	t := r.Totals
+	fmt.Fprintf(tw, "total\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%.9f\t%d\t%d\t%d\t\n", sec(t.ProgramTimeNs), sec(t.GraphTimeNs), sec(t.TotalTimeNs),
+		sec(t.TotalExecutionNs), sec(t.TotalWaitNs), t.Imbalance, t.NumCalls, t.NumNodes, t.NumEdges)
+	tw.Flush()
+
+	if r.Run.ClockViolations > 0 || r.Run.Unmatched > 0 || len(r.Run.Skipped) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, s := range r.Run.Skipped {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}
+
+func waitSum(b WaitBreakdown) int64 {
+	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs
+}
+
+func ns(v int64) string {
+	d := time.Duration(v)
+	switch {
+	case v == 0:
+		return "0"
+	case d < time.Microsecond && d > -time.Microsecond:
+		return fmt.Sprintf("%d ns", v)
+	case d < time.Millisecond && d > -time.Millisecond:
+		return fmt.Sprintf("%.1f µs", float64(v)/1e3)
+	case d < time.Second && d > -time.Second:
+		return fmt.Sprintf("%.2f ms", float64(v)/1e6)
+	}
+	return fmt.Sprintf("%.3f s", float64(v)/1e9)
+}
+
+func sec(v int64) float64  { return float64(v) / 1e9 }
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+func cmpI(a, b int64) int  { return int(min(max(a-b, -1), 1)) }
+func cmpF(a, b float64) int {
+	return map[bool]int{true: -1, false: 1}[a < b] * map[bool]int{true: 0, false: 1}[a == b]
+}
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
