@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cpath/cpath/cpath"
@@ -68,6 +69,10 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	case "dag", "dijkstra", "delta":
 	default:
 		return fmt.Errorf("--algo=%s: unknown algorithm (dag, dijkstra, delta)", o.algo)
+	}
+	if _, err := os.Stat(dir); err != nil && !strings.ContainsRune(dir, os.PathSeparator) {
+		// "cpath LOGDIR" shares the command position with the subcommands.
+		return fmt.Errorf("%q is neither a command nor a log directory (see cpath --help)", dir)
 	}
 	w := joinWorld()
 	defer w.leave()

@@ -454,7 +454,7 @@ func TestInfoUsage(t *testing.T) {
 		t.Errorf("info without LOGDIR: %d %q %q", code, out, errs)
 	}
 	code, _, errs = runCLI(t, "nosuchcommand")
-	if code != 1 || !strings.HasPrefix(errs, `cpath: unknown command "nosuchcommand"`) {
+	if code != 1 || errs != "cpath: \"nosuchcommand\" is neither a command nor a log directory (see cpath --help)\n" {
 		t.Errorf("unknown command: %d %q", code, errs)
 	}
 }

@@ -4,13 +4,13 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/cpath/cpath/internal/mpitest"
 )
 
 // needMPI returns the logger library, built with the repository's make rule
@@ -19,55 +19,21 @@ import (
 // fails under CI, where it must be there.
 func needMPI(t *testing.T) string {
 	t.Helper()
-	for _, c := range []string{"mpirun", "mpicc"} {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("CI") != "" {
+	if os.Getenv("CI") != "" {
+		for _, c := range []string{"mpirun", "mpicc"} {
+			if _, err := exec.LookPath(c); err != nil {
 				t.Fatalf("%s not found: install Open MPI (make deps)", c)
 			}
-			t.Skipf("%s not found: install Open MPI (make deps)", c)
 		}
 	}
-	libOnce.Do(func() {
-		if p := os.Getenv("CPATH_LOGGER_LIB"); p != "" {
-			libPath, libErr = filepath.Abs(p)
-			return
-		}
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			libErr = err
-			return
-		}
-		libPath = filepath.Join(root, "lib", loggerLib)
-		cmd := exec.Command("make", "lib/"+loggerLib)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			libErr = fmt.Errorf("make lib/%s: %v\n%s", loggerLib, err, out)
-		}
-	})
-	if libErr == nil && !isFile(libPath) {
-		libErr = fmt.Errorf("%s: no such file", libPath)
-	}
-	if libErr != nil {
-		t.Fatalf("logger library: %v", libErr)
-	}
-	return libPath
+	return mpitest.LoggerLib(t)
 }
-
-var (
-	libOnce sync.Once
-	libPath string
-	libErr  error
-)
 
 // buildHalo compiles the bundled example into a temporary directory.
 func buildHalo(t *testing.T) string {
 	t.Helper()
-	exe := filepath.Join(t.TempDir(), "halo")
-	out, err := exec.Command("mpicc", "-O2", "-g", "-o", exe, "../../examples/halo.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
-	}
-	return exe
+	src := filepath.Join(mpitest.RepoRoot(t), "examples", "halo.c")
+	return mpitest.Compile(t, t.TempDir(), "mpicc", src, "-O2")
 }
 
 // TestRecordHalo records the bundled example on 4 ranks under the real

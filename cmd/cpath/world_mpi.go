@@ -54,4 +54,3 @@ func (w *world) await() error {
 	}
 	return nil
 }
-
