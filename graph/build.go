@@ -95,8 +95,7 @@ func Build(run *Run) (*PAG, error) {
 	}
 	msgs := g.match(outs)
 	g.collectives(outs)
-	deps := g.dependencies(msgs)
-	g.correctClocks(deps)
+	deps := g.correctClocks(g.dependencies(msgs))
 	g.waitsAndEdges(deps, msgs)
 	return g, nil
 }

@@ -93,9 +93,9 @@ type Run struct {
 }
 
 // Load reads every log in dir, in parallel. A directory that is not one
-// whole run (a missing rank, two runs mixed, a foreign, corrupt or
-// version-mismatched file) is an error; logs of ranks that crashed are
-// kept, with a note.
+// whole run (a missing rank, two runs mixed, a foreign, corrupt, truncated
+// or version-mismatched file) is an error; logs of ranks that crashed
+// (whole frames, then no trailer or a signal's) are kept, with a note.
 func Load(dir string) (*Run, error) {
 	files, err := LogFiles(dir)
 	if err != nil {
@@ -119,9 +119,14 @@ func Load(dir string) (*Run, error) {
 	}
 	close(next)
 	wg.Wait()
-	for _, err := range errs {
+	for i, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+		// A frame cut in the middle is damage, not a crash: the logger
+		// writes whole frames, so a rank that died leaves whole frames.
+		if logs[i].Damage != nil {
+			return nil, logs[i].Damage
 		}
 	}
 	hs := make([]*trace.Header, len(logs))
@@ -142,8 +147,6 @@ func Load(dir string) (*Run, error) {
 	}
 	for _, l := range run.Logs {
 		switch {
-		case l.Damage != nil:
-			run.Notes = append(run.Notes, fmt.Sprintf("%s: %v; analysed up to there", filepath.Base(l.Path), l.Damage))
 		case l.Trailer.Status != trace.EndFinalized:
 			run.Notes = append(run.Notes, fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
 				filepath.Base(l.Path), l.Header.Rank, l.Trailer.Status))

@@ -109,6 +109,7 @@ type PAG struct {
 	Messages        int      // matched point-to-point messages
 	Unmatched       int      // sends and receives left without a partner
 	ClockViolations int      // receives that ended before their send started (corrected)
+	Inconsistent    int      // dependencies no clock correction could satisfy (dropped)
 	Target          int32    // the vertex with the latest time: where the critical path ends
 	T0, T1          int64    // earliest and latest event
 	Exe             []string // per rank, for symbolising call sites

@@ -114,7 +114,7 @@ func (g *PAG) dependencies(msgs []msgPair) []dep {
 // rest of its thread with it as far as needed to keep its order; the
 // corrections are repeated until none is needed, since moving one event can
 // uncover another.
-func (g *PAG) correctClocks(deps []dep) {
+func (g *PAG) correctClocks(deps []dep) []dep {
 	N := len(g.Op)
 	next := make([]int32, N)
 	for i := range next {
@@ -149,9 +149,26 @@ func (g *PAG) correctClocks(deps []dep) {
 			break
 		}
 	}
+	// Dependencies that still cannot hold are contradictions, not clock
+	// error: a matching the logs do not support (a cycle of waits). They
+	// are dropped, and counted, rather than let into the graph.
+	kept := deps[:0]
+	bad := 0
+	for _, d := range deps {
+		if g.End[d.done] < g.Start[d.cause] {
+			bad++
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if bad > 0 {
+		g.Inconsistent = bad
+		g.Notes = append(g.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", bad))
+	}
 	if g.ClockViolations > 0 {
 		g.Notes = append(g.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", g.ClockViolations))
 	}
+	return kept
 }
 
 // waitsAndEdges decides for every completion whether it waited and for

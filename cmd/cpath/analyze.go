@@ -111,7 +111,7 @@ func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
 		res, err = cpath.DeltaStepping(cg, g.Target, d)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %v", dir, err)
+		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
 	}
 	sym := report.NewSymbolizer(g)
 	rep := report.Build(&report.Input{Dir: dir, PAG: g, Path: res.Path, Algo: o.algo,

@@ -57,8 +57,8 @@ func haloRecords(rank, size int) []trace.Record {
 			call(trace.Record{Op: p.op, Peer: p.peer, Tag: 7, Bytes: msgBytes, Req: req, Flags: trace.FlagNewReq})
 		}
 		call(trace.Record{Op: trace.OpWaitall, Peer: trace.PeerNone, Count: 4})
-		for q := first; q <= req; q++ {
-			recs = append(recs, trace.Record{Op: trace.OpReqDone, Req: q, Peer: left, Tag: 7, Bytes: msgBytes})
+		for q, peer := range []int32{left, right, right, left} { // as posted above
+			recs = append(recs, trace.Record{Op: trace.OpReqDone, Req: first + uint32(q), Peer: peer, Tag: 7, Bytes: msgBytes})
 		}
 		call(trace.Record{Op: trace.OpAllreduce, Peer: trace.PeerNone, Bytes: 8, Seq: uint32(i + 1)})
 	}
