@@ -60,7 +60,7 @@ const (
 // a rank that died without flushing (SIGKILL, power loss).
 type Trailer struct {
 	Status  EndStatus
-	Info    int32  // signal number, MPI_Abort error code, or exit status
+	Info    int32  // signal number, or MPI_Abort error code (0 for an exit without MPI_Finalize: exit handlers cannot know the status)
 	Records uint64 // records written in all, this rank
 	Dropped uint64 // records the logger had to drop (I/O errors)
 }

@@ -1,0 +1,383 @@
+package cpath
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type edge struct {
+	u, v int32
+	w    int64
+}
+
+// build makes the CSR-by-destination graph of n vertices and edges es.
+func build(n int, es []edge) *Graph {
+	g := &Graph{N: n, InStart: make([]int32, n+1), InSrc: make([]int32, len(es)), InWeight: make([]int64, len(es))}
+	for _, e := range es {
+		g.InStart[e.v+1]++
+	}
+	for v := 0; v < n; v++ {
+		g.InStart[v+1] += g.InStart[v]
+	}
+	next := append([]int32(nil), g.InStart[:n]...)
+	for _, e := range es {
+		g.InSrc[next[e.v]], g.InWeight[next[e.v]] = e.u, e.w
+		next[e.v]++
+	}
+	return g
+}
+
+type algo struct {
+	name string
+	run  func(s *Solver, g *Graph, t int32) (*Result, error)
+}
+
+func deltaAlgo(name string, delta func(*Graph) int64) algo {
+	return algo{name, func(s *Solver, g *Graph, t int32) (*Result, error) { return s.DeltaStepping(g, t, delta(g)) }}
+}
+
+func fixed(d int64) func(*Graph) int64 { return func(*Graph) int64 { return d } }
+
+var algos = []algo{
+	{"dag", (*Solver).DAG},
+	{"dijkstra", (*Solver).Dijkstra},
+	deltaAlgo("delta=1", fixed(1)),
+	deltaAlgo("delta=3", fixed(3)),
+	deltaAlgo("delta=default", DefaultDelta),
+	deltaAlgo("delta=huge", fixed(math.MaxInt64)),
+}
+
+const U = Unreached
+
+func TestKnownGraphs(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int
+		edges  []edge
+		target int32
+		dist   []int64
+		succ   []int32
+		path   []int32
+		length int64
+	}{
+		{"single vertex", 1, nil, 0, []int64{0}, []int32{-1}, []int32{0}, 0},
+		{"chain", 4, []edge{{0, 1, 5}, {1, 2, 0}, {2, 3, 7}}, 3,
+			[]int64{12, 7, 7, 0}, []int32{1, 2, 3, -1}, []int32{0, 1, 2, 3}, 12},
+		{"chain reversed ids", 4, []edge{{3, 2, 5}, {2, 1, 0}, {1, 0, 7}}, 0,
+			[]int64{0, 7, 7, 12}, []int32{-1, 0, 1, 2}, []int32{3, 2, 1, 0}, 12},
+		{"diamond tie takes smaller successor", 4, []edge{{0, 2, 3}, {2, 3, 3}, {0, 1, 2}, {1, 3, 4}}, 3,
+			[]int64{6, 4, 3, 0}, []int32{1, 3, 3, -1}, []int32{0, 1, 3}, 6},
+		{"diamond longer via larger id", 4, []edge{{0, 1, 2}, {1, 3, 4}, {0, 2, 3}, {2, 3, 4}}, 3,
+			[]int64{7, 4, 4, 0}, []int32{2, 3, 3, -1}, []int32{0, 2, 3}, 7},
+		{"parallel edges", 2, []edge{{0, 1, 3}, {0, 1, 9}, {0, 1, 4}}, 1,
+			[]int64{9, 0}, []int32{1, -1}, []int32{0, 1}, 9},
+		{"two sources, longer wins", 4, []edge{{0, 2, 5}, {1, 2, 7}, {2, 3, 1}}, 3,
+			[]int64{6, 8, 1, 0}, []int32{2, 2, 3, -1}, []int32{1, 2, 3}, 8},
+		{"two sources tie, smaller id wins", 4, []edge{{1, 2, 5}, {0, 2, 5}, {2, 3, 1}}, 3,
+			[]int64{6, 6, 1, 0}, []int32{2, 2, 3, -1}, []int32{0, 2, 3}, 6},
+		{"source beats inner vertex of equal Dist", 3, []edge{{2, 0, 0}, {0, 1, 4}}, 1,
+			[]int64{4, 0, 4}, []int32{1, -1, 0}, []int32{2, 0, 1}, 4},
+		{"unreachable parts", 7, []edge{{0, 1, 2}, {1, 2, 3}, {2, 6, 1}, {4, 5, 9}, {3, 4, 1}, {1, 3, 8}}, 2,
+			[]int64{5, 3, 0, U, U, U, U}, []int32{1, 2, -1, -1, -1, -1, -1}, []int32{0, 1, 2}, 5},
+		{"zero weights everywhere", 4, []edge{{0, 2, 0}, {0, 1, 0}, {1, 2, 0}, {3, 2, 0}}, 2,
+			[]int64{0, 0, 0, 0}, []int32{1, 2, -1, 2}, []int32{0, 1, 2}, 0},
+		{"zero-weight tail", 4, []edge{{0, 1, 0}, {1, 2, 5}, {2, 3, 0}}, 3,
+			[]int64{5, 5, 0, 0}, []int32{1, 2, 3, -1}, []int32{0, 1, 2, 3}, 5},
+		{"target without predecessors", 3, []edge{{0, 1, 4}, {1, 2, 4}}, 0,
+			[]int64{0, U, U}, []int32{-1, -1, -1}, []int32{0}, 0},
+		{"heavy and light mixed", 5, []edge{{0, 1, 1}, {1, 2, 1}, {2, 4, 1}, {0, 3, 100}, {3, 4, 1}, {1, 3, 99}}, 4,
+			[]int64{101, 100, 1, 1, 0}, []int32{1, 3, 4, 4, -1}, []int32{0, 1, 3, 4}, 101},
+	}
+	for _, tc := range tests {
+		g := build(tc.n, tc.edges)
+		if err := g.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, a := range algos {
+			r, err := a.run(new(Solver), g, tc.target)
+			if err != nil {
+				t.Errorf("%s/%s: %v", tc.name, a.name, err)
+				continue
+			}
+			if !reflect.DeepEqual(r.Dist, tc.dist) || !reflect.DeepEqual(r.Succ, tc.succ) {
+				t.Errorf("%s/%s: Dist %v Succ %v, want %v %v", tc.name, a.name, r.Dist, r.Succ, tc.dist, tc.succ)
+			}
+			if !reflect.DeepEqual(r.Path.Vertices, tc.path) || r.Path.Length != tc.length {
+				t.Errorf("%s/%s: path %v (%d), want %v (%d)", tc.name, a.name, r.Path.Vertices, r.Path.Length, tc.path, tc.length)
+			}
+			checkResult(t, g, tc.target, r)
+		}
+	}
+}
+
+func TestCycles(t *testing.T) {
+	ring := func(n int, w int64) []edge { // 1..n-1 in a ring, leaving to 0
+		var es []edge
+		for i := 1; i < n; i++ {
+			es = append(es, edge{int32(i), int32(i%(n-1) + 1), w})
+		}
+		return append(es, edge{1, 0, 1})
+	}
+	tests := []struct {
+		name     string
+		n        int
+		edges    []edge
+		target   int32
+		positive bool // every algorithm must report it; zero cycles only DAG must
+	}{
+		{"self loop", 2, []edge{{1, 1, 1}, {1, 0, 1}}, 0, true},
+		{"self loop at target", 1, []edge{{0, 0, 1}}, 0, true},
+		{"two-cycle", 3, []edge{{1, 2, 3}, {2, 1, 1}, {2, 0, 1}}, 0, true},
+		{"long ring", 20000, ring(20000, 1), 0, true},
+		{"zero self loop", 2, []edge{{1, 1, 0}, {1, 0, 1}}, 0, false},
+		{"zero two-cycle, Succ loops", 4, []edge{{1, 2, 0}, {2, 1, 0}, {2, 3, 5}, {0, 1, 1}}, 3, false},
+		{"zero two-cycle", 4, []edge{{1, 2, 0}, {2, 1, 0}, {1, 0, 5}, {3, 2, 1}}, 0, false},
+		{"zero long ring", 2000, ring(2000, 0), 0, false},
+	}
+	for _, tc := range tests {
+		g := build(tc.n, tc.edges)
+		for _, a := range algos {
+			r, err := a.run(new(Solver), g, tc.target)
+			switch {
+			case err != nil && !strings.Contains(err.Error(), "cycle"):
+				t.Errorf("%s/%s: error %q does not say cycle", tc.name, a.name, err)
+			case err == nil && (tc.positive || a.name == "dag"):
+				t.Errorf("%s/%s: no error, path %v", tc.name, a.name, r.Path.Vertices)
+			}
+		}
+	}
+	// A cycle that cannot reach the target is no obstacle.
+	g := build(5, []edge{{1, 2, 1}, {2, 1, 1}, {0, 3, 2}, {4, 3, 1}})
+	for _, a := range algos {
+		if r, err := a.run(new(Solver), g, 3); err != nil || r.Path.Length != 2 {
+			t.Errorf("unreachable cycle/%s: %v %+v", a.name, err, r)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	g := build(3, []edge{{0, 1, 1}})
+	for _, a := range algos {
+		for _, target := range []int32{-1, 3} {
+			if _, err := a.run(new(Solver), g, target); err == nil {
+				t.Errorf("%s: target %d accepted", a.name, target)
+			}
+		}
+		if _, err := a.run(new(Solver), &Graph{N: 2, InStart: []int32{0, 0}}, 0); err == nil {
+			t.Errorf("%s: short InStart accepted", a.name)
+		}
+		if _, err := a.run(new(Solver), nil, 0); err == nil {
+			t.Errorf("%s: nil graph accepted", a.name)
+		}
+	}
+	for _, d := range []int64{0, -5} {
+		if _, err := DeltaStepping(g, 1, d); err == nil {
+			t.Errorf("delta %d accepted", d)
+		}
+	}
+	bad := []*Graph{
+		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{2}, InWeight: []int64{1}},
+		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{1}, InWeight: []int64{-1}},
+		{N: 2, InStart: []int32{0, 1, 0}, InSrc: []int32{1}, InWeight: []int64{1}},
+		{N: 2, InStart: []int32{1, 1, 1}, InSrc: []int32{1}, InWeight: []int64{1}},
+	}
+	for i, g := range bad {
+		if g.Validate() == nil {
+			t.Errorf("bad graph %d validated", i)
+		}
+	}
+	if d := DefaultDelta(build(2, []edge{{0, 1, 0}})); d != 1 {
+		t.Errorf("DefaultDelta without positive weights = %d", d)
+	}
+	if d := DefaultDelta(build(3, []edge{{0, 1, 0}, {0, 1, 2}, {1, 2, 5}})); d != 4 {
+		t.Errorf("DefaultDelta = %d, want ceil(7/2) = 4", d)
+	}
+}
+
+// checkResult verifies r without trusting any algorithm: on a DAG the
+// longest distances are the unique solution of Dist[t] = 0 and Dist[u] =
+// max over edges u->v of w + Dist[v], and Succ must pick the smallest v
+// attaining it; the path must be a real path from the canonical source
+// whose weights sum to Length.
+func checkResult(t *testing.T, g *Graph, target int32, r *Result) {
+	t.Helper()
+	n := g.N
+	best := make([]int64, n)
+	arg := make([]int32, n)
+	maxW := map[[2]int32]int64{}
+	for i := range best {
+		best[i], arg[i] = Unreached, NoVertex
+	}
+	for v := int32(0); v < int32(n); v++ {
+		for j := g.InStart[v]; j < g.InStart[v+1]; j++ {
+			u, w := g.InSrc[j], g.InWeight[j]
+			if old, ok := maxW[[2]int32{u, v}]; !ok || w > old {
+				maxW[[2]int32{u, v}] = w
+			}
+			if r.Dist[v] == Unreached {
+				continue
+			}
+			if c := r.Dist[v] + w; c > best[u] || (c == best[u] && v < arg[u]) {
+				best[u], arg[u] = c, v
+			}
+		}
+	}
+	best[target], arg[target] = 0, NoVertex
+	for u := 0; u < n; u++ {
+		if r.Dist[u] != best[u] || r.Succ[u] != arg[u] {
+			t.Fatalf("vertex %d: Dist %d Succ %d, Bellman equations give %d %d", u, r.Dist[u], r.Succ[u], best[u], arg[u])
+		}
+	}
+	p := r.Path.Vertices
+	if len(p) == 0 || p[len(p)-1] != target {
+		t.Fatalf("path %v does not end at target %d", p, target)
+	}
+	src := p[0]
+	if g.InStart[src] != g.InStart[src+1] {
+		t.Fatalf("path starts at %d, which has predecessors", src)
+	}
+	for v := int32(0); v < int32(n); v++ {
+		if g.InStart[v] == g.InStart[v+1] && r.Dist[v] != Unreached &&
+			(r.Dist[v] > r.Dist[src] || (r.Dist[v] == r.Dist[src] && v < src)) {
+			t.Fatalf("path starts at %d (Dist %d), source %d has Dist %d", src, r.Dist[src], v, r.Dist[v])
+		}
+	}
+	var sum int64
+	for i := 0; i+1 < len(p); i++ {
+		w, ok := maxW[[2]int32{p[i], p[i+1]}]
+		if !ok {
+			t.Fatalf("path step %d->%d is not an edge", p[i], p[i+1])
+		}
+		sum += w
+	}
+	if sum != r.Path.Length || r.Path.Length != r.Dist[src] {
+		t.Fatalf("path weights sum to %d, Length %d, Dist[source] %d", sum, r.Path.Length, r.Dist[src])
+	}
+}
+
+// bruteForce enumerates every path into target and returns the longest
+// distance from each vertex (Unreached if none), for n <= 12 or so.
+func bruteForce(n int, es []edge, target int32) []int64 {
+	out := make([][]edge, n)
+	for _, e := range es {
+		out[e.u] = append(out[e.u], e)
+	}
+	var walk func(v int32, len int64) int64
+	walk = func(v int32, l int64) int64 {
+		best := Unreached
+		if v == target {
+			best = l
+		}
+		for _, e := range out[v] {
+			if x := walk(e.v, l+e.w); x > best {
+				best = x
+			}
+		}
+		return best
+	}
+	d := make([]int64, n)
+	for v := range d {
+		d[v] = walk(int32(v), 0)
+	}
+	return d
+}
+
+// randomDAG: edges go from lower to higher rank in a random order of the
+// vertices (the identity half the time), so ids are not a topological
+// order in general; weights come from a small set to force ties.
+func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if rng.Intn(2) == 0 {
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	}
+	var weight func() int64
+	switch rng.Intn(4) {
+	case 0:
+		weight = func() int64 { return int64(rng.Intn(3)) } // mostly ties and zeros
+	case 1:
+		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
+	case 2:
+		weight = func() int64 { return rng.Int63n(1_000_000) }
+	default:
+		weight = func() int64 { return 7 }
+	}
+	var es []edge
+	if n > 1 {
+		m := rng.Intn(3*n + 1)
+		for k := 0; k < m; k++ {
+			i, j := rng.Intn(n), rng.Intn(n)
+			if rng.Intn(3) == 0 && i+1 < n { // short hops make long paths
+				j = i + 1 + rng.Intn(min(3, n-i-1))
+			}
+			if i == j {
+				continue
+			}
+			if i > j {
+				i, j = j, i
+			}
+			es = append(es, edge{perm[i], perm[j], weight()})
+		}
+	}
+	target := perm[rng.Intn(n)]
+	if rng.Intn(2) == 0 { // the last vertex in topological order has the most ancestors
+		target = perm[n-1]
+	}
+	return es, target
+}
+
+func TestRandomDAGs(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	solvers := make([]Solver, len(algos)) // reused across graphs, as in production
+	count := 3000
+	if testing.Short() {
+		count = 300
+	}
+	for it := 0; it < count; it++ {
+		var n int
+		switch rng.Intn(3) {
+		case 0:
+			n = 1 + rng.Intn(12)
+		case 1:
+			n = 1 + rng.Intn(200)
+		default:
+			n = 1 + rng.Intn(3000)
+		}
+		es, target := randomDAG(rng, n)
+		g := build(n, es)
+		name := fmt.Sprintf("graph %d (n=%d, m=%d, target %d)", it, n, len(es), target)
+		ref, err := solvers[0].DAG(g, target)
+		if err != nil {
+			t.Fatalf("%s: dag: %v", name, err)
+		}
+		checkResult(t, g, target, ref)
+		if n <= 12 {
+			bf := bruteForce(n, es, target)
+			if !reflect.DeepEqual(bf, ref.Dist) {
+				t.Fatalf("%s: Dist %v, brute force %v", name, ref.Dist, bf)
+			}
+			for v, d := range bf {
+				if g.InStart[v] == g.InStart[v+1] && d > ref.Path.Length {
+					t.Fatalf("%s: source %d has a path of %d > Length %d", name, v, d, ref.Path.Length)
+				}
+			}
+		}
+		for i, a := range algos[1:] {
+			r, err := a.run(&solvers[i+1], g, target)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, a.name, err)
+			}
+			if !reflect.DeepEqual(r.Dist, ref.Dist) || !reflect.DeepEqual(r.Succ, ref.Succ) ||
+				!reflect.DeepEqual(r.Path, ref.Path) || r.Stats.Reached != ref.Stats.Reached {
+				checkResult(t, g, target, r) // says where it differs
+				t.Fatalf("%s: %s differs from dag", name, a.name)
+			}
+		}
+	}
+}

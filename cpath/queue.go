@@ -1,0 +1,59 @@
+package cpath
+
+// entry is a queued vertex with the Dist it had when queued; it is stale
+// once Dist[v] has grown past d (each (v, d) is queued at most once, since
+// only a strict increase queues a vertex).
+type entry struct {
+	d int64
+	v int32
+}
+
+// queue is a binary max-heap on d: with negated weights, the paper's
+// minimum tentative distance is the maximum Dist. Equal d pop smallest v
+// first, which only makes Stats reproducible; results do not depend on it.
+type queue []entry
+
+func above(a, b entry) bool { return a.d > b.d || (a.d == b.d && a.v < b.v) }
+
+func (q *queue) push(e entry) {
+	h := append(*q, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !above(e, h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+	*q = h
+}
+
+func (q *queue) pop() entry {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if r := c + 1; r < n && above(h[r], h[c]) {
+				c = r
+			}
+			if !above(h[c], last) {
+				break
+			}
+			h[i] = h[c]
+			i = c
+		}
+		h[i] = last
+	}
+	*q = h
+	return top
+}

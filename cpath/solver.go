@@ -1,0 +1,294 @@
+package cpath
+
+import (
+	"errors"
+	"math"
+)
+
+// Solver holds the scratch buffers of the algorithms so that repeated runs
+// (one per split, per benchmark iteration) do not reallocate them. The zero
+// value is ready; a Solver is not safe for concurrent use. Results are
+// always freshly allocated and never alias the scratch.
+type Solver struct {
+	order []int32 // DAG: topological order and DFS stack, N entries
+	q     queue   // Dijkstra, Δ-stepping: pending entries
+	cur   []entry // Δ-stepping: the bucket being emptied
+	done  []entry // Δ-stepping: vertices processed in this phase
+}
+
+// DAG is Solver.DAG with fresh buffers.
+func DAG(g *Graph, target int32) (*Result, error) { return new(Solver).DAG(g, target) }
+
+// Dijkstra is Solver.Dijkstra with fresh buffers.
+func Dijkstra(g *Graph, target int32) (*Result, error) { return new(Solver).Dijkstra(g, target) }
+
+// DeltaStepping is Solver.DeltaStepping with fresh buffers.
+func DeltaStepping(g *Graph, target int32, delta int64) (*Result, error) {
+	return new(Solver).DeltaStepping(g, target, delta)
+}
+
+// DAG is the exact sequential reference, linear in the ancestors of target
+// and their edges. An iterative DFS from the target over incoming edges
+// puts the ancestors in topological order (post-order: every vertex after
+// its predecessors) and finds any cycle among them; then each vertex, taken
+// in reverse order, has its final Dist and relaxes its incoming edges.
+func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
+	if err := g.check(target); err != nil {
+		return nil, err
+	}
+	n := g.N
+	r := newResult(n)
+	dist, succ := r.Dist, r.Succ
+	if cap(s.order) < n {
+		s.order = make([]int32, n)
+	}
+	// buf[:nord] is the post-order, buf[top:] the DFS stack: they hold
+	// disjoint vertices (finished, in progress), so n entries serve both.
+	// During the DFS, Dist is the colour and Succ the grey vertices' edge
+	// cursor, which saves two more arrays.
+	buf := s.order[:n]
+	const grey, black = -2, -3
+	top, nord := n-1, 0
+	buf[top], dist[target], succ[target] = target, grey, g.InStart[target]
+outer:
+	for top < n {
+		v := buf[top]
+		for c, end := succ[v], g.InStart[v+1]; c < end; c++ {
+			u := g.InSrc[c]
+			switch dist[u] {
+			case Unreached:
+				succ[v] = c + 1
+				top--
+				buf[top], dist[u], succ[u] = u, grey, g.InStart[u]
+				continue outer
+			case grey:
+				return nil, cycleError(u)
+			}
+		}
+		dist[v] = black
+		top++
+		buf[nord] = v
+		nord++
+	}
+	order := buf[:nord]
+	for _, v := range order {
+		dist[v], succ[v] = Unreached, NoVertex
+	}
+	dist[target] = 0
+	var st Stats
+	for i := nord - 1; i >= 0; i-- {
+		v := order[i]
+		d := dist[v]
+		lo, hi := g.InStart[v], g.InStart[v+1]
+		st.Relaxations += int64(hi - lo)
+		for j := lo; j < hi; j++ {
+			u := g.InSrc[j]
+			if c := d + g.InWeight[j]; c > dist[u] {
+				dist[u], succ[u] = c, v
+				st.Updates++
+			} else if c == dist[u] && v < succ[u] {
+				succ[u] = v
+			}
+		}
+	}
+	st.Pops = int64(nord)
+	r.Stats = st
+	if err := r.finish(g, target); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Dijkstra is the paper's §4.1: weights negated, the search starts at the
+// target (the vertex with the largest timestamp) and runs backwards over
+// incoming edges, always expanding the smallest negated tentative distance,
+// i.e. the largest Dist, from a binary heap. Negative weights void
+// Dijkstra's settled-vertex invariant, so it is label-correcting: a vertex
+// whose Dist increases is queued again, which makes it exact on any DAG.
+func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
+	if err := g.check(target); err != nil {
+		return nil, err
+	}
+	r := newResult(g.N)
+	dist, succ := r.Dist, r.Succ
+	var st Stats
+	budget := cycleBudget(g)
+	q := s.q[:0]
+	dist[target] = 0
+	q.push(entry{0, target})
+	st.Pushes++
+	for len(q) > 0 {
+		e := q.pop()
+		v, d := e.v, e.d
+		if dist[v] != d {
+			st.Stale++
+			continue
+		}
+		if st.Pops++; st.Pops > budget && st.CycleChecks == 0 {
+			st.CycleChecks++
+			if err := findCycle(g, target); err != nil {
+				s.q = q[:0]
+				return nil, err
+			}
+		}
+		lo, hi := g.InStart[v], g.InStart[v+1]
+		st.Relaxations += int64(hi - lo)
+		for j := lo; j < hi; j++ {
+			u := g.InSrc[j]
+			if c := d + g.InWeight[j]; c > dist[u] {
+				dist[u], succ[u] = c, v
+				q.push(entry{c, u})
+				st.Updates++
+			} else if c == dist[u] && v < succ[u] {
+				succ[u] = v
+			}
+		}
+	}
+	st.Pushes = st.Updates + 1
+	s.q = q[:0]
+	r.Stats = st
+	if err := r.finish(g, target); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DeltaStepping is the paper's §4.2 (Meyer and Sanders' Δ-stepping) on the
+// negated weights: tentative distances fall into buckets of width delta,
+// the most negative bucket (largest Dist) is emptied first, re-relaxing
+// light edges (weight <= delta) until the bucket stays empty, and heavy
+// edges are relaxed once per phase from the vertices the bucket held.
+// Negated weights only lead into the current bucket or ones still to come,
+// so, as in Dijkstra, a vertex whose Dist increases is queued again and
+// the result is exact.
+//
+// Only the current bucket is a list (FIFO). The others are kept in one heap
+// ordered by distance, whose top entries make up the next bucket: distances
+// are ns over a whole run, so an array of buckets would need up to
+// runtime/delta slots, mostly empty.
+func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, error) {
+	if err := g.check(target); err != nil {
+		return nil, err
+	}
+	if delta <= 0 {
+		return nil, errors.New("cpath: delta must be positive")
+	}
+	r := newResult(g.N)
+	dist, succ := r.Dist, r.Succ
+	var st Stats
+	budget := cycleBudget(g)
+	q, cur, done := s.q[:0], s.cur[:0], s.done[:0]
+	defer func() { s.q, s.cur, s.done = q[:0], cur[:0], done[:0] }()
+	dist[target] = 0
+	q.push(entry{0, target})
+	st.Pushes++
+	for len(q) > 0 {
+		lo := q[0].d - q[0].d%delta // the bucket is [lo, lo+delta)
+		if lo > q[0].d {
+			lo -= delta // floor: negative weights break the contract but must not hang
+		}
+		for len(q) > 0 && q[0].d >= lo {
+			if e := q.pop(); dist[e.v] == e.d {
+				cur = append(cur, e)
+			} else {
+				st.Stale++
+			}
+		}
+		if len(cur) == 0 {
+			continue
+		}
+		st.Phases++
+		for i := 0; i < len(cur); i++ {
+			v, d := cur[i].v, cur[i].d
+			if dist[v] != d {
+				st.Stale++
+				continue
+			}
+			if st.Pops++; st.Pops > budget && st.CycleChecks == 0 {
+				st.CycleChecks++
+				if err := findCycle(g, target); err != nil {
+					return nil, err
+				}
+			}
+			done = append(done, cur[i])
+			for j, hi := g.InStart[v], g.InStart[v+1]; j < hi; j++ {
+				w := g.InWeight[j]
+				if w > delta {
+					continue
+				}
+				st.Light++
+				u := g.InSrc[j]
+				if c := d + w; c > dist[u] {
+					dist[u], succ[u] = c, v
+					st.Updates++
+					if c-lo < delta {
+						cur = append(cur, entry{c, u})
+					} else {
+						q.push(entry{c, u})
+					}
+				} else if c == dist[u] && v < succ[u] {
+					succ[u] = v
+				}
+			}
+		}
+		// Heavy edges lead past this bucket (c > d+delta >= lo+delta), so
+		// they go to the heap, once per vertex that left the bucket with
+		// its Dist unchanged since.
+		for _, e := range done {
+			v, d := e.v, e.d
+			if dist[v] != d {
+				continue
+			}
+			for j, hi := g.InStart[v], g.InStart[v+1]; j < hi; j++ {
+				w := g.InWeight[j]
+				if w <= delta {
+					continue
+				}
+				st.Heavy++
+				u := g.InSrc[j]
+				if c := d + w; c > dist[u] {
+					dist[u], succ[u] = c, v
+					st.Updates++
+					q.push(entry{c, u})
+				} else if c == dist[u] && v < succ[u] {
+					succ[u] = v
+				}
+			}
+		}
+		cur, done = cur[:0], done[:0]
+	}
+	st.Relaxations = st.Light + st.Heavy
+	st.Pushes = st.Updates + 1
+	r.Stats = st
+	if err := r.finish(g, target); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DefaultDelta is the mean positive edge weight, rounded up (1 if there is
+// none). Δ near a typical weight keeps most edges light and buckets small;
+// the mean needs no extra memory, unlike a median, and the PAG's weights
+// (computation, call and transfer times) are not so skewed that it matters
+// for an exact algorithm, where Δ changes only the work, never the result.
+func DefaultDelta(g *Graph) int64 {
+	if g == nil {
+		return 1
+	}
+	var sum float64
+	var n int64
+	for _, w := range g.InWeight {
+		if w > 0 {
+			sum += float64(w)
+			n++
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	d := math.Ceil(sum / float64(n))
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(d)
+}
