@@ -4,11 +4,10 @@ package clocksync_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -19,26 +18,16 @@ import (
 // sync measured at MPI_Init and MPI_Finalize, and the drift line between
 // them, must undo the distortion to within 10 µs.
 func TestInjectedSkewRemoved(t *testing.T) {
-	if _, err := exec.LookPath("mpicc"); err != nil {
-		t.Skip("mpicc not installed (make deps installs Open MPI)")
-	}
+	lib := mpitest.LoggerLib(t)
 	tmp := t.TempDir()
-	lib := filepath.Join(tmp, "libcpathlog.so")
-	run(t, "go", "build", "-tags", "mpi", "-buildmode=c-shared", "-o", lib, "../logger")
-	prog := filepath.Join(tmp, "sleepy")
-	run(t, "mpicc", "-O2", "-o", prog, "testdata/sleepy.c")
+	prog := mpitest.Compile(t, tmp, "mpicc", "sleepy.c", "-O2")
 	const offNs, ppm = 30_000_000, 40.0
 	for _, np := range []int{2, 3} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
 			dir := filepath.Join(tmp, fmt.Sprint("logs", np))
-			run(t, "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np),
-				"-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+dir,
-				"-x", fmt.Sprintf("CPATH_TEST_CLOCK_SKEW=%d:%g", offNs, ppm), prog)
-			for r := 0; r < np; r++ {
-				l, err := trace.ReadFile(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
-				if err != nil {
-					t.Fatal(err)
-				}
+			skew := fmt.Sprintf("CPATH_TEST_CLOCK_SKEW=%d:%g", offNs, ppm)
+			mpitest.RunEnv(t, np, []string{skew}, lib, dir, tmp, prog)
+			for r, l := range mpitest.ReadLogs(t, dir, np) {
 				c := l.Header.Clock
 				if r > 0 && (c.Injected == nil || c.Injected.OffsetNs != int64(r)*offNs) {
 					t.Fatalf("rank %d: injected skew not recorded: %+v", r, c.Injected)
@@ -69,13 +58,4 @@ func ideal(s *trace.Skew, local int64) int64 {
 	k := s.DriftPPM / 1e6
 	tru := (float64(local) - float64(s.OffsetNs) + float64(s.BaseNs)*k) / (1 + k)
 	return int64(tru) - local
-}
-
-func run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), "OMPI_MCA_rmaps_base_oversubscribe=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
 }

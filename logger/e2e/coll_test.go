@@ -5,6 +5,7 @@ package e2e
 import (
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -138,7 +139,7 @@ func expectCollCounts(rank int) map[trace.Op]int {
 
 func TestCollectives(t *testing.T) {
 	const np = 4
-	exe := compile(t, t.TempDir(), "mpicc", "coll.c")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "coll.c")
 	logs, _ := runLogged(t, np, exe)
 	r := check(t, logs, np, "coll")
 

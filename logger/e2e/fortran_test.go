@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -67,7 +68,7 @@ func TestFortran(t *testing.T) {
 		{"use_mpi", "fuse.f90", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			exe := compile(t, t.TempDir(), "mpif90", tc.src, tc.flags...)
+			exe := mpitest.Compile(t, t.TempDir(), "mpif90", tc.src, tc.flags...)
 			logs, _ := runLogged(t, np, exe)
 			r := check(t, logs, np, filepath.Base(exe))
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -33,17 +34,17 @@ func thermo(out string) [][]string {
 
 func TestLAMMPS(t *testing.T) {
 	const np = 2
-	lmp := needTool(t, "lmp", "lammps")
-	lib := loggerLib(t)
+	lmp := mpitest.NeedTool(t, "lmp", "lammps")
+	lib := mpitest.LoggerLib(t)
 	input, err := filepath.Abs(filepath.Join("testdata", "in.lj"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"-in", input, "-log", "none", "-echo", "none"}
 
-	plain := thermo(mpiRun(t, np, "", "", t.TempDir(), lmp, args...))
+	plain := thermo(mpitest.Run(t, np, "", "", t.TempDir(), lmp, args...))
 	logDir := filepath.Join(t.TempDir(), "logs")
-	out := mpiRun(t, np, lib, logDir, t.TempDir(), lmp, args...)
+	out := mpitest.Run(t, np, lib, logDir, t.TempDir(), lmp, args...)
 	logged := thermo(out)
 
 	// Steps 0, 50, 100 under a header: the run completed, and the
@@ -60,7 +61,7 @@ func TestLAMMPS(t *testing.T) {
 		}
 	}
 
-	logs := readLogs(t, logDir, np)
+	logs := mpitest.ReadLogs(t, logDir, np)
 	r := check(t, logs, np, "")
 	for rank, l := range logs {
 		if filepath.Base(l.Header.Exe) != "lmp" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -27,7 +28,7 @@ func ringMessages(np int, comm string, tag int32, bytes uint64, sop, rop trace.O
 // other persistent inits and the other communicator constructors.
 func TestMoreCalls(t *testing.T) {
 	const np = 4
-	exe := compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
 	logs, _ := runLogged(t, np, exe, "calls")
 	r := check(t, logs, np, "more")
 
@@ -171,7 +172,7 @@ func TestMoreCalls(t *testing.T) {
 // and members when it is used after the pause.
 func TestMorePause(t *testing.T) {
 	const np = 4
-	exe := compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
 	logs, _ := runLogged(t, np, exe, "pause")
 	r := check(t, logs, np, "more")
 
@@ -217,7 +218,7 @@ func TestMorePause(t *testing.T) {
 // own communicator.
 func TestMoreThreads(t *testing.T) {
 	const np = 4
-	exe := compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
 	logs, out := runLogged(t, np, exe, "threads")
 	if strings.Contains(out, "CPATH-SKIP") {
 		t.Skipf("Open MPI does not provide MPI_THREAD_MULTIPLE here: %s", out)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -176,7 +177,7 @@ func sameMessages(t *testing.T, what string, got, want []message) {
 
 func TestP2P(t *testing.T) {
 	const np = 4
-	exe := compile(t, t.TempDir(), "mpicc", "p2p.c")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "p2p.c")
 	logs, out := runLogged(t, np, exe)
 	poll := polled(t, out, np)
 	r := check(t, logs, np, "p2p")

@@ -5,6 +5,7 @@ package e2e
 import (
 	"testing"
 
+	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -12,8 +13,8 @@ import (
 // recorded, yet a request created after the pause must be completed in the
 // log by its own Wait, not matched to a request from before the pause.
 func TestPauseCompletions(t *testing.T) {
-	needTool(t, "mpicc", "libopenmpi-dev")
-	exe := compile(t, t.TempDir(), "mpicc", "pausereq.c")
+	mpitest.NeedTool(t, "mpicc", "libopenmpi-dev")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "pausereq.c")
 	logs, _ := runLogged(t, 2, exe)
 	// Not the generic check: it wants every logged request completed in the
 	// log, and the first two requests here complete inside the pause.

@@ -1,0 +1,229 @@
+// Package mpitest is the shared harness of cpath's MPI tests: it finds the
+// repository, builds the logger library lib/libcpathlog.so once per test
+// binary, compiles MPI test programs, runs them under mpirun with the logger
+// preloaded, and reads the per-rank logs back.
+//
+// The package itself needs no MPI to compile (it only runs the Open MPI
+// tools), so it carries no build tag; the tests that use it carry the mpi
+// tag. Missing tools skip the test, naming the Debian package to install.
+package mpitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/trace"
+)
+
+// RunTimeout bounds one mpirun: a hang in the logger must fail the test,
+// not the whole package's 10-minute budget.
+const RunTimeout = 90 * time.Second
+
+// modulePath is what go.mod must declare for a directory to be the root.
+const modulePath = "module github.com/cpath/cpath"
+
+// RepoRoot returns the directory holding the cpath go.mod, found by walking
+// up from the test's working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(b, []byte(modulePath)) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find the cpath repository root (go.mod) above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// NeedTool returns the path of tool, skipping the test when it is missing
+// and naming the Debian package that provides it, so that a machine without
+// Open MPI reports skips rather than silent passes.
+func NeedTool(t testing.TB, tool, debianPkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		t.Skipf("%s not found in PATH: install the Debian package %s to run this test", tool, debianPkg)
+	}
+	return p
+}
+
+var (
+	libOnce sync.Once
+	libPath string
+	libErr  error
+)
+
+// LoggerLib returns the absolute path of libcpathlog.so, building it once
+// per test binary with the repository's make rule (or go build when there
+// is no Makefile) so that the tests always run the current logger source.
+// $CPATH_LOGGER_LIB names a prebuilt library to use instead. It skips the
+// test when mpicc or mpirun is missing.
+func LoggerLib(t testing.TB) string {
+	t.Helper()
+	NeedTool(t, "mpicc", "libopenmpi-dev")
+	NeedTool(t, "mpirun", "openmpi-bin")
+	libOnce.Do(func() { libPath, libErr = buildLoggerLib() })
+	if libErr != nil {
+		t.Fatalf("logger library: %v", libErr)
+	}
+	return libPath
+}
+
+func buildLoggerLib() (string, error) {
+	if p := os.Getenv("CPATH_LOGGER_LIB"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		_, err = os.Stat(abs)
+		return abs, err
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	lib := filepath.Join(root, "lib", "libcpathlog.so")
+	var cmd *exec.Cmd
+	if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
+		cmd = exec.Command("make", "lib/libcpathlog.so")
+	} else {
+		cmd = exec.Command("go", "build", "-tags", "mpi", "-buildmode=c-shared", "-o", lib, "./logger")
+	}
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the logger (%s): %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	_, err = os.Stat(lib)
+	return lib, err
+}
+
+// Compile builds one test program into dir with the MPI compiler wrapper
+// (mpicc or mpif90) and returns the executable's path, dir/ followed by the
+// source's base name without its extension. A relative src is taken from
+// the test package's testdata/ directory; an absolute one is used as is.
+// The program is compiled with -g -O1, then flags, so a later -O in flags
+// overrides the optimisation level.
+func Compile(t testing.TB, dir, compiler, src string, flags ...string) string {
+	t.Helper()
+	pkg := "libopenmpi-dev"
+	if compiler == "mpif90" {
+		pkg = "libopenmpi-dev and gfortran"
+	}
+	NeedTool(t, compiler, pkg)
+	abs := src
+	if !filepath.IsAbs(src) {
+		var err error
+		abs, err = filepath.Abs(filepath.Join("testdata", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := filepath.Base(abs)
+	exe := filepath.Join(dir, strings.TrimSuffix(base, filepath.Ext(base)))
+	// -g -O1: realistic code, and call sites that symbolize.
+	args := append([]string{"-g", "-O1", "-o", exe, abs}, flags...)
+	cmd := exec.Command(compiler, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", compiler, strings.Join(args, " "), err, out)
+	}
+	return exe
+}
+
+// Run runs prog with args under mpirun with np ranks in workDir. With lib
+// set, the logger is preloaded and writes into logDir. It fails the test
+// unless the job exits 0 within RunTimeout, and returns the job's combined
+// output.
+func Run(t testing.TB, np int, lib, logDir, workDir, prog string, args ...string) string {
+	t.Helper()
+	return RunEnv(t, np, nil, lib, logDir, workDir, prog, args...)
+}
+
+// RunEnv is Run with extra environment for the ranks: each VAR=value of env
+// is passed to mpirun as -x VAR=value.
+func RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, prog string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	mpiArgs := []string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np)}
+	if lib != "" {
+		mpiArgs = append(mpiArgs, "-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+logDir)
+	}
+	for _, e := range env {
+		mpiArgs = append(mpiArgs, "-x", e)
+	}
+	mpiArgs = append(mpiArgs, prog)
+	mpiArgs = append(mpiArgs, args...)
+	cmd := exec.CommandContext(ctx, "mpirun", mpiArgs...)
+	cmd.Dir = workDir
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun %s: no exit after %v (hang)\n%s", strings.Join(mpiArgs, " "), RunTimeout, out.String())
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		code := -1
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		t.Fatalf("mpirun %s: exit code %d (%v), want 0\n%s", strings.Join(mpiArgs, " "), code, err, out.String())
+	}
+	return out.String()
+}
+
+// ReadLogs reads rank-%06d.cplog for every rank of an np-rank run. It
+// reports an error unless the directory holds exactly those files, and
+// fails the test if any of them cannot be read.
+func ReadLogs(t testing.TB, dir string, np int) []*trace.Log {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("log directory: %v", err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != np {
+		t.Errorf("log directory %s holds %d files %v, want %d (one per rank)", dir, len(names), names, np)
+	}
+	logs := make([]*trace.Log, np)
+	for r := 0; r < np; r++ {
+		p := filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r))
+		l, err := trace.ReadFile(p)
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		logs[r] = l
+	}
+	return logs
+}

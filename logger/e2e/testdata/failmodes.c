@@ -1,0 +1,66 @@
+/* failmodes MODE: a run that ends badly, for the logger's "must not break
+ * the program" tests. Three ranks make 50 MPI_Barriers, then rank 1 does
+ * MODE while the other ranks wait on MPI_Barrier (which cannot complete
+ * without rank 1):
+ *   ok     every rank finalizes normally (exit status 0)
+ *   abort  rank 1 calls MPI_Abort(MPI_COMM_WORLD, 3)
+ *   term   rank 1 raises SIGTERM
+ *   kill   rank 1 raises SIGKILL
+ *   exit   every rank calls exit(4) without MPI_Finalize
+ * Rank 0 prints "failmodes: 50 barriers done" after the barriers and, in
+ * mode ok, "failmodes: ok" after MPI_Finalize. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBARRIERS 50
+
+int main(int argc, char **argv) {
+	int rank, size;
+	if (argc != 2) {
+		fprintf(stderr, "usage: failmodes ok|abort|term|kill|exit\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	if (strcmp(mode, "ok") && strcmp(mode, "abort") && strcmp(mode, "term") && strcmp(mode, "kill") &&
+	    strcmp(mode, "exit")) {
+		fprintf(stderr, "failmodes: unknown mode %s\n", mode);
+		return 2;
+	}
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	for (int i = 0; i < NBARRIERS; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		printf("failmodes: %d barriers done on %d ranks\n", NBARRIERS, size);
+		fflush(stdout);
+	}
+	if (!strcmp(mode, "ok")) {
+		MPI_Finalize();
+		if (rank == 0) {
+			printf("failmodes: ok\n");
+			fflush(stdout);
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "exit"))
+		exit(4);
+	if (rank == 1) {
+		if (!strcmp(mode, "abort"))
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		else if (!strcmp(mode, "term"))
+			raise(SIGTERM);
+		else
+			raise(SIGKILL);
+		/* not reached */
+		fprintf(stderr, "failmodes: rank 1 survived mode %s\n", mode);
+		return 1;
+	}
+	/* The others wait for rank 1, which never comes: mpirun must end them. */
+	for (;;)
+		MPI_Barrier(MPI_COMM_WORLD);
+}
