@@ -16,7 +16,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # Debian packages: Open MPI and its headers, Fortran for the Fortran tests,
 # LAMMPS as a real program to test on, and what cgo and the Go module proxy
 # need on a bare machine.
-DEB_PACKAGES := openmpi-bin libopenmpi-dev gfortran lammps pkg-config gcc libc6-dev ca-certificates
+DEB_PACKAGES := openmpi-bin libopenmpi-dev gfortran lammps graphviz pkg-config gcc libc6-dev ca-certificates
 
 # Whether Open MPI is usable. Deliberately a recursive (=) variable: it is
 # evaluated when a recipe runs, so that `make deps demo` builds with MPI after
@@ -58,9 +58,11 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags mpi ./...
 
+# The MPI tests run one package at a time (-p 1): they time real programs on
+# a 2-core machine, and packages running side by side would disturb them.
 test: all vet
 	$(MPI_ENV) $(GO) test ./...
-	$(MPI_ENV) $(GO) test -tags mpi ./...
+	$(MPI_ENV) $(GO) test -p 1 -tags mpi ./...
 
 # Installs the Debian packages that are missing, and nothing if none is.
 deps:

@@ -5,6 +5,7 @@ package clocksync_test
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/cpath/cpath/internal/mpitest"
@@ -40,13 +41,27 @@ func TestInjectedSkewRemoved(t *testing.T) {
 					got, want := c.Offset(at), ideal(c.Injected, at)
 					t.Logf("rank %d at %+.3f s: offset %d ns, ideal %d ns, error %d ns", r,
 						float64(at-c.Init.LocalNs)/1e9, got, want, got-want)
-					if d := got - want; d > 10_000 || d < -10_000 {
-						t.Errorf("rank %d: offset at local %d is %d ns, ideal %d ns: off by %d ns (> 10 µs)", r, at, got, want, d)
+					// The target is 10 µs with a core per rank. Oversubscribed
+					// (np > cores), a rank may be descheduled mid round trip; the
+					// sync then reports a larger error bound, which must hold.
+					limit := int64(10_000)
+					if np > runtime.NumCPU() {
+						limit = max(limit, 2*max(c.Init.ErrNs, errNs(c.Final)))
+					}
+					if d := got - want; d > limit || d < -limit {
+						t.Errorf("rank %d: offset at local %d is %d ns, ideal %d ns: off by %d ns (limit %d ns)", r, at, got, want, d, limit)
 					}
 				}
 			}
 		})
 	}
+}
+
+func errNs(p *trace.SyncPoint) int64 {
+	if p == nil {
+		return 0
+	}
+	return p.ErrNs
 }
 
 // ideal is the exact correction for an injected skew: with true time T,
