@@ -69,44 +69,38 @@ func pagLike(calls, ranks int, clockErr int64, seed int64) (*Graph, int32) {
 	return build(n, es), target
 }
 
-const benchCalls = 1 << 20
+type benchGraph struct {
+	name string
+	g    *Graph
+	t    int32
+}
 
-var benchGraphs = sync.OnceValue(func() map[string]struct {
-	g *Graph
-	t int32
-} {
-	m := map[string]struct {
-		g *Graph
-		t int32
-	}{}
-	for _, c := range []struct {
-		name string
-		err  int64
-	}{{"exact", 0}, {"clockerr", 500}} {
-		g, t := pagLike(benchCalls, 16, c.err, 1)
-		m[c.name] = struct {
-			g *Graph
-			t int32
-		}{g, t}
-	}
-	return m
+// benchGraphs: "pag" is the production case, 1M calls whose weights are
+// exact time differences, so every path into the target from u has length
+// t(target)-t(u) and the label-correcting algorithms never correct;
+// "noisy4k" adds ±500 ns of clock error to communication edges, on which
+// they re-process vertices many times (superlinearly: keep it small).
+var benchGraphs = sync.OnceValue(func() []benchGraph {
+	g1, t1 := pagLike(1<<20, 16, 0, 1)
+	g2, t2 := pagLike(1<<12, 16, 500, 1)
+	return []benchGraph{{"pag", g1, t1}, {"noisy4k", g2, t2}}
 })
 
 func bench(b *testing.B, run func(s *Solver, g *Graph, t int32) (*Result, error)) {
-	for _, name := range []string{"exact", "clockerr"} {
-		gt := benchGraphs()[name]
-		b.Run(name, func(b *testing.B) {
+	for _, bg := range benchGraphs() {
+		b.Run(bg.name, func(b *testing.B) {
 			var s Solver
 			var r *Result
 			var err error
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if r, err = run(&s, gt.g, gt.t); err != nil {
+				if r, err = run(&s, bg.g, bg.t); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(gt.g.N), "ns/vertex")
-			b.ReportMetric(float64(r.Stats.Pops)/float64(gt.g.N), "pops/vertex")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(bg.g.N), "ns/vertex")
+			b.ReportMetric(float64(r.Stats.Pops)/float64(bg.g.N), "pops/vertex")
+			b.ReportMetric(float64(r.Stats.MaxQueue), "maxqueue")
 		})
 	}
 }

@@ -55,5 +55,6 @@ type Stats struct {
 	Phases      int64 // Δ-stepping: buckets emptied
 	Light       int64 // Δ-stepping: relaxations of edges of weight <= Δ
 	Heavy       int64 // Δ-stepping: relaxations of edges of weight > Δ
+	MaxQueue    int   // most queue entries held at once (16 bytes each)
 	CycleChecks int   // full cycle checks run because the work looked unbounded
 }

@@ -14,10 +14,15 @@ func newResult(n int) *Result {
 
 // CanonicalPath extracts the critical path from Dist and Succ: it starts at
 // the source (in-degree 0) with the largest Dist, the smallest id among
-// equals, and follows Succ to the target. It also returns the number of
-// vertices that reach the target. A Succ chain that does not reach the
-// target within N steps means the graph had a cycle.
-func CanonicalPath(g *Graph, dist []int64, succ []int32, target int32) (Path, int, error) {
+// equals, and follows Succ to the target. A Succ chain that does not reach
+// the target within N steps means the graph had a cycle.
+func CanonicalPath(g *Graph, dist []int64, succ []int32, target int32) (Path, error) {
+	p, _, err := canonicalPath(g, dist, succ, target)
+	return p, err
+}
+
+// canonicalPath also returns the number of vertices that reach the target.
+func canonicalPath(g *Graph, dist []int64, succ []int32, target int32) (Path, int, error) {
 	if err := g.check(target); err != nil {
 		return Path{}, 0, err
 	}
@@ -59,7 +64,7 @@ func CanonicalPath(g *Graph, dist []int64, succ []int32, target int32) (Path, in
 
 // finish fills r.Path and r.Stats.Reached.
 func (r *Result) finish(g *Graph, target int32) error {
-	p, reached, err := CanonicalPath(g, r.Dist, r.Succ, target)
+	p, reached, err := canonicalPath(g, r.Dist, r.Succ, target)
 	if err != nil {
 		return err
 	}

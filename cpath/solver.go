@@ -10,10 +10,11 @@ import (
 // value is ready; a Solver is not safe for concurrent use. Results are
 // always freshly allocated and never alias the scratch.
 type Solver struct {
-	order []int32 // DAG: topological order and DFS stack, N entries
-	q     queue   // Dijkstra, Δ-stepping: pending entries
-	cur   []entry // Δ-stepping: the bucket being emptied
-	done  []entry // Δ-stepping: vertices processed in this phase
+	order  []int32  // DAG: topological order and DFS stack, N entries
+	colour []uint64 // DAG: DFS colours, 2 bits per vertex
+	q      queue    // Dijkstra, Δ-stepping: pending entries
+	cur    []entry  // Δ-stepping: the bucket being emptied
+	done   []entry  // Δ-stepping: vertices processed in this phase
 }
 
 // DAG is Solver.DAG with fresh buffers.
@@ -44,35 +45,43 @@ func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
 	}
 	// buf[:nord] is the post-order, buf[top:] the DFS stack: they hold
 	// disjoint vertices (finished, in progress), so n entries serve both.
-	// During the DFS, Dist is the colour and Succ the grey vertices' edge
-	// cursor, which saves two more arrays.
+	// The grey vertices' edge cursors live in Succ, and the colours in two
+	// bits per vertex rather than in Dist: the bitmap stays in cache where
+	// Dist, read once per edge in DFS order, would not.
 	buf := s.order[:n]
-	const grey, black = -2, -3
+	words := (n + 31) / 32
+	if cap(s.colour) < words {
+		s.colour = make([]uint64, words)
+	}
+	colour := s.colour[:words] // per vertex v, bits 2(v%32) (seen) and 2(v%32)+1 (finished)
+	clear(colour)
 	top, nord := n-1, 0
-	buf[top], dist[target], succ[target] = target, grey, g.InStart[target]
+	buf[top], succ[target] = target, g.InStart[target]
+	colour[target/32] |= 1 << (2 * (target % 32))
 outer:
 	for top < n {
 		v := buf[top]
 		for c, end := succ[v], g.InStart[v+1]; c < end; c++ {
 			u := g.InSrc[c]
-			switch dist[u] {
-			case Unreached:
+			switch colour[u/32] >> (2 * (u % 32)) & 3 {
+			case 0:
 				succ[v] = c + 1
 				top--
-				buf[top], dist[u], succ[u] = u, grey, g.InStart[u]
+				buf[top], succ[u] = u, g.InStart[u]
+				colour[u/32] |= 1 << (2 * (u % 32))
 				continue outer
-			case grey:
+			case 1:
 				return nil, cycleError(u)
 			}
 		}
-		dist[v] = black
+		colour[v/32] |= 2 << (2 * (v % 32))
 		top++
 		buf[nord] = v
 		nord++
 	}
 	order := buf[:nord]
 	for _, v := range order {
-		dist[v], succ[v] = Unreached, NoVertex
+		succ[v] = NoVertex
 	}
 	dist[target] = 0
 	var st Stats
@@ -116,7 +125,7 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 	q := s.q[:0]
 	dist[target] = 0
 	q.push(entry{0, target})
-	st.Pushes++
+	st.MaxQueue = 1
 	for len(q) > 0 {
 		e := q.pop()
 		v, d := e.v, e.d
@@ -143,6 +152,7 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 				succ[u] = v
 			}
 		}
+		st.MaxQueue = max(st.MaxQueue, len(q))
 	}
 	st.Pushes = st.Updates + 1
 	s.q = q[:0]
@@ -181,7 +191,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 	defer func() { s.q, s.cur, s.done = q[:0], cur[:0], done[:0] }()
 	dist[target] = 0
 	q.push(entry{0, target})
-	st.Pushes++
+	st.MaxQueue = 1
 	for len(q) > 0 {
 		lo := q[0].d - q[0].d%delta // the bucket is [lo, lo+delta)
 		if lo > q[0].d {
@@ -231,6 +241,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 				}
 			}
 		}
+		st.MaxQueue = max(st.MaxQueue, len(q)+len(cur)+len(done))
 		// Heavy edges lead past this bucket (c > d+delta >= lo+delta), so
 		// they go to the heap, once per vertex that left the bucket with
 		// its Dist unchanged since.
@@ -255,6 +266,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 				}
 			}
 		}
+		st.MaxQueue = max(st.MaxQueue, len(q)+len(cur)+len(done))
 		cur, done = cur[:0], done[:0]
 	}
 	st.Relaxations = st.Light + st.Heavy
@@ -267,10 +279,9 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 }
 
 // DefaultDelta is the mean positive edge weight, rounded up (1 if there is
-// none). Δ near a typical weight keeps most edges light and buckets small;
-// the mean needs no extra memory, unlike a median, and the PAG's weights
-// (computation, call and transfer times) are not so skewed that it matters
-// for an exact algorithm, where Δ changes only the work, never the result.
+// none): Δ near a typical weight keeps most edges light and buckets small,
+// and the mean, unlike a median, needs one pass and no memory. Δ changes
+// only the work of DeltaStepping, never its result.
 func DefaultDelta(g *Graph) int64 {
 	if g == nil {
 		return 1
