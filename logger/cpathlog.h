@@ -120,7 +120,7 @@ uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t);
 uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t);
 int cp_comm_npeers(MPI_Comm c); /* size of the group counts arrays refer to */
 
-void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, int rc);
+void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc);
 void cp_before_finalize(int64_t t0, uint64_t cs);
 void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode);
 void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level);

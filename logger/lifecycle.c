@@ -15,7 +15,7 @@ int MPI_Init(int *argc, char ***argv) {
 	cp_runtime_setup();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Init(argc, argv);
-	cp_after_init(CP_OP_INIT, t0, cp_now(), CP_CALLSITE(), cp_provided(), rc);
+	cp_after_init(CP_OP_INIT, t0, CP_CALLSITE(), cp_provided(), rc);
 	return rc;
 }
 
@@ -23,7 +23,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 	cp_runtime_setup();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	cp_after_init(CP_OP_INIT_THREAD, t0, cp_now(), CP_CALLSITE(), rc == MPI_SUCCESS ? *provided : 0, rc);
+	cp_after_init(CP_OP_INIT_THREAD, t0, CP_CALLSITE(), rc == MPI_SUCCESS ? *provided : 0, rc);
 	return rc;
 }
 
@@ -61,7 +61,7 @@ static void cpf_init(MPI_Fint *ierr, uint64_t cs) {
 		pmpi_init_(ierr);
 	else
 		*ierr = PMPI_Init(NULL, NULL);
-	cp_after_init(CP_OP_INIT, t0, cp_now(), cs, cp_provided(), (int)*ierr);
+	cp_after_init(CP_OP_INIT, t0, cs, cp_provided(), (int)*ierr);
 }
 
 static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr, uint64_t cs) {
@@ -74,7 +74,7 @@ static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 		*ierr = PMPI_Init_thread(NULL, NULL, (int)*required, &p);
 		*provided = p;
 	}
-	cp_after_init(CP_OP_INIT_THREAD, t0, cp_now(), cs, (int)*provided, (int)*ierr);
+	cp_after_init(CP_OP_INIT_THREAD, t0, cs, (int)*provided, (int)*ierr);
 }
 
 static void cpf_finalize(MPI_Fint *ierr, uint64_t cs) {

@@ -762,7 +762,10 @@ uint64_t cp_load_address(void) {
 	return a;
 }
 
-void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, int rc) {
+/* cp_after_init starts logging once PMPI_Init has returned. The Init record
+ * ends after the logger's own start-up (clock synchronisation, opening the
+ * log), so that time counts as MPI_Init, not as the program's computation. */
+void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc) {
 	if (rc != MPI_SUCCESS || cp_inited)
 		return;
 	cp_inited = 1;
@@ -788,7 +791,7 @@ void cp_after_init(int op, int64_t t0, int64_t t1, uint64_t cs, int provided, in
 	cp_logging = 1;
 	cp_on = 1;
 	cp_lock();
-	cp_rec *r = cp_call(op, t0, t1, cs, 0, rc);
+	cp_rec *r = cp_call(op, t0, cp_now(), cs, 0, rc);
 	r->tag = provided;
 	cp_unlock();
 }

@@ -23,7 +23,7 @@ func TestDOTRenders(t *testing.T) {
 		name  string
 		calls int
 		full  bool
-	}{{"full", 200, true}, {"condensed", 2000, false}} {
+	}{{"full", 40, true}, {"condensed", 400, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: tc.calls, Pattern: gen.Imbalanced, Seed: 3}); err != nil {
