@@ -20,10 +20,7 @@ func WriteDOT(w io.Writer, g *graph.PAG, path cpath.Path) error {
 	for _, v := range path.Vertices {
 		onPath[v] = true
 	}
-	pathEdge := func(v int32) bool {
-		p, _, _ := g.Pred(v)
-		return onPath[v] && p >= 0 && onPath[p]
-	}
+	pathEdge := func(v int32) bool { return onPath[v] && g.Pred[v] >= 0 && onPath[g.Pred[v]] }
 	if g.NumCalls() <= FullDOTCalls {
 		return fullDOT(w, g, pathEdge)
 	}
@@ -39,13 +36,13 @@ func fullDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 		}
 		fmt.Fprintln(w, "  }")
 	}
-	for v := int32(0); v < int32(g.NumVertices()); v++ {
-		if p, pw, _ := g.Pred(v); p >= 0 {
+	for v := int32(0); v < int32(len(g.Pred)); v++ {
+		if p := g.Pred[v]; p >= 0 {
 			attr := ""
 			if pathEdge(v) {
 				attr = ", color=red, penwidth=3"
 			}
-			fmt.Fprintf(w, "  v%d -> v%d [label=\"%s\"%s];\n", p, v, ns(pw), attr)
+			fmt.Fprintf(w, "  v%d -> v%d [label=\"%s\"%s];\n", p, v, ns(g.PredW[v]), attr)
 		}
 	}
 	_, err := fmt.Fprintln(w, "}")
@@ -74,9 +71,9 @@ func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 		onPath bool
 	}
 	edges := map[edge]*acc{}
-	for v := int32(0); v < int32(g.NumVertices()); v++ {
-		p, pw, kind := g.Pred(v)
-		if p < 0 || kind == graph.EdgeCall {
+	for v := int32(0); v < int32(len(g.Pred)); v++ {
+		p := g.Pred[v]
+		if p < 0 || g.PredKind[v] == graph.EdgeCall {
 			continue
 		}
 		cu, cv := p>>1, v>>1
@@ -86,7 +83,7 @@ func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 			a = &acc{}
 			edges[e] = a
 		}
-		a.ns += pw
+		a.ns += g.PredW[v]
 		a.n++
 		a.onPath = a.onPath || pathEdge(v)
 	}
