@@ -1,0 +1,169 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/trace"
+)
+
+func analyzeJSON(t *testing.T, args ...string) *report.Report {
+	t.Helper()
+	code, out, errs := runCLI(t, append([]string{"analyze", "--json", "-"}, args...)...)
+	if code != 0 {
+		t.Fatalf("analyze %v: exit %d: %s", args, code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("analyze %v: %v", args, err)
+	}
+	return &r
+}
+
+// checkPath checks what must hold of any critical path: the exact
+// algorithms agree on it, its segments are contiguous and add up to its
+// length, and its length is the run time up to the difference it reports,
+// which must stay small (clock error and the ranks' start skew).
+func checkPath(t *testing.T, dir string) *report.Report {
+	t.Helper()
+	ref := analyzeJSON(t, "--algo=dag", dir)
+	cp := ref.CriticalPath
+	if len(cp.Segments) == 0 {
+		t.Fatal("empty critical path")
+	}
+	var sum int64
+	for i, s := range cp.Segments {
+		if s.EndNs < s.StartNs {
+			t.Fatalf("segment %d runs backwards: %+v", i, s)
+		}
+		if i > 0 && s.StartNs != cp.Segments[i-1].EndNs {
+			t.Fatalf("segment %d starts at %d, the one before ends at %d", i, s.StartNs, cp.Segments[i-1].EndNs)
+		}
+		sum += s.EndNs - s.StartNs
+	}
+	if sum != cp.LengthNs || cp.LengthNs-ref.RuntimeNs != cp.DiffNs {
+		t.Fatalf("segments sum to %d, length %d, run time %d, diff %d", sum, cp.LengthNs, ref.RuntimeNs, cp.DiffNs)
+	}
+	if last := cp.Segments[len(cp.Segments)-1]; last.EndNs != ref.RuntimeNs {
+		t.Fatalf("the path ends at %d, the run at %d", last.EndNs, ref.RuntimeNs)
+	}
+	// The path starts where some thread starts: the difference is that
+	// thread's start after the earliest (ranks enter MPI_Init at different
+	// times) plus clock error.
+	if limit := max(ref.RuntimeNs/100, 1_000_000) + initSpread(t, dir); cp.DiffNs > 0 || -cp.DiffNs > limit {
+		t.Fatalf("critical path %d ns, run time %d ns: differs by %d ns (limit %d)", cp.LengthNs, ref.RuntimeNs, cp.DiffNs, limit)
+	}
+	for _, algo := range []string{"dijkstra", "delta"} {
+		got := analyzeJSON(t, "--algo="+algo, dir).CriticalPath
+		if got.LengthNs != cp.LengthNs || !reflect.DeepEqual(got.Segments, cp.Segments) {
+			t.Fatalf("%s: length %d, %d segments; dag: %d, %d segments", algo, got.LengthNs, len(got.Segments), cp.LengthNs, len(cp.Segments))
+		}
+	}
+	return ref
+}
+
+// initSpread is how far apart the ranks entered MPI_Init, on the global clock.
+func initSpread(t *testing.T, dir string) int64 {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.cplog"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no logs in %s", dir)
+	}
+	lo, hi := int64(1<<62), int64(-1<<62)
+	for _, f := range files {
+		l, err := trace.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := l.Header.Clock.Global(l.Records[0].Start)
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	return hi - lo
+}
+
+// TestAnalyzeLAMMPS analyses Debian's LAMMPS (in.lj, 2 ranks) recorded
+// under the logger.
+func TestAnalyzeLAMMPS(t *testing.T) {
+	lib := needMPI(t)
+	lmp := mpitest.NeedTool(t, "lmp", "lammps")
+	input := filepath.Join(mpitest.RepoRoot(t), "logger", "e2e", "testdata", "in.lj")
+	dir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, 2, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
+	r := checkPath(t, dir)
+	if r.Run.Messages == 0 || r.Run.Unmatched != 0 || len(r.Calls) == 0 {
+		t.Fatalf("LAMMPS: %d messages, %d unmatched, %d collective calls", r.Run.Messages, r.Run.Unmatched, len(r.Calls))
+	}
+	t.Logf("LAMMPS: run %d ns, path %d ns (diff %d), %d segments, %d messages", r.RuntimeNs, r.CriticalPath.LengthNs,
+		r.CriticalPath.DiffNs, len(r.CriticalPath.Segments), r.Run.Messages)
+}
+
+// TestAnalyzeUnderMPI runs the analyzer as an MPI job: the report is the
+// single process's, and a bad log ends every rank at once with one message.
+func TestAnalyzeUnderMPI(t *testing.T) {
+	lib := needMPI(t)
+	halo := buildHalo(t)
+	dir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, 2, lib, dir, t.TempDir(), halo, "30", "2000")
+	single := checkPath(t, dir)
+
+	bin := filepath.Join(t.TempDir(), "cpath")
+	build := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	mpirun := func(args ...string) (int, string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", bin}, args...)...)
+		var out, errs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("mpirun cpath %v hung", args)
+		}
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errs.String()
+	}
+	code, out, errs := mpirun("analyze", "--json", "-", dir)
+	if code != 0 {
+		t.Fatalf("mpirun cpath analyze: exit %d: %s", code, errs)
+	}
+	var multi report.Report
+	if err := json.Unmarshal([]byte(out), &multi); err != nil {
+		t.Fatalf("mpirun cpath analyze printed %d bytes that are not one report: %v", len(out), err)
+	}
+	if !reflect.DeepEqual(multi.CriticalPath, single.CriticalPath) || !reflect.DeepEqual(multi.Waitstates, single.Waitstates) {
+		t.Fatal("the MPI job's report differs from the single process's")
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.Mkdir(bad, 0o755)
+	for _, f := range []string{"rank-000000.cplog", "rank-000001.cplog"} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		os.WriteFile(filepath.Join(bad, f), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(bad, "rank-000001.cplog"), []byte("garbage, not a log"), 0o644)
+	start := time.Now()
+	code, _, errs = mpirun("analyze", bad)
+	if code == 0 || strings.Count(errs, "cpath: ") != 1 || !strings.Contains(errs, "rank-000001.cplog: not a cpath log") {
+		t.Fatalf("bad log under mpirun: exit %d, stderr %q (want one cpath: line naming the file)", code, errs)
+	}
+	t.Logf("bad log: exit %d after %v", code, time.Since(start).Round(time.Millisecond))
+}
