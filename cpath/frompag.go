@@ -2,17 +2,8 @@ package cpath
 
 import "github.com/cpath/cpath/graph"
 
-// FromPAG views a PAG as a Graph. Every PAG vertex has at most one
-// incoming edge, so the rows are built in one pass with no sorting.
+// FromPAG views a PAG as a Graph. The PAG keeps its edges in the same
+// compressed sparse rows, so nothing is copied: the Graph shares them.
 func FromPAG(g *graph.PAG) *Graph {
-	n := len(g.Pred)
-	cg := &Graph{N: n, InStart: make([]int32, n+1), InSrc: make([]int32, 0, n), InWeight: make([]int64, 0, n)}
-	for v := 0; v < n; v++ {
-		if p := g.Pred[v]; p >= 0 {
-			cg.InSrc = append(cg.InSrc, p)
-			cg.InWeight = append(cg.InWeight, g.PredW[v])
-		}
-		cg.InStart[v+1] = int32(len(cg.InSrc))
-	}
-	return cg
+	return &Graph{N: len(g.InStart) - 1, InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight}
 }

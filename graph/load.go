@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -83,55 +84,35 @@ func CheckRun(files []string, hs []*trace.Header) (missing []int, err error) {
 	return missing, nil
 }
 
-// Run is the logs of one run, indexed by rank.
+// Run is one run's logs, checked from their headers; Build streams their
+// records.
 type Run struct {
-	Dir  string
-	Logs []*trace.Log // Logs[r] is rank r's log
-	// Notes say what an incomplete run lacks (ranks that did not finalize,
-	// logs cut short); analysis proceeds with what there is.
+	Dir     string
+	Files   []string       // Files[r] is rank r's log
+	Headers []trace.Header // Headers[r] is its header
+	// Notes say what an incomplete run lacks; analysis proceeds with what
+	// there is. Build adds those it finds while reading the records (ranks
+	// that did not finalize).
 	Notes []string
 }
 
-// Load reads every log in dir, in parallel. A directory that is not one
-// whole run (a missing rank, two runs mixed, a foreign, corrupt, truncated
-// or version-mismatched file) is an error; logs of ranks that crashed
-// (whole frames, then no trailer or a signal's) are kept, with a note.
+// Load checks that dir holds the logs of one whole run, from their
+// headers: a directory that is not one whole run (a missing rank, two runs
+// mixed, a foreign, empty or version-mismatched file, a corrupt or cut
+// header) is an error. The records are read by Build, which reports damage
+// further in (a corrupt or cut frame) the same way.
 func Load(dir string) (*Run, error) {
 	files, err := LogFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	logs := make([]*trace.Log, len(files))
+	hs := make([]*trace.Header, len(files))
 	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				logs[i], errs[i] = readLog(files[i])
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, err := range errs {
+	parallel(len(files), func(i int) { hs[i], errs[i] = readHeader(files[i]) })
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		// A frame cut in the middle is damage, not a crash: the logger
-		// writes whole frames, so a rank that died leaves whole frames.
-		if logs[i].Damage != nil {
-			return nil, logs[i].Damage
-		}
-	}
-	hs := make([]*trace.Header, len(logs))
-	for i, l := range logs {
-		hs[i] = &l.Header
 	}
 	missing, err := CheckRun(files, hs)
 	if err != nil {
@@ -141,29 +122,69 @@ func Load(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: no log for rank %s of %d (a rank whose log is missing cannot be analysed around)",
 			dir, rankList(missing), hs[0].Size)
 	}
-	run := &Run{Dir: dir, Logs: make([]*trace.Log, len(logs))}
-	for _, l := range logs {
-		run.Logs[l.Header.Rank] = l
-	}
-	for _, l := range run.Logs {
-		switch {
-		case l.Trailer.Status != trace.EndFinalized:
-			run.Notes = append(run.Notes, fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
-				filepath.Base(l.Path), l.Header.Rank, l.Trailer.Status))
-		}
+	run := &Run{Dir: dir, Files: make([]string, len(files)), Headers: make([]trace.Header, len(files))}
+	for i, h := range hs {
+		run.Files[h.Rank], run.Headers[h.Rank] = files[i], *h
 	}
 	return run, nil
 }
 
-func readLog(path string) (*trace.Log, error) {
+// parallel runs f(0), …, f(n-1) on up to GOMAXPROCS goroutines (in order
+// on the calling goroutine when that is 1).
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// openLog opens a log file and reads its preamble and header.
+func openLog(path string, bufSize int) (*os.File, *trace.Reader, error) {
 	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := trace.NewReader(bufio.NewReaderSize(f, bufSize), path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, rd, nil
+}
+
+func readHeader(path string) (*trace.Header, error) {
+	f, rd, err := openLog(path, 4<<10)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return trace.ReadFile(path)
+	f.Close()
+	return rd.Header(), nil
 }
 
 func rankList(rs []int) string {

@@ -12,7 +12,14 @@
 // sender, the receive of a late receiver, the last member to arrive at a
 // collective, the root of a broadcast). Edge weights are time differences,
 // so the longest path to the run's last event walks back through the causes
-// of every wait and its length is the run time, up to clock error.
+// of every wait and its length is the run time, up to clock error. The
+// edges are kept in compressed sparse rows by destination, the form the
+// critical-path algorithms (package cpath) take as they are.
+//
+// Load checks a run's logs from their headers; Build streams each rank's
+// records chunk by chunk (ranks in parallel up to GOMAXPROCS) and keeps
+// only the calls and what matching needs, so memory grows with the calls,
+// not with the records, and no phase sorts the calls or messages.
 package graph
 
 import "github.com/cpath/cpath/trace"
@@ -92,15 +99,18 @@ type PAG struct {
 	CallSite []uint64
 	Comm     []int32 // index in Comms, -1 for none
 	Bytes    []uint64
-	Prev     []int32 // the previous call of the same thread, -1 for the first
 
-	// The one incoming edge of each vertex (2c: S(c), 2c+1: E(c)); Pred is
-	// -1 for the first vertex of each thread.
-	Pred     []int32
-	PredW    []int64
-	PredKind []EdgeKind
+	// The edges in compressed sparse rows indexed by destination vertex
+	// (2c: S(c), 2c+1: E(c)), the form cpath.Graph takes without copying:
+	// the edges into v are InSrc[InStart[v]:InStart[v+1]], with weights
+	// InWeight and kinds InKind. Every vertex has at most one incoming edge
+	// (Pred returns it); the first vertex of each thread has none.
+	InStart  []int32 // len 2·NumCalls()+1
+	InSrc    []int32
+	InWeight []int64
+	InKind   []EdgeKind
 
-	Waits    []Wait
+	Waits    []Wait // by Call, ascending
 	Colls    []Collective
 	CollPost []int32
 	CollDone []int32
@@ -119,6 +129,27 @@ type PAG struct {
 
 // NumCalls is the number of logged calls.
 func (g *PAG) NumCalls() int { return len(g.Op) }
+
+// NumVertices is the number of vertices, 2·NumCalls().
+func (g *PAG) NumVertices() int { return 2 * len(g.Op) }
+
+// Pred returns the one incoming edge of vertex v: its source, weight and
+// kind, or src -1 (and EdgeNone) for a vertex without one.
+func (g *PAG) Pred(v int32) (src int32, w int64, kind EdgeKind) {
+	if e := g.InStart[v]; e < g.InStart[v+1] {
+		return g.InSrc[e], g.InWeight[e], g.InKind[e]
+	}
+	return -1, 0, EdgeNone
+}
+
+// Prev returns the previous call of the same thread as call c, -1 for the
+// first.
+func (g *PAG) Prev(c int32) int32 {
+	if e := g.InStart[2*c]; e < g.InStart[2*c+1] {
+		return g.InSrc[e] >> 1
+	}
+	return -1
+}
 
 // Rank returns the rank that made call c.
 func (g *PAG) Rank(c int32) int {

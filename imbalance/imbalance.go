@@ -66,16 +66,16 @@ func Analyze(g *graph.PAG) *Result {
 			first, last := g.Start[lo], g.End[lo]
 			for c := lo; c < hi; c++ {
 				first, last = min(first, g.Start[c]), max(last, g.End[c])
-				for _, v := range [2]int32{2 * c, 2*c + 1} {
-					if g.Pred[v] >= 0 {
-						p.Edges++
-						if g.PredKind[v] == graph.EdgeProgram {
-							p.ComputeNs += g.PredW[v]
-						}
-					}
-				}
 			}
 			p.ProgramNs = last - first
+			// The edges into the rank's vertices [2·lo, 2·hi).
+			e0, e1 := g.InStart[2*lo], g.InStart[2*hi]
+			p.Edges = int(e1 - e0)
+			for e := e0; e < e1; e++ {
+				if g.InKind[e] == graph.EdgeProgram {
+					p.ComputeNs += g.InWeight[e]
+				}
+			}
 		}
 	}
 	for k := range g.Colls {
@@ -125,21 +125,36 @@ func Analyze(g *graph.PAG) *Result {
 		tot.Imbalance = float64(tot.WaitNs) / float64(d)
 	}
 
-	at := func(m map[trace.Op]*Waits, k trace.Op) *Waits {
-		if m[k] == nil {
-			m[k] = &Waits{}
-		}
-		return m[k]
-	}
+	// Per operation and communicator in arrays (communicator -1 first),
+	// then in the maps for those that had waits.
+	var byOp [256]*Waits
+	byComm := make([]*Waits, len(g.Comms)+1)
+	rank := 0
 	for _, w := range g.Waits {
 		comm := g.Comm[w.Call]
 		if comm < 0 {
 			comm = g.Comm[w.Cause] // a Wait/Test call: the communicator of what it completed
 		}
-		if res.ByComm[comm] == nil {
-			res.ByComm[comm] = &Waits{}
+		if int(comm)+1 >= len(byComm) {
+			byComm = append(byComm, make([]*Waits, int(comm)+2-len(byComm))...)
 		}
-		for _, ws := range []*Waits{&res.Waits, &res.ByRank[g.Rank(w.Call)], at(res.ByOp, g.Op[w.Call]), res.ByComm[comm]} {
+		op := g.Op[w.Call]
+		if byOp[op] == nil {
+			byOp[op] = &Waits{}
+			res.ByOp[op] = byOp[op]
+		}
+		if byComm[comm+1] == nil {
+			byComm[comm+1] = &Waits{}
+			res.ByComm[comm] = byComm[comm+1]
+		}
+		for w.Call >= g.RankStart[rank+1] || w.Call < g.RankStart[rank] { // Waits are by call
+			if w.Call < g.RankStart[rank] {
+				rank = 0
+			} else {
+				rank++
+			}
+		}
+		for _, ws := range [...]*Waits{&res.Waits, &res.ByRank[rank], byOp[op], byComm[comm+1]} {
 			ws.Ns[w.Kind] += w.Ns
 			if w.WrongOrder {
 				ws.WrongOrder += w.Ns

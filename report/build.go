@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -103,7 +102,7 @@ func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 // criticalPath turns the path's vertices into segments and profiles.
 func criticalPath(in *Input) CriticalPath {
 	g := in.PAG
-	cp := CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: []Segment{}}
+	cp := CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: make([]Segment, 0, max(0, len(in.Path.Vertices)-1))}
 	byRank := make([]RankShare, g.Ranks)
 	for i := range byRank {
 		byRank[i].Rank = i
@@ -113,34 +112,66 @@ func criticalPath(in *Input) CriticalPath {
 		count int
 	}
 	byOp := map[string]*opAcc{}
-	acc := func(op string, ns int64) {
-		if byOp[op] == nil {
-			byOp[op] = &opAcc{}
+	var opAccs [256]*opAcc // by operation; computation is opAccs[0] (OpInvalid)
+	acc := func(op trace.Op, ns int64) {
+		a := opAccs[op]
+		if a == nil {
+			name := Computation
+			if op != trace.OpInvalid {
+				name = op.String()
+			}
+			if a = byOp[name]; a == nil {
+				a = &opAcc{}
+				byOp[name] = a
+			}
+			opAccs[op] = a
 		}
-		byOp[op].ns += ns
-		byOp[op].count++
+		a.ns += ns
+		a.count++
+	}
+	// The path stays on a rank for long stretches: look ranks up from the
+	// last one.
+	rank := 0
+	rankOf := func(c int32) int {
+		if c < g.RankStart[rank] || c >= g.RankStart[rank+1] {
+			rank = g.Rank(c)
+		}
+		return rank
+	}
+	// A run has few call sites: name each once.
+	sites := map[[2]uint64]string{}
+	site := func(rank int, pc uint64) string {
+		k := [2]uint64{uint64(rank), pc}
+		s, ok := sites[k]
+		if !ok {
+			s = callsite(in, rank, pc)
+			sites[k] = s
+		}
+		return s
 	}
 	vs := in.Path.Vertices
 	for i := 1; i < len(vs); i++ {
 		u, v := vs[i-1], vs[i]
 		cu, cv := u>>1, v>>1
-		rv := g.Rank(cv)
-		seg := Segment{Rank: rv, Op: g.Op[cv].String(), StartNs: g.Time(u) - g.T0, EndNs: g.Time(v) - g.T0,
-			Callsite: callsite(in, rv, g.CallSite[cv])}
+		ru := rankOf(cu)
+		rv := rankOf(cv)
+		op := g.Op[cv]
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: g.Time(u) - g.T0, EndNs: g.Time(v) - g.T0,
+			Callsite: site(rv, g.CallSite[cv])}
 		ns := g.Time(v) - g.Time(u)
 		switch {
-		case g.Rank(cu) != rv:
+		case ru != rv:
 			seg.Kind = "transfer"
 			byRank[rv].TransferNs += ns
-			acc(seg.Op, ns)
+			acc(op, ns)
 		case u&1 == 1: // E(c) → S(next): between calls
 			seg.Kind = "compute"
 			byRank[rv].ComputeNs += ns
-			acc(Computation, ns)
+			acc(trace.OpInvalid, ns)
 		default:
 			seg.Kind = "mpi"
 			byRank[rv].MPINs += ns
-			acc(seg.Op, ns)
+			acc(op, ns)
 		}
 		cp.Segments = append(cp.Segments, seg)
 	}
@@ -189,5 +220,5 @@ func callsite(in *Input, rank int, pc uint64) string {
 	if in.PAG.LoadAddress[rank] > pc {
 		off = pc
 	}
-	return fmt.Sprintf("0x%x", off)
+	return "0x" + strconv.FormatUint(off, 16)
 }

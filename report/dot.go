@@ -20,7 +20,10 @@ func WriteDOT(w io.Writer, g *graph.PAG, path cpath.Path) error {
 	for _, v := range path.Vertices {
 		onPath[v] = true
 	}
-	pathEdge := func(v int32) bool { return onPath[v] && g.Pred[v] >= 0 && onPath[g.Pred[v]] }
+	pathEdge := func(v int32) bool {
+		p, _, _ := g.Pred(v)
+		return onPath[v] && p >= 0 && onPath[p]
+	}
 	if g.NumCalls() <= FullDOTCalls {
 		return fullDOT(w, g, pathEdge)
 	}
@@ -36,13 +39,13 @@ func fullDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 		}
 		fmt.Fprintln(w, "  }")
 	}
-	for v := int32(0); v < int32(len(g.Pred)); v++ {
-		if p := g.Pred[v]; p >= 0 {
+	for v := int32(0); v < int32(g.NumVertices()); v++ {
+		if p, pw, _ := g.Pred(v); p >= 0 {
 			attr := ""
 			if pathEdge(v) {
 				attr = ", color=red, penwidth=3"
 			}
-			fmt.Fprintf(w, "  v%d -> v%d [label=\"%s\"%s];\n", p, v, ns(g.PredW[v]), attr)
+			fmt.Fprintf(w, "  v%d -> v%d [label=\"%s\"%s];\n", p, v, ns(pw), attr)
 		}
 	}
 	_, err := fmt.Fprintln(w, "}")
@@ -71,9 +74,9 @@ func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 		onPath bool
 	}
 	edges := map[edge]*acc{}
-	for v := int32(0); v < int32(len(g.Pred)); v++ {
-		p := g.Pred[v]
-		if p < 0 || g.PredKind[v] == graph.EdgeCall {
+	for v := int32(0); v < int32(g.NumVertices()); v++ {
+		p, pw, kind := g.Pred(v)
+		if p < 0 || kind == graph.EdgeCall {
 			continue
 		}
 		cu, cv := p>>1, v>>1
@@ -83,7 +86,7 @@ func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 			a = &acc{}
 			edges[e] = a
 		}
-		a.ns += g.PredW[v]
+		a.ns += pw
 		a.n++
 		a.onPath = a.onPath || pathEdge(v)
 	}

@@ -23,51 +23,105 @@ type Comm struct {
 // indexed like Record.Comm; slots of communicators the log does not define
 // (a log cut short) are left with an empty Name.
 func BuildComms(h *Header, recs []Record) []Comm {
+	b := NewCommBuilder(h)
+	for i := range recs {
+		b.Add(&recs[i])
+	}
+	return b.Comms()
+}
+
+// CommBuilder builds a rank's communicator table from its records fed one
+// at a time, in log order, so that a log can be streamed: BuildComms is
+// NewCommBuilder, Add for every record, then Comms.
+type CommBuilder struct {
+	comms   []Comm
+	cur     Comm   // the constructor whose Member sub-records are being read
+	idx     uint32 // its slot
+	left    uint32 // sub-records of it that may still be members
+	pending bool
+}
+
+// NewCommBuilder starts a table with the predefined communicators of the
+// rank the header describes.
+func NewCommBuilder(h *Header) *CommBuilder {
 	world := make([]int32, h.Size)
 	for i := range world {
 		world[i] = int32(i)
 	}
-	comms := []Comm{
+	return &CommBuilder{comms: []Comm{
 		CommWorld: {Name: "W0.0", Members: world},
 		CommSelf:  {Name: "s" + strconv.Itoa(h.Rank) + ".0", Members: []int32{int32(h.Rank)}},
+	}}
+}
+
+// Add feeds the next record of the log (calls and sub-records alike).
+func (b *CommBuilder) Add(r *Record) {
+	if b.pending || r.Op.Class() == ClassCommCreate {
+		b.add(r)
 	}
-	for i := 0; i < len(recs); i++ {
-		r := &recs[i]
-		if r.Op.Class() != ClassCommCreate {
-			continue
-		}
-		idx := r.Req
-		c := Comm{Op: r.Op, Parent: r.Comm,
-			Name: string(r.Op.CommLetter()) + strconv.Itoa(int(r.Root)) + "." + strconv.Itoa(int(r.Tag))}
-		if r.Op == OpCommIdup {
-			// Nothing can be sent on a communicator before its idup
-			// completes, so the logger cannot agree on a counter: the name is
-			// the parent's and the idup's sequence number on it, which every
-			// member shares. Req is the request; Tag the new index.
-			if r.Count == 0 || r.Tag < 0 {
-				continue
-			}
-			idx = uint32(r.Tag)
-			parent := "?"
-			if int(r.Comm) < len(comms) && comms[r.Comm].Name != "" {
-				parent = comms[r.Comm].Name
-			}
-			c.Name = "d" + parent + "." + strconv.Itoa(int(r.Seq))
-		}
-		if idx == 0 || idx > 1<<20 {
-			continue
-		}
-		for j := i + 1; j <= i+int(r.Count) && j < len(recs) && recs[j].Op == OpMember; j++ {
-			if recs[j].Flags&FlagRemote != 0 {
-				c.Remote = append(c.Remote, recs[j].Peer)
+}
+
+func (b *CommBuilder) add(r *Record) {
+	if b.pending {
+		if b.left > 0 && r.Op == OpMember {
+			b.left--
+			if r.Flags&FlagRemote != 0 {
+				b.cur.Remote = append(b.cur.Remote, r.Peer)
 			} else {
-				c.Members = append(c.Members, recs[j].Peer)
+				b.cur.Members = append(b.cur.Members, r.Peer)
 			}
+			if b.left == 0 {
+				b.commit()
+			}
+			return
 		}
-		for int(idx) >= len(comms) {
-			comms = append(comms, Comm{})
-		}
-		comms[idx] = c
+		b.commit()
 	}
-	return comms
+	if r.Op.Class() != ClassCommCreate {
+		return
+	}
+	idx := r.Req
+	c := Comm{Op: r.Op, Parent: r.Comm,
+		Name: string(r.Op.CommLetter()) + strconv.Itoa(int(r.Root)) + "." + strconv.Itoa(int(r.Tag))}
+	if r.Op == OpCommIdup {
+		// Nothing can be sent on a communicator before its idup
+		// completes, so the logger cannot agree on a counter: the name is
+		// the parent's and the idup's sequence number on it, which every
+		// member shares. Req is the request; Tag the new index.
+		if r.Count == 0 || r.Tag < 0 {
+			return
+		}
+		idx = uint32(r.Tag)
+		parent := "?"
+		if int(r.Comm) < len(b.comms) && b.comms[r.Comm].Name != "" {
+			parent = b.comms[r.Comm].Name
+		}
+		c.Name = "d" + parent + "." + strconv.Itoa(int(r.Seq))
+	}
+	if idx == 0 || idx > 1<<20 {
+		return
+	}
+	b.cur, b.idx, b.left, b.pending = c, idx, r.Count, true
+	if b.left == 0 {
+		b.commit()
+	}
+}
+
+func (b *CommBuilder) commit() {
+	for int(b.idx) >= len(b.comms) {
+		b.comms = append(b.comms, Comm{})
+	}
+	b.comms[b.idx] = b.cur
+	b.cur, b.pending = Comm{}, false
+}
+
+// Comms returns the table built from the records added so far; adding
+// more records afterwards may change it.
+func (b *CommBuilder) Comms() []Comm {
+	if b.pending {
+		cur, idx, left := b.cur, b.idx, b.left
+		b.commit()
+		b.cur, b.idx, b.left, b.pending = cur, idx, left, true
+	}
+	return b.comms
 }

@@ -53,6 +53,8 @@ type Reader struct {
 	subLeft uint32 // sub-records still owed to the last timed record
 	nrec    uint64
 	done    bool
+
+	fullSubs bool // Skim: the sub-records being read belong to a wanted call
 }
 
 // NewReader reads the preamble and header from r. name is used in errors.
@@ -142,6 +144,16 @@ func (r *Reader) streamErr(err error, what string) error {
 // dst. It returns io.EOF at the clean end of the log; a log cut short returns
 // an *Error wrapping ErrTruncated, after every complete chunk.
 func (r *Reader) Next(dst []Record) ([]Record, error) {
+	buf, raw, err := r.chunk()
+	if err != nil {
+		return dst, err
+	}
+	return r.decodeChunk(dst, buf, raw)
+}
+
+// chunk reads chunks up to the next record chunk and returns its payload,
+// taking in the clock and trailer chunks on the way.
+func (r *Reader) chunk() (buf []byte, raw bool, err error) {
 	for !r.done {
 		var ch [chunkHeaderSize]byte
 		if n, err := io.ReadFull(r.lz, ch[:]); err != nil {
@@ -150,13 +162,13 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 				break
 			}
 			r.done = true
-			return dst, r.streamErr(err, "a chunk header")
+			return nil, false, r.streamErr(err, "a chunk header")
 		}
 		kind := binary.LittleEndian.Uint32(ch[0:])
 		size := binary.LittleEndian.Uint32(ch[4:])
 		if size > maxChunkRecords*RecordSize+32 {
 			r.done = true
-			return dst, r.errf(ErrCorrupt, "chunk of %d bytes after %d records", size, r.nrec)
+			return nil, false, r.errf(ErrCorrupt, "chunk of %d bytes after %d records", size, r.nrec)
 		}
 		if cap(r.buf) < int(size) {
 			r.buf = make([]byte, size)
@@ -164,25 +176,25 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 		buf := r.buf[:size]
 		if _, err := io.ReadFull(r.lz, buf); err != nil {
 			r.done = true
-			return dst, r.streamErr(err, "a chunk")
+			return nil, false, r.streamErr(err, "a chunk")
 		}
 		switch kind {
 		case ChunkRecords:
 			if size%RecordSize != 0 {
 				r.done = true
-				return dst, r.errf(ErrCorrupt, "record chunk of %d bytes after %d records", size, r.nrec)
+				return nil, false, r.errf(ErrCorrupt, "record chunk of %d bytes after %d records", size, r.nrec)
 			}
-			return r.decodeChunk(dst, buf, false)
+			return buf, false, nil
 		case ChunkRawRecords:
 			if size < 32 || (size-32)%RecordSize != 0 {
 				r.done = true
-				return dst, r.errf(ErrCorrupt, "raw record chunk of %d bytes after %d records", size, r.nrec)
+				return nil, false, r.errf(ErrCorrupt, "raw record chunk of %d bytes after %d records", size, r.nrec)
 			}
-			return r.decodeChunk(dst, buf, true)
+			return buf, true, nil
 		case ChunkClockFinal:
 			if size != 24 {
 				r.done = true
-				return dst, r.errf(ErrCorrupt, "clock chunk of %d bytes", size)
+				return nil, false, r.errf(ErrCorrupt, "clock chunk of %d bytes", size)
 			}
 			le := binary.LittleEndian
 			r.final = &SyncPoint{int64(le.Uint64(buf[0:])), int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))}
@@ -190,16 +202,116 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 		case ChunkTrailer:
 			if size != 24 {
 				r.done = true
-				return dst, r.errf(ErrCorrupt, "trailer chunk of %d bytes", size)
+				return nil, false, r.errf(ErrCorrupt, "trailer chunk of %d bytes", size)
 			}
 			le := binary.LittleEndian
 			r.trailer = Trailer{EndStatus(le.Uint32(buf[0:])), int32(le.Uint32(buf[4:])), le.Uint64(buf[8:]), le.Uint64(buf[16:])}
 		default:
 			r.done = true
-			return dst, r.errf(ErrCorrupt, "unknown chunk kind %d after %d records", kind, r.nrec)
+			return nil, false, r.errf(ErrCorrupt, "unknown chunk kind %d after %d records", kind, r.nrec)
 		}
 	}
-	return dst, io.EOF
+	return nil, false, io.EOF
+}
+
+// Skim reads the rest of the log as Next does, and checks it the same way,
+// but decodes in full only the calls for which want(op) is true and their
+// sub-records, handing them to fn in log order; it returns the number of
+// calls (records other than sub-records) it read. The clean end of the log
+// is a nil error; damage is the error Next would return, after the calls
+// before it. Skimming a log costs little more than decompressing it: a
+// reader that needs the number of calls (or the communicators, or the clock
+// measured at MPI_Finalize) before the records themselves can skim the log
+// first and read it again.
+func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err error) {
+	var full [256]bool
+	for o := range full {
+		full[o] = want(Op(o))
+	}
+	for {
+		buf, raw, err := r.chunk()
+		if err == io.EOF {
+			return calls, nil
+		}
+		if err != nil {
+			return calls, err
+		}
+		n, err := r.skimChunk(buf, raw, &full, fn)
+		calls += n
+		if err != nil {
+			return calls, err
+		}
+	}
+}
+
+func (r *Reader) skimChunk(buf []byte, raw bool, full *[256]bool, fn func(*Record)) (calls int, err error) {
+	le := binary.LittleEndian
+	var rec Record
+	if raw {
+		// The logger's emergency path: rare and short, decoded in full.
+		recs, err := r.decodeChunk(nil, buf, true)
+		for i := range recs {
+			calls += r.skimmed(&recs[i], full, fn)
+		}
+		return calls, err
+	}
+	for i := 0; i+RecordSize <= len(buf); i += RecordSize {
+		b := buf[i : i+RecordSize]
+		op := Op(b[0])
+		sub := opClass[op] == ClassSub
+		if full[op] || sub && r.fullSubs {
+			r.c.decode(b, &rec)
+			if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
+				r.done = true
+				return calls, r.check(&rec)
+			}
+			r.nrec++
+			calls += r.skimmed(&rec, full, fn)
+			continue
+		}
+		// Keep the decoder's state as decode would, without the rest.
+		if s := le.Uint32(b[24:]); s != 0 {
+			p := r.c.seqRef(le.Uint32(b[4:]))
+			*p += uint32(unzig(s - 1))
+		}
+		if q := le.Uint32(b[28:]); q != 0 && Flags(b[1])&FlagNewReq != 0 {
+			r.c.lastReq += uint32(unzig(q - 1))
+		}
+		var start, end int64
+		if !sub {
+			ds := int64(uint64(le.Uint32(b[48:])) | uint64(le.Uint32(b[56:]))<<32)
+			du := int64(uint64(le.Uint32(b[52:])) | uint64(le.Uint32(b[60:]))<<32)
+			start = r.c.prevEnd + ds
+			end = start + du
+			r.c.prevEnd = end
+			r.fullSubs = false
+		}
+		if count := le.Uint32(b[20:]); !r.valid(op, count, start, end) {
+			r.done = true
+			return calls, r.checkRec(op, count, start, end)
+		}
+		r.nrec++
+		if !sub {
+			calls++
+		}
+	}
+	return calls, nil
+}
+
+// skimmed hands a record decoded in full to fn if it is a wanted call or
+// one of its sub-records, and returns 1 for a call.
+func (r *Reader) skimmed(rec *Record, full *[256]bool, fn func(*Record)) int {
+	if rec.Op.IsSub() {
+		if r.fullSubs {
+			fn(rec)
+		}
+		return 0
+	}
+	r.fullSubs = full[rec.Op]
+	if r.fullSubs {
+		fn(rec)
+	}
+	return 1
 }
 
 func (r *Reader) decodeChunk(dst []Record, buf []byte, raw bool) ([]Record, error) {
@@ -212,7 +324,11 @@ func (r *Reader) decodeChunk(dst []Record, buf []byte, raw bool) ([]Record, erro
 	}
 	n := len(buf) / RecordSize
 	base := len(dst)
-	dst = append(dst, make([]Record, n)...)
+	if cap(dst)-base >= n {
+		dst = dst[:base+n] // every field is decoded: no need to clear
+	} else {
+		dst = append(dst, make([]Record, n)...)
+	}
 	out := dst[base:]
 	for i := range out {
 		rec := &out[i]
@@ -226,13 +342,53 @@ func (r *Reader) decodeChunk(dst []Record, buf []byte, raw bool) ([]Record, erro
 		} else {
 			r.c.decode(buf[i*RecordSize:], rec)
 		}
-		if err := r.check(rec); err != nil {
+		if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
 			r.done = true
-			return dst[:base+i], err
+			return dst[:base+i], r.check(rec)
 		}
 		r.nrec++
 	}
 	return dst, nil
+}
+
+// valid is check's common case, inlined into the decoding loops: true for
+// a record check accepts (and accounts for), false for one it rejects,
+// which check then describes.
+func (r *Reader) valid(op Op, count uint32, start, end int64) bool {
+	if cls := opClass[op]; cls == ClassSub {
+		if r.subLeft == 0 {
+			return false
+		}
+		r.subLeft--
+		return true
+	} else if cls == classInvalid || r.subLeft != 0 || end < start || count > 1<<24 {
+		return false
+	}
+	r.subLeft = count
+	return true
+}
+
+// opClass is Op.Class by table for the reader's inner loops, with
+// classInvalid for codes that are not valid operations.
+var opClass = func() (t [256]Class) {
+	for o := range t {
+		t[o] = classInvalid
+		if Op(o).Valid() {
+			t[o] = Op(o).Class()
+		}
+	}
+	return t
+}()
+
+const classInvalid Class = 255
+
+// Incomplete reports, once Next has returned io.EOF, a log that ends inside
+// a call's sub-records: an *Error wrapping ErrTruncated, or nil.
+func (r *Reader) Incomplete() error {
+	if r.subLeft != 0 {
+		return r.errf(ErrTruncated, "log ends %d sub-records short", r.subLeft)
+	}
+	return nil
 }
 
 // ticksToNs maps a raw timestamp through the calibration line of a raw chunk.
@@ -245,13 +401,18 @@ func ticksToNs(t, tick0, ns0, tick1, ns1 int64) int64 {
 
 // check rejects records no logger writes, so that garbage that passed the
 // checksums (or a foreign writer) cannot reach the analyzer.
-func (r *Reader) check(rec *Record) error {
-	if !rec.Op.Valid() {
-		return r.errf(ErrCorrupt, "record %d has unknown operation code %d", r.nrec, rec.Op)
+func (r *Reader) check(rec *Record) error { return r.checkRec(rec.Op, rec.Count, rec.Start, rec.End) }
+
+// checkRec is check on a record's operation, sub-record count and times
+// (ignored for sub-records).
+func (r *Reader) checkRec(op Op, count uint32, start, end int64) error {
+	cls := opClass[op]
+	if cls == classInvalid {
+		return r.errf(ErrCorrupt, "record %d has unknown operation code %d", r.nrec, op)
 	}
-	if rec.Op.IsSub() {
+	if cls == ClassSub {
 		if r.subLeft == 0 {
-			return r.errf(ErrCorrupt, "record %d: %v without a call before it", r.nrec, rec.Op)
+			return r.errf(ErrCorrupt, "record %d: %v without a call before it", r.nrec, op)
 		}
 		r.subLeft--
 		return nil
@@ -259,13 +420,13 @@ func (r *Reader) check(rec *Record) error {
 	if r.subLeft != 0 {
 		return r.errf(ErrCorrupt, "record %d: %d sub-records missing before it", r.nrec, r.subLeft)
 	}
-	if rec.End < rec.Start {
-		return r.errf(ErrCorrupt, "record %d (%v) ends %d ns before it starts", r.nrec, rec.Op, rec.Start-rec.End)
+	if end < start {
+		return r.errf(ErrCorrupt, "record %d (%v) ends %d ns before it starts", r.nrec, op, start-end)
 	}
-	if rec.Count > 1<<24 {
-		return r.errf(ErrCorrupt, "record %d (%v) claims %d sub-records", r.nrec, rec.Op, rec.Count)
+	if count > 1<<24 {
+		return r.errf(ErrCorrupt, "record %d (%v) claims %d sub-records", r.nrec, op, count)
 	}
-	r.subLeft = rec.Count
+	r.subLeft = count
 	return nil
 }
 
@@ -315,8 +476,8 @@ func Read(r io.Reader, name string) (*Log, error) {
 			break
 		}
 	}
-	if rd.subLeft != 0 && l.Damage == nil {
-		l.Damage = rd.errf(ErrTruncated, "log ends %d sub-records short", rd.subLeft)
+	if l.Damage == nil {
+		l.Damage = rd.Incomplete()
 	}
 	l.Header = rd.hdr
 	l.Trailer = rd.trailer

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -113,6 +114,10 @@ func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
 	}
+	// Only the path is needed from here on: give the distances back first,
+	// which keeps peak memory at the graph plus the report.
+	res.Dist, res.Succ = nil, nil
+	runtime.GC()
 	sym := report.NewSymbolizer(g)
 	rep := report.Build(&report.Input{Dir: dir, PAG: g, Path: res.Path, Algo: o.algo,
 		Imbalance: imbalance.Analyze(g), GraphTime: gt, Symbolize: sym.Lookup})

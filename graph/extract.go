@@ -1,0 +1,588 @@
+package graph
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/cpath/cpath/trace"
+)
+
+// RendezvousBytes is the size from which a standard-mode send is taken to
+// wait for its receiver (rendezvous protocol) when it completes after the
+// receive was posted. Smaller sends are eager: MPI buffers them.
+const RendezvousBytes = 64 << 10
+
+// msgKey is what MPI matches a message by, from one rank's side: its
+// communicator (an index into the rank's table), the peer (the
+// destination of a send, the source of a receive) and the tag.
+type msgKey struct {
+	comm uint32
+	peer int32
+	tag  int32
+	recv bool
+}
+
+// keyList is the list of one rank's message ends with one key, linked
+// through msgEnd.next in the order they completed.
+type keyList struct {
+	msgKey
+	head, tail int32
+	n          int32
+	unsorted   bool // some end was posted before the one completed ahead of it
+}
+
+// msgEnd is one side of a point-to-point message: the call that posted it
+// and the call that completed it (local indices; done's top bit marks a
+// synchronous or rendezvous send).
+type msgEnd struct {
+	post, done, next int32
+}
+
+const syncBit = -1 << 31
+
+// collEnd is one member's part in a collective instance.
+type collEnd struct {
+	comm       int32 // local index while extracting, then global
+	seq        uint32
+	op         trace.Op
+	root       int32
+	post, done int32
+}
+
+// reqInfo is what a rank's log says about one request.
+type reqInfo struct {
+	class      trace.Class
+	persistent bool
+	sync       bool
+	op         trace.Op
+	post       int32
+	comm       uint32
+	peer, tag  int32
+	seq        uint32
+	root       int32
+	active     int32 // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+}
+
+// rankData is what Build keeps of one rank's log.
+type rankData struct {
+	hdr     trace.Header // with the clock measured at MPI_Finalize, if any
+	trailer trace.Trailer
+	comms   []trace.Comm
+	n       int32 // calls
+	firsts  int32 // calls that are the first of their thread (the number of threads)
+	ordered bool  // each call starts no earlier than the one before ends, and ends no earlier than it starts
+	keys    []keyList
+	ends    endStore
+	colls   []collEnd
+	open    int // requests never completed in the log
+}
+
+// scratch is a reader's reusable record buffer.
+var scratch = sync.Pool{New: func() any { b := make([]trace.Record, 0, 1<<14); return &b }}
+
+// skimRank reads rank r's log for what its calls' place in the PAG depends
+// on: how many there are, its communicators, its clock and how it ended.
+// Damage anywhere in the log (a corrupt or cut frame, a call cut from its
+// sub-records) is an error naming the file; a rank that died between
+// frames is read up to its last record.
+func skimRank(path string, rank int) (*rankData, error) {
+	f, rd, err := openLog(path, 256<<10)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if h := rd.Header(); h.Rank != rank {
+		return nil, fmt.Errorf("%s: header says rank %d, expected rank %d", path, h.Rank, rank)
+	}
+	cb := trace.NewCommBuilder(rd.Header())
+	n, err := rd.Skim(func(op trace.Op) bool { return op.Class() == trace.ClassCommCreate }, cb.Add)
+	if err != nil {
+		return nil, err
+	}
+	if err := rd.Incomplete(); err != nil {
+		return nil, err
+	}
+	if n > 1<<30 {
+		n = 1<<30 + 1 // Build refuses it
+	}
+	return &rankData{hdr: *rd.Header(), trailer: rd.Trailer(), comms: cb.Comms(), n: int32(n)}, nil
+}
+
+// readRank reads rank r's log again, into the PAG's calls from
+// g.RankStart[r] on and d's message ends and collective memberships.
+func readRank(path string, rank int, g *PAG, d *rankData, gid []int32) error {
+	f, rd, err := openLog(path, 256<<10)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	x := newExtractor(d, g, rank, gid)
+	bp := scratch.Get().(*[]trace.Record)
+	defer scratch.Put(bp)
+	for {
+		*bp, err = rd.Next((*bp)[:0])
+		recs := *bp
+		for i := range recs {
+			x.add(&recs[i])
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if x.n != d.n {
+		return fmt.Errorf("%s: changed while being read (%d calls, then %d)", path, d.n, x.n)
+	}
+	x.finish()
+	return nil
+}
+
+// extractor turns a rank's records, one at a time, into its calls (in the
+// PAG's arrays: times on the global clock, communicators in the run's
+// table), message ends and collective memberships.
+type extractor struct {
+	*rankData
+	n       int32 // calls so far
+	op      []trace.Op
+	thread  []uint16
+	start   []int64
+	end     []int64
+	site    []uint64
+	bytes   []uint64
+	comm    []int32
+	gid     []int32 // local communicator index → the run's
+	clk     clock
+	last    []int32 // last call of each thread, -1 for none yet
+	cur     int32   // the call the next sub-records belong to
+	cls     trace.Class
+	curComm uint32
+	reqs    reqTable
+	pool    []reqInfo // no pointers, so that filling one is plain stores
+	free    []int32
+	active  [][]int32 // persistent requests' Start calls not yet completed, oldest first
+	keyTab  []int32   // open addressing into keys
+}
+
+func newExtractor(d *rankData, g *PAG, rank int, gid []int32) *extractor {
+	lo, hi := g.RankStart[rank], g.RankStart[rank+1]
+	d.ordered = true
+	x := &extractor{rankData: d, cur: -1, gid: gid, clk: newClock(&d.hdr.Clock),
+		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
+		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
+	x.keyTab = make([]int32, 16)
+	for i := range x.keyTab {
+		x.keyTab[i] = -1
+	}
+	x.reqs.init()
+	return x
+}
+
+func isSync(op trace.Op, bytes uint64) bool {
+	switch op {
+	case trace.OpSsend, trace.OpIssend, trace.OpSsendInit:
+		return true
+	case trace.OpSend, trace.OpIsend, trace.OpSendInit, trace.OpSendrecv, trace.OpSendrecvReplace:
+		return bytes >= RendezvousBytes
+	}
+	return false
+}
+
+// opClass is trace.Op.Class by table.
+var opClass = func() (t [256]trace.Class) {
+	for o := range t {
+		t[o] = trace.Op(o).Class()
+	}
+	return t
+}()
+
+// add takes the next record of the log.
+func (x *extractor) add(rec *trace.Record) {
+	cls := opClass[rec.Op]
+	if cls == trace.ClassSub {
+		x.sub(rec)
+		return
+	}
+	c := x.n
+	x.n++
+	if int(c) >= len(x.op) {
+		x.cls = trace.ClassOther // more calls than the first reading found: an error
+		return
+	}
+	x.op[c] = rec.Op
+	x.thread[c] = rec.Thread
+	s, e := x.clk.global(rec.Start), x.clk.global(rec.End)
+	x.start[c], x.end[c] = s, e
+	if e < s || c > 0 && s < x.end[c-1] {
+		x.ordered = false
+	}
+	x.site[c] = rec.CallSite
+	x.bytes[c] = rec.Bytes
+	if int(rec.Comm) < len(x.gid) {
+		x.comm[c] = x.gid[rec.Comm]
+	} else {
+		x.comm[c] = -1
+	}
+	t := int(rec.Thread)
+	if t >= len(x.last) {
+		for len(x.last) <= t {
+			x.last = append(x.last, -1)
+		}
+	}
+	if x.last[t] < 0 {
+		x.firsts++
+	}
+	x.last[t] = c
+	x.cur, x.cls, x.curComm = c, cls, rec.Comm
+
+	switch cls {
+	case trace.ClassSend:
+		if rec.Peer >= 0 {
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+		}
+	case trace.ClassRecv:
+		if rec.Peer >= 0 && rec.Flags&trace.FlagCancelled == 0 {
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, false)
+		}
+	case trace.ClassSendRecv:
+		if rec.Peer >= 0 {
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+		}
+	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
+		if rec.Flags&trace.FlagNewReq != 0 {
+			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
+				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
+				sync: isSync(rec.Op, rec.Bytes), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1}
+		}
+	case trace.ClassCommCreate:
+		if rec.Op == trace.OpCommIdup {
+			if rec.Flags&trace.FlagNewReq != 0 {
+				*x.newReq(rec.Req) = reqInfo{class: trace.ClassIcollective, post: c, comm: rec.Comm, op: rec.Op, seq: rec.Seq, root: -1, active: -1}
+			}
+		} else if rec.Seq != 0 {
+			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c})
+		}
+	case trace.ClassCollective:
+		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c})
+	case trace.ClassStart:
+		if rec.Op == trace.OpStart {
+			if q := x.req(rec.Req); q != nil {
+				x.startReq(q, c)
+			}
+		}
+	case trace.ClassRequestFree:
+		if qi := x.reqs.get(rec.Req); qi >= 0 {
+			if q := &x.pool[qi]; !q.persistent || x.nactive(q) == 0 {
+				x.dropReq(rec.Req, qi)
+			}
+		}
+	}
+}
+
+// sub takes a sub-record of call x.cur.
+func (x *extractor) sub(s *trace.Record) {
+	c := x.cur
+	switch x.cls {
+	case trace.ClassSendRecv:
+		if s.Op == trace.OpRecvPart && s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
+			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, false)
+		}
+	case trace.ClassStart:
+		if s.Op == trace.OpReqStart {
+			if q := x.req(s.Req); q != nil {
+				x.startReq(q, c)
+			}
+		}
+	case trace.ClassComplete:
+		if s.Op != trace.OpReqDone {
+			return
+		}
+		qi := x.reqs.get(s.Req)
+		if qi < 0 {
+			return
+		}
+		q := &x.pool[qi]
+		post := q.post
+		if q.persistent {
+			if x.nactive(q) == 0 {
+				return
+			}
+			a := &x.active[q.active]
+			post, *a = (*a)[0], (*a)[1:]
+		} else {
+			x.dropReq(s.Req, qi) // q stays valid until the next newReq
+		}
+		switch q.class {
+		case trace.ClassIsend, trace.ClassSendInit:
+			if q.peer >= 0 {
+				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.sync)
+			}
+		case trace.ClassIrecv, trace.ClassRecvInit:
+			if s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
+				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, false)
+			}
+		case trace.ClassIcollective:
+			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c})
+		}
+	}
+}
+
+// startReq records that call c started persistent request q.
+func (x *extractor) startReq(q *reqInfo, c int32) {
+	if q.active < 0 {
+		q.active = int32(len(x.active))
+		x.active = append(x.active, nil)
+	}
+	x.active[q.active] = append(x.active[q.active], c)
+}
+
+func (x *extractor) nactive(q *reqInfo) int {
+	if q.active < 0 {
+		return 0
+	}
+	return len(x.active[q.active])
+}
+
+func (x *extractor) req(id uint32) *reqInfo {
+	if qi := x.reqs.get(id); qi >= 0 {
+		return &x.pool[qi]
+	}
+	return nil
+}
+
+// newReq returns the slot for request id, replacing what was there.
+func (x *extractor) newReq(id uint32) *reqInfo {
+	if qi := x.reqs.get(id); qi >= 0 {
+		return &x.pool[qi]
+	}
+	var qi int32
+	if n := len(x.free); n > 0 {
+		qi = x.free[n-1]
+		x.free = x.free[:n-1]
+	} else {
+		qi = int32(len(x.pool))
+		x.pool = append(x.pool, reqInfo{})
+	}
+	x.reqs.put(id, qi)
+	return &x.pool[qi]
+}
+
+func (x *extractor) dropReq(id uint32, qi int32) {
+	x.reqs.del(id)
+	x.free = append(x.free, qi)
+}
+
+func hashKey(k msgKey) uint32 {
+	h := k.comm*0x9E3779B1 ^ uint32(k.peer)*0x85EBCA77 ^ uint32(k.tag)*0xC2B2AE3D
+	if k.recv {
+		h ^= 0x27D4EB2F
+	}
+	return h ^ h>>15
+}
+
+// addEnd appends a message end to the list of its key.
+func (x *extractor) addEnd(k msgKey, post, done int32, sync bool) {
+	mask := uint32(len(x.keyTab) - 1)
+	h := hashKey(k) & mask
+	var id int32
+	for {
+		id = x.keyTab[h]
+		if id < 0 {
+			id = int32(len(x.keys))
+			x.keys = append(x.keys, keyList{msgKey: k, head: -1, tail: -1})
+			x.keyTab[h] = id
+			if 2*len(x.keys) > len(x.keyTab) {
+				x.growKeys()
+			}
+			break
+		}
+		if x.keys[id].msgKey == k {
+			break
+		}
+		h = (h + 1) & mask
+	}
+	d := done
+	if sync {
+		d |= syncBit
+	}
+	e := x.ends.add(msgEnd{post, d, -1})
+	l := &x.keys[id]
+	if l.tail < 0 {
+		l.head = e
+	} else {
+		t := x.ends.at(l.tail)
+		if post < t.post {
+			l.unsorted = true
+		}
+		t.next = e
+	}
+	l.tail = e
+	l.n++
+}
+
+// endStore holds a rank's message ends in blocks, so that they are never
+// copied as they grow.
+type endStore struct {
+	blocks []*[endBlockLen]msgEnd
+	n      int32
+}
+
+const endBlockBits = 12
+const endBlockLen = 1 << endBlockBits
+
+func (s *endStore) add(e msgEnd) int32 {
+	i := s.n
+	if int(i>>endBlockBits) == len(s.blocks) {
+		s.blocks = append(s.blocks, new([endBlockLen]msgEnd))
+	}
+	s.blocks[i>>endBlockBits][i&(endBlockLen-1)] = e
+	s.n++
+	return i
+}
+
+func (s *endStore) at(i int32) *msgEnd { return &s.blocks[i>>endBlockBits][i&(endBlockLen-1)] }
+
+func (x *extractor) growKeys() {
+	x.keyTab = make([]int32, 2*len(x.keyTab))
+	for i := range x.keyTab {
+		x.keyTab[i] = -1
+	}
+	mask := uint32(len(x.keyTab) - 1)
+	for id := range x.keys {
+		h := hashKey(x.keys[id].msgKey) & mask
+		for x.keyTab[h] >= 0 {
+			h = (h + 1) & mask
+		}
+		x.keyTab[h] = int32(id)
+	}
+}
+
+// finish completes the rank's data once its log has been read.
+func (x *extractor) finish() {
+	d := x.rankData
+	x.reqs.each(func(qi int32) {
+		q := &x.pool[qi]
+		if !q.persistent {
+			d.open++
+		} else {
+			d.open += x.nactive(q)
+		}
+	})
+}
+
+// reqTable maps live request ids to reqInfo slots: open addressing with
+// linear probing, no tombstones.
+type reqTable struct {
+	keys []uint32
+	vals []int32 // -1: empty
+	n    int
+}
+
+func (t *reqTable) init() {
+	t.keys = make([]uint32, 64)
+	t.vals = make([]int32, 64)
+	for i := range t.vals {
+		t.vals[i] = -1
+	}
+}
+
+func (t *reqTable) home(k uint32) int {
+	return int((k * 0x9E3779B1) & uint32(len(t.keys)-1))
+}
+
+func (t *reqTable) get(k uint32) int32 {
+	mask := len(t.keys) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		v := t.vals[i]
+		if v < 0 || t.keys[i] == k {
+			return v
+		}
+	}
+}
+
+func (t *reqTable) put(k uint32, v int32) {
+	mask := len(t.keys) - 1
+	i := t.home(k)
+	for t.vals[i] >= 0 && t.keys[i] != k {
+		i = (i + 1) & mask
+	}
+	if t.vals[i] < 0 {
+		t.n++
+	}
+	t.keys[i], t.vals[i] = k, v
+	if 2*t.n > len(t.keys) {
+		old := *t
+		t.keys = make([]uint32, 2*len(old.keys))
+		t.vals = make([]int32, 2*len(old.vals))
+		for i := range t.vals {
+			t.vals[i] = -1
+		}
+		t.n = 0
+		for i, v := range old.vals {
+			if v >= 0 {
+				t.put(old.keys[i], v)
+			}
+		}
+	}
+}
+
+func (t *reqTable) del(k uint32) {
+	mask := len(t.keys) - 1
+	i := t.home(k)
+	for {
+		if t.vals[i] < 0 {
+			return
+		}
+		if t.keys[i] == k {
+			break
+		}
+		i = (i + 1) & mask
+	}
+	t.vals[i] = -1
+	t.n--
+	// Shift back the entries of the probe run that can move into the hole.
+	for j := (i + 1) & mask; t.vals[j] >= 0; j = (j + 1) & mask {
+		h := t.home(t.keys[j])
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			t.vals[j] = -1
+			i = j
+		}
+	}
+}
+
+// each calls f for every live entry, in table order.
+func (t *reqTable) each(f func(v int32)) {
+	for _, v := range t.vals {
+		if v >= 0 {
+			f(v)
+		}
+	}
+}
+
+// clock maps a rank's local times to the global timeline exactly as
+// trace.Clock.Global does, with the drift slope computed once.
+type clock struct {
+	init   trace.SyncPoint
+	linear bool
+	slope  float64
+}
+
+func newClock(c *trace.Clock) clock {
+	k := clock{init: c.Init}
+	if f := c.Final; f != nil && f.LocalNs != c.Init.LocalNs {
+		k.linear = true
+		k.slope = float64(f.OffsetNs-c.Init.OffsetNs) / float64(f.LocalNs-c.Init.LocalNs)
+	}
+	return k
+}
+
+func (k *clock) global(t int64) int64 {
+	if !k.linear {
+		return t + k.init.OffsetNs
+	}
+	return t + k.init.OffsetNs + int64(math.Round(k.slope*float64(t-k.init.LocalNs)))
+}
