@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -92,30 +92,15 @@ type opStats struct {
 	Bytes  uint64 `json:"bytes"` // the records' byte counts, as logged
 }
 
-var rankFileName = regexp.MustCompile(`^rank-(\d+)\.cplog$`)
-
 // readLogSet reads every *.cplog file in dir. It fails on anything that makes
 // the set unusable: no logs, a file that is not an intact log (foreign,
 // corrupt, other format version), logs of two runs, two logs of one rank. A
 // missing rank is reported in MissingRanks (the caller decides); logs cut
 // short or from ranks that did not finalize are reported in Problems.
 func readLogSet(dir string) (*logSet, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such directory", dir)
-		}
-		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory (cpath info takes the directory holding the *.cplog files)", dir)
-	}
-	files, err := cplogFiles(dir)
+	files, err := graph.LogFiles(dir)
 	if err != nil {
 		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no cpath logs (*.cplog) in this directory", dir)
 	}
 
 	ranks := make([]*rank, len(files))
@@ -143,35 +128,20 @@ func readLogSet(dir string) (*logSet, error) {
 	}
 
 	s := &logSet{Dir: dir, Logs: len(files), MissingRanks: []int{}, Problems: []string{}}
-	first := ranks[0]
-	s.RunID, s.Size = first.header.RunID, first.header.Size
-	byRank := make(map[int]*rank, len(ranks))
-	for _, r := range ranks {
-		h := &r.header
-		if m := rankFileName.FindStringSubmatch(filepath.Base(r.File)); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n != h.Rank {
-				return nil, fmt.Errorf("%s: header says rank %d, file name says rank %d", r.File, h.Rank, n)
-			}
-		}
-		if h.RunID != s.RunID {
-			return nil, fmt.Errorf("%s: run id %q, but %s has run id %q: logs of two runs are mixed (record each run into its own directory)",
-				r.File, h.RunID, filepath.Base(first.File), s.RunID)
-		}
-		if h.Size != s.Size {
-			return nil, fmt.Errorf("%s: world size %d, but %s has size %d", r.File, h.Size, filepath.Base(first.File), s.Size)
-		}
-		if o, dup := byRank[h.Rank]; dup {
-			return nil, fmt.Errorf("%s: rank %d is also in %s", r.File, h.Rank, filepath.Base(o.File))
-		}
-		byRank[h.Rank] = r
+	hs := make([]*trace.Header, len(ranks))
+	for i, r := range ranks {
+		hs[i] = &r.header
 	}
+	missing, err := graph.CheckRun(files, hs)
+	if err != nil {
+		return nil, err
+	}
+	if missing != nil {
+		s.MissingRanks = missing
+	}
+	s.RunID, s.Size = ranks[0].header.RunID, ranks[0].header.Size
 	sort.Slice(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
 	s.Ranks = ranks
-	for i := 0; i < s.Size; i++ {
-		if byRank[i] == nil {
-			s.MissingRanks = append(s.MissingRanks, i)
-		}
-	}
 
 	var ops [trace.NumOps]opStats
 	exes, loggers := map[string]bool{}, map[string]bool{}
