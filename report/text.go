@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -177,12 +178,10 @@ func ns(v int64) string {
 	return fmt.Sprintf("%.3f s", float64(v)/1e9)
 }
 
-func sec(v int64) float64  { return float64(v) / 1e9 }
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-func cmpI(a, b int64) int  { return int(min(max(a-b, -1), 1)) }
-func cmpF(a, b float64) int {
-	return map[bool]int{true: -1, false: 1}[a < b] * map[bool]int{true: 0, false: 1}[a == b]
-}
+func sec(v int64) float64   { return float64(v) / 1e9 }
+func pct(f float64) string  { return fmt.Sprintf("%.1f%%", 100*f) }
+func cmpI(a, b int64) int   { return cmp.Compare(a, b) }
+func cmpF(a, b float64) int { return cmp.Compare(a, b) }
 func orDash(s string) string {
 	if s == "" {
 		return "-"
