@@ -22,15 +22,17 @@ func refCorrect(start, end []int64, prev []int32, deps []dep, isMsgLS []bool) (v
 			next[p] = int32(c)
 		}
 	}
+	for i, d := range deps {
+		if isMsgLS[i] && end[d.done] < start[d.cause] {
+			violations++
+		}
+	}
 	for pass := 0; pass < 50; pass++ {
 		changed := false
-		for i, d := range deps {
+		for _, d := range deps {
 			need := start[d.cause]
 			if end[d.done] >= need {
 				continue
-			}
-			if pass == 0 && isMsgLS[i] {
-				violations++
 			}
 			changed = true
 			end[d.done] = need
