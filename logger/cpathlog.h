@@ -100,6 +100,7 @@ typedef struct cp_req {
 	cp_comm *c;
 	int32_t peer, tag;
 	uint32_t claim; /* generation of the Wait/Test call that last claimed it */
+	int32_t tid;    /* the thread that created it */
 } cp_req;
 
 /* Snapshot of the requests a Wait/Test call was given, taken before the

@@ -361,8 +361,14 @@ static cp_req *cp_req_claim(MPI_Request h, uint32_t gen) {
 		return NULL;
 	cp_req *best = NULL;
 	for (size_t j = cp_hash(h, cp_rcap); cp_rtab[j].id; j = (j + 1) & (size_t)(cp_rcap - 1))
-		if (cp_rtab[j].h == h && cp_rtab[j].claim != gen && (!best || cp_rtab[j].id < best->id))
-			best = &cp_rtab[j];
+		if (cp_rtab[j].h == h && cp_rtab[j].claim != gen) {
+			/* Under MPI_THREAD_MULTIPLE a shared handle's requests belong
+			 * to several threads: a thread completes its own first. */
+			cp_req *e = &cp_rtab[j];
+			int mine = e->tid == cp_tid, bmine = best && best->tid == cp_tid;
+			if (!best || (mine && !bmine) || (mine == bmine && e->id < best->id))
+				best = e;
+		}
 	if (best)
 		best->claim = gen;
 	return best;
@@ -486,7 +492,7 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
 		cp_req e = {.h = req, .id = ++cp_next_req, .kind = (uint8_t)kind,
 			    .persistent = (uint8_t)persistent, .comm = r->comm, .c = c,
-			    .peer = r->peer, .tag = tag};
+			    .peer = r->peer, .tag = tag, .tid = cp_tid};
 		cp_req_put(&e);
 		r->req = e.id;
 		r->flags |= CP_F_NEWREQ;
@@ -702,7 +708,7 @@ void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, 
 		r->root = nc->world[0];
 		if (req != MPI_REQUEST_NULL) {
 			cp_req e = {.h = req, .id = ++cp_next_req, .kind = CP_RK_COLL, .comm = r->comm, .c = pc,
-				    .peer = CP_PEER_NONE};
+				    .peer = CP_PEER_NONE, .tid = cp_tid};
 			cp_req_put(&e);
 			r->req = e.id;
 			r->flags |= CP_F_NEWREQ;

@@ -81,6 +81,13 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 		return w.await()
 	}
 	err := analyze(o, dir, stdout)
+	if err != nil && w.size > 1 {
+		// Print before telling the other ranks: they exit at once, and
+		// mpirun may kill this rank before it gets to print afterwards.
+		fmt.Fprintf(os.Stderr, "cpath: %v\n", err)
+		w.publish(err)
+		return exitStatus(1)
+	}
 	w.publish(err)
 	return err
 }

@@ -1,0 +1,251 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/trace"
+)
+
+// buildMPICpath builds cpath with the mpi tag from the current source into
+// a temporary directory of t, for all of t's subtests.
+func buildMPICpath(t *testing.T) string {
+	t.Helper()
+	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
+	exe := filepath.Join(t.TempDir(), "cpath")
+	build := exec.Command("go", "build", "-tags", "mpi", "-o", exe, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// badInputJobTimeout bounds one analyzer job: a rank left waiting for
+// another that gave up is a hang, and fails the test.
+const badInputJobTimeout = 30 * time.Second
+
+// mpirunCpath runs cpath with args as an np-rank MPI job. A job that
+// outlives badInputJobTimeout is a hang: mpirun gets SIGTERM (it kills its
+// ranks, each of which Open MPI puts in a process group of its own), and
+// whatever of mpirun and its ranks is left after WaitDelay gets SIGKILL.
+func mpirunCpath(t *testing.T, bin string, np int, args ...string) (code int, stdout, stderr string, took time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), badInputJobTimeout)
+	defer cancel()
+	margs := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(np), bin}, args...)
+	cmd := exec.CommandContext(ctx, "mpirun", margs...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var left []int // mpirun's descendants when the job timed out
+	cmd.Cancel = func() error {
+		left = descendants(cmd.Process.Pid)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	// Ranks waiting in MPI give the core away (3 ranks, 2 cores).
+	cmd.Env = append(os.Environ(), "OMPI_MCA_mpi_yield_when_idle=1")
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	start := time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	if ctx.Err() != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("mpirun %s: no exit after %v (hang); killed\nstdout: %.2000s\nstderr: %.2000s",
+			strings.Join(margs, " "), badInputJobTimeout, out.String(), errs.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("mpirun %s: %v", strings.Join(margs, " "), err)
+	}
+	return code, out.String(), errs.String(), took
+}
+
+// descendants returns the processes below pid, from /proc.
+func descendants(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	kids := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			kids[pp] = append(kids[pp], p)
+		}
+	}
+	var out []int
+	for todo := kids[pid]; len(todo) > 0; {
+		p := todo[0]
+		todo = append(todo[1:], kids[p]...)
+		out = append(out, p)
+	}
+	return out
+}
+
+// cpathLines returns the lines of stderr that cpath printed (mpirun adds
+// its own about the job's exit status).
+func cpathLines(stderr string) []string {
+	var ls []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "cpath: ") {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// TestAnalyzeBadInputMPI: every bad input of SPEC §5 (TestAnalyzeBadInput's
+// table) given to the analyzer running as a 3-rank MPI job gives the single
+// process's one line naming the file and the problem, a non-zero exit, no
+// stack trace and no hang of the ranks that did not read the logs; the
+// logs of a crashed rank are analysed with a note.
+func TestAnalyzeBadInputMPI(t *testing.T) {
+	const np = 3
+	bin := buildMPICpath(t)
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		arg   string // LOGDIR relative to dir's parent; default dir itself
+		code  int
+		err   string // regexp for the one "cpath: " line
+		out   string // regexp stdout must match when code == 0
+	}{
+		{"truncated", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			writeLog(t, d, logSpec{rank: 3, cut: 40})
+		}, "", 1, `rank-000003\.cplog: truncated: `, ""},
+		{"corrupt middle", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			p := filepath.Join(d, "rank-000001.cplog")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0xff
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "", 1, `rank-000001\.cplog: corrupt: `, ""},
+		{"foreign", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			if err := os.WriteFile(filepath.Join(d, "rank-000002.cplog"), []byte("\x7fELF\x02\x01\x01\x00 not a log at all"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "", 1, `rank-000002\.cplog: not a cpath log: starts with`, ""},
+		{"other version", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			writeLog(t, d, logSpec{rank: 0, version: 9})
+		}, "", 1, `rank-000000\.cplog: unsupported log format version: format version 9`, ""},
+		{"empty file", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			if err := os.WriteFile(filepath.Join(d, "rank-000003.cplog"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "", 1, `rank-000003\.cplog: empty file`, ""},
+		{"missing rank", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			if err := os.Remove(filepath.Join(d, "rank-000002.cplog")); err != nil {
+				t.Fatal(err)
+			}
+		}, "", 1, `no log for rank 2 of 4`, ""},
+		{"two runs", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			writeLog(t, d, logSpec{rank: 1, runID: "run-43"})
+		}, "", 1, `rank-000001\.cplog: run id "run-43", but rank-000000\.cplog has run id "run-42": logs of two runs are mixed`, ""},
+		{"empty directory", func(t *testing.T, d string) {}, "", 1, `no cpath logs \(\*\.cplog\) in this directory`, ""},
+		{"missing directory", func(t *testing.T, d string) {}, "nope/logs", 1, `nope/logs: no such directory`, ""},
+		{"crashed rank", func(t *testing.T, d string) {
+			writeRun(t, d, 4)
+			writeLog(t, d, logSpec{rank: 2, noClose: true})
+		}, "", 0, "", `(?s)critical path \(dag\).*Notes:.*rank-000002\.cplog: rank 2 ended by ` + regexp.QuoteMeta(trace.EndMissing.String())},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "logs")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, dir)
+			arg := dir
+			if tc.arg != "" {
+				arg = filepath.Join(filepath.Dir(dir), tc.arg)
+			}
+			// The single process's verdict on the same directory.
+			scode, sout, serr := runCLI(t, "analyze", arg)
+			if scode != tc.code {
+				t.Fatalf("single process: exit %d, want %d; stderr %q", scode, tc.code, serr)
+			}
+
+			code, out, errs, took := mpirunCpath(t, bin, np, "analyze", arg)
+			t.Logf("mpirun -np %d cpath analyze: exit %d after %v", np, code, took.Round(time.Millisecond))
+			for _, bad := range []string{"goroutine", "panic"} {
+				if strings.Contains(errs, bad) || strings.Contains(out, bad) {
+					t.Fatalf("%q in the job's output:\nstderr: %s\nstdout: %.2000s", bad, errs, out)
+				}
+			}
+			lines := cpathLines(errs)
+			if tc.code != 0 {
+				if code == 0 {
+					t.Fatalf("exit 0, want non-zero; stderr %q", errs)
+				}
+				if len(lines) != 1 {
+					t.Fatalf("%d lines start with \"cpath: \", want exactly one:\n%s", len(lines), errs)
+				}
+				if !regexp.MustCompile(tc.err).MatchString(lines[0]) {
+					t.Errorf("%q does not match %q", lines[0], tc.err)
+				}
+				if want := strings.TrimSuffix(serr, "\n"); lines[0] != want {
+					t.Errorf("the MPI job says %q, the single process %q", lines[0], want)
+				}
+				if strings.TrimSpace(out) != "" {
+					t.Errorf("stdout not empty on error: %.2000s", out)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d, want 0:\nstderr: %s", code, errs)
+			}
+			if len(lines) != 0 {
+				t.Errorf("stderr has cpath lines on success: %q", lines)
+			}
+			if !regexp.MustCompile(tc.out).MatchString(out) {
+				t.Fatalf("stdout does not match %q:\n%s", tc.out, out)
+			}
+			if !regexp.MustCompile(tc.out).MatchString(sout) {
+				t.Fatalf("single process stdout does not match %q:\n%s", tc.out, sout)
+			}
+			if strings.Count(out, "critical path (dag)") != 1 {
+				t.Errorf("the job printed %d reports, want one (rank 0's)", strings.Count(out, "critical path (dag)"))
+			}
+		})
+	}
+}
