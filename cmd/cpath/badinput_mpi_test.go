@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/trace"
 )
 
 // buildMPICpath builds cpath with the mpi tag from the current source into
@@ -131,74 +130,10 @@ func cpathLines(stderr string) []string {
 func TestAnalyzeBadInputMPI(t *testing.T) {
 	const np = 3
 	bin := buildMPICpath(t)
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, dir string)
-		arg   string // LOGDIR relative to dir's parent; default dir itself
-		code  int
-		err   string // regexp for the one "cpath: " line
-		out   string // regexp stdout must match when code == 0
-	}{
-		{"truncated", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			writeLog(t, d, logSpec{rank: 3, cut: 40})
-		}, "", 1, `rank-000003\.cplog: truncated: `, ""},
-		{"corrupt middle", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			p := filepath.Join(d, "rank-000001.cplog")
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b[len(b)/2] ^= 0xff
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, "", 1, `rank-000001\.cplog: corrupt: `, ""},
-		{"foreign", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			if err := os.WriteFile(filepath.Join(d, "rank-000002.cplog"), []byte("\x7fELF\x02\x01\x01\x00 not a log at all"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, "", 1, `rank-000002\.cplog: not a cpath log: starts with`, ""},
-		{"other version", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			writeLog(t, d, logSpec{rank: 0, version: 9})
-		}, "", 1, `rank-000000\.cplog: unsupported log format version: format version 9`, ""},
-		{"empty file", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			if err := os.WriteFile(filepath.Join(d, "rank-000003.cplog"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, "", 1, `rank-000003\.cplog: empty file`, ""},
-		{"missing rank", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			if err := os.Remove(filepath.Join(d, "rank-000002.cplog")); err != nil {
-				t.Fatal(err)
-			}
-		}, "", 1, `no log for rank 2 of 4`, ""},
-		{"two runs", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			writeLog(t, d, logSpec{rank: 1, runID: "run-43"})
-		}, "", 1, `rank-000001\.cplog: run id "run-43", but rank-000000\.cplog has run id "run-42": logs of two runs are mixed`, ""},
-		{"empty directory", func(t *testing.T, d string) {}, "", 1, `no cpath logs \(\*\.cplog\) in this directory`, ""},
-		{"missing directory", func(t *testing.T, d string) {}, "nope/logs", 1, `nope/logs: no such directory`, ""},
-		{"crashed rank", func(t *testing.T, d string) {
-			writeRun(t, d, 4)
-			writeLog(t, d, logSpec{rank: 2, noClose: true})
-		}, "", 0, "", `(?s)critical path \(dag\).*Notes:.*rank-000002\.cplog: rank 2 ended by ` + regexp.QuoteMeta(trace.EndMissing.String())},
-	}
+	tests := badInputs
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "logs")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			tc.setup(t, dir)
-			arg := dir
-			if tc.arg != "" {
-				arg = filepath.Join(filepath.Dir(dir), tc.arg)
-			}
+			arg := tc.logdir(t)
 			// The single process's verdict on the same directory.
 			scode, sout, serr := runCLI(t, "analyze", arg)
 			if scode != tc.code {

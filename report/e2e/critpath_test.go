@@ -93,14 +93,16 @@ func TestDesignedCriticalPath(t *testing.T) {
 // runDesigned runs the program until its logs show the designed timings
 // (a loaded machine stretches busy loops and delays wake-ups). When no
 // attempt does, it returns the closest run, marked as not designed (with
-// CPATH_E2E_STRICT set, the test fails instead).
-func runDesigned(t *testing.T, lib, exe string, d *design) *run {
+// CPATH_E2E_STRICT set, the test fails instead). extra is more environment
+// for the ranks (VAR=value).
+func runDesigned(t *testing.T, lib, exe string, d *design, extra ...string) *run {
 	t.Helper()
 	var env []string
 	if d.np > 2 {
 		// More ranks than cores: ranks waiting in MPI give the core away.
 		env = append(env, "OMPI_MCA_mpi_yield_when_idle=1")
 	}
+	env = append(env, extra...)
 	var best *run
 	for i := 1; i <= attempts; i++ {
 		logDir := filepath.Join(t.TempDir(), fmt.Sprintf("logs%d", i))
@@ -109,7 +111,7 @@ func runDesigned(t *testing.T, lib, exe string, d *design) *run {
 		tl := timelines(logs)
 		rn := &run{logDir: logDir, tl: tl, prof: profileOf(tl, d.align), orc: oracleOf(tl)}
 		rn.gate = checkRun(d, rn)
-		t.Logf("%s %s, attempt %d: %s%s", d.src, strings.Join(d.args, " "), i, rn.prof, rn.orc.waitsText(d.align, tl))
+		t.Logf("%s%s %s, attempt %d: %s%s", strings.Join(append(extra[:len(extra):len(extra)], ""), " "), d.src, strings.Join(d.args, " "), i, rn.prof, rn.orc.waitsText(d.align, tl))
 		if best == nil || len(rn.gate) < len(best.gate) {
 			best = rn
 		}

@@ -84,9 +84,16 @@ func (a analyzer) String() string {
 	return fmt.Sprintf("%s-mpirun-np%d", a.algo, a.np)
 }
 
-// analyze runs `cpath analyze --algo ALGO --json - logDir` (under mpirun
-// if a.np > 0) and decodes the report it prints.
+// analyze is analyzeRaw for callers that need only the decoded report.
 func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
+	t.Helper()
+	_, rep := analyzeRaw(t, bin, logDir, a)
+	return rep
+}
+
+// analyzeRaw runs `cpath analyze --algo ALGO --json - logDir` (under mpirun
+// if a.np > 0) and returns the JSON as printed and decoded.
+func analyzeRaw(t *testing.T, bin, logDir string, a analyzer) ([]byte, *report.Report) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
@@ -111,7 +118,7 @@ func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("%s %s: the output is not one JSON report: %v\nstdout: %.2000s", name, strings.Join(args, " "), err, stdout.String())
 	}
-	return &rep
+	return stdout.Bytes(), &rep
 }
 
 // call is one timed record of a rank's log on the global timeline, with

@@ -3,13 +3,9 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,8 +56,8 @@ func TestClockSkew(t *testing.T) {
 		}
 		t.Run(d.name, func(t *testing.T) {
 			exe := mpitest.Compile(t, exeDir, "mpicc", d.src, "-Wall")
-			plain := runDesignedEnv(t, lib, exe, &d, nil)
-			skewed := runDesignedEnv(t, lib, exe, &d, []string{skewEnv})
+			plain := runDesigned(t, lib, exe, &d)
+			skewed := runDesigned(t, lib, exe, &d, skewEnv)
 			checkSkewInjected(t, &d, plain.logDir, false)
 			checkSkewInjected(t, &d, skewed.logDir, true)
 			bin := cpathBin(t)
@@ -97,39 +93,6 @@ func TestClockSkew(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runDesignedEnv is runDesigned with extra environment for the ranks.
-func runDesignedEnv(t *testing.T, lib, exe string, d *design, extra []string) *run {
-	t.Helper()
-	var env []string
-	if d.np > 2 {
-		env = append(env, "OMPI_MCA_mpi_yield_when_idle=1")
-	}
-	env = append(env, extra...)
-	var best *run
-	for i := 1; i <= attempts; i++ {
-		logDir := filepath.Join(t.TempDir(), fmt.Sprintf("logs%d", i))
-		mpitest.RunEnv(t, d.np, env, lib, logDir, filepath.Dir(exe), exe, d.args...)
-		logs := mpitest.ReadLogs(t, logDir, d.np)
-		tl := timelines(logs)
-		rn := &run{logDir: logDir, tl: tl, prof: profileOf(tl, d.align), orc: oracleOf(tl)}
-		rn.gate = checkRun(d, rn)
-		t.Logf("%s %s %s, attempt %d: %s%s", strings.Join(extra, " "), d.src, strings.Join(d.args, " "), i, rn.prof, rn.orc.waitsText(d.align, tl))
-		if best == nil || len(rn.gate) < len(best.gate) {
-			best = rn
-		}
-		if len(rn.gate) == 0 {
-			break
-		}
-		t.Logf("the run did not follow its design (load average %s):\n  %s", loadAverage(), strings.Join(rn.gate, "\n  "))
-	}
-	best.designed = len(best.gate) == 0
-	if !best.designed && strict {
-		t.Fatalf("in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
-			attempts, loadAverage(), strings.Join(best.gate, "\n  "))
-	}
-	return best
 }
 
 // checkSkewInjected checks that the raw logs are skewed as asked (or not):
@@ -201,35 +164,6 @@ func checkSkewInjected(t *testing.T, d *design, logDir string, skewed bool) {
 				logDir, r, strings.Join(apart, ", "), barrierTol, want)
 		}
 	}
-}
-
-// analyzeRaw is analyze that also returns the JSON as printed.
-func analyzeRaw(t *testing.T, bin, logDir string, a analyzer) ([]byte, *report.Report) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
-	defer cancel()
-	args := []string{"analyze", "--algo", a.algo, "--json", "-", logDir}
-	name := bin
-	if a.np > 0 {
-		name = "mpirun"
-		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(a.np), bin}, args...)
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %s: no exit after %v (hang)\nstderr: %s", name, strings.Join(args, " "), analyzeTimeout, stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("%s %s: %v\nstderr: %s\nstdout: %.2000s", name, strings.Join(args, " "), err, stderr.String(), stdout.String())
-	}
-	var rep report.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("%s %s: the output is not one JSON report: %v\nstdout: %.2000s", name, strings.Join(args, " "), err, stdout.String())
-	}
-	return stdout.Bytes(), &rep
 }
 
 // checkViolationsReported checks that the report states how many
