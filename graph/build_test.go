@@ -68,14 +68,7 @@ func TestGenerated(t *testing.T) {
 				if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: 3000, Pattern: p, Seed: 3}); err != nil {
 					t.Fatal(err)
 				}
-				run, err := graph.Load(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				g, err := graph.Build(run)
-				if err != nil {
-					t.Fatal(err)
-				}
+				g := mustBuild(t, dir)
 				msgs, unmatched, colls := expected(t, dir, ranks)
 				if g.Messages != msgs || g.Unmatched != unmatched {
 					t.Errorf("%d messages, %d unmatched; want %d, %d", g.Messages, g.Unmatched, msgs, unmatched)
@@ -164,14 +157,7 @@ func TestChunking(t *testing.T) {
 		}
 	}
 	build := func(dir string) *graph.PAG {
-		run, err := graph.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := graph.Build(run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := mustBuild(t, dir)
 		return g
 	}
 	a, b := build(dir), build(cut)
@@ -283,6 +269,16 @@ func TestThreads(t *testing.T) {
 	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	g := mustBuild(t, dir)
+	checkEdges(t, g)
+	if c := g.RankStart[1] + 5; g.Prev(c) != c-3 {
+		t.Fatalf("Prev(%d) = %d, want %d", c, g.Prev(c), c-3)
+	}
+}
+
+// mustBuild loads and builds the run in dir, failing the test on error.
+func mustBuild(t *testing.T, dir string) *graph.PAG {
+	t.Helper()
 	run, err := graph.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -291,8 +287,5 @@ func TestThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkEdges(t, g)
-	if c := g.RankStart[1] + 5; g.Prev(c) != c-3 {
-		t.Fatalf("Prev(%d) = %d, want %d", c, g.Prev(c), c-3)
-	}
+	return g
 }
