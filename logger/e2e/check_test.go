@@ -39,6 +39,16 @@ type message struct {
 	Wild     bool     // receive posted with MPI_ANY_SOURCE
 }
 
+// messages collects expected messages as both sides log them.
+type messages struct{ sends, recvs []message }
+
+// add expects a message from src to dst, logged by the call sop on the
+// sender and the call rop on the receiver.
+func (l *messages) add(src, dst int, comm string, tag int32, bytes uint64, sop, rop trace.Op, wild bool) {
+	l.sends = append(l.sends, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: sop, Rank: src})
+	l.recvs = append(l.recvs, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: rop, Rank: dst, Wild: wild})
+}
+
 // request is what a rank's log says about one tool request id.
 type request struct {
 	create   *call

@@ -34,10 +34,8 @@ func expectFortranCounts(rank int) map[trace.Op]int {
 func expectFortranMessages() (sends, recvs []message) {
 	const np = 4
 	w := "W0.0"
-	add := func(src, dst int, comm string, tag int32, bytes uint64, sop, rop trace.Op, wild bool) {
-		sends = append(sends, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: sop, Rank: src})
-		recvs = append(recvs, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: rop, Rank: dst, Wild: wild})
-	}
+	var l messages
+	add := l.add
 	for r := 0; r < np; r++ {
 		right, left := (r+1)%np, (r+np-1)%np
 		add(r, right, w, 1, 40, trace.OpSend, trace.OpRecv, false)
@@ -53,7 +51,7 @@ func expectFortranMessages() (sends, recvs []message) {
 	add(2, 1, w, 5, 24, trace.OpSend, trace.OpWait, true)
 	add(0, 2, "S0.1", 6, 28, trace.OpSend, trace.OpRecv, false)
 	add(1, 3, "S1.1", 6, 28, trace.OpSend, trace.OpRecv, false)
-	return sends, recvs
+	return l.sends, l.recvs
 }
 
 func TestFortran(t *testing.T) {

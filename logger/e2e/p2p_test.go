@@ -90,10 +90,8 @@ func expectP2PSubs(rank int) map[trace.Op]int {
 func expectP2PMessages() (sends, recvs []message) {
 	const np = 4
 	w := "W0.0"
-	add := func(src, dst int, comm string, tag int32, bytes uint64, sop, rop trace.Op, wild bool) {
-		sends = append(sends, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: sop, Rank: src})
-		recvs = append(recvs, message{Src: int32(src), Dst: int32(dst), Comm: comm, Tag: tag, Bytes: bytes, Op: rop, Rank: dst, Wild: wild})
-	}
+	var l messages
+	add := l.add
 	for r := 0; r < np; r++ {
 		right, left := (r+1)%np, (r+np-1)%np
 		add(r, right, w, 1, 40, trace.OpSend, trace.OpRecv, false)
@@ -136,7 +134,7 @@ func expectP2PMessages() (sends, recvs []message) {
 	add(3, 1, "S3.1", 50, 40, trace.OpSend, trace.OpRecv, false)
 	add(0, 2, "S2.1", 51, 24, trace.OpSend, trace.OpRecv, true)
 	add(1, 3, "S3.1", 51, 24, trace.OpSend, trace.OpRecv, true)
-	return sends, recvs
+	return l.sends, l.recvs
 }
 
 // sameMessages compares two message lists as multisets.
