@@ -49,6 +49,7 @@ type collEnd struct {
 	op         trace.Op
 	root       int32
 	post, done int32
+	clean      bool // no other request of the rank was pending when it was posted (a global split may cut here)
 }
 
 // reqInfo is what a rank's log says about one request.
@@ -165,6 +166,7 @@ type extractor struct {
 	free    []int32
 	active  [][]int32 // persistent requests' Start calls not yet completed, oldest first
 	keyTab  []int32   // open addressing into keys
+	pending int32     // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 }
 
 func newExtractor(d *rankData, g *PAG, rank int, gid []int32) *extractor {
@@ -256,17 +258,21 @@ func (x *extractor) add(rec *trace.Record) {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
 				sync: isSync(rec.Op, rec.Bytes), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1}
+			if rec.Flags&trace.FlagPersistent == 0 {
+				x.pending++ // a persistent one is pending once started
+			}
 		}
 	case trace.ClassCommCreate:
 		if rec.Op == trace.OpCommIdup {
 			if rec.Flags&trace.FlagNewReq != 0 {
 				*x.newReq(rec.Req) = reqInfo{class: trace.ClassIcollective, post: c, comm: rec.Comm, op: rec.Op, seq: rec.Seq, root: -1, active: -1}
+				x.pending++
 			}
 		} else if rec.Seq != 0 {
-			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c})
+			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c, x.pending <= 0})
 		}
 	case trace.ClassCollective:
-		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c})
+		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0})
 	case trace.ClassStart:
 		if rec.Op == trace.OpStart {
 			if q := x.req(rec.Req); q != nil {
@@ -276,6 +282,9 @@ func (x *extractor) add(rec *trace.Record) {
 	case trace.ClassRequestFree:
 		if qi := x.reqs.get(rec.Req); qi >= 0 {
 			if q := &x.pool[qi]; !q.persistent || x.nactive(q) == 0 {
+				if !q.persistent {
+					x.pending-- // freed while pending: no longer followed
+				}
 				x.dropReq(rec.Req, qi)
 			}
 		}
@@ -315,6 +324,7 @@ func (x *extractor) sub(s *trace.Record) {
 		} else {
 			x.dropReq(s.Req, qi) // q stays valid until the next newReq
 		}
+		x.pending--
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {
@@ -325,13 +335,14 @@ func (x *extractor) sub(s *trace.Record) {
 				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, false)
 			}
 		case trace.ClassIcollective:
-			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c})
+			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
 		}
 	}
 }
 
 // startReq records that call c started persistent request q.
 func (x *extractor) startReq(q *reqInfo, c int32) {
+	x.pending++
 	if q.active < 0 {
 		q.active = int32(len(x.active))
 		x.active = append(x.active, nil)
@@ -358,6 +369,7 @@ func (x *extractor) newReq(id uint32) *reqInfo {
 	if qi := x.reqs.get(id); qi >= 0 {
 		return &x.pool[qi]
 	}
+
 	var qi int32
 	if n := len(x.free); n > 0 {
 		qi = x.free[n-1]

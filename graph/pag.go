@@ -63,7 +63,8 @@ type Wait struct {
 	Cause      int32 // the call on another rank it waited for
 	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
 	Kind       WaitKind
-	WrongOrder bool // Late Sender while a message sent earlier to this rank was received later
+	WrongOrder bool  // Late Sender while a message sent earlier to this rank was received later
+	Comm       int32 // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
 }
 
 // Collective is one instance of a collective operation: its members' calls

@@ -67,80 +67,114 @@ func (b *builder) dependencies() {
 		n += int(c.N)
 	}
 	b.coll = make([]dep, 0, n)
-	var pos [][]int32 // by communicator: the local rank of each world rank (0 if not a member)
-	var rk []int32
-	for _, c := range g.Colls {
+	cd := collDepper{ranks: g.Ranks, comms: g.Comms, rank: g.Rank}
+	var start []int64
+	for k := range g.Colls {
+		c := &g.Colls[k]
 		post := g.CollPost[c.First : c.First+c.N]
 		done := g.CollDone[c.First : c.First+c.N]
-		kind, flow := collKind(c.Op)
-		latest := func(keep func(i int) bool) int {
-			best := -1
-			for i := range post {
-				if keep(i) && (best < 0 || g.Start[post[i]] > g.Start[post[best]]) {
-					best = i
-				}
-			}
-			return best
+		start = start[:0]
+		for _, x := range post {
+			start = append(start, g.Start[x])
 		}
-		rk = rk[:0]
-		rootIdx := -1
+		for _, d := range cd.deps(c, post, start) {
+			b.coll = append(b.coll, dep{done[d.member], post[d.cause], d.kind})
+		}
+	}
+}
+
+// collDep says that member `member` of a collective instance could not
+// complete before member `cause` started (indices among its members).
+type collDep struct {
+	member, cause int
+	kind          WaitKind
+}
+
+// collDepper finds the dependencies of collective instances by their data
+// flow (SPEC §3), from when each member started.
+type collDepper struct {
+	ranks int
+	comms []CommInfo
+	rank  func(c int32) int
+	pos   [][]int32 // by communicator: the local rank of each world rank (0 if not a member)
+	rk    []int32
+	out   []collDep
+}
+
+// deps returns instance c's dependencies; post are its members' calls
+// (in call order), start when each started. The result is reused by the
+// next call.
+func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep {
+	kind, flow := collKind(c.Op)
+	latest := func(keep func(i int) bool) int {
+		best := -1
 		for i := range post {
-			r := int32(g.Rank(post[i]))
-			rk = append(rk, r)
-			if r == c.Root {
-				rootIdx = i
+			if keep(i) && (best < 0 || start[i] > start[best]) {
+				best = i
 			}
 		}
-		switch flow {
-		case 'N':
-			last := latest(func(int) bool { return true })
+		return best
+	}
+	cd.out = cd.out[:0]
+	cd.rk = cd.rk[:0]
+	rootIdx := -1
+	for i := range post {
+		r := int32(cd.rank(post[i]))
+		cd.rk = append(cd.rk, r)
+		if r == c.Root {
+			rootIdx = i
+		}
+	}
+	switch flow {
+	case 'N':
+		last := latest(func(int) bool { return true })
+		for i := range post {
+			if i != last {
+				cd.out = append(cd.out, collDep{i, last, kind})
+			}
+		}
+	case 'B':
+		if rootIdx >= 0 {
 			for i := range post {
-				if i != last {
-					b.coll = append(b.coll, dep{done[i], post[last], kind})
+				if i != rootIdx {
+					cd.out = append(cd.out, collDep{i, rootIdx, kind})
 				}
 			}
-		case 'B':
-			if rootIdx >= 0 {
-				for i := range post {
-					if i != rootIdx {
-						b.coll = append(b.coll, dep{done[i], post[rootIdx], kind})
-					}
+		}
+	case 'R':
+		if rootIdx >= 0 {
+			if last := latest(func(i int) bool { return i != rootIdx }); last >= 0 {
+				cd.out = append(cd.out, collDep{rootIdx, last, kind})
+			}
+		}
+	case 'S', 'E':
+		// Members in the communicator's rank order: each needs the ranks
+		// before it (and itself, for Scan).
+		if cd.pos == nil {
+			cd.pos = make([][]int32, len(cd.comms))
+		}
+		if cd.pos[c.Comm] == nil {
+			p := make([]int32, cd.ranks)
+			for i, w := range cd.comms[c.Comm].Members {
+				if w >= 0 && int(w) < cd.ranks {
+					p[w] = int32(i)
 				}
 			}
-		case 'R':
-			if rootIdx >= 0 {
-				if last := latest(func(i int) bool { return i != rootIdx }); last >= 0 {
-					b.coll = append(b.coll, dep{done[rootIdx], post[last], kind})
-				}
-			}
-		case 'S', 'E':
-			// Members in the communicator's rank order: each needs the ranks
-			// before it (and itself, for Scan).
-			if pos == nil {
-				pos = make([][]int32, len(g.Comms))
-			}
-			if pos[c.Comm] == nil {
-				p := make([]int32, g.Ranks)
-				for i, w := range g.Comms[c.Comm].Members {
-					if w >= 0 && int(w) < g.Ranks {
-						p[w] = int32(i)
-					}
-				}
-				pos[c.Comm] = p
-			}
-			p := pos[c.Comm]
-			for i := range post {
-				me := p[rk[i]]
-				cause := latest(func(j int) bool {
-					q := p[rk[j]]
-					return q < me || (flow == 'S' && q == me)
-				})
-				if cause >= 0 && cause != i {
-					b.coll = append(b.coll, dep{done[i], post[cause], kind})
-				}
+			cd.pos[c.Comm] = p
+		}
+		p := cd.pos[c.Comm]
+		for i := range post {
+			me := p[cd.rk[i]]
+			cause := latest(func(j int) bool {
+				q := p[cd.rk[j]]
+				return q < me || (flow == 'S' && q == me)
+			})
+			if cause >= 0 && cause != i {
+				cd.out = append(cd.out, collDep{i, cause, kind})
 			}
 		}
 	}
+	return cd.out
 }
 
 type bitset []uint64
@@ -514,7 +548,10 @@ func (b *builder) waitsAndEdges(nE int) {
 		inStart[2*c+1] = e
 		if i := bc; i >= 0 {
 			cause := causeOf(i)
-			w := Wait{Call: c, Cause: cause, Ns: min(start[cause], en) - s}
+			w := Wait{Call: c, Cause: cause, Ns: min(start[cause], en) - s, Comm: g.Comm[c]}
+			if w.Comm < 0 {
+				w.Comm = g.Comm[cause] // a Wait/Test call: the communicator of what it completed
+			}
 			kind := EdgeCollective
 			switch {
 			case i >= nm:

@@ -131,10 +131,7 @@ func Analyze(g *graph.PAG) *Result {
 	byComm := make([]*Waits, len(g.Comms)+1)
 	rank := 0
 	for _, w := range g.Waits {
-		comm := g.Comm[w.Call]
-		if comm < 0 {
-			comm = g.Comm[w.Cause] // a Wait/Test call: the communicator of what it completed
-		}
+		comm := w.Comm
 		if int(comm)+1 >= len(byComm) {
 			byComm = append(byComm, make([]*Waits, int(comm)+2-len(byComm))...)
 		}

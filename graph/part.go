@@ -1,0 +1,1194 @@
+package graph
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"unsafe"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/trace"
+)
+
+// Part is one analyzer rank's share of a PAG built by the ranks of an MPI
+// job together (BuildPart): the calls of the logged ranks [RankLo, RankHi),
+// their vertices and all the edges into them. Calls keep their global
+// numbers (as in the PAG Build makes), so the edges, the waits and the
+// collectives name calls of other parts directly; the arrays hold the
+// owned calls only, at index c - CallLo. The global counts and the notes
+// are the same on every rank.
+type Part struct {
+	Ranks     int
+	RunID     string
+	RankStart []int32 // global: rank r's calls are [RankStart[r], RankStart[r+1])
+	// PartRanks[p] is the first logged rank analyzer rank p owns; len size+1.
+	PartRanks      []int
+	RankLo, RankHi int
+	CallLo, CallHi int32
+
+	Op       []trace.Op
+	Thread   []uint16
+	Start    []int64
+	End      []int64
+	CallSite []uint64
+	Comm     []int32
+	Bytes    []uint64
+
+	// The edges into the owned vertices [2·CallLo, 2·CallHi), in
+	// compressed sparse rows indexed by v - 2·CallLo, sources global.
+	InStart  []int32
+	InSrc    []int32
+	InWeight []int64
+	InKind   []EdgeKind
+
+	Waits []Wait // the owned calls', by Call
+
+	// The collective instances this rank coordinated (each instance has one
+	// coordinator), with their members' calls and final times.
+	Colls     []Collective
+	CollPost  []int32
+	CollDone  []int32
+	PostStart []int64 // by member: when its post call started
+	DoneEnd   []int64 // by member: when its completing call ended
+	Comms     []CommInfo
+
+	// Syncs are the run's global synchronisation points (paper §4.4), in
+	// time order: for each, the blocking call every logged rank made in
+	// it, by rank. The same on every analyzer rank.
+	Syncs [][]int32
+
+	Messages, Unmatched, ClockViolations, Inconsistent int
+	Target                                             int32
+	T0, T1                                             int64
+	Exe                                                []string
+	LoadAddress                                        []uint64
+	Notes                                              []string
+}
+
+// NumCalls is the number of calls in the whole run.
+func (p *Part) NumCalls() int { return int(p.RankStart[p.Ranks]) }
+
+// Rank returns the logged rank that made call c (any call of the run).
+func (p *Part) Rank(c int32) int {
+	lo, hi := 0, p.Ranks
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if p.RankStart[m] <= c {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Owner returns the analyzer rank that owns call c.
+func (p *Part) Owner(c int32) int { return p.ownerOfRank(p.Rank(c)) }
+
+func (p *Part) ownerOfRank(r int) int {
+	lo, hi := 0, len(p.PartRanks)-1
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if p.PartRanks[m] <= r {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	// Empty parts share their first rank with the next: the owner is the
+	// last part starting at or before r that is not empty.
+	for lo > 0 && p.PartRanks[lo] == p.PartRanks[lo+1] {
+		lo--
+	}
+	for p.PartRanks[lo+1] <= r {
+		lo++
+	}
+	return lo
+}
+
+// Time returns the time of an owned vertex.
+func (p *Part) Time(v int32) int64 {
+	c := v>>1 - p.CallLo
+	if v&1 == 0 {
+		return p.Start[c]
+	}
+	return p.End[c]
+}
+
+// agree makes every rank return the same error: the first (by rank) of
+// the errors the ranks met, so that one failing rank ends the whole job
+// with its message instead of leaving the others waiting in a collective.
+func agree(c mpix.Comm, err error) error {
+	var msg []byte
+	if err != nil {
+		msg = []byte(err.Error())
+		if len(msg) == 0 {
+			msg = []byte("error")
+		}
+	}
+	all, xerr := c.Allgatherv(msg)
+	if xerr != nil {
+		return xerr
+	}
+	for _, m := range all {
+		if len(m) > 0 {
+			return errors.New(string(m))
+		}
+	}
+	return nil
+}
+
+// assignRanks splits the logged ranks into size contiguous blocks of
+// about equal log bytes (the work of reading and building grows with
+// them), every block but possibly trailing ones non-empty.
+func assignRanks(files []string, size int) []int {
+	sizes := make([]int64, len(files))
+	total := int64(0)
+	for r, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			sizes[r] = st.Size()
+		}
+		sizes[r]++ // no rank weighs nothing
+		total += sizes[r]
+	}
+	b := make([]int, size+1)
+	acc, p := int64(0), 1
+	for r := range files {
+		// Rank r goes to the block its middle byte falls in.
+		mid := acc + sizes[r]/2
+		for p < size && mid >= total*int64(p)/int64(size) {
+			b[p] = r
+			p++
+		}
+		acc += sizes[r]
+	}
+	for ; p <= size; p++ {
+		b[p] = len(files)
+	}
+	// Keep blocks non-empty while ranks remain, so that P up to the number
+	// of logged ranks uses every analyzer rank.
+	for p := 1; p < size; p++ {
+		if b[p] <= b[p-1] && b[p-1] < len(files) {
+			b[p] = b[p-1] + 1
+		}
+	}
+	for p := size - 1; p >= 1; p-- {
+		if b[p] > b[p+1] {
+			b[p] = b[p+1]
+		}
+	}
+	return b
+}
+
+// rankSummary is what every analyzer rank learns of each logged rank from
+// its owner after the first reading.
+type rankSummary struct {
+	N       int32
+	Firsts  int32
+	Ordered bool
+	Open    int
+	Comms   []trace.Comm
+	Note    string
+}
+
+// BuildPart builds this analyzer rank's part of the run's PAG, together
+// with the other ranks of c: each reads only the logs of its logged ranks,
+// and what matching and the clock correction need of other ranks' calls
+// is exchanged with MPI. The result is the PAG Build makes, cut into parts
+// (the same edges, waits and times), as long as the clock correction
+// converges (it does unless the logs contradict themselves). Any rank's
+// error ends every rank's BuildPart with the same message.
+func BuildPart(c mpix.Comm, run *Run) (*Part, error) {
+	R := len(run.Files)
+	if R == 0 {
+		return nil, fmt.Errorf("%s: no logs", run.Dir)
+	}
+	size, me := c.Size(), c.Rank()
+	p := &Part{Ranks: R, RunID: run.Headers[0].RunID, PartRanks: assignRanks(run.Files, size),
+		Exe: make([]string, R), LoadAddress: make([]uint64, R), Notes: append([]string(nil), run.Notes...)}
+	p.RankLo, p.RankHi = p.PartRanks[me], p.PartRanks[me+1]
+	for r := range run.Headers {
+		p.Exe[r], p.LoadAddress[r] = run.Headers[r].Exe, run.Headers[r].LoadAddress
+	}
+	own := p.RankHi - p.RankLo
+
+	// First reading of the owned logs: calls, communicators, how it ended.
+	rds := make([]*rankData, own)
+	errs := make([]error, own)
+	parallel(own, func(i int) { rds[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
+	if err := agree(c, errors.Join(firstErr(errs))); err != nil {
+		return nil, err
+	}
+	sums := make([]rankSummary, R)
+	{
+		mine := make([]rankSummary, own)
+		for i, d := range rds {
+			s := &mine[i]
+			s.N, s.Comms = d.n, d.comms
+			if d.trailer.Status != trace.EndFinalized {
+				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
+					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
+			}
+		}
+		if err := allgatherJSON(c, mine, func(part int, got []rankSummary) {
+			copy(sums[p.PartRanks[part]:], got)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	p.RankStart = make([]int32, R+1)
+	var tooMany error
+	for r := range sums {
+		if sums[r].Note != "" {
+			p.Notes = append(p.Notes, sums[r].Note)
+		}
+		if int64(p.RankStart[r])+int64(sums[r].N) > 1<<30 {
+			tooMany = fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
+			break
+		}
+		p.RankStart[r+1] = p.RankStart[r] + sums[r].N
+	}
+	if tooMany != nil {
+		return nil, tooMany
+	}
+	if p.RankStart[R] == 0 {
+		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
+	}
+	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
+
+	// The communicator table, built by every rank from all ranks' tables
+	// in rank order, so that the indices agree.
+	all := make([]*rankData, R)
+	for r := range all {
+		all[r] = &rankData{comms: sums[r].Comms}
+	}
+	tab := &PAG{}
+	gidsAll := tab.globalComms(all)
+	p.Comms = tab.Comms
+
+	// Second reading, into the owned calls: a PAG of the owned ranks with
+	// local call numbers, which the extractor and the clock shifter take
+	// as they are.
+	lg := &PAG{Ranks: own, RankStart: make([]int32, own+1)}
+	for i := 0; i <= own; i++ {
+		lg.RankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
+	}
+	n := int(p.CallHi - p.CallLo)
+	lg.Op, lg.Thread, lg.Start, lg.End = make([]trace.Op, n), make([]uint16, n), make([]int64, n), make([]int64, n)
+	lg.CallSite, lg.Comm, lg.Bytes = make([]uint64, n), make([]int32, n), make([]uint64, n)
+	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rds[i], gidsAll[p.RankLo+i]) })
+	if err := agree(c, firstErr(errs)); err != nil {
+		return nil, err
+	}
+	p.Op, p.Thread, p.Start, p.End, p.CallSite, p.Comm, p.Bytes = lg.Op, lg.Thread, lg.Start, lg.End, lg.CallSite, lg.Comm, lg.Bytes
+
+	b := &partBuilder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}
+	b.multi, b.ordered = make([]bool, own), make([]bool, own)
+	open := 0
+	for i, d := range rds {
+		b.multi[i], b.ordered[i] = d.firsts > 1, d.ordered
+		open += d.open
+	}
+	counts := []int64{int64(open)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return nil, err
+	}
+	if counts[0] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
+	}
+	steps := []func() error{b.match, b.collectives, b.correctClocks, b.waitsAndEdges, b.finalTimes, b.syncPoints}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func firstErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// allgatherJSON gathers every rank's mine, handing each rank's to got.
+func allgatherJSON[T any](c mpix.Comm, mine T, got func(part int, v T)) error {
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return err
+	}
+	all, err := c.Allgatherv(b)
+	if err != nil {
+		return err
+	}
+	for part, bs := range all {
+		var v T
+		if err := json.Unmarshal(bs, &v); err != nil {
+			return fmt.Errorf("graph: exchange: %v", err)
+		}
+		got(part, v)
+	}
+	return nil
+}
+
+// partBuilder holds what BuildPart needs between its steps.
+type partBuilder struct {
+	p       *Part
+	c       mpix.Comm
+	lg      *PAG // the owned calls with local numbers
+	rds     []*rankData
+	gids    [][]int32 // by owned rank: local communicator index → global
+	multi   []bool    // by owned rank
+	ordered []bool
+
+	msgs []partMsg // the messages into the owned ranks, by key then order
+	deps []pdep    // the dependencies of the owned calls
+	// For the clock correction: the remote causes this rank reads, by
+	// owner (asked[q] the calls asked of q, slot[q] where their starts
+	// go in cache), and what the others asked of this rank.
+	cache  []int64
+	wanted [][]int32 // by asking rank: local call ids whose starts it wants
+
+	// The collective memberships this rank sent out, by coordinator, to
+	// send their final times in the same order.
+	sentColls [][]int32 // (post, done) pairs, local ids
+	collIdx   [][]int32 // by sending rank: member index in p.CollPost of each received membership
+	syncCand  []int32   // the instances in p.Colls that may be global synchronisation points
+	t         *shifter  // the clock correction's, once it has moved a call
+}
+
+// partMsg is a matched message into an owned rank.
+type partMsg struct {
+	sendPost, sendDone, recvPost, recvDone int32
+	comm, src                              int32
+	sync                                   bool
+	slot                                   int32 // sendPost's start: index in cache
+}
+
+// pdep is a dependency of an owned call (done, local id) on a call of any
+// rank (cause, global id): done cannot complete before cause started.
+type pdep struct {
+	done  int32 // local
+	cause int32 // global
+	slot  int32 // cache index of cause's start
+	kind  WaitKind
+	comm  int32
+	// ord breaks ties between two dependencies of one call on the same
+	// cause, as Build's dependency order does: only a Sendrecv pair can
+	// make them (its partner's send and receive), and Build takes the
+	// message of the smaller (source, destination) first.
+	ord     int64
+	dropped bool // still violated after the correction: a contradiction, left out
+}
+
+// wireEnd is a send shipped to its receiver's owner for matching.
+type wireEnd struct {
+	Comm, Src, Dst, Tag int32
+	Post, Done          int32
+	Sync                int32
+	_                   int32
+	Start               int64 // when the post call started
+}
+
+func (b *partBuilder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
+
+// addCause gives a cause a slot in the cache of cause starts.
+func (b *partBuilder) addCause(start int64) int32 {
+	b.cache = append(b.cache, start)
+	return int32(len(b.cache) - 1)
+}
+
+// match pairs the sends into the owned ranks (shipped here by their
+// owners) with the owned receives, as Build's match does.
+func (b *partBuilder) match() error {
+	p, c := b.p, b.c
+	send := make([][]byte, c.Size())
+	var out [][]wireEnd = make([][]wireEnd, c.Size())
+	var recvs []wireEnd
+	unmatched := 0
+	var ends []msgEnd
+	for i, d := range b.rds {
+		r := p.RankLo + i
+		base := p.RankStart[r]
+		for k := range d.keys {
+			l := &d.keys[k]
+			comm := gid(b.gids[i], l.comm)
+			if comm < 0 {
+				unmatched += int(l.n)
+				continue
+			}
+			ends = ends[:0]
+			for e := l.head; e >= 0; {
+				x := d.ends.at(e)
+				e = x.next
+				ends = append(ends, *x)
+			}
+			if l.unsorted {
+				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
+			}
+			for _, x := range ends {
+				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^syncBit + base}
+				if x.done < 0 {
+					w.Sync = 1
+				}
+				if l.recv {
+					w.Src, w.Dst = l.peer, int32(r)
+					recvs = append(recvs, w)
+					continue
+				}
+				w.Src, w.Dst = int32(r), l.peer
+				if l.peer < 0 || int(l.peer) >= p.Ranks {
+					unmatched++
+					continue
+				}
+				w.Start = p.Start[w.Post-p.CallLo]
+				q := p.ownerOfRank(int(l.peer))
+				out[q] = append(out[q], w)
+			}
+		}
+		d.keys, d.ends = nil, endStore{}
+	}
+	for q := range out {
+		send[q] = mpix.Bytes(out[q])
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	var sends []wireEnd
+	for _, bs := range got {
+		ws, err := mpix.FromBytes[wireEnd](bs)
+		if err != nil {
+			return err
+		}
+		sends = append(sends, ws...)
+	}
+	out = nil
+	// Group both sides by key; within a key, posting order (a key's ends
+	// come from one rank, so call order).
+	byKey := func(a, b wireEnd) int {
+		switch {
+		case a.Comm != b.Comm:
+			return cmp.Compare(a.Comm, b.Comm)
+		case a.Src != b.Src:
+			return cmp.Compare(a.Src, b.Src)
+		case a.Dst != b.Dst:
+			return cmp.Compare(a.Dst, b.Dst)
+		case a.Tag != b.Tag:
+			return cmp.Compare(a.Tag, b.Tag)
+		}
+		return cmp.Compare(a.Post, b.Post)
+	}
+	if !slices.IsSortedFunc(sends, byKey) {
+		slices.SortStableFunc(sends, byKey)
+	}
+	if !slices.IsSortedFunc(recvs, byKey) {
+		slices.SortStableFunc(recvs, byKey)
+	}
+	sameKey := func(a, b *wireEnd) bool {
+		return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
+	}
+	violations := 0
+	i, j := 0, 0
+	for i < len(sends) || j < len(recvs) {
+		var k int
+		switch {
+		case i >= len(sends):
+			k = 1
+		case j >= len(recvs):
+			k = -1
+		default:
+			a, r := sends[i], recvs[j]
+			a.Post, r.Post = 0, 0
+			k = byKey(a, r)
+		}
+		if k < 0 { // sends without receives
+			i2 := i
+			for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
+				i2++
+			}
+			unmatched += i2 - i
+			i = i2
+			continue
+		}
+		if k > 0 {
+			j2 := j
+			for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
+				j2++
+			}
+			unmatched += j2 - j
+			j = j2
+			continue
+		}
+		i2, j2 := i, j
+		for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
+			i2++
+		}
+		for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
+			j2++
+		}
+		n := min(i2-i, j2-j)
+		unmatched += i2 - i + j2 - j - 2*n
+		for m := 0; m < n; m++ {
+			s, r := &sends[i+m], &recvs[j+m]
+			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
+				comm: s.Comm, src: s.Src, sync: s.Sync != 0, slot: b.addCause(s.Start)}
+			if p.End[r.Done-p.CallLo] < s.Start {
+				violations++
+			}
+			b.msgs = append(b.msgs, pm)
+		}
+		i, j = i2, j2
+	}
+	// The Late Sender dependencies are this rank's; the Late Receiver ones
+	// (synchronous sends) go to the sender's owner.
+	lr := make([][]wireDep, c.Size())
+	for k := range b.msgs {
+		m := &b.msgs[k]
+		dst := int32(p.Rank(m.recvDone))
+		b.deps = append(b.deps, pdep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
+			comm: m.comm, ord: int64(m.src)<<32 | int64(dst)})
+		if m.sync {
+			q := p.Owner(m.sendDone)
+			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: int32(LateReceiver), Comm: m.comm,
+				Ord: int64(m.src)<<32 | int64(dst), Start: p.Start[m.recvPost-p.CallLo]})
+		}
+	}
+	if err := b.shipDeps(lr); err != nil {
+		return err
+	}
+	counts := []int64{int64(len(b.msgs)), int64(unmatched), int64(violations)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
+	}
+	p.Messages, p.Unmatched, p.ClockViolations = int(counts[0]), int(counts[1]), int(counts[2])
+	if p.Unmatched > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
+	}
+	return nil
+}
+
+// wireDep is a dependency shipped to the owner of its done call.
+type wireDep struct {
+	Done, Cause int32
+	Kind, Comm  int32
+	Ord         int64
+	Start       int64 // when the cause started
+}
+
+// shipDeps sends dependencies to the owners of their done calls, which
+// add them (and those sent to themselves) to their own.
+func (b *partBuilder) shipDeps(out [][]wireDep) error {
+	send := make([][]byte, len(out))
+	for q := range out {
+		send[q] = mpix.Bytes(out[q])
+	}
+	got, err := b.c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	for _, bs := range got {
+		ws, err := mpix.FromBytes[wireDep](bs)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			b.deps = append(b.deps, pdep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
+				kind: WaitKind(w.Kind), comm: w.Comm, ord: w.Ord})
+		}
+	}
+	return nil
+}
+
+// wireColl is a collective membership shipped to the instance's
+// coordinator.
+type wireColl struct {
+	Comm       int32
+	Seq        uint32
+	Op         trace.Op
+	Clean      bool
+	_          [2]byte
+	Root       int32
+	Post, Done int32
+	Start, End int64
+}
+
+// coordinator is the analyzer rank that decides collective instance
+// (comm, seq): spread by a hash so that no rank coordinates them all.
+func coordinator(comm int32, seq uint32, size int) int {
+	h := uint32(comm)*0x9E3779B1 ^ seq*0x85EBCA77
+	h ^= h >> 15
+	return int(h % uint32(size))
+}
+
+// collectives sends every membership to its instance's coordinator,
+// which groups the members as Build does, finds the dependencies (sent to
+// the owners of the completing calls) and keeps the instance for the
+// imbalance analysis.
+func (b *partBuilder) collectives() error {
+	p, c := b.p, b.c
+	out := make([][]wireColl, c.Size())
+	b.sentColls = make([][]int32, c.Size())
+	for i, d := range b.rds {
+		base := p.RankStart[p.RankLo+i]
+		for _, m := range d.colls {
+			comm := gid(b.gids[i], uint32(m.comm))
+			if comm < 0 {
+				continue
+			}
+			q := coordinator(comm, m.seq, c.Size())
+			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
+				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo]})
+			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
+		}
+		d.colls = nil
+	}
+	send := make([][]byte, c.Size())
+	for q := range out {
+		send[q] = mpix.Bytes(out[q])
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	type member struct {
+		wireColl
+		from, idx int32 // sending rank and position in its list
+	}
+	var ms []member
+	for q, bs := range got {
+		ws, err := mpix.FromBytes[wireColl](bs)
+		if err != nil {
+			return err
+		}
+		for k, w := range ws {
+			ms = append(ms, member{w, int32(q), int32(k)})
+		}
+	}
+	b.collIdx = make([][]int32, c.Size())
+	for q, bs := range got {
+		b.collIdx[q] = make([]int32, len(bs)/sizeOf[wireColl]())
+		for k := range b.collIdx[q] {
+			b.collIdx[q][k] = -1 // a member of an instance left out
+		}
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		switch {
+		case a.Comm != b.Comm:
+			return cmp.Compare(a.Comm, b.Comm)
+		case a.Seq != b.Seq:
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return cmp.Compare(a.Post, b.Post)
+	})
+	deps := make([][]wireDep, c.Size())
+	cd := collDepper{ranks: p.Ranks, comms: p.Comms, rank: p.Rank}
+	partial, mixed := 0, 0
+	for i := 0; i < len(ms); {
+		j := i
+		for j < len(ms) && ms[j].Comm == ms[i].Comm && ms[j].Seq == ms[i].Seq {
+			j++
+		}
+		grp := ms[i:j]
+		i = j
+		ok := true
+		for _, m := range grp {
+			ok = ok && m.Op == grp[0].Op
+		}
+		if !ok {
+			mixed++
+			continue
+		}
+		name := p.Comms[grp[0].Comm].Name
+		inter := len(name) > 0 && name[0] == 'I'
+		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
+			partial++
+			if len(grp) < 2 {
+				continue
+			}
+		}
+		root := int32(-1)
+		for _, m := range grp {
+			if m.Root >= 0 {
+				root = m.Root
+			}
+		}
+		col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
+			First: int32(len(p.CollPost)), N: int32(len(grp))}
+		post := make([]int32, len(grp))
+		done := make([]int32, len(grp))
+		start := make([]int64, len(grp))
+		for k, m := range grp {
+			post[k], done[k], start[k] = m.Post, m.Done, m.Start
+			b.collIdx[m.from][m.idx] = int32(len(p.CollPost))
+			p.CollPost = append(p.CollPost, m.Post)
+			p.CollDone = append(p.CollDone, m.Done)
+			p.PostStart = append(p.PostStart, m.Start)
+			p.DoneEnd = append(p.DoneEnd, m.End)
+		}
+		p.Colls = append(p.Colls, col)
+		for _, d := range cd.deps(&col, post, start) {
+			q := p.Owner(done[d.member])
+			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: int32(d.kind), Comm: col.Comm,
+				Ord: 1 << 62, Start: start[d.cause]})
+		}
+		// A candidate global synchronisation point (paper §4.4): every
+		// rank, a blocking collective that synchronises (everyone needs
+		// everyone), no request pending on any member; the clock condition
+		// on its edges is checked once the times are final (syncPoints).
+		if _, flow := collKind(col.Op); flow == 'N' && len(grp) == p.Ranks && !inter {
+			clean := true
+			for _, m := range grp {
+				clean = clean && m.Clean && m.Post == m.Done
+			}
+			if clean {
+				b.syncCand = append(b.syncCand, int32(len(p.Colls)-1))
+			}
+		}
+	}
+	if err := b.shipDeps(deps); err != nil {
+		return err
+	}
+	counts := []int64{int64(partial), int64(mixed)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
+	}
+	if counts[0] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances lack members in the logs (a rank ended early); analysed with the members present", counts[0]))
+	}
+	if counts[1] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances disagree on the operation across ranks; skipped", counts[1]))
+	}
+	return nil
+}
+
+func sizeOf[T any]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// startOf is when dependency d's cause starts now.
+func (b *partBuilder) causeStart(d *pdep) int64 {
+	if b.local(d.cause) {
+		lc := d.cause - b.p.CallLo
+		if b.t != nil {
+			return b.t.start(lc)
+		}
+		return b.lg.Start[lc]
+	}
+	return b.cache[d.slot]
+}
+
+func (b *partBuilder) endOf(lc int32) int64 {
+	if b.t != nil {
+		return b.t.end(lc)
+	}
+	return b.lg.End[lc]
+}
+
+// correctClocks enforces the clock condition as Build does (see
+// builder.correctClocks), in rounds: each rank corrects its own calls
+// against the causes' starts it knows until nothing moves, then the ranks
+// that moved calls send the new starts to the ranks whose dependencies
+// name them, until no rank moves any. Every correction only moves times
+// forward, by the least that satisfies a dependency, so the order does not
+// change the result: the least times that satisfy them all.
+func (b *partBuilder) correctClocks() error {
+	p, c := b.p, b.c
+	size := c.Size()
+	// Ask the owners of remote causes for their starts, once; each round
+	// they send them in the same order.
+	asked := make([][]int32, size) // by owner: the dependencies waiting for its answers
+	req := make([][]int32, size)
+	for i := range b.deps {
+		d := &b.deps[i]
+		if !b.local(d.cause) {
+			q := p.Owner(d.cause)
+			asked[q] = append(asked[q], int32(i))
+			req[q] = append(req[q], d.cause)
+		}
+	}
+	send := make([][]byte, size)
+	for q := range req {
+		send[q] = mpix.Bytes(req[q])
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	b.wanted = make([][]int32, size)
+	for q, bs := range got {
+		ids, err := mpix.FromBytes[int32](bs)
+		if err != nil {
+			return err
+		}
+		for k := range ids {
+			ids[k] -= p.CallLo
+		}
+		b.wanted[q] = ids
+	}
+	lb := &builder{g: b.lg, multi: b.multi, ordered: b.ordered}
+	refresh := func() error {
+		out := make([][]byte, size)
+		for q, ids := range b.wanted {
+			ts := make([]int64, len(ids))
+			for k, lc := range ids {
+				if b.t != nil {
+					ts[k] = b.t.start(lc)
+				} else {
+					ts[k] = b.lg.Start[lc]
+				}
+			}
+			out[q] = mpix.Bytes(ts)
+		}
+		got, err := c.Alltoallv(out)
+		if err != nil {
+			return err
+		}
+		for q, bs := range got {
+			ts, err := mpix.FromBytes[int64](bs)
+			if err != nil {
+				return err
+			}
+			if len(ts) != len(asked[q]) {
+				return fmt.Errorf("graph: clock exchange: %d starts for %d causes", len(ts), len(asked[q]))
+			}
+			for k, i := range asked[q] {
+				b.cache[b.deps[i].slot] = ts[k]
+			}
+		}
+		return nil
+	}
+	const maxRounds = 50
+	for round := 0; round < maxRounds; round++ {
+		changed := false
+		for pass := 0; pass < maxRounds; pass++ {
+			moved := false
+			for i := range b.deps {
+				d := &b.deps[i]
+				need := b.causeStart(d)
+				if b.endOf(d.done) >= need {
+					continue
+				}
+				if b.t == nil {
+					b.t = newShifter(lb)
+				}
+				b.t.raise(d.done, need, 0)
+				moved = true
+			}
+			if !moved {
+				break
+			}
+			changed = true
+		}
+		anyMoved, err := mpix.Any(c, changed)
+		if err != nil {
+			return err
+		}
+		if !anyMoved {
+			break
+		}
+		// Every round that moved a call ends with a refresh, so the cache
+		// is current whichever way the loop ends.
+		if err := refresh(); err != nil {
+			return err
+		}
+	}
+	if b.t != nil {
+		b.t.flush()
+		b.t = nil
+	}
+	bad := 0
+	for i := range b.deps {
+		d := &b.deps[i]
+		if b.lg.End[d.done] < b.causeStart(d) {
+			d.dropped = true
+			bad++
+		}
+	}
+	n, err := mpix.AllreduceOne(c, int64(bad), mpix.Sum)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		p.Inconsistent = int(n)
+		p.Notes = append(p.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", n))
+	}
+	if p.ClockViolations > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", p.ClockViolations))
+	}
+	return nil
+}
+
+// waitsAndEdges decides for every owned completion whether it waited and
+// for what, and sets the edges into the owned vertices, as Build's
+// waitsAndEdges does; then the run's first and last events.
+func (b *partBuilder) waitsAndEdges() error {
+	p, lg := b.p, b.lg
+	n := int32(len(lg.Op))
+	best := make([]int32, n)
+	for i := range best {
+		best[i] = -1
+	}
+	for i := range b.deps {
+		d := &b.deps[i]
+		s := b.causeStart(d)
+		if d.dropped || s <= lg.Start[d.done] {
+			continue
+		}
+		if j := best[d.done]; j >= 0 {
+			e := &b.deps[j]
+			t := b.causeStart(e)
+			if s < t || s == t && (d.cause > e.cause || d.cause == e.cause && d.ord >= e.ord) {
+				continue
+			}
+		}
+		best[d.done] = int32(i)
+	}
+	wrong := b.wrongOrder()
+	walk := (&builder{g: lg, multi: b.multi}).walk()
+	p.InStart = make([]int32, 2*n+1)
+	p.InSrc = make([]int32, 0, 2*n)
+	p.InWeight = make([]int64, 0, 2*n)
+	p.InKind = make([]EdgeKind, 0, 2*n)
+	var t0, t1 int64 = 1 << 62, -1 << 62
+	target, targetEnd := int32(-1), int64(-1<<62)
+	rank := 0
+	for c := int32(0); c < n; c++ {
+		s, en := lg.Start[c], lg.End[c]
+		p.InStart[2*c] = int32(len(p.InSrc))
+		for c >= lg.RankStart[rank+1] {
+			rank++
+		}
+		pr := c - 1
+		if b.multi[rank] {
+			pr = walk.prev(c)
+		} else if c == lg.RankStart[rank] {
+			pr = -1
+		}
+		if pr >= 0 {
+			p.InSrc = append(p.InSrc, 2*(pr+p.CallLo)+1)
+			p.InWeight = append(p.InWeight, max(0, s-lg.End[pr]))
+			p.InKind = append(p.InKind, EdgeProgram)
+		}
+		p.InStart[2*c+1] = int32(len(p.InSrc))
+		if i := best[c]; i >= 0 {
+			d := &b.deps[i]
+			cs := b.causeStart(d)
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(cs, en) - s, Kind: d.kind, Comm: lg.Comm[c]}
+			if w.Comm < 0 {
+				w.Comm = d.comm
+			}
+			kind := EdgeCollective
+			switch d.kind { // only messages make these two
+			case LateSender:
+				kind = EdgeLateSender
+				w.WrongOrder = wrong != nil && wrong.has(int(i)) // dependency k < len(msgs) is message k's
+			case LateReceiver:
+				kind = EdgeLateReceiver
+			}
+			p.Waits = append(p.Waits, w)
+			p.InSrc = append(p.InSrc, 2*d.cause)
+			p.InWeight = append(p.InWeight, max(0, en-cs))
+			p.InKind = append(p.InKind, kind)
+		} else {
+			p.InSrc = append(p.InSrc, 2*(c+p.CallLo))
+			p.InWeight = append(p.InWeight, max(0, en-s))
+			p.InKind = append(p.InKind, EdgeCall)
+		}
+		t0, t1 = min(t0, s), max(t1, en)
+		if en > targetEnd {
+			target, targetEnd = 2*(c+p.CallLo)+1, en
+		}
+	}
+	p.InStart[2*n] = int32(len(p.InSrc))
+	// The run's first and last events, and the last event's vertex: the
+	// smallest among equals, as Build takes.
+	x := []int64{t0, -t1, -targetEnd}
+	if err := b.c.Allreduce(x, mpix.Min); err != nil {
+		return err
+	}
+	p.T0, p.T1 = x[0], -x[1]
+	cand := int64(1 << 62)
+	if target >= 0 && targetEnd == -x[2] {
+		cand = int64(target)
+	}
+	cand, err := mpix.AllreduceOne(b.c, cand, mpix.Min)
+	if err != nil {
+		return err
+	}
+	p.Target = int32(cand)
+	b.deps, b.cache = nil, nil
+	return nil
+}
+
+// wrongOrder marks the messages (by index in b.msgs) whose receiver got
+// them after a message sent to it strictly earlier was received, as
+// Build's wrongOrder does; nil if none.
+func (b *partBuilder) wrongOrder() bitset {
+	type sent struct {
+		t, recvEnd int64
+		dst        int32
+		m          int32
+	}
+	order := make([]sent, 0, len(b.msgs))
+	for k := range b.msgs {
+		m := &b.msgs[k]
+		order = append(order, sent{b.causeStart(&b.deps[k]), b.lg.End[m.recvDone-b.p.CallLo], int32(b.p.Rank(m.recvDone)), int32(k)})
+	}
+	slices.SortFunc(order, func(x, y sent) int {
+		if x.dst != y.dst {
+			return cmp.Compare(x.dst, y.dst)
+		}
+		return cmp.Compare(x.t, y.t)
+	})
+	var wrong bitset
+	for i := 0; i < len(order); {
+		j := i
+		for j < len(order) && order[j].dst == order[i].dst {
+			j++
+		}
+		latest := int64(-1 << 62)
+		for k := i; k < j; {
+			t0 := order[k].t
+			l := k
+			groupLatest := latest
+			for ; l < j && order[l].t == t0; l++ {
+				if latest > order[l].recvEnd {
+					if wrong == nil {
+						wrong = newBitset(len(b.msgs))
+					}
+					wrong.set(int(order[l].m))
+				}
+				groupLatest = max(groupLatest, order[l].recvEnd)
+			}
+			latest = groupLatest
+			k = l
+		}
+		i = j
+	}
+	return wrong
+}
+
+// finalTimes sends the coordinators their members' times after the clock
+// correction, for the imbalance analysis and the synchronisation points.
+func (b *partBuilder) finalTimes() error {
+	p, c := b.p, b.c
+	out := make([][]byte, c.Size())
+	for q, ids := range b.sentColls {
+		ts := make([]int64, 0, len(ids))
+		for k := 0; k < len(ids); k += 2 {
+			ts = append(ts, p.Start[ids[k]-p.CallLo], p.End[ids[k+1]-p.CallLo])
+		}
+		out[q] = mpix.Bytes(ts)
+	}
+	got, err := c.Alltoallv(out)
+	if err != nil {
+		return err
+	}
+	for q, bs := range got {
+		ts, err := mpix.FromBytes[int64](bs)
+		if err != nil {
+			return err
+		}
+		if len(ts) != 2*len(b.collIdx[q]) {
+			return fmt.Errorf("graph: collective exchange: %d times for %d members", len(ts), len(b.collIdx[q]))
+		}
+		for k, m := range b.collIdx[q] {
+			if m >= 0 {
+				p.PostStart[m], p.DoneEnd[m] = ts[2*k], ts[2*k+1]
+			}
+		}
+	}
+	b.sentColls, b.collIdx = nil, nil
+	return nil
+}
+
+// syncPoints keeps the candidates whose edges satisfy the clock condition
+// (no member ended before the last one started: paper §4.4's "no negative
+// time") and shares them with every rank, in time order.
+func (b *partBuilder) syncPoints() error {
+	p := b.p
+	type sp struct {
+		t     int64 // when the last member started
+		comm  int32
+		seq   uint32
+		calls []int32
+	}
+	var mine []sp
+	for _, k := range b.syncCand {
+		col := &p.Colls[k]
+		last := int64(-1 << 62)
+		for m := col.First; m < col.First+col.N; m++ {
+			last = max(last, p.PostStart[m])
+		}
+		ok := true
+		calls := make([]int32, p.Ranks)
+		for m := col.First; m < col.First+col.N; m++ {
+			ok = ok && p.DoneEnd[m] >= last
+			calls[p.Rank(p.CollPost[m])] = p.CollPost[m]
+		}
+		if ok {
+			mine = append(mine, sp{last, col.Comm, col.Seq, calls})
+		}
+	}
+	// Shipped as flat int64s: t, comm, seq, then the calls.
+	var enc []int64
+	for _, s := range mine {
+		enc = append(enc, s.t, int64(s.comm), int64(s.seq))
+		for _, c := range s.calls {
+			enc = append(enc, int64(c))
+		}
+	}
+	all, err := b.c.Allgatherv(mpix.Bytes(enc))
+	if err != nil {
+		return err
+	}
+	var sps []sp
+	for _, bs := range all {
+		xs, err := mpix.FromBytes[int64](bs)
+		if err != nil {
+			return err
+		}
+		for k := 0; k+3+p.Ranks <= len(xs); k += 3 + p.Ranks {
+			s := sp{t: xs[k], comm: int32(xs[k+1]), seq: uint32(xs[k+2]), calls: make([]int32, p.Ranks)}
+			for r := range s.calls {
+				s.calls[r] = int32(xs[k+3+r])
+			}
+			sps = append(sps, s)
+		}
+	}
+	// Every rank's calls in them must run in the same order, or they are
+	// not one sequence of cuts: one that is out of order with the last kept
+	// is left out.
+	slices.SortFunc(sps, func(x, y sp) int {
+		if x.t != y.t {
+			return cmp.Compare(x.t, y.t)
+		}
+		if x.comm != y.comm {
+			return cmp.Compare(x.comm, y.comm)
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
+	for _, s := range sps {
+		if n := len(p.Syncs); n > 0 {
+			prev := p.Syncs[n-1]
+			ok := true
+			for r := range s.calls {
+				ok = ok && s.calls[r] > prev[r]
+			}
+			if !ok {
+				continue
+			}
+		}
+		p.Syncs = append(p.Syncs, s.calls)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+// Package mpix is the collective communication the distributed analyzer
+// needs and github.com/emer/empi lacks (Alltoallv, Allgatherv), behind
+// one interface, Comm, so that the graph and algorithm packages never
+// import MPI. World is MPI_COMM_WORLD with the mpi build tag; Single is a
+// job of one process, what World is without the tag or outside mpirun.
+//
+// Only the byte forms exist: callers encode what they ship (flat arrays,
+// little-endian), which is also what lets topo-shuffle compress it.
+package mpix
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Op is a reduction.
+type Op int
+
+const (
+	Sum Op = iota
+	Min
+	Max
+)
+
+// Comm is a group of processes that take part in every call together, in
+// the same order.
+type Comm interface {
+	Rank() int
+	Size() int
+	// Alltoallv sends send[p] to rank p and returns recv, recv[p] being
+	// what rank p sent to this one. len(send) must be Size().
+	Alltoallv(send [][]byte) ([][]byte, error)
+	// Allgatherv returns every rank's b, by rank.
+	Allgatherv(b []byte) ([][]byte, error)
+	// Allreduce combines x element by element over all ranks, in place.
+	Allreduce(x []int64, op Op) error
+	// Stats returns the bytes this rank has sent to other ranks so far
+	// (its own share excluded) and the number of collective calls.
+	Stats() (bytes, calls int64)
+}
+
+// Single is a Comm of one process.
+type Single struct{ calls int64 }
+
+func (s *Single) Rank() int { return 0 }
+func (s *Single) Size() int { return 1 }
+func (s *Single) Alltoallv(send [][]byte) ([][]byte, error) {
+	if len(send) != 1 {
+		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for 1 rank", len(send))
+	}
+	s.calls++
+	return [][]byte{send[0]}, nil
+}
+func (s *Single) Allgatherv(b []byte) ([][]byte, error) { s.calls++; return [][]byte{b}, nil }
+func (s *Single) Allreduce(x []int64, op Op) error      { s.calls++; return nil }
+func (s *Single) Stats() (int64, int64)                 { return 0, s.calls }
+
+// AllreduceOne reduces one value.
+func AllreduceOne(c Comm, v int64, op Op) (int64, error) {
+	x := []int64{v}
+	err := c.Allreduce(x, op)
+	return x[0], err
+}
+
+// Any reports whether b holds on any rank.
+func Any(c Comm, b bool) (bool, error) {
+	v := int64(0)
+	if b {
+		v = 1
+	}
+	v, err := AllreduceOne(c, v, Max)
+	return v != 0, err
+}
+
+// maxPart is the largest part one rank may ship in one call: MPI counts
+// are C ints.
+const maxPart = math.MaxInt32
+
+func checkSizes(parts [][]byte) error {
+	for p, b := range parts {
+		if len(b) > maxPart {
+			return fmt.Errorf("mpix: %d bytes for rank %d in one exchange: more than MPI's 2 GiB limit (use more analyzer ranks)", len(b), p)
+		}
+	}
+	return nil
+}
+
+// Encoding helpers: fixed-width little-endian, the form the exchanges use.
+
+// PutI64s appends xs to b.
+func PutI64s(b []byte, xs ...int64) []byte {
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint64(b, uint64(x))
+	}
+	return b
+}
+
+// I64s views b (a multiple of 8 bytes) as int64s, copying.
+func I64s(b []byte) []int64 {
+	xs := make([]int64, len(b)/8)
+	for i := range xs {
+		xs[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return xs
+}
+
+// Bytes views a slice of fixed-size plain values (no pointers) as bytes,
+// without copying, for shipping; FromBytes is the inverse (copying, so
+// that the result is aligned). Both ends run the same binary on the same
+// kind of machine, so the layout is the same.
+func Bytes[T any](xs []T) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(z)))
+}
+
+// FromBytes copies b into a new []T; len(b) must be a multiple of T's size.
+func FromBytes[T any](b []byte) ([]T, error) {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if len(b)%sz != 0 {
+		return nil, fmt.Errorf("mpix: %d bytes is not a whole number of %d-byte values", len(b), sz)
+	}
+	xs := make([]T, len(b)/sz)
+	if len(xs) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(b)), b)
+	}
+	return xs, nil
+}

@@ -1,0 +1,167 @@
+//go:build mpi
+
+package mpix
+
+/*
+#cgo pkg-config: ompi
+#include <mpi.h>
+#include <stdlib.h>
+
+static int wrank(void) { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
+static int wsize(void) { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
+static int initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
+static int a2a_counts(int *send, int *recv) {
+	return MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
+}
+static int a2av(void *sb, int *sc, int *sd, void *rb, int *rc, int *rd) {
+	return MPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+}
+static int ag_counts(int n, int *recv) {
+	return MPI_Allgather(&n, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
+}
+static int agv(void *sb, int n, void *rb, int *rc, int *rd) {
+	return MPI_Allgatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+}
+static int allreduce(long long *x, int n, int op) {
+	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
+	return MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_LONG_LONG, o, MPI_COMM_WORLD);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// world is MPI_COMM_WORLD. MPI must have been initialised (empi's
+// mpi.Init) before it is used.
+type world struct {
+	rank, size   int
+	bytes, calls int64
+}
+
+// World returns MPI_COMM_WORLD, or Single if MPI is not initialised (a
+// run outside mpirun).
+func World() Comm {
+	if C.initialized() == 0 {
+		return &Single{}
+	}
+	return &world{rank: int(C.wrank()), size: int(C.wsize())}
+}
+
+func (w *world) Rank() int             { return w.rank }
+func (w *world) Size() int             { return w.size }
+func (w *world) Stats() (int64, int64) { return w.bytes, w.calls }
+
+func mpiErr(what string, rc C.int) error {
+	if rc != 0 {
+		return fmt.Errorf("mpix: %s failed (MPI error %d)", what, int(rc))
+	}
+	return nil
+}
+
+// ptr returns a pointer usable as an MPI buffer for b, even when b is
+// empty (MPI wants a valid address).
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return unsafe.Pointer(&zero)
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+var zero [8]byte
+
+func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
+	if len(send) != w.size {
+		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(send), w.size)
+	}
+	// A failed size check must not leave the others waiting: every rank
+	// learns whether any rank failed before the exchange.
+	bad, err := Any(w, checkSizes(send) != nil)
+	if err != nil {
+		return nil, err
+	}
+	if bad {
+		return nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank pair (use more analyzer ranks)")
+	}
+	w.calls++
+	n := w.size
+	sc := make([]C.int, n)
+	sd := make([]C.int, n)
+	rc := make([]C.int, n)
+	rd := make([]C.int, n)
+	total := 0
+	for p, b := range send {
+		sd[p] = C.int(total)
+		sc[p] = C.int(len(b))
+		total += len(b)
+		if total > maxPart {
+			return nil, fmt.Errorf("mpix: more than 2 GiB to send in one exchange (use more analyzer ranks)")
+		}
+		if p != w.rank {
+			w.bytes += int64(len(b))
+		}
+	}
+	sb := make([]byte, total)
+	for p, b := range send {
+		copy(sb[sd[p]:], b)
+	}
+	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&sc[0], &rc[0])); err != nil {
+		return nil, err
+	}
+	rtotal := 0
+	for p := range rc {
+		rd[p] = C.int(rtotal)
+		rtotal += int(rc[p])
+	}
+	rb := make([]byte, rtotal)
+	if err := mpiErr("MPI_Alltoallv", C.a2av(ptr(sb), &sc[0], &sd[0], ptr(rb), &rc[0], &rd[0])); err != nil {
+		return nil, err
+	}
+	recv := make([][]byte, n)
+	for p := range recv {
+		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
+	}
+	return recv, nil
+}
+
+func (w *world) Allgatherv(b []byte) ([][]byte, error) {
+	bad, err := Any(w, len(b) > maxPart/w.size)
+	if err != nil {
+		return nil, err
+	}
+	if bad {
+		return nil, fmt.Errorf("mpix: more than 2 GiB to gather in one exchange")
+	}
+	w.calls++
+	n := w.size
+	rc := make([]C.int, n)
+	rd := make([]C.int, n)
+	if err := mpiErr("MPI_Allgather", C.ag_counts(C.int(len(b)), &rc[0])); err != nil {
+		return nil, err
+	}
+	total := 0
+	for p := range rc {
+		rd[p] = C.int(total)
+		total += int(rc[p])
+	}
+	w.bytes += int64(len(b)) * int64(n-1)
+	rb := make([]byte, total)
+	if err := mpiErr("MPI_Allgatherv", C.agv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
+		return nil, err
+	}
+	recv := make([][]byte, n)
+	for p := range recv {
+		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
+	}
+	return recv, nil
+}
+
+func (w *world) Allreduce(x []int64, op Op) error {
+	if len(x) == 0 {
+		return nil
+	}
+	w.calls++
+	return mpiErr("MPI_Allreduce", C.allreduce((*C.longlong)(unsafe.Pointer(&x[0])), C.int(len(x)), C.int(op)))
+}
