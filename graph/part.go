@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,29 +118,6 @@ func (p *Part) Time(v int32) int64 {
 	return p.End[c]
 }
 
-// agree makes every rank return the same error: the first (by rank) of
-// the errors the ranks met, so that one failing rank ends the whole job
-// with its message instead of leaving the others waiting in a collective.
-func agree(c mpix.Comm, err error) error {
-	var msg []byte
-	if err != nil {
-		msg = []byte(err.Error())
-		if len(msg) == 0 {
-			msg = []byte("error")
-		}
-	}
-	all, xerr := c.Allgatherv(msg)
-	if xerr != nil {
-		return xerr
-	}
-	for _, m := range all {
-		if len(m) > 0 {
-			return errors.New(string(m))
-		}
-	}
-	return nil
-}
-
 // assignRanks splits the logged ranks into size contiguous blocks of
 // about equal log bytes (the work of reading and building grows with
 // them), every block but possibly trailing ones non-empty.
@@ -220,7 +196,7 @@ func BuildPart(c mpix.Comm, run *Run) (*Part, error) {
 	rds := make([]*rankData, own)
 	errs := make([]error, own)
 	parallel(own, func(i int) { rds[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
-	if err := agree(c, errors.Join(firstErr(errs))); err != nil {
+	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
 	sums := make([]rankSummary, R)
@@ -281,7 +257,7 @@ func BuildPart(c mpix.Comm, run *Run) (*Part, error) {
 	lg.Op, lg.Thread, lg.Start, lg.End = make([]trace.Op, n), make([]uint16, n), make([]int64, n), make([]int64, n)
 	lg.CallSite, lg.Comm, lg.Bytes = make([]uint64, n), make([]int32, n), make([]uint64, n)
 	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rds[i], gidsAll[p.RankLo+i]) })
-	if err := agree(c, firstErr(errs)); err != nil {
+	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
 	p.Op, p.Thread, p.Start, p.End, p.CallSite, p.Comm, p.Bytes = lg.Op, lg.Thread, lg.Start, lg.End, lg.CallSite, lg.Comm, lg.Bytes

@@ -54,60 +54,160 @@ type Result struct {
 
 // Analyze computes the imbalance and wait states of a PAG.
 func Analyze(g *graph.PAG) *Result {
-	res := &Result{Processes: make([]Process, g.Ranks), ByRank: make([]Waits, g.Ranks),
-		ByOp: map[trace.Op]*Waits{}, ByComm: map[int32]*Waits{}}
+	res := newResult(g.Ranks)
 	for r := range res.Processes {
-		p := &res.Processes[r]
-		p.Rank = r
-		lo, hi := g.RankStart[r], g.RankStart[r+1]
-		p.Calls = int(hi - lo)
-		p.Nodes = 2 * p.Calls
-		if hi > lo {
-			first, last := g.Start[lo], g.End[lo]
-			for c := lo; c < hi; c++ {
-				first, last = min(first, g.Start[c]), max(last, g.End[c])
-			}
-			p.ProgramNs = last - first
-			// The edges into the rank's vertices [2·lo, 2·hi).
-			e0, e1 := g.InStart[2*lo], g.InStart[2*hi]
-			p.Edges = int(e1 - e0)
-			for e := e0; e < e1; e++ {
-				if g.InKind[e] == graph.EdgeProgram {
-					p.ComputeNs += g.InWeight[e]
-				}
-			}
-		}
+		res.addCalls(r, g.RankStart[r], g.RankStart[r+1], g.Start, g.End, g.InStart, g.InWeight, g.InKind)
 	}
+	var ps, de []int64
+	var rk []int
 	for k := range g.Colls {
 		c := &g.Colls[k]
-		post := g.CollPost[c.First : c.First+c.N]
-		done := g.CollDone[c.First : c.First+c.N]
-		startMax, endMin := int64(-1<<62), int64(1<<62)
-		last := 0
-		for i := range post {
-			if s := g.Start[post[i]]; s > startMax {
-				startMax, last = s, i
-			}
-			endMin = min(endMin, g.End[done[i]])
+		ps, de, rk = ps[:0], de[:0], rk[:0]
+		for m := c.First; m < c.First+c.N; m++ {
+			ps = append(ps, g.Start[g.CollPost[m]])
+			de = append(de, g.End[g.CollDone[m]])
+			rk = append(rk, g.Rank(g.CollPost[m]))
 		}
-		in := Instance{Coll: int32(k), Execution: max(0, endMin-startMax), LastRank: g.Rank(post[last])}
-		for i := range post {
-			r := g.Rank(post[i])
-			wb := startMax - g.Start[post[i]]
-			wa := max(0, g.End[done[i]]-endMin)
-			in.WaitBefore += wb
-			in.WaitAfter += wa
-			p := &res.Processes[r]
-			p.WaitNs += wb + wa
-			p.ExecNs += in.Execution
-		}
-		if in.Execution > 0 {
-			in.Imbalance = float64(in.WaitBefore+in.WaitAfter) / float64(in.Execution)
-		}
-		res.Instances = append(res.Instances, in)
+		res.addInstance(int32(k), ps, de, rk)
 	}
+	res.addWaits(g.Waits, g.Op, 0, g.RankStart)
+	res.finish()
+	return res
+}
+
+// AnalyzePart computes one analyzer rank's share of the analysis of a
+// distributed PAG: its ranks' processes, its coordinated collective
+// instances (their Coll indices are into p.Colls) and its calls' waits.
+// Merge the shares of all ranks with Merge.
+func AnalyzePart(p *graph.Part) *Result {
+	res := newResult(p.Ranks)
+	for r := p.RankLo; r < p.RankHi; r++ {
+		res.addCalls(r, p.RankStart[r]-p.CallLo, p.RankStart[r+1]-p.CallLo, p.Start, p.End, p.InStart, p.InWeight, p.InKind)
+	}
+	var rk []int
+	for k := range p.Colls {
+		c := &p.Colls[k]
+		rk = rk[:0]
+		for m := c.First; m < c.First+c.N; m++ {
+			rk = append(rk, p.Rank(p.CollPost[m]))
+		}
+		res.addInstance(int32(k), p.PostStart[c.First:c.First+c.N], p.DoneEnd[c.First:c.First+c.N], rk)
+	}
+	res.addWaits(p.Waits, p.Op, p.CallLo, p.RankStart)
+	return res
+}
+
+// Merge sums the shares of the analyzer ranks (AnalyzePart) into the
+// analysis of the run. Instances are renumbered in the order of shares;
+// offsets[i] is what share i's Coll indices are shifted by.
+func Merge(shares []*Result, offsets []int32) *Result {
+	res := newResult(len(shares[0].Processes))
+	for i, s := range shares {
+		for r := range s.Processes {
+			a, b := &res.Processes[r], &s.Processes[r]
+			a.ProgramNs += b.ProgramNs
+			a.ComputeNs += b.ComputeNs
+			a.ExecNs += b.ExecNs
+			a.WaitNs += b.WaitNs
+			a.Calls += b.Calls
+			a.Nodes += b.Nodes
+			a.Edges += b.Edges
+			res.ByRank[r].add(&s.ByRank[r])
+		}
+		for _, in := range s.Instances {
+			in.Coll += offsets[i]
+			res.Instances = append(res.Instances, in)
+		}
+		res.Waits.add(&s.Waits)
+		for op, w := range s.ByOp {
+			if res.ByOp[op] == nil {
+				res.ByOp[op] = &Waits{}
+			}
+			res.ByOp[op].add(w)
+		}
+		for c, w := range s.ByComm {
+			if res.ByComm[c] == nil {
+				res.ByComm[c] = &Waits{}
+			}
+			res.ByComm[c].add(w)
+		}
+	}
+	res.finish()
+	return res
+}
+
+func (w *Waits) add(o *Waits) {
+	for k := range w.Ns {
+		w.Ns[k] += o.Ns[k]
+	}
+	w.WrongOrder += o.WrongOrder
+}
+
+func newResult(ranks int) *Result {
+	res := &Result{Processes: make([]Process, ranks), ByRank: make([]Waits, ranks),
+		ByOp: map[trace.Op]*Waits{}, ByComm: map[int32]*Waits{}}
+	for r := range res.Processes {
+		res.Processes[r].Rank = r
+	}
+	return res
+}
+
+// addCalls fills rank r's row from its calls [lo, hi) (indices into the
+// arrays given: a PAG's, or a part's with local numbers) and the edges
+// into their vertices.
+func (res *Result) addCalls(r int, lo, hi int32, start, end []int64, inStart []int32, inWeight []int64, inKind []graph.EdgeKind) {
+	p := &res.Processes[r]
+	p.Calls = int(hi - lo)
+	p.Nodes = 2 * p.Calls
+	if hi <= lo {
+		return
+	}
+	first, last := start[lo], end[lo]
+	for c := lo; c < hi; c++ {
+		first, last = min(first, start[c]), max(last, end[c])
+	}
+	p.ProgramNs = last - first
+	// The edges into the rank's vertices [2·lo, 2·hi).
+	e0, e1 := inStart[2*lo], inStart[2*hi]
+	p.Edges = int(e1 - e0)
+	for e := e0; e < e1; e++ {
+		if inKind[e] == graph.EdgeProgram {
+			p.ComputeNs += inWeight[e]
+		}
+	}
+}
+
+// addInstance adds collective instance k from its members' post starts,
+// completion ends and ranks.
+func (res *Result) addInstance(k int32, postStart, doneEnd []int64, rank []int) {
+	startMax, endMin := int64(-1<<62), int64(1<<62)
+	last := 0
+	for i := range postStart {
+		if s := postStart[i]; s > startMax {
+			startMax, last = s, i
+		}
+		endMin = min(endMin, doneEnd[i])
+	}
+	in := Instance{Coll: k, Execution: max(0, endMin-startMax), LastRank: rank[last]}
+	for i := range postStart {
+		wb := startMax - postStart[i]
+		wa := max(0, doneEnd[i]-endMin)
+		in.WaitBefore += wb
+		in.WaitAfter += wa
+		p := &res.Processes[rank[i]]
+		p.WaitNs += wb + wa
+		p.ExecNs += in.Execution
+	}
+	if in.Execution > 0 {
+		in.Imbalance = float64(in.WaitBefore+in.WaitAfter) / float64(in.Execution)
+	}
+	res.Instances = append(res.Instances, in)
+}
+
+// finish computes the ratios and the totals row.
+func (res *Result) finish() {
 	tot := &res.Program
-	tot.Rank = -1
+	*tot = Process{Rank: -1}
 	for r := range res.Processes {
 		p := &res.Processes[r]
 		if d := p.ExecNs + p.ComputeNs; d > 0 {
@@ -124,39 +224,38 @@ func Analyze(g *graph.PAG) *Result {
 	if d := tot.ExecNs + tot.ComputeNs; d > 0 {
 		tot.Imbalance = float64(tot.WaitNs) / float64(d)
 	}
+}
 
-	// Per operation and communicator in arrays (communicator -1 first),
-	// then in the maps for those that had waits.
+// addWaits adds the wait states of waits, whose calls are at op[call-base],
+// per rank, operation and communicator.
+func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankStart []int32) {
 	var byOp [256]*Waits
-	byComm := make([]*Waits, len(g.Comms)+1)
 	rank := 0
-	for _, w := range g.Waits {
-		comm := w.Comm
-		if int(comm)+1 >= len(byComm) {
-			byComm = append(byComm, make([]*Waits, int(comm)+2-len(byComm))...)
+	for _, w := range waits {
+		o := op[w.Call-base]
+		if byOp[o] == nil {
+			if byOp[o] = res.ByOp[o]; byOp[o] == nil {
+				byOp[o] = &Waits{}
+				res.ByOp[o] = byOp[o]
+			}
 		}
-		op := g.Op[w.Call]
-		if byOp[op] == nil {
-			byOp[op] = &Waits{}
-			res.ByOp[op] = byOp[op]
+		bc := res.ByComm[w.Comm]
+		if bc == nil {
+			bc = &Waits{}
+			res.ByComm[w.Comm] = bc
 		}
-		if byComm[comm+1] == nil {
-			byComm[comm+1] = &Waits{}
-			res.ByComm[comm] = byComm[comm+1]
-		}
-		for w.Call >= g.RankStart[rank+1] || w.Call < g.RankStart[rank] { // Waits are by call
-			if w.Call < g.RankStart[rank] {
+		for w.Call >= rankStart[rank+1] || w.Call < rankStart[rank] { // Waits are by call
+			if w.Call < rankStart[rank] {
 				rank = 0
 			} else {
 				rank++
 			}
 		}
-		for _, ws := range [...]*Waits{&res.Waits, &res.ByRank[rank], byOp[op], byComm[comm+1]} {
+		for _, ws := range [...]*Waits{&res.Waits, &res.ByRank[rank], byOp[o], bc} {
 			ws.Ns[w.Kind] += w.Ns
 			if w.WrongOrder {
 				ws.WrongOrder += w.Ns
 			}
 		}
 	}
-	return res
 }

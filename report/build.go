@@ -23,25 +23,65 @@ type Input struct {
 	Imbalance *imbalance.Result
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
+	// PathCalls gives the times, operations and call sites of the path's
+	// calls when PAG holds only the run's summary (a distributed analysis:
+	// the calls stay with the analyzer ranks that own them); nil: PAG's.
+	PathCalls PathCalls
+	// Agreement is a heuristic algorithm's agreement with the exact path
+	// (share of the path's time attributed to the same rank and segment),
+	// negative if not measured.
+	Agreement float64
+	Analyzer  *AnalyzerStats // nil: one process, whole graph
+	// Heuristic, if set, is the path a topological heuristic found, used
+	// instead of Path: stretches of computation before a call ('c') and
+	// MPI calls ('m'), in time order.
+	Heuristic []HeuristicSegment
 }
+
+// HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
+type HeuristicSegment struct {
+	Rank       int
+	Kind       byte // 'c': computation before Call; 'm': inside Call
+	Call       int32
+	Start, End int64
+}
+
+// PathCalls is what the report needs of the calls on the critical path.
+type PathCalls interface {
+	Time(v int32) int64
+	Op(c int32) trace.Op
+	CallSite(c int32) uint64
+}
+
+type pagCalls struct{ g *graph.PAG }
+
+func (p pagCalls) Time(v int32) int64      { return p.g.Time(v) }
+func (p pagCalls) Op(c int32) trace.Op     { return p.g.Op[c] }
+func (p pagCalls) CallSite(c int32) uint64 { return p.g.CallSite[c] }
 
 // Build assembles the report.
 func Build(in *Input) *Report {
 	g := in.PAG
 	r := &Report{RuntimeNs: g.T1 - g.T0}
-	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: g.NumCalls(), Messages: g.Messages,
+	calls := int(g.RankStart[g.Ranks])
+	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, Messages: g.Messages,
 		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, Skipped: g.Notes}
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}
 	}
 	r.CriticalPath = criticalPath(in)
 	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
+	if in.Agreement >= 0 && in.Analyzer != nil && in.Analyzer.ExactAlgo != "" {
+		a := in.Agreement
+		r.CriticalPath.Agreement = &a
+	}
+	r.CriticalPath.Analyzer = in.Analyzer
 	im := in.Imbalance
 	total := int64(in.GraphTime)
 	for _, p := range im.Processes {
 		gt := int64(0)
-		if g.NumCalls() > 0 {
-			gt = total * int64(p.Calls) / int64(g.NumCalls())
+		if calls > 0 {
+			gt = total * int64(p.Calls) / int64(calls)
 		}
 		r.Processes = append(r.Processes, Process{Rank: p.Rank, ProgramTimeNs: p.ProgramNs, GraphTimeNs: gt,
 			TotalTimeNs: p.ProgramNs + gt, TotalExecutionNs: p.ExecNs + p.ComputeNs, TotalWaitNs: p.WaitNs,
@@ -102,6 +142,10 @@ func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 // criticalPath turns the path's vertices into segments and profiles.
 func criticalPath(in *Input) CriticalPath {
 	g := in.PAG
+	var pc PathCalls = pagCalls{g}
+	if in.PathCalls != nil {
+		pc = in.PathCalls
+	}
 	cp := CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: make([]Segment, 0, max(0, len(in.Path.Vertices)-1))}
 	byRank := make([]RankShare, g.Ranks)
 	for i := range byRank {
@@ -149,16 +193,33 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		return s
 	}
+	for _, h := range in.Heuristic {
+		op := pc.Op(h.Call)
+		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
+			Callsite: site(h.Rank, pc.CallSite(h.Call))}
+		ns := h.End - h.Start
+		if h.Kind == 'c' {
+			seg.Kind = "compute"
+			byRank[h.Rank].ComputeNs += ns
+			acc(trace.OpInvalid, ns)
+		} else {
+			seg.Kind = "mpi"
+			byRank[h.Rank].MPINs += ns
+			acc(op, ns)
+		}
+		cp.Segments = append(cp.Segments, seg)
+	}
 	vs := in.Path.Vertices
 	for i := 1; i < len(vs); i++ {
 		u, v := vs[i-1], vs[i]
 		cu, cv := u>>1, v>>1
 		ru := rankOf(cu)
 		rv := rankOf(cv)
-		op := g.Op[cv]
-		seg := Segment{Rank: rv, Op: op.String(), StartNs: g.Time(u) - g.T0, EndNs: g.Time(v) - g.T0,
-			Callsite: site(rv, g.CallSite[cv])}
-		ns := g.Time(v) - g.Time(u)
+		op := pc.Op(cv)
+		tu, tv := pc.Time(u), pc.Time(v)
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
+			Callsite: site(rv, pc.CallSite(cv))}
+		ns := tv - tu
 		switch {
 		case ru != rv:
 			seg.Kind = "transfer"

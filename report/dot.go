@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
@@ -52,12 +54,60 @@ func fullDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 	return err
 }
 
+// DOTEdge is an edge of the condensed graph: all the PAG edges (calls'
+// own excepted) from one rank and call site to another, with the time
+// they carry.
+type DOTEdge struct {
+	FromRank int
+	FromSite uint64
+	ToRank   int
+	ToSite   uint64
+	Ns       int64
+	N        int
+	OnPath   bool
+}
+
+// AddDOTEdge adds a PAG edge to the condensed graph's edges m.
+func AddDOTEdge(m map[[4]uint64]*DOTEdge, fromRank int, fromSite uint64, toRank int, toSite uint64, ns int64, onPath bool) {
+	k := [4]uint64{uint64(fromRank), fromSite, uint64(toRank), toSite}
+	e := m[k]
+	if e == nil {
+		e = &DOTEdge{FromRank: fromRank, FromSite: fromSite, ToRank: toRank, ToSite: toSite}
+		m[k] = e
+	}
+	e.Ns += ns
+	e.N++
+	e.OnPath = e.OnPath || onPath
+}
+
 func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
+	m := map[[4]uint64]*DOTEdge{}
+	for v := int32(0); v < int32(g.NumVertices()); v++ {
+		p, pw, kind := g.Pred(v)
+		if p < 0 || kind == graph.EdgeCall {
+			continue
+		}
+		cu, cv := p>>1, v>>1
+		AddDOTEdge(m, g.Rank(cu), g.CallSite[cu], g.Rank(cv), g.CallSite[cv], pw, pathEdge(v))
+	}
+	edges := make([]DOTEdge, 0, len(m))
+	for _, e := range m {
+		edges = append(edges, *e)
+	}
+	return WriteCondensedDOT(w, edges, g.LoadAddress)
+}
+
+// WriteCondensedDOT writes the condensed graph: one node per rank and call
+// site (shown as an offset in the rank's executable), the edges summed.
+func WriteCondensedDOT(w io.Writer, edges []DOTEdge, loadAddress []uint64) error {
+	slices.SortFunc(edges, func(a, b DOTEdge) int {
+		return cmp.Or(cmp.Compare(a.FromRank, b.FromRank), cmp.Compare(a.FromSite, b.FromSite),
+			cmp.Compare(a.ToRank, b.ToRank), cmp.Compare(a.ToSite, b.ToSite))
+	})
 	type node struct {
 		rank int
 		site uint64
 	}
-	type edge struct{ from, to int }
 	ids := map[node]int{}
 	var nodes []node
 	id := func(n node) int {
@@ -68,38 +118,25 @@ func condensedDOT(w io.Writer, g *graph.PAG, pathEdge func(int32) bool) error {
 		nodes = append(nodes, n)
 		return len(nodes) - 1
 	}
-	type acc struct {
-		ns     int64
-		n      int
-		onPath bool
-	}
-	edges := map[edge]*acc{}
-	for v := int32(0); v < int32(g.NumVertices()); v++ {
-		p, pw, kind := g.Pred(v)
-		if p < 0 || kind == graph.EdgeCall {
-			continue
-		}
-		cu, cv := p>>1, v>>1
-		e := edge{id(node{g.Rank(cu), g.CallSite[cu]}), id(node{g.Rank(cv), g.CallSite[cv]})}
-		a := edges[e]
-		if a == nil {
-			a = &acc{}
-			edges[e] = a
-		}
-		a.ns += pw
-		a.n++
-		a.onPath = a.onPath || pathEdge(v)
+	type pair struct{ from, to int }
+	pairs := make([]pair, len(edges))
+	for i, e := range edges {
+		pairs[i] = pair{id(node{e.FromRank, e.FromSite}), id(node{e.ToRank, e.ToSite})}
 	}
 	fmt.Fprintln(w, "digraph pag {\n  node [shape=box, fontsize=10];")
 	for i, n := range nodes {
-		fmt.Fprintf(w, "  n%d [label=\"rank %d\\n0x%x\"];\n", i, n.rank, n.site-g.LoadAddress[n.rank])
+		off := n.site
+		if n.rank < len(loadAddress) && n.site >= loadAddress[n.rank] {
+			off -= loadAddress[n.rank]
+		}
+		fmt.Fprintf(w, "  n%d [label=\"rank %d\\n0x%x\"];\n", i, n.rank, off)
 	}
-	for e, a := range edges {
+	for i, e := range edges {
 		attr := ""
-		if a.onPath {
+		if e.OnPath {
 			attr = ", color=red, penwidth=3"
 		}
-		fmt.Fprintf(w, "  n%d -> n%d [label=\"%s ×%d\"%s];\n", e.from, e.to, ns(a.ns), a.n, attr)
+		fmt.Fprintf(w, "  n%d -> n%d [label=\"%s ×%d\"%s];\n", pairs[i].from, pairs[i].to, ns(e.Ns), e.N, attr)
 	}
 	_, err := fmt.Fprintln(w, "}")
 	return err

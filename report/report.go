@@ -36,6 +36,25 @@ type CriticalPath struct {
 	Segments []Segment   `json:"segments"`
 	ByRank   []RankShare `json:"by_rank"`
 	ByOp     []OpShare   `json:"by_op"`
+	// Agreement is set for the topological heuristics (topo,
+	// topo-shuffle): the share of the exact critical path's time that the
+	// heuristic attributes to the same rank and the same segment (the same
+	// computation between two calls, or the same MPI call).
+	Agreement *float64 `json:"agreement,omitempty"`
+	// Analyzer says how the path was found when the analyzer ran as an
+	// MPI job or used a distributed algorithm.
+	Analyzer *AnalyzerStats `json:"analyzer,omitempty"`
+}
+
+// AnalyzerStats is the work of a distributed analysis.
+type AnalyzerStats struct {
+	Ranks      int    `json:"ranks"`                // analyzer ranks
+	Rounds     int64  `json:"rounds"`               // the algorithm's exchange rounds
+	BytesSent  int64  `json:"bytes_sent"`           // bytes shipped between analyzer ranks by the algorithm, all ranks
+	RawBytes   int64  `json:"raw_bytes"`            // topo-shuffle --compress: the shuffled bytes before compression
+	BuildBytes int64  `json:"build_bytes"`          // bytes shipped to build the distributed graph, all ranks
+	Splits     int    `json:"splits"`               // split: the parts the graph was cut into
+	ExactAlgo  string `json:"exact_algo,omitempty"` // the exact algorithm agreement was measured against
 }
 
 // Segment is a stretch of the critical path on one rank.

@@ -19,8 +19,22 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}
 	cp := &r.CriticalPath
 	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
-	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error and start skew)\n\n",
+	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error and start skew)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
+	if a := cp.Analyzer; a != nil {
+		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
+		if a.RawBytes > 0 {
+			fmt.Fprintf(w, " (%d before compression)", a.RawBytes)
+		}
+		if a.Splits > 0 {
+			fmt.Fprintf(w, ", %d splits", a.Splits)
+		}
+		fmt.Fprintf(w, "; %d bytes to build the graph\n", a.BuildBytes)
+	}
+	if cp.Agreement != nil {
+		fmt.Fprintf(w, "agreement with the exact path (%s): %s of its time on the same rank and segment\n", cp.Analyzer.ExactAlgo, pct(*cp.Agreement))
+	}
+	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "Where the critical path runs, by rank:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
