@@ -2,35 +2,42 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/report"
 	"github.com/spf13/cobra"
 )
 
 type analyzeOpts struct {
-	algo  string
-	delta int64
-	json  string
-	dot   string
-	top   int
+	algo      string
+	delta     int64
+	splitMode string
+	compress  bool
+	json      string
+	dot       string
+	top       int
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
 // (cpath LOGDIR) and cpath analyze LOGDIR take them.
 func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f := cmd.Flags()
-	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm: dag (exact, sequential reference), dijkstra, delta")
+	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm: dag (exact, sequential reference on rank 0), and on the graph\n"+
+		"distributed over the analyzer's ranks: dijkstra, delta (exact), split (exact, cut at global\n"+
+		"synchronisation points), topo, topo-shuffle (heuristics; the report gives their agreement)")
 	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns for --algo=delta (0: derived from the edge weights)")
+	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
+	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
@@ -66,10 +73,14 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 // runAnalyze analyses LOGDIR. Under mpirun, rank 0 does the work for now
 // and the other ranks wait for its outcome, so a failure ends every rank.
 func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
-	switch o.algo {
-	case "dag", "dijkstra", "delta":
-	default:
-		return fmt.Errorf("--algo=%s: unknown algorithm (dag, dijkstra, delta)", o.algo)
+	if o.algo != "dag" && !slices.Contains(distributedAlgos, o.algo) {
+		return fmt.Errorf("--algo=%s: unknown algorithm (dag, %s)", o.algo, strings.Join(distributedAlgos, ", "))
+	}
+	if !slices.Contains(cpath.SplitModes, cpath.SplitMode(o.splitMode)) {
+		return fmt.Errorf("--split-mode=%s: unknown mode (seq-seq, par-seq, par-par, seq-par)", o.splitMode)
+	}
+	if o.delta < 0 {
+		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
 	}
 	if _, err := os.Stat(dir); err != nil && !strings.ContainsRune(dir, os.PathSeparator) {
 		// "cpath LOGDIR" shares the command position with the subcommands.
@@ -77,6 +88,15 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	w := joinWorld()
 	defer w.leave()
+	if o.algo != "dag" {
+		err := analyzeDistributed(o, dir, mpix.World(), stdout)
+		if err != nil && w.rank != 0 {
+			return exitStatus(1) // rank 0 prints the agreed error
+		}
+		return err
+	}
+	// dag, the sequential reference, runs on rank 0; the other ranks wait
+	// for its outcome, so that a failure ends every rank.
 	if w.rank != 0 {
 		return w.await()
 	}
@@ -105,19 +125,7 @@ func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	run = nil
 	gt := time.Since(t0)
 	cg := cpath.FromPAG(g)
-	var res *cpath.Result
-	switch o.algo {
-	case "dag":
-		res, err = cpath.DAG(cg, g.Target)
-	case "dijkstra":
-		res, err = cpath.Dijkstra(cg, g.Target)
-	case "delta":
-		d := o.delta
-		if d <= 0 {
-			d = cpath.DefaultDelta(cg)
-		}
-		res, err = cpath.DeltaStepping(cg, g.Target, d)
-	}
+	res, err := cpath.DAG(cg, g.Target)
 	if err != nil {
 		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
 	}
@@ -133,24 +141,7 @@ func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
 			return err
 		}
 	}
-	if o.json != "" {
-		if err := writeTo(o.json, stdout, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", " ")
-			return enc.Encode(rep)
-		}); err != nil {
-			return err
-		}
-		if o.json == "-" {
-			return nil
-		}
-	}
-	if o.dot == "-" {
-		return nil
-	}
-	bw := bufio.NewWriter(stdout)
-	report.WriteText(bw, rep, o.top)
-	return bw.Flush()
+	return writeReport(o, rep, stdout)
 }
 
 // writeTo writes to the file name, or to stdout for "-".

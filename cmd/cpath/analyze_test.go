@@ -115,12 +115,19 @@ func TestAnalyzeFlags(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, 2)
 	code, _, errs := runCLI(t, "--algo=magic", dir)
-	if code != 1 || errs != "cpath: --algo=magic: unknown algorithm (dag, dijkstra, delta)\n" {
+	if code != 1 || errs != "cpath: --algo=magic: unknown algorithm (dag, dijkstra, delta, split, topo, topo-shuffle)\n" {
 		t.Fatalf("%d %q", code, errs)
 	}
-	for _, algo := range []string{"dag", "dijkstra", "delta"} {
+	for _, bad := range [][]string{{"--split-mode=diagonal"}, {"--delta=-5"}} {
+		code, _, errs := runCLI(t, append(bad, dir)...)
+		if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, bad[0]) {
+			t.Fatalf("%v: %d %q", bad, code, errs)
+		}
+	}
+	// Every algorithm runs in one process too (a job of one rank).
+	for _, algo := range []string{"dag", "dijkstra", "delta", "split", "topo", "topo-shuffle"} {
 		code, out, errs := runCLI(t, "analyze", "--algo="+algo, "--json", "-", dir)
-		if code != 0 || !strings.Contains(out, `"algo": "`+algo+`"`) || !strings.Contains(out, `"length_ns"`) {
+		if code != 0 || !strings.Contains(out, `"algo": "`+algo) || !strings.Contains(out, `"length_ns"`) {
 			t.Fatalf("%s: %d %q %.200s", algo, code, errs, out)
 		}
 	}

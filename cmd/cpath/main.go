@@ -36,7 +36,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &st) {
 		return int(st)
 	}
-	fmt.Fprintf(stderr, "cpath: %v\n", err)
+	// Under mpirun every rank meets the same error (they agree on one):
+	// only rank 0 prints it.
+	if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r == "" || r == "0" {
+		fmt.Fprintf(stderr, "cpath: %v\n", err)
+	}
 	return 1
 }
 

@@ -10,6 +10,7 @@ package mpix
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -130,4 +131,28 @@ func FromBytes[T any](b []byte) ([]T, error) {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(b)), b)
 	}
 	return xs, nil
+}
+
+// Agree makes every rank return the same error: the first (by rank) of the
+// errors the ranks met, or nil, so that one failing rank ends the whole job
+// with its message instead of leaving the others waiting in a collective.
+// Every rank must call it at the same point.
+func Agree(c Comm, err error) error {
+	var msg []byte
+	if err != nil {
+		msg = []byte(err.Error())
+		if len(msg) == 0 {
+			msg = []byte("error")
+		}
+	}
+	all, xerr := c.Allgatherv(msg)
+	if xerr != nil {
+		return xerr
+	}
+	for _, m := range all {
+		if len(m) > 0 {
+			return errors.New(string(m))
+		}
+	}
+	return nil
 }

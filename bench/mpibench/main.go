@@ -1,0 +1,179 @@
+// Command mpibench measures the analyzer as an MPI job: every algorithm at
+// several numbers of analyzer ranks on one log directory (generated with
+// bench/gen unless -dir is given), runs interleaved so that the machine's
+// noise falls on all alike, medians reported. For each run it prints the
+// wall time, calls per second, the bytes the algorithm and the graph's
+// construction shipped between ranks (from the report), and the largest
+// resident memory of any rank (GNU time's %M per rank).
+//
+//	go run ./bench/mpibench -ranks 16 -calls 1000000 -np 1,2
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/report"
+)
+
+func main() {
+	dir := flag.String("dir", "", "analyse this log directory instead of generating one")
+	ranks := flag.Int("ranks", 16, "ranks to generate")
+	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
+	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
+	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
+	algos := flag.String("algos", "dag,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress)")
+	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
+	flag.Parse()
+	if err := run(*dir, *ranks, *calls, *pattern, *nps, *algos, *reps); err != nil {
+		fmt.Fprintln(os.Stderr, "mpibench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	wall      []time.Duration
+	rssKiB    int64
+	algoBytes int64
+	rawBytes  int64
+	build     int64
+	rounds    int64
+}
+
+func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) error {
+	tmp, err := os.MkdirTemp("", "mpibench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if dir == "" {
+		dir = filepath.Join(tmp, "logs")
+		fmt.Fprintf(os.Stderr, "generating %d ranks × %d calls (%s)...\n", ranks, calls, pattern)
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: gen.Pattern(pattern), Seed: 1}); err != nil {
+			return err
+		}
+	}
+	bin := filepath.Join(tmp, "cpath")
+	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./cmd/cpath").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	var ps []int
+	for _, s := range strings.Split(nps, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-np %q: want positive numbers", nps)
+		}
+		ps = append(ps, n)
+	}
+	as := strings.Split(algos, ",")
+	res := map[string]*result{}
+	key := func(a string, np int) string { return fmt.Sprintf("%s/%d", a, np) }
+	totalCalls := 0
+	startup := map[int][]time.Duration{}
+	for rep := 0; rep < reps; rep++ {
+		for _, np := range ps {
+			// mpirun's own start and stop, to subtract.
+			t0 := time.Now()
+			if out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
+				return fmt.Errorf("mpirun cpath version: %v\n%s", err, out)
+			}
+			startup[np] = append(startup[np], time.Since(t0))
+		}
+		for _, a := range as {
+			for _, np := range ps {
+				if a == "dag" && np > 1 {
+					continue // the sequential reference runs on rank 0 alone
+				}
+				r := res[key(a, np)]
+				if r == nil {
+					r = &result{}
+					res[key(a, np)] = r
+				}
+				rep, wall, rss, err := analyze(bin, dir, a, np)
+				if err != nil {
+					return err
+				}
+				totalCalls = rep.Run.Calls
+				r.wall = append(r.wall, wall)
+				r.rssKiB = max(r.rssKiB, rss)
+				if an := rep.CriticalPath.Analyzer; an != nil {
+					r.algoBytes, r.rawBytes, r.build, r.rounds = an.BytesSent, an.RawBytes, an.BuildBytes, an.Rounds
+				}
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%d calls; mpirun start/stop subtracted (median %v at np=1)\n", totalCalls, median(startup[ps[0]]).Round(time.Millisecond))
+	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\trounds\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\t")
+	for _, a := range as {
+		var base float64
+		for _, np := range ps {
+			r := res[key(a, np)]
+			if r == nil {
+				continue
+			}
+			s := (median(r.wall) - median(startup[np])).Seconds()
+			speed := float64(totalCalls) / s / 1e6
+			if base == 0 {
+				base = speed
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2fx\t%d\t%d\t%d\t%d\t%.0f\t\n", a, np, s, speed, speed/base, r.rounds, r.algoBytes, r.rawBytes, r.build, float64(r.rssKiB)/1024)
+		}
+	}
+	return tw.Flush()
+}
+
+var rssRE = regexp.MustCompile(`maxrss=(\d+)`)
+
+// analyze runs one analysis and returns its report, wall time and the
+// largest resident set of its ranks.
+func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int64, error) {
+	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze", "--json", "-"}
+	a, compress := strings.CutSuffix(algo, "+compress")
+	if name, mode, ok := strings.Cut(a, ":"); ok {
+		args = append(args, "--algo="+name, "--split-mode="+mode)
+	} else {
+		args = append(args, "--algo="+a)
+	}
+	if compress {
+		args = append(args, "--compress")
+	}
+	args = append(args, dir)
+	cmd := exec.Command("mpirun", args...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%s np=%d: %v\n%s", algo, np, err, errs.String())
+	}
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s np=%d: %v", algo, np, err)
+	}
+	rss := int64(0)
+	for _, m := range rssRE.FindAllStringSubmatch(errs.String(), -1) {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		rss = max(rss, v)
+	}
+	return &rep, wall, rss, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

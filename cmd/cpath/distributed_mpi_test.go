@@ -1,0 +1,223 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/report"
+)
+
+var (
+	mpiBinOnce sync.Once
+	mpiBin     string
+	mpiBinErr  error
+)
+
+// mpiCPath runs the cpath command (built with the mpi tag) as an MPI job of
+// np ranks and returns its exit status, stdout and stderr.
+func mpiCPath(t *testing.T, np int, args ...string) (int, string, string) {
+	t.Helper()
+	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
+	mpiBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cpath-mpi")
+		if err != nil {
+			mpiBinErr = err
+			return
+		}
+		mpiBin = filepath.Join(dir, "cpath")
+		if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".").CombinedOutput(); err != nil {
+			mpiBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if mpiBinErr != nil {
+		t.Fatal(mpiBinErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), mpiBin}, args...)...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -np %d cpath %v hung", np, args)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errs.String()
+}
+
+func mpiReport(t *testing.T, np int, args ...string) *report.Report {
+	t.Helper()
+	code, out, errs := mpiCPath(t, np, append([]string{"analyze", "--json", "-"}, args...)...)
+	if code != 0 {
+		t.Fatalf("mpirun -np %d cpath %v: exit %d: %s", np, args, code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("mpirun -np %d cpath %v: %v", np, args, err)
+	}
+	return &r
+}
+
+// sameAnalysis compares what an exact distributed analysis must share
+// with the sequential reference's report: the path, the per-process table
+// (but the time the analysis itself took), the collective instances, the
+// wait states and the run's counts.
+func sameAnalysis(t *testing.T, what string, got, want *report.Report) {
+	t.Helper()
+	strip := func(ps []report.Process) []report.Process {
+		out := make([]report.Process, len(ps))
+		for i, p := range ps {
+			p.GraphTimeNs, p.TotalTimeNs = 0, 0
+			out[i] = p
+		}
+		return out
+	}
+	g, w := got.CriticalPath, want.CriticalPath
+	switch {
+	case g.LengthNs != w.LengthNs || !reflect.DeepEqual(g.Segments, w.Segments):
+		t.Errorf("%s: path %d ns in %d segments, dag %d ns in %d", what, g.LengthNs, len(g.Segments), w.LengthNs, len(w.Segments))
+	case !reflect.DeepEqual(g.ByRank, w.ByRank) || !reflect.DeepEqual(g.ByOp, w.ByOp):
+		t.Errorf("%s: path profile differs", what)
+	case !reflect.DeepEqual(strip(got.Processes), strip(want.Processes)):
+		t.Errorf("%s: per-process table differs", what)
+	case !reflect.DeepEqual(got.Calls, want.Calls):
+		t.Errorf("%s: collective instances differ (%d, dag %d)", what, len(got.Calls), len(want.Calls))
+	case !reflect.DeepEqual(got.Waitstates, want.Waitstates):
+		t.Errorf("%s: wait states differ", what)
+	case !reflect.DeepEqual(got.Run, want.Run) || got.RuntimeNs != want.RuntimeNs:
+		t.Errorf("%s: run summary differs: %+v, dag %+v", what, got.Run, want.Run)
+	}
+}
+
+// exactAlgos are the exact distributed algorithms with their flags.
+var exactAlgos = [][]string{
+	{"--algo=dijkstra"}, {"--algo=delta"},
+	{"--algo=split", "--split-mode=par-par"}, {"--algo=split", "--split-mode=seq-par"},
+	{"--algo=split", "--split-mode=par-seq"}, {"--algo=split", "--split-mode=seq-seq"},
+}
+
+// checkDistributed runs every exact algorithm on 1 to maxP analyzer ranks
+// and checks it against the sequential dag reference, then the
+// topological heuristics, and returns their agreement with the exact path.
+func checkDistributed(t *testing.T, dir string, maxP int, algos [][]string) map[string]float64 {
+	t.Helper()
+	ref := analyzeJSON(t, "--algo=dag", dir)
+	for np := 1; np <= maxP; np++ {
+		for _, a := range algos {
+			got := mpiReport(t, np, append(a, dir)...)
+			sameAnalysis(t, fmt.Sprintf("np=%d %s", np, strings.Join(a, " ")), got, ref)
+		}
+	}
+	agreement := map[string]float64{}
+	var segs []report.Segment
+	for _, a := range [][]string{{"--algo=topo"}, {"--algo=topo-shuffle"}, {"--algo=topo-shuffle", "--compress"}} {
+		for _, np := range []int{1, maxP} {
+			r := mpiReport(t, np, append(a, dir)...)
+			cp := r.CriticalPath
+			if cp.Agreement == nil || *cp.Agreement < 0 || *cp.Agreement > 1 {
+				t.Fatalf("np=%d %v: agreement %v", np, a, cp.Agreement)
+			}
+			if cp.LengthNs != r.RuntimeNs {
+				t.Errorf("np=%d %v: heuristic path %d ns, run %d ns", np, a, cp.LengthNs, r.RuntimeNs)
+			}
+			if segs == nil {
+				segs = cp.Segments
+			} else if !reflect.DeepEqual(segs, cp.Segments) {
+				t.Errorf("np=%d %v: the heuristic path differs from topo's on one rank", np, a)
+			}
+			agreement[strings.TrimPrefix(a[0], "--algo=")] = *cp.Agreement
+		}
+	}
+	return agreement
+}
+
+// TestDistributedGenerated: generated runs of 16 ranks, every pattern.
+func TestDistributedGenerated(t *testing.T) {
+	for _, pat := range gen.Patterns {
+		t.Run(string(pat), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := gen.Write(gen.Spec{Dir: dir, Ranks: 16, CallsPerRank: 2000, Pattern: pat, Seed: 9}); err != nil {
+				t.Fatal(err)
+			}
+			algos := exactAlgos
+			if pat != gen.Halo {
+				algos = exactAlgos[:3] // every mode on halo; the main ones on the rest
+			}
+			a := checkDistributed(t, dir, 4, algos)
+			t.Logf("%s: agreement topo %.3f, topo-shuffle %.3f", pat, a["topo"], a["topo-shuffle"])
+		})
+	}
+}
+
+// TestDistributedRecorded: runs recorded under the logger, the bundled
+// example and LAMMPS on 4 ranks.
+func TestDistributedRecorded(t *testing.T) {
+	lib := needMPI(t)
+	halo := buildHalo(t)
+	dir := filepath.Join(t.TempDir(), "halo")
+	mpitest.Run(t, 4, lib, dir, t.TempDir(), halo, "30", "2000")
+	a := checkDistributed(t, dir, 4, exactAlgos)
+	t.Logf("halo example: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
+
+	lmp := mpitest.NeedTool(t, "lmp", "lammps")
+	input := filepath.Join(mpitest.RepoRoot(t), "logger", "e2e", "testdata", "in.lj")
+	dir = filepath.Join(t.TempDir(), "lammps")
+	mpitest.Run(t, 4, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
+	a = checkDistributed(t, dir, 4, exactAlgos[:3])
+	t.Logf("LAMMPS: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
+}
+
+// TestDistributedFailure: an error met by one analyzer rank (a log damaged
+// in the middle, which only its owner reads; a bad flag) ends the whole
+// job quickly with one message.
+func TestDistributedFailure(t *testing.T) {
+	dir := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 8, CallsPerRank: 3000, Pattern: gen.Halo, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "rank-000006.cplog")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 2; i < len(b)/2+64; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo=dijkstra", dir}, "rank-000006.cplog"},
+		{[]string{"--algo=split", "--split-mode=sideways", dir}, "--split-mode=sideways"},
+		{[]string{"--algo=nonesuch", dir}, "--algo=nonesuch"},
+	} {
+		start := time.Now()
+		code, _, errs := mpiCPath(t, 4, c.args...)
+		if code == 0 || strings.Count(errs, "cpath: ") != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") {
+			t.Errorf("%v: exit %d, stderr %q: want one cpath: line naming %s", c.args, code, errs, c.want)
+		}
+		t.Logf("%v: exit %d after %v: %s", c.args, code, time.Since(start).Round(time.Millisecond), strings.TrimSpace(errs))
+	}
+}

@@ -1,0 +1,631 @@
+package cpath
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/cpath/cpath/internal/mpix"
+)
+
+// This file holds what ParallelDijkstra and ParallelDeltaStepping share:
+// the entry check every rank agrees on, the per-rank search state with its
+// batched cross-rank relaxations, and the extraction of the canonical path.
+
+// dentry is a queued vertex (global id) with the Dist it had when queued
+// and the number of edges of the walk that gave it that Dist. As in queue,
+// an entry is stale once Dist[v] has grown past d, and each (v, d) is
+// queued at most once, so a live entry's h belongs to Dist[v].
+type dentry struct {
+	d int64
+	v int32
+	h int32
+}
+
+// dqueue is queue with hop counts: a binary max-heap on d, smallest v first
+// among equals.
+type dqueue []dentry
+
+func dabove(a, b dentry) bool { return a.d > b.d || (a.d == b.d && a.v < b.v) }
+
+func (q *dqueue) push(e dentry) {
+	h := append(*q, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !dabove(e, h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+	*q = h
+}
+
+func (q *dqueue) pop() dentry {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if r := c + 1; r < n && dabove(h[r], h[c]) {
+				c = r
+			}
+			if !dabove(h[c], last) {
+				break
+			}
+			h[i] = h[c]
+			i = c
+		}
+		h[i] = last
+	}
+	*q = h
+	return top
+}
+
+// distMsg is one cross-rank relaxation: the edge U->V (U owned by the
+// receiver) offers Dist[U] = C through a walk of H edges. Slot 0 of every
+// part of an exchange is a header instead (see exchange).
+type distMsg struct {
+	C int64
+	U int32
+	V int32
+	H int32
+	_ int32
+}
+
+// distNoTop is a header's top when the sender has nothing pending.
+const distNoTop = math.MinInt64
+
+// distSearch is one rank's state in a distributed label-correcting search.
+type distSearch struct {
+	c          mpix.Comm
+	g          *DistGraph
+	rank, size int
+	lo, hi     int32 // owned range
+	n          int32 // vertices in the whole graph: a walk of n edges repeats a vertex
+	dist       []int64
+	succ       []int32
+	out        [][]distMsg // per destination rank; [0] is the header
+	in         []distMsg   // received relaxations of the last exchange
+	cycleAt    int32       // a vertex reached by a walk of n edges, or -1
+	st         DistStats
+	reached    int64
+	bytes0     int64
+}
+
+// checkLocal checks this rank's share in O(its vertices and edges): the
+// algorithms index by what the graph says, so a malformed share would
+// panic on one rank and leave the others waiting in a collective.
+func (g *DistGraph) checkLocal(rank, size int) error {
+	if g == nil {
+		return errors.New("cpath: nil graph")
+	}
+	if g.N < 0 || g.N > math.MaxInt32 {
+		return fmt.Errorf("cpath: graph has N=%d", g.N)
+	}
+	if len(g.Bounds) != size+1 {
+		return fmt.Errorf("cpath: %d vertex ranges for %d ranks", len(g.Bounds)-1, size)
+	}
+	if g.Bounds[0] != 0 || int(g.Bounds[size]) != g.N {
+		return fmt.Errorf("cpath: vertex ranges span [%d,%d), want [0,%d)", g.Bounds[0], g.Bounds[size], g.N)
+	}
+	for p := 0; p < size; p++ {
+		if g.Bounds[p+1] < g.Bounds[p] {
+			return fmt.Errorf("cpath: vertex range bounds decrease at rank %d", p)
+		}
+	}
+	if g.Lo != g.Bounds[rank] || g.Hi != g.Bounds[rank+1] {
+		return fmt.Errorf("cpath: rank %d holds [%d,%d) but the bounds give it [%d,%d)", rank, g.Lo, g.Hi, g.Bounds[rank], g.Bounds[rank+1])
+	}
+	nv := int(g.Hi - g.Lo)
+	if len(g.InStart) != nv+1 {
+		return fmt.Errorf("cpath: %d row starts for %d vertices", len(g.InStart), nv)
+	}
+	if g.InStart[0] != 0 {
+		return fmt.Errorf("cpath: InStart[0] = %d, want 0", g.InStart[0])
+	}
+	for i := 0; i < nv; i++ {
+		if g.InStart[i+1] < g.InStart[i] {
+			return fmt.Errorf("cpath: InStart decreases at vertex %d", int(g.Lo)+i)
+		}
+	}
+	if e := int(g.InStart[nv]); e != len(g.InSrc) || e != len(g.InWeight) {
+		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), len(g.InWeight))
+	}
+	for i, u := range g.InSrc {
+		if u < 0 || int(u) >= g.N {
+			return fmt.Errorf("cpath: edge %d has source %d out of range", i, u)
+		}
+		if g.InWeight[i] < 0 {
+			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, g.InWeight[i])
+		}
+	}
+	if g.Target < 0 || int(g.Target) >= g.N {
+		return fmt.Errorf("cpath: target %d out of range [0,%d)", g.Target, g.N)
+	}
+	return nil
+}
+
+// checkDist is the entry check of the distributed algorithms: each rank
+// checks its share, then one Allreduce tells all of them whether any share
+// is malformed and whether they agree on N, the target, the vertex ranges
+// and delta. Either every rank goes on or every rank returns an error.
+func checkDist(c mpix.Comm, g *DistGraph, delta int64) error {
+	if c == nil {
+		return errors.New("cpath: nil communicator")
+	}
+	rank, size := c.Rank(), c.Size()
+	err := g.checkLocal(rank, size)
+	x := make([]int64, 9)
+	if err != nil {
+		x[0] = 1
+	} else {
+		h := uint64(14695981039346656037)
+		for _, b := range g.Bounds {
+			h = (h ^ uint64(uint32(b))) * 1099511628211
+		}
+		bh := int64(h >> 2) // leaves room for its negation
+		x[1], x[2] = int64(g.N), -int64(g.N)
+		x[3], x[4] = int64(g.Target), -int64(g.Target)
+		x[5], x[6] = delta, -delta
+		x[7], x[8] = bh, -bh
+	}
+	if err := c.Allreduce(x, mpix.Max); err != nil {
+		return err
+	}
+	if x[0] != 0 {
+		msg := []byte(nil)
+		if err != nil {
+			msg = []byte(err.Error())
+		}
+		all, cerr := c.Allgatherv(msg)
+		if cerr != nil {
+			return cerr
+		}
+		for p, m := range all {
+			if len(m) > 0 {
+				return fmt.Errorf("%s (rank %d)", m, p)
+			}
+		}
+		return errors.New("cpath: a rank's graph is malformed")
+	}
+	var what []string
+	if x[1] != -x[2] {
+		what = append(what, "N")
+	}
+	if x[3] != -x[4] {
+		what = append(what, "the target")
+	}
+	if x[5] != -x[6] {
+		what = append(what, "delta")
+	}
+	if x[7] != -x[8] {
+		what = append(what, "the vertex ranges")
+	}
+	if len(what) > 0 {
+		return fmt.Errorf("cpath: the ranks disagree on %s", strings.Join(what, ", "))
+	}
+	return nil
+}
+
+func newDistSearch(c mpix.Comm, g *DistGraph) *distSearch {
+	s := &distSearch{c: c, g: g, rank: c.Rank(), size: c.Size(), lo: g.Lo, hi: g.Hi, n: int32(g.N), cycleAt: -1}
+	s.bytes0, _ = c.Stats()
+	nv := int(g.Hi - g.Lo)
+	s.dist = make([]int64, nv)
+	s.succ = make([]int32, nv)
+	for i := range s.dist {
+		s.dist[i], s.succ[i] = Unreached, NoVertex
+	}
+	s.out = make([][]distMsg, s.size)
+	for p := range s.out {
+		s.out[p] = make([]distMsg, 1, 16)
+	}
+	return s
+}
+
+// owns reports whether v is in this rank's range.
+func (s *distSearch) owns(v int32) bool { return uint32(v-s.lo) < uint32(s.hi-s.lo) }
+
+// found records that a walk of h edges gives some vertex a larger Dist: on
+// a DAG every walk is a path, of fewer than n edges, so h >= n proves a
+// cycle among the ancestors of the target. This is what bounds the work on
+// a graph with a positive cycle, where Dist would grow forever; zero-weight
+// cycles end by themselves and show up as Succ loops in the path.
+func (s *distSearch) found(u int32, h int32) bool {
+	if h >= s.n {
+		if s.cycleAt < 0 || u < s.cycleAt {
+			s.cycleAt = u
+		}
+		return false
+	}
+	return true
+}
+
+// send batches the relaxation of the cross-rank edge u->v for u's owner.
+func (s *distSearch) send(u int32, c int64, v int32, h int32) {
+	p := s.g.Owner(u)
+	s.out[p] = append(s.out[p], distMsg{C: c, U: u, V: v, H: h})
+}
+
+// distHeader is what every rank learns of every other in each exchange.
+type distHeader struct {
+	sent  bool  // some rank shipped relaxations
+	top   int64 // the largest top any rank reported (distNoTop if none)
+	cycle int32 // the smallest vertex any rank found on a walk of n edges, or -1
+}
+
+// exchange ships the batched relaxations, one Alltoallv, and leaves the
+// received ones in s.in. Every part starts with a header slot carrying
+// whether the sender shipped anything, its top (the Δ-stepping bucket
+// vote) and its cycle finding: so the exchange itself tells every rank
+// whether the round was the last and whether to give up, and no other
+// collective is needed per round.
+func (s *distSearch) exchange(top int64) (distHeader, error) {
+	sent := false
+	for p := range s.out {
+		if p != s.rank && len(s.out[p]) > 1 {
+			sent = true
+		}
+	}
+	hd := distMsg{C: top, V: s.cycleAt}
+	if sent {
+		hd.U = 1
+	}
+	parts := make([][]byte, s.size)
+	for p := range s.out {
+		s.out[p][0] = hd
+		parts[p] = mpix.Bytes(s.out[p])
+	}
+	recv, err := s.c.Alltoallv(parts)
+	s.st.Rounds++
+	if err != nil {
+		return distHeader{}, err
+	}
+	res := distHeader{top: distNoTop, cycle: -1}
+	const sz = int(unsafe.Sizeof(distMsg{}))
+	s.in = s.in[:0]
+	var h [1]distMsg
+	for p, b := range recv {
+		if len(b) < sz || len(b)%sz != 0 {
+			return distHeader{}, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole relaxations", p, len(b))
+		}
+		// Copy now: the send buffers are reused, and with one rank the
+		// received part is the sent one.
+		copy(mpix.Bytes(h[:]), b[:sz])
+		k := len(b)/sz - 1
+		i0 := len(s.in)
+		s.in = slices.Grow(s.in, k)[:i0+k]
+		copy(mpix.Bytes(s.in[i0:]), b[sz:])
+		res.sent = res.sent || h[0].U != 0
+		res.top = max(res.top, h[0].C)
+		if v := h[0].V; v >= 0 && (res.cycle < 0 || v < res.cycle) {
+			res.cycle = v
+		}
+	}
+	for p := range s.out {
+		s.out[p] = s.out[p][:1]
+	}
+	return res, nil
+}
+
+// relax offers Dist[u] = c via v to an owned u, with the sequential
+// algorithms' tie-break; it reports whether Dist[u] increased (so that u
+// must be processed again).
+func (s *distSearch) relax(u int32, c int64, v int32, h int32) bool {
+	i := u - s.lo
+	if c > s.dist[i] {
+		if !s.found(u, h) {
+			return false
+		}
+		s.dist[i], s.succ[i] = c, v
+		s.st.Updates++
+		return true
+	} else if c == s.dist[i] && v < s.succ[i] {
+		s.succ[i] = v
+	}
+	return false
+}
+
+func distCycleError(v int32) error {
+	return fmt.Errorf("cpath: the graph has a cycle: a walk of more edges than vertices reaches vertex %d", v)
+}
+
+// finish extracts the canonical path and sums the statistics: it ends
+// every distributed exact algorithm. Rather than gathering every reached
+// vertex on rank 0 (the paper's hash table), it ships only what the path
+// needs, in three exchanges whatever the path's length or the number of
+// times it crosses ranks:
+//
+//  1. Each rank walks Succ locally from each candidate entry point, a
+//     reached vertex with an incoming edge from another rank (the only
+//     places where the path can enter the rank) or its best source, to
+//     where Succ leaves the rank, and ships rank 0 the pairs (entry, next
+//     vertex off the rank) and its best source: 8 bytes per entry point.
+//  2. Rank 0 picks the canonical source, chains the pairs into the path's
+//     entry points and tells each rank its own, with a status that makes
+//     all ranks fail together if the chain is broken or loops.
+//  3. Each rank ships the vertices of its segments; rank 0 joins them.
+func (s *distSearch) finish() (*DistResult, error) {
+	g := s.g
+	nv := int(s.hi - s.lo)
+	// Step 1.
+	bestSrc, bestDist := NoVertex, Unreached
+	for i := 0; i < nv; i++ {
+		d := s.dist[i]
+		if d == Unreached {
+			continue
+		}
+		s.reached++
+		if g.InStart[i] == g.InStart[i+1] && (bestSrc == NoVertex || d > bestDist) {
+			bestSrc, bestDist = s.lo+int32(i), d
+		}
+	}
+	const toTarget = -1
+	// Each walk from an entry point stops where Succ leaves the rank, at
+	// the target, or at a vertex an earlier walk visited, whose end it
+	// shares: every owned vertex is walked at most once. walkOf holds the
+	// walk (from 1) that visited each vertex, allocated on first use.
+	var walkOf []int32
+	walkEnd := []int32{0}
+	var pairs []int32 // entry, next
+	localCycle, broken := int32(-1), int32(-1)
+	exitOf := func(x int32) int32 {
+		if walkOf == nil {
+			walkOf = make([]int32, nv)
+		}
+		id := int32(len(walkEnd))
+		var res int32
+		for v := x; ; {
+			i := v - s.lo
+			if w := walkOf[i]; w == id { // a Succ loop: a zero-weight cycle
+				localCycle, res = v, toTarget
+				break
+			} else if w != 0 {
+				res = walkEnd[w]
+				break
+			}
+			walkOf[i] = id
+			w := s.succ[i]
+			if v == g.Target {
+				res = toTarget
+				break
+			}
+			if w == NoVertex {
+				broken, res = v, toTarget
+				break
+			}
+			if !s.owns(w) {
+				res = w
+				break
+			}
+			v = w
+		}
+		walkEnd = append(walkEnd, res)
+		return res
+	}
+	for i := 0; i < nv; i++ {
+		v := s.lo + int32(i)
+		if s.dist[i] == Unreached {
+			continue
+		}
+		entry := v == bestSrc
+		if !entry {
+			for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+				if !s.owns(g.InSrc[j]) {
+					entry = true
+					break
+				}
+			}
+		}
+		if entry {
+			pairs = append(pairs, v, exitOf(v))
+		}
+	}
+	hdr := mpix.PutI64s(nil, bestDist, int64(bestSrc), int64(localCycle), int64(broken))
+	parts := make([][]byte, s.size)
+	parts[0] = append(hdr, mpix.Bytes(pairs)...)
+	recv, err := s.c.Alltoallv(parts)
+	if err != nil {
+		return nil, err
+	}
+	// Step 2.
+	const (
+		statusOK = iota
+		statusNoSource
+		statusCycle
+		statusBroken
+	)
+	var pathEntries []int32 // rank 0: entry points in path order
+	var owners []int
+	if s.rank == 0 {
+		status, at := int64(statusOK), int64(-1)
+		src, srcDist := NoVertex, Unreached
+		rankPairs := make([][]int32, s.size)
+		for p, b := range recv {
+			if len(b) < 32 || (len(b)-32)%8 != 0 {
+				status, at = statusBroken, -1 // cannot happen: the ranks run the same code
+				continue
+			}
+			h := mpix.I64s(b[:32])
+			if d, v := h[0], int32(h[1]); v != NoVertex && (src == NoVertex || d > srcDist || (d == srcDist && v < src)) {
+				src, srcDist = v, d
+			}
+			if h[2] >= 0 && status == statusOK {
+				status, at = statusCycle, h[2]
+			}
+			if h[3] >= 0 && status == statusOK {
+				status, at = statusBroken, h[3]
+			}
+			rankPairs[p], _ = mpix.FromBytes[int32](b[32:]) // whole int32s: checked above
+		}
+		if status == statusOK && src == NoVertex {
+			status = statusNoSource
+		}
+		if status == statusOK {
+			total := 0
+			for _, ps := range rankPairs {
+				total += len(ps) / 2
+			}
+			for x := src; ; {
+				p := g.Owner(x)
+				ps := rankPairs[p]
+				k := sort.Search(len(ps)/2, func(k int) bool { return ps[2*k] >= x })
+				if k == len(ps)/2 || ps[2*k] != x {
+					status, at = statusBroken, int64(x)
+					break
+				}
+				if len(pathEntries) >= total {
+					status, at = statusCycle, int64(x)
+					break
+				}
+				pathEntries = append(pathEntries, x)
+				owners = append(owners, p)
+				if x = ps[2*k+1]; x == toTarget {
+					break
+				}
+			}
+		}
+		for p := range parts {
+			parts[p] = mpix.PutI64s(nil, status, at, srcDist)
+		}
+		if status == statusOK {
+			for i, x := range pathEntries {
+				parts[owners[i]] = mpix.PutI64s(parts[owners[i]], int64(x))
+			}
+		}
+	} else {
+		for p := range parts {
+			parts[p] = nil
+		}
+	}
+	recv, err = s.c.Alltoallv(parts)
+	if err != nil {
+		return nil, err
+	}
+	h := mpix.I64s(recv[0])
+	if len(h) < 3 {
+		h = []int64{statusBroken, -1, 0} // cannot happen: rank 0 always sends a status
+	}
+	switch h[0] {
+	case statusOK:
+	case statusNoSource:
+		return nil, fmt.Errorf("cpath: no source reaches target %d: the graph has a cycle", g.Target)
+	case statusCycle:
+		return nil, cycleError(int32(h[1]))
+	default:
+		return nil, fmt.Errorf("cpath: Succ chain stops at %d before target %d", h[1], g.Target)
+	}
+	length := h[2]
+	// Step 3.
+	var seg []int32
+	for _, x := range h[3:] {
+		k := len(seg)
+		seg = append(seg, 0)
+		for v := int32(x); ; {
+			seg = append(seg, v)
+			w := s.succ[v-s.lo]
+			if v == g.Target || !s.owns(w) {
+				break
+			}
+			v = w
+		}
+		seg[k] = int32(len(seg) - k - 1)
+	}
+	for p := range parts {
+		parts[p] = nil
+	}
+	parts[0] = mpix.Bytes(seg)
+	recv, err = s.c.Alltoallv(parts)
+	if err != nil {
+		return nil, err
+	}
+	res := &DistResult{}
+	var lerr error
+	if s.rank == 0 {
+		segs := make([][]int32, s.size)
+		for p, b := range recv {
+			if segs[p], err = mpix.FromBytes[int32](b); err != nil {
+				lerr = err
+			}
+		}
+		total := 0
+		for _, sp := range segs {
+			total += len(sp)
+		}
+		verts := make([]int32, 0, total)
+		for _, p := range owners {
+			sp := segs[p]
+			if len(sp) == 0 || int(sp[0]) > len(sp)-1 {
+				lerr = fmt.Errorf("cpath: rank %d shipped a short path segment", p)
+				break
+			}
+			k := int(sp[0])
+			verts = append(verts, sp[1:1+k]...)
+			segs[p] = sp[1+k:]
+		}
+		res.Path = Path{Vertices: verts, Length: length}
+	}
+	if err := s.sumStats(res, lerr != nil); err != nil {
+		return nil, err
+	}
+	if lerr != nil {
+		return nil, lerr
+	}
+	return res, nil
+}
+
+// sumStats fills res.Stats from every rank's counters, one Allgatherv:
+// counts summed, Rounds, Phases and MaxQueue the largest. BytesSent covers
+// the search and the path extraction, not this last gather. failed rides
+// along so that a rank's late failure reaches all of them.
+func (s *distSearch) sumStats(res *DistResult, failed bool) error {
+	bytes, _ := s.c.Stats()
+	st := &s.st
+	x := []int64{s.reached, st.Relaxations, st.Updates, st.Pushes, st.Pops, st.Stale, st.Phases,
+		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0}
+	if failed {
+		x[12] = 1
+	}
+	all, err := s.c.Allgatherv(mpix.PutI64s(nil, x...))
+	if err != nil {
+		return err
+	}
+	var sum DistStats
+	for p, b := range all {
+		if len(b) != 8*len(x) {
+			return fmt.Errorf("cpath: rank %d shipped %d bytes of statistics", p, len(b))
+		}
+		y := mpix.I64s(b)
+		sum.Reached += int(y[0])
+		sum.Relaxations += y[1]
+		sum.Updates += y[2]
+		sum.Pushes += y[3]
+		sum.Pops += y[4]
+		sum.Stale += y[5]
+		sum.Phases = max(sum.Phases, y[6])
+		sum.Light += y[7]
+		sum.Heavy += y[8]
+		sum.MaxQueue = max(sum.MaxQueue, int(y[9]))
+		sum.Rounds = max(sum.Rounds, y[10])
+		sum.BytesSent += y[11]
+		if y[12] != 0 && s.rank != 0 {
+			return fmt.Errorf("cpath: rank %d could not assemble the critical path", p)
+		}
+	}
+	res.Stats = sum
+	return nil
+}

@@ -1,0 +1,257 @@
+package cpath
+
+import (
+	"errors"
+	"math"
+
+	"github.com/cpath/cpath/internal/mpix"
+)
+
+// distDeltaPhases is the number of buckets DistDefaultDelta aims at.
+const distDeltaPhases = 64
+
+// DistDefaultDelta is the Δ ParallelDeltaStepping uses when given none, the
+// same on every rank (one Allreduce): the larger of the mean positive edge
+// weight (DefaultDelta's choice) and 1/64 of the sum of all weights, rounded
+// up, at least 1.
+//
+// Why: a phase of distributed Δ-stepping costs at least two exchanges
+// (collective calls over all ranks), whatever little work its bucket holds.
+// No path is longer than the sum of all weights, and a search that moves
+// monotonically along a path, as on the chain-like graphs we analyze,
+// empties one bucket per Δ of path length, so this Δ bounds such a search
+// to about 64 phases however many millions of vertices the chain has,
+// while still ordering the work coarsely. The mean is the floor so that
+// small graphs keep DefaultDelta's behaviour. Δ changes only the work,
+// never the result.
+func DistDefaultDelta(c mpix.Comm, g *DistGraph) (int64, error) {
+	if c == nil {
+		return 0, errors.New("cpath: nil communicator")
+	}
+	var sum float64
+	var n int64
+	if g != nil {
+		for _, w := range g.InWeight {
+			if w > 0 {
+				sum += float64(w)
+				n++
+			}
+		}
+	}
+	// Saturate so that the sum over ranks cannot overflow.
+	lim := float64(math.MaxInt64 / int64(max(1, c.Size())))
+	x := []int64{int64(min(sum, lim)), n}
+	if err := c.Allreduce(x, mpix.Sum); err != nil {
+		return 0, err
+	}
+	if x[1] == 0 {
+		return 1, nil
+	}
+	tot := float64(x[0])
+	d := math.Max(math.Ceil(tot/float64(x[1])), math.Ceil(tot/distDeltaPhases))
+	if d >= math.MaxInt64 {
+		return math.MaxInt64, nil
+	}
+	return max(1, int64(d)), nil
+}
+
+// ParallelDeltaStepping is Δ-stepping (the paper's §4.2, Meyer and
+// Sanders) distributed as ParallelDijkstra is, exact. It must be called on
+// every rank of c together, with the same delta; delta <= 0 means
+// DistDefaultDelta. The Path is complete on rank 0.
+//
+// Tentative distances (negated: the largest Dist first) fall into buckets
+// of width delta, and the current bucket is global: the one holding the
+// largest Dist pending on any rank. A phase empties it: each rank
+// processes its share of the bucket, relaxing light edges (weight <= delta)
+// whose source it owns at once and batching the cross-rank ones, which are
+// exchanged with one Alltoallv; received offers that land in the bucket
+// are processed, and this repeats until no rank shipped anything. Heavy
+// edges are then relaxed once from the vertices the bucket held, in one
+// more Alltoallv, whose header slots also carry each rank's largest pending
+// Dist: that exchange doubles as the Allreduce that picks the next bucket,
+// so a phase costs (light rounds + 1) collective calls.
+//
+// As in DeltaStepping, a vertex whose Dist increases is queued again and
+// Succ follows the tie-break, so the result equals DAG's; cycles and
+// malformed graphs are reported on all ranks as in ParallelDijkstra.
+func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult, error) {
+	if err := checkDist(c, g, delta); err != nil {
+		return nil, err
+	}
+	if delta <= 0 {
+		var err error
+		if delta, err = DistDefaultDelta(c, g); err != nil {
+			return nil, err
+		}
+	}
+	s := newDistSearch(c, g)
+	dist, succ := s.dist, s.succ
+	lo := s.lo
+	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
+	heavyHere := false // whether this rank has heavy edges: if not, it needs no done list
+	for _, w := range inWeight {
+		if w > delta {
+			heavyHere = true
+			break
+		}
+	}
+	var q dqueue
+	var cur, done []dentry
+	if s.owns(g.Target) {
+		dist[g.Target-lo] = 0
+		q.push(dentry{0, g.Target, 0})
+		s.st.Pushes++
+		s.st.MaxQueue = 1
+	}
+	top := int64(0) // the target's Dist: every rank knows the first bucket
+	for top != distNoTop {
+		blo := top - top%delta // the bucket is [blo, blo+delta)
+		if blo > top {
+			blo -= delta
+		}
+		for len(q) > 0 && q[0].d >= blo {
+			if e := q.pop(); dist[e.v-lo] == e.d {
+				cur = append(cur, e)
+			} else {
+				s.st.Stale++
+			}
+		}
+		s.st.Phases++
+		// Light edges, until the bucket is empty on every rank.
+		for {
+			for k := 0; k < len(cur) && s.cycleAt < 0; k++ {
+				e := cur[k]
+				v, d := e.v, e.d
+				i := v - lo
+				if dist[i] != d {
+					s.st.Stale++
+					continue
+				}
+				s.st.Pops++
+				if heavyHere {
+					done = append(done, e)
+				}
+				h := e.h + 1
+				for j, end := inStart[i], inStart[i+1]; j < end; j++ {
+					w := inWeight[j]
+					if w > delta {
+						continue
+					}
+					s.st.Light++
+					u := inSrc[j]
+					c := d + w
+					if !s.owns(u) {
+						s.send(u, c, v, h)
+						continue
+					}
+					x := u - lo
+					if c > dist[x] {
+						if !s.found(u, h) {
+							break
+						}
+						dist[x], succ[x] = c, v
+						s.st.Updates++
+						s.st.Pushes++
+						if c-blo < delta {
+							cur = append(cur, dentry{c, u, h})
+						} else {
+							q.push(dentry{c, u, h})
+						}
+					} else if c == dist[x] && v < succ[x] {
+						succ[x] = v
+					}
+				}
+			}
+			s.st.MaxQueue = max(s.st.MaxQueue, len(q)+len(cur)+len(done))
+			cur = cur[:0]
+			hd, err := s.exchange(distNoTop)
+			if err != nil {
+				return nil, err
+			}
+			if hd.cycle >= 0 {
+				return nil, distCycleError(hd.cycle)
+			}
+			if !hd.sent {
+				break
+			}
+			for _, m := range s.in {
+				if s.relax(m.U, m.C, m.V, m.H) {
+					s.st.Pushes++
+					if m.C-blo < delta {
+						cur = append(cur, dentry{m.C, m.U, m.H})
+					} else {
+						q.push(dentry{m.C, m.U, m.H})
+					}
+				}
+			}
+		}
+		// Heavy edges lead past the bucket (c > d+delta >= blo+delta), so
+		// they go to the queue, once per vertex that left the bucket with
+		// its Dist unchanged since.
+		sentTop := int64(distNoTop)
+		for _, e := range done {
+			v, d := e.v, e.d
+			i := v - lo
+			if dist[i] != d {
+				continue
+			}
+			h := e.h + 1
+			for j, end := inStart[i], inStart[i+1]; j < end; j++ {
+				w := inWeight[j]
+				if w <= delta {
+					continue
+				}
+				s.st.Heavy++
+				u := inSrc[j]
+				c := d + w
+				if !s.owns(u) {
+					s.send(u, c, v, h)
+					sentTop = max(sentTop, c)
+					continue
+				}
+				x := u - lo
+				if c > dist[x] {
+					if !s.found(u, h) {
+						break
+					}
+					dist[x], succ[x] = c, v
+					s.st.Updates++
+					s.st.Pushes++
+					q.push(dentry{c, u, h})
+				} else if c == dist[x] && v < succ[x] {
+					succ[x] = v
+				}
+			}
+		}
+		done = done[:0]
+		for len(q) > 0 && dist[q[0].v-lo] != q[0].d {
+			q.pop()
+			s.st.Stale++
+		}
+		// This rank's vote for the next bucket: the largest Dist it has
+		// pending or has just offered another rank (an offer that turns
+		// out not to improve only costs an empty phase).
+		myTop := sentTop
+		if len(q) > 0 {
+			myTop = max(myTop, q[0].d)
+		}
+		hd, err := s.exchange(myTop)
+		if err != nil {
+			return nil, err
+		}
+		if hd.cycle >= 0 {
+			return nil, distCycleError(hd.cycle)
+		}
+		for _, m := range s.in {
+			if s.relax(m.U, m.C, m.V, m.H) {
+				s.st.Pushes++
+				q.push(dentry{m.C, m.U, m.H})
+			}
+		}
+		s.st.MaxQueue = max(s.st.MaxQueue, len(q))
+		top = hd.top
+	}
+	s.st.Relaxations = s.st.Light + s.st.Heavy
+	return s.finish()
+}

@@ -1,0 +1,61 @@
+//go:build mpi
+
+package cpath
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cpath/cpath/internal/mpitest"
+)
+
+// TestDistMPI runs internal/distcheck under mpirun with 1 to 4 ranks: on
+// every generated graph (random DAGs, chains, PAG-like runs with and
+// without clock error, graphs with a cycle), split evenly and unevenly,
+// ParallelDijkstra and ParallelDeltaStepping (default Δ and small ones)
+// must give DAG's path vertex for vertex, or, on a cycle, an error on
+// every rank. The driver checks; here only its verdict lines are counted.
+func TestDistMPI(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found in PATH: install the Debian package openmpi-bin to run this test")
+	}
+	root := mpitest.RepoRoot(t)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "distcheck")
+	build := exec.Command("go", "build", "-tags", "mpi", "-o", exe, "./cpath/internal/distcheck")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building distcheck: %v\n%s", err, out)
+	}
+	runs := []struct {
+		args []string
+		want int // OK lines
+	}{
+		// 5 kinds × 2 seeds × 2 splits × 2 algorithms.
+		{[]string{"-kind=random,chain,chain-exact,pag-like,cycle", "-n=2000", "-count=2", "-algo=dijkstra,delta"}, 40},
+		// Small graphs, many seeds, small Δ (many phases).
+		{[]string{"-kind=random,chain,pag-like,cycle", "-n=60", "-count=12", "-seed=10", "-algo=dijkstra,delta,delta:1,delta:7"}, 384},
+		// A longer chain, ids ascending and reversed.
+		{[]string{"-kind=chain-exact", "-n=200000", "-count=2", "-split=even", "-algo=dijkstra,delta"}, 4},
+	}
+	for P := 1; P <= 4; P++ {
+		for _, r := range runs {
+			out := mpitest.Run(t, P, "", "", dir, exe, r.args...)
+			if !strings.Contains(out, fmt.Sprintf("job size=%d\n", P)) {
+				t.Fatalf("P=%d %v: the driver did not run in a job of %d ranks\n%s", P, r.args, P, out)
+			}
+			ok := 0
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "OK ") {
+					ok++
+				}
+			}
+			if ok != r.want {
+				t.Fatalf("P=%d %v: %d OK lines, want %d\n%s", P, r.args, ok, r.want, out)
+			}
+		}
+	}
+}

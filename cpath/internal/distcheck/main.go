@@ -1,0 +1,413 @@
+//go:build mpi
+
+// Command distcheck runs cpath's distributed exact algorithms
+// (ParallelDijkstra, ParallelDeltaStepping) under MPI and checks them
+// against the sequential DAG: every rank of an mpirun job generates the
+// same deterministic graph from the flags, takes its share of a split into
+// vertex ranges (even, or uneven with possibly empty ranges), and runs the
+// algorithm; rank 0 compares the path, vertex for vertex, and its length
+// with DAG on the whole graph. It prints one line per case on rank 0, OK
+// or MISMATCH, and exits 1 (every rank) after the first mismatch.
+// cpath/dist_mpi_test.go starts it with 1 to 4 ranks; by hand it is the
+// speed check:
+//
+//	mpirun -np 2 distcheck -kind chain-exact -n 4000000 -split even -algo dijkstra,delta
+//
+// Kinds: random (random DAGs with ties, ids not in topological order),
+// chain (one long chain with rare skip edges, the shape of the PAGs we
+// analyze; ids reversed on even seeds), chain-exact (the same with
+// time-consistent weights, as in a PAG: the speed check), pag-like (per-process chains with
+// communication edges, exact times on odd seeds, clock error on even
+// ones), cycle (a chain with a positive back edge: every rank must return
+// a cycle error).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/emer/empi/mpi"
+)
+
+type edge struct {
+	u, v int32
+	w    int64
+}
+
+func main() {
+	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle")
+	n := flag.Int("n", 1000, "vertices (about, for pag-like)")
+	seed := flag.Int64("seed", 1, "first seed")
+	count := flag.Int("count", 1, "number of seeds, from -seed on")
+	algos := flag.String("algo", "dijkstra", "comma-separated algorithms: dijkstra, delta (Δ from -delta), delta:Δ")
+	delta := flag.Int64("delta", 0, "Δ for delta (<= 0: DistDefaultDelta)")
+	splits := flag.String("split", "even,uneven", "comma-separated splits: even, uneven")
+	procs := flag.Int("procs", 8, "pag-like: processes of the simulated run")
+	check := flag.Bool("check", true, "compare with DAG on rank 0")
+	repeat := flag.Int("repeat", 1, "runs of each case; the times printed are the best")
+	flag.Parse()
+	mpi.Init()
+	c := mpix.World()
+	code := 0
+	if err := run(c, strings.Split(*kinds, ","), *n, *seed, *count, strings.Split(*algos, ","), *delta,
+		strings.Split(*splits, ","), *procs, *check, max(1, *repeat)); err != nil {
+		if c.Rank() == 0 {
+			fmt.Println(err)
+		}
+		code = 1
+	}
+	mpi.Finalize()
+	os.Exit(code)
+}
+
+// run returns an error on every rank after the first case that fails on
+// any rank.
+func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []string, delta int64,
+	splits []string, procs int, check bool, repeat int) error {
+	P := c.Size()
+	if c.Rank() == 0 {
+		fmt.Printf("job size=%d\n", P)
+	}
+	for _, kind := range kinds {
+		for seed := seed0; seed < seed0+int64(count); seed++ {
+			g, target, err := generate(kind, n, seed, procs)
+			if err != nil {
+				return err
+			}
+			var ref *cpath.Result
+			var refErr error
+			var refTime time.Duration
+			if c.Rank() == 0 && check {
+				for k := 0; k < repeat; k++ {
+					t0 := time.Now()
+					ref, refErr = cpath.DAG(g, target)
+					if el := time.Since(t0); k == 0 || el < refTime {
+						refTime = el
+					}
+				}
+				if (refErr != nil) != (kind == "cycle") {
+					return fmt.Errorf("MISMATCH kind=%s seed=%d: dag: %v", kind, seed, refErr)
+				}
+			}
+			for _, split := range splits {
+				bounds, err := cut(split, g.N, P, seed)
+				if err != nil {
+					return err
+				}
+				share := shareOf(g, target, bounds, c.Rank())
+				for _, algo := range algos {
+					what := fmt.Sprintf("kind=%s n=%d seed=%d split=%s algo=%s P=%d", kind, g.N, seed, split, algo, P)
+					var run func() (*cpath.DistResult, error)
+					d := delta
+					switch name, arg, _ := strings.Cut(algo, ":"); {
+					case algo == "dijkstra":
+						run = func() (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, share) }
+					case name == "delta":
+						if arg != "" {
+							if d, err = strconv.ParseInt(arg, 10, 64); err != nil {
+								return fmt.Errorf("algorithm %q: %v", algo, err)
+							}
+						}
+						run = func() (*cpath.DistResult, error) { return cpath.ParallelDeltaStepping(c, share, d) }
+					default:
+						return fmt.Errorf("unknown algorithm %q", algo)
+					}
+					var res *cpath.DistResult
+					var err error
+					var el time.Duration
+					for k := 0; k < repeat; k++ {
+						if _, err := mpix.AllreduceOne(c, 0, mpix.Sum); err != nil { // start together
+							return err
+						}
+						t0 := time.Now()
+						res, err = run()
+						if e := time.Since(t0); k == 0 || e < el {
+							el = e
+						}
+					}
+					msg := verdict(c.Rank(), kind, check, res, err, ref)
+					bad, cerr := mpix.Any(c, msg != "")
+					if cerr != nil {
+						return cerr
+					}
+					if bad {
+						if c.Rank() == 0 && msg == "" {
+							msg = "another rank disagrees"
+						}
+						return fmt.Errorf("MISMATCH %s: %s", what, msg)
+					}
+					if c.Rank() == 0 {
+						if err != nil {
+							fmt.Printf("OK %s error=%q\n", what, err)
+							continue
+						}
+						st := res.Stats
+						fmt.Printf("OK %s length=%d vertices=%d reached=%d rounds=%d phases=%d pops=%d bytes=%d time=%.3fs dag=%.3fs\n",
+							what, res.Path.Length, len(res.Path.Vertices), st.Reached, st.Rounds, st.Phases, st.Pops,
+							st.BytesSent, el.Seconds(), refTime.Seconds())
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// verdict is "" if this rank's result is right.
+func verdict(rank int, kind string, check bool, res *cpath.DistResult, err error, ref *cpath.Result) string {
+	if kind == "cycle" {
+		if err == nil || !strings.Contains(err.Error(), "cycle") {
+			return fmt.Sprintf("rank %d: error %v, want a cycle", rank, err)
+		}
+		return ""
+	}
+	if err != nil {
+		return fmt.Sprintf("rank %d: %v", rank, err)
+	}
+	if rank != 0 {
+		if len(res.Path.Vertices) != 0 {
+			return fmt.Sprintf("rank %d holds a path", rank)
+		}
+		return ""
+	}
+	if !check {
+		return ""
+	}
+	got, want := res.Path, ref.Path
+	if got.Length != want.Length || !reflect.DeepEqual(got.Vertices, want.Vertices) {
+		i := 0
+		for i < len(got.Vertices) && i < len(want.Vertices) && got.Vertices[i] == want.Vertices[i] {
+			i++
+		}
+		return fmt.Sprintf("length %d, dag %d; %d vertices, dag %d; first difference at position %d",
+			got.Length, want.Length, len(got.Vertices), len(want.Vertices), i)
+	}
+	if res.Stats.Reached != ref.Stats.Reached {
+		return fmt.Sprintf("reached %d, dag %d", res.Stats.Reached, ref.Stats.Reached)
+	}
+	return ""
+}
+
+// cut splits [0,n) into P ranges: even, or at random points (from seed and
+// P, the same on every rank), some possibly empty.
+func cut(split string, n, P int, seed int64) ([]int32, error) {
+	b := make([]int32, P+1)
+	switch split {
+	case "even":
+		for p := range b {
+			b[p] = int32(int64(n) * int64(p) / int64(P))
+		}
+	case "uneven":
+		rng := rand.New(rand.NewSource(seed*1000 + int64(P)))
+		for p := 1; p < P; p++ {
+			b[p] = int32(rng.Intn(n + 1))
+		}
+		b[P] = int32(n)
+		sort.Slice(b, func(i, j int) bool { return b[i] < b[j] })
+	default:
+		return nil, fmt.Errorf("unknown split %q", split)
+	}
+	return b, nil
+}
+
+// shareOf is rank's DistGraph share of g.
+func shareOf(g *cpath.Graph, target int32, bounds []int32, rank int) *cpath.DistGraph {
+	lo, hi := bounds[rank], bounds[rank+1]
+	a, b := g.InStart[lo], g.InStart[hi]
+	st := make([]int32, hi-lo+1)
+	for i := range st {
+		st[i] = g.InStart[int(lo)+i] - a
+	}
+	return &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
+		InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+}
+
+// build makes the CSR-by-destination graph of n vertices and edges es.
+func build(n int, es []edge) *cpath.Graph {
+	g := &cpath.Graph{N: n, InStart: make([]int32, n+1), InSrc: make([]int32, len(es)), InWeight: make([]int64, len(es))}
+	for _, e := range es {
+		g.InStart[e.v+1]++
+	}
+	for v := 0; v < n; v++ {
+		g.InStart[v+1] += g.InStart[v]
+	}
+	next := append([]int32(nil), g.InStart[:n]...)
+	for _, e := range es {
+		g.InSrc[next[e.v]], g.InWeight[next[e.v]] = e.u, e.w
+		next[e.v]++
+	}
+	return g
+}
+
+func generate(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, error) {
+	n = max(n, 2)
+	rng := rand.New(rand.NewSource(seed))
+	switch kind {
+	case "random":
+		es, t := randomDAG(rng, n)
+		return build(n, es), t, nil
+	case "chain", "chain-exact", "cycle":
+		es := chain(rng, n, kind == "chain-exact")
+		target := int32(n - 1)
+		if kind == "cycle" {
+			a := 1 + rng.Intn(n-1)
+			b := rng.Intn(a)
+			es = append(es, edge{int32(a), int32(b), 1 + rng.Int63n(10)})
+		} else if seed%2 == 0 {
+			for i := range es {
+				es[i].u, es[i].v = int32(n-1)-es[i].u, int32(n-1)-es[i].v
+			}
+			target = 0
+		}
+		return build(n, es), target, nil
+	case "pag-like":
+		clockErr := int64(0)
+		if seed%2 == 0 {
+			clockErr = 200
+		}
+		g, t := pagLike(rng, n/2, max(1, procs), clockErr)
+		return g, t, nil
+	}
+	return nil, 0, fmt.Errorf("unknown graph kind %q", kind)
+}
+
+// chain is 0 -> 1 -> ... -> n-1 with weights in [0,1000), and for 1% of
+// the vertices a skip edge from up to 50 vertices back. If exact, the skip
+// edges' weights equal the chain's between their ends, as time differences
+// do in a PAG, and the label-correcting searches never correct; otherwise
+// they are equal, larger or smaller at random (a skip edge lighter than
+// the chain makes the largest-Dist-first order process the rest of the
+// chain twice: keep n small).
+func chain(rng *rand.Rand, n int, exact bool) []edge {
+	es := make([]edge, 0, n+n/50)
+	var sum []int64 // prefix sums of the chain, to make ties
+	sum = append(sum, 0)
+	for v := 1; v < n; v++ {
+		w := rng.Int63n(1000)
+		es = append(es, edge{int32(v - 1), int32(v), w})
+		sum = append(sum, sum[v-1]+w)
+		if v >= 2 && rng.Intn(100) == 0 {
+			u := max(0, v-2-rng.Intn(49))
+			w := sum[v] - sum[u] // a tie with the chain
+			switch k := rng.Intn(3); {
+			case exact:
+			case k == 0:
+				w += 1 + rng.Int63n(100)
+			case k == 1:
+				w = max(0, w-1-rng.Int63n(100))
+			}
+			es = append(es, edge{int32(u), int32(v), w})
+		}
+	}
+	return es
+}
+
+// randomDAG: edges go from lower to higher position in a random order of
+// the vertices (the identity half the time), weights from a small set to
+// force ties; the target is the last vertex in that order or a random one.
+func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if rng.Intn(2) == 0 {
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	}
+	var weight func() int64
+	switch rng.Intn(3) {
+	case 0:
+		weight = func() int64 { return int64(rng.Intn(3)) }
+	case 1:
+		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
+	default:
+		weight = func() int64 { return rng.Int63n(1_000_000) }
+	}
+	var es []edge
+	m := rng.Intn(3*n + 1)
+	for k := 0; k < m; k++ {
+		i, j := rng.Intn(n), rng.Intn(n)
+		if rng.Intn(3) == 0 && i+1 < n {
+			j = i + 1 + rng.Intn(min(3, n-i-1))
+		}
+		if i == j {
+			continue
+		}
+		if i > j {
+			i, j = j, i
+		}
+		es = append(es, edge{perm[i], perm[j], weight()})
+	}
+	target := perm[rng.Intn(n)]
+	if rng.Intn(2) == 0 {
+		target = perm[n-1]
+	}
+	return es, target
+}
+
+// pagLike is shaped like graph/'s PAG: procs threads of calls, numbered by
+// process, S(c) = 2c, E(c) = 2c+1, a call edge S->E and a program edge
+// E(c)->S(c+1), and for 90% of the calls a communication edge from the
+// start of the latest earlier call of another process. Weights are time
+// differences, with up to ±clockErr on communication edges; the target is
+// the last event.
+func pagLike(rng *rand.Rand, calls, procs int, clockErr int64) (*cpath.Graph, int32) {
+	per := max(1, calls/procs)
+	n := 2 * per * procs
+	start := make([]int64, per*procs)
+	end := make([]int64, per*procs)
+	for r := 0; r < procs; r++ {
+		t := rng.Int63n(1000)
+		for i := 0; i < per; i++ {
+			c := r*per + i
+			t += rng.Int63n(2000)
+			start[c] = t
+			t += 1 + rng.Int63n(1000)
+			if rng.Intn(100) == 0 {
+				t += 50_000
+			}
+			end[c] = t
+		}
+	}
+	var es []edge
+	target := int32(1)
+	for r := 0; r < procs; r++ {
+		for i := 0; i < per; i++ {
+			c := r*per + i
+			s, e := int32(2*c), int32(2*c+1)
+			es = append(es, edge{s, e, end[c] - start[c]})
+			if i > 0 {
+				es = append(es, edge{e - 2, s, start[c] - end[c-1]})
+			}
+			if end[c] > end[target/2] {
+				target = e
+			}
+			if procs == 1 || rng.Intn(10) == 0 {
+				continue
+			}
+			o := rng.Intn(procs - 1)
+			if o >= r {
+				o++
+			}
+			row := start[o*per : (o+1)*per]
+			j := sort.Search(per, func(j int) bool { return row[j] >= end[c] }) - 1
+			if j < 0 {
+				continue
+			}
+			w := end[c] - row[j]
+			if clockErr > 0 {
+				w = max(0, w+rng.Int63n(2*clockErr+1)-clockErr)
+			}
+			es = append(es, edge{int32(2 * (o*per + j)), e, w})
+		}
+	}
+	return build(n, es), target
+}

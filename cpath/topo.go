@@ -1,0 +1,791 @@
+package cpath
+
+// The topological interval heuristics of the paper's §4.5, `topo` and
+// `topo-shuffle`. They build no graph: every program edge (the computation
+// between two consecutive calls of a thread) and every MPI call is an
+// interval of time, and the critical path is taken to run through the
+// longest of each group of overlapping program edges, joined by MPI calls.
+// They are linear (after a local sort), need no cross-rank edges and cannot
+// loop, but are not exact: Agreement measures how far they are from the
+// exact path.
+//
+// Definitions (shared by both, so that they give the same segments):
+//
+//   - Intervals. A call c with a previous call p on its thread gives the
+//     program edge (End(p), Start(c)). Only edges of positive length take
+//     part: zero-length edges carry no time, and a negative one is clock
+//     error. An MPI call that ends before it starts is taken to last 0.
+//     Each edge record also carries the calls at both of its ends
+//     (Start(p), End(c)), so the MPI intervals travel inside it.
+//   - Groups. Two edges overlap when their open intervals intersect. A
+//     group is a connected component of overlapping edges: in start order,
+//     an edge joins the current group when it starts before the group's
+//     latest end. The longest edge of a group is on the path; among equals
+//     the smallest call id.
+//   - topo. Each analyzer rank sorts its edges by start (then call id);
+//     rank 0 gathers them, merges the sorted arrays (a k-way merge) and
+//     groups in one sweep.
+//   - Connection. Let T0 be the earliest Start of any call (call f, the
+//     smallest id among equals) and T1 the latest End (call l, likewise).
+//     Between the end tA of a chosen edge A (at Start(b), b the call after
+//     A, on A's rank) and the start tB of the next chosen edge B (at End(a),
+//     a the call before B, on B's rank), the MPI call a covers
+//     [max(tA, Start(a)), tB]; whatever it leaves, [tA, Start(a)], is given
+//     to b, the call the path entered at tA. The run's start acts as an edge
+//     ending at T0 entering f, its end as an edge starting at T1 after l.
+//     So the segments tile [T0, T1] without overlap and Length = T1 - T0.
+//     Zero-length pieces are dropped and equal neighbours merged.
+//   - Periods (topo-shuffle). Analyzer rank q owns [lo_q, hi_q), cut at
+//     P-1 splitters, weighted quantiles of a sample of the edge starts of
+//     every rank, so that each owns about as many edge starts. An edge goes
+//     to every rank whose (non-empty) period it overlaps. A rank merges and
+//     groups what it received and sends rank 0 the longest edge of each
+//     group. A group with no edge crossing lo_q or hi_q is complete, so
+//     decided there; only the first and the last group can cross, and they
+//     are flagged: rank 0 stitches each with the neighbouring period's
+//     part, which holds the same crossing edges, and keeps the longer
+//     edge. So every group is decided over all its edges, exactly as topo
+//     decides it, whatever the number of ranks.
+//   - Compression. With Compress, the edge arrays exchanged (topo's
+//     gather, topo-shuffle's shuffle) are delta-coded, byte-transposed and
+//     LZ4-compressed; RawBytes counts them at their plain size.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/pierrec/lz4/v4"
+)
+
+// TopoCalls is one analyzer rank's share of the calls: the logged ranks
+// [RankLo, RankHi). The heuristics need only each call's times and its
+// predecessor on its thread, not the graph.
+type TopoCalls struct {
+	Ranks          int     // logged ranks in the run
+	RankStart      []int32 // global call numbering: rank r's calls are [RankStart[r], RankStart[r+1]); len Ranks+1, same on every analyzer rank
+	RankLo, RankHi int     // the logged ranks this analyzer rank owns (contiguous; may be empty)
+	Start, End     []int64 // times (ns, global clock) of calls RankStart[RankLo] .. RankStart[RankHi]-1
+	Prev           []int32 // global id of the previous call of the same thread, -1 for a thread's first call
+}
+
+// TopoOptions selects the variant: Shuffle distributes the grouping over
+// the analyzer ranks by periods of time instead of doing it all on rank 0;
+// Compress LZ4-compresses the interval arrays exchanged (paper Table 2).
+type TopoOptions struct{ Shuffle, Compress bool }
+
+// TopoSegment is a stretch of the critical path attributed to one rank: a
+// program edge (Kind 'c': computation before call Call) or an MPI call
+// (Kind 'm': inside call Call). It is the common form in which a heuristic
+// path and an exact one can be compared.
+type TopoSegment struct {
+	Rank  int32
+	Kind  byte
+	Call  int32
+	Start int64
+	End   int64
+}
+
+// TopoResult is the heuristic path: Segments on rank 0 only, in time
+// order; Length (the run time, which the segments tile) and Stats on every
+// rank.
+type TopoResult struct {
+	Segments []TopoSegment
+	Length   int64
+	Stats    DistStats
+}
+
+// topoEdge is a program edge with the calls at its ends: the unit the
+// heuristics ship, group and connect. 48 bytes, no padding, so that
+// mpix.Bytes can ship arrays of it.
+type topoEdge struct {
+	S, E      int64 // the edge: End(Prev), Start(Call)
+	PrevStart int64 // Start(Prev)
+	CallEnd   int64 // End(Call)
+	Call      int32 // the call after the edge
+	Prev      int32 // the call before it
+	Rank      int32 // their logged rank
+	Flags     int32 // group summaries sent to rank 0: topoCrossL, topoCrossR
+}
+
+const (
+	topoCrossL = 1 // the group has an edge starting before the period
+	topoCrossR = 2 // the group has an edge ending after the period
+)
+
+// topoBefore is the order of intervals: by start, then call id.
+func topoBefore(a, b *topoEdge) bool { return a.S < b.S || (a.S == b.S && a.Call < b.Call) }
+
+// topoBetter reports whether a is preferred to b as a group's edge on the
+// path: longer, or as long with a smaller call id.
+func topoBetter(a, b *topoEdge) bool {
+	la, lb := a.E-a.S, b.E-b.S
+	return la > lb || (la == lb && a.Call < b.Call)
+}
+
+// topoEnds is what rank 0 needs of the run's ends from each analyzer rank:
+// its earliest call (by Start, then id) and latest (by End, then id).
+type topoEnds struct {
+	F, FStart       int64 // F = -1 when the rank has no calls
+	L, LStart, LEnd int64
+}
+
+const topoEndsSize = 5 * 8
+
+func (x topoEnds) put(b []byte) []byte { return mpix.PutI64s(b, x.F, x.FStart, x.L, x.LStart, x.LEnd) }
+
+// merge keeps the better of two candidates for both ends.
+func (x *topoEnds) merge(y topoEnds) {
+	if y.F < 0 {
+		return
+	}
+	if x.F < 0 {
+		*x = y
+		return
+	}
+	if y.FStart < x.FStart || (y.FStart == x.FStart && y.F < x.F) {
+		x.F, x.FStart = y.F, y.FStart
+	}
+	if y.LEnd > x.LEnd || (y.LEnd == x.LEnd && y.L < x.L) {
+		x.L, x.LStart, x.LEnd = y.L, y.LStart, y.LEnd
+	}
+}
+
+// topoLocal is one analyzer rank's prepared input.
+type topoLocal struct {
+	edges []topoEdge // positive-length program edges, sorted by topoBefore
+	ends  topoEnds
+}
+
+// prepare checks the input and builds the local edges.
+func (in *TopoCalls) prepare() (*topoLocal, error) {
+	if in.Ranks < 0 || len(in.RankStart) != in.Ranks+1 {
+		return nil, fmt.Errorf("topo: RankStart has %d entries for %d ranks, want Ranks+1", len(in.RankStart), in.Ranks)
+	}
+	if in.Ranks > 0 && in.RankStart[0] != 0 {
+		return nil, fmt.Errorf("topo: RankStart[0] = %d, want 0", in.RankStart[0])
+	}
+	for r := 0; r < in.Ranks; r++ {
+		if in.RankStart[r+1] < in.RankStart[r] {
+			return nil, fmt.Errorf("topo: RankStart decreases at rank %d", r)
+		}
+	}
+	if in.RankLo < 0 || in.RankLo > in.RankHi || in.RankHi > in.Ranks {
+		return nil, fmt.Errorf("topo: owned ranks [%d, %d) not within [0, %d]", in.RankLo, in.RankHi, in.Ranks)
+	}
+	base, n := int32(0), 0
+	if in.Ranks > 0 {
+		base = in.RankStart[in.RankLo]
+		n = int(in.RankStart[in.RankHi] - base)
+	}
+	if len(in.Start) != n || len(in.End) != n || len(in.Prev) != n {
+		return nil, fmt.Errorf("topo: %d/%d/%d Start/End/Prev entries for the %d calls of ranks [%d, %d)", len(in.Start), len(in.End), len(in.Prev), n, in.RankLo, in.RankHi)
+	}
+	end := func(i int32) int64 { return max(in.End[i], in.Start[i]) }
+	loc := &topoLocal{ends: topoEnds{F: -1}}
+	for r := in.RankLo; r < in.RankHi; r++ {
+		lo, hi := in.RankStart[r], in.RankStart[r+1]
+		for id := lo; id < hi; id++ {
+			i := id - base
+			s, e := in.Start[i], end(i)
+			loc.ends.merge(topoEnds{F: int64(id), FStart: s, L: int64(id), LStart: s, LEnd: e})
+			p := in.Prev[i]
+			if p == -1 {
+				continue
+			}
+			if p < lo || p >= hi || p == id {
+				return nil, fmt.Errorf("topo: call %d of rank %d has Prev %d, not another call of that rank", id, r, p)
+			}
+			if ps := end(p - base); s > ps {
+				loc.edges = append(loc.edges, topoEdge{S: ps, E: s, PrevStart: in.Start[p-base], CallEnd: e, Call: id, Prev: p, Rank: int32(r)})
+			}
+		}
+	}
+	slices.SortFunc(loc.edges, func(a, b topoEdge) int {
+		if topoBefore(&a, &b) {
+			return -1
+		}
+		if topoBefore(&b, &a) {
+			return 1
+		}
+		return 0
+	})
+	return loc, nil
+}
+
+// topoGroups groups sorted edges and returns the chosen edge of each group,
+// in start order, flagged with the period boundaries [lo, hi) it crosses.
+func topoGroups(es []topoEdge, lo, hi int64) []topoEdge {
+	var out []topoEdge
+	for i := 0; i < len(es); {
+		best, maxEnd, flags := es[i], es[i].E, int32(0)
+		for first := i; i < len(es) && (i == first || es[i].S < maxEnd); i++ {
+			e := &es[i]
+			maxEnd = max(maxEnd, e.E)
+			if topoBetter(e, &best) {
+				best = *e
+			}
+			if e.S < lo {
+				flags |= topoCrossL
+			}
+			if e.E > hi {
+				flags |= topoCrossR
+			}
+		}
+		best.Flags = flags
+		out = append(out, best)
+	}
+	return out
+}
+
+// topoMerge merges arrays each sorted by topoBefore (a k-way merge with a
+// binary heap of cursors).
+func topoMerge(parts [][]topoEdge) []topoEdge {
+	n := 0
+	var h []int // indices of non-empty parts, heap ordered by their heads
+	for p, es := range parts {
+		n += len(es)
+		if len(es) > 0 {
+			h = append(h, p)
+		}
+	}
+	if len(h) == 1 {
+		return parts[h[0]]
+	}
+	less := func(i, j int) bool { return topoBefore(&parts[h[i]][0], &parts[h[j]][0]) }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(c+1, c) {
+				c++
+			}
+			if !less(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	out := make([]topoEdge, 0, n)
+	for len(h) > 0 {
+		p := h[0]
+		out = append(out, parts[p][0])
+		parts[p] = parts[p][1:]
+		if len(parts[p]) == 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return out
+}
+
+// topoSegs builds the segments, merging equal neighbours and dropping
+// empty pieces.
+type topoSegs struct{ segs []TopoSegment }
+
+func (s *topoSegs) add(rank int32, kind byte, call int32, start, end int64) {
+	if end <= start {
+		return
+	}
+	if n := len(s.segs); n > 0 {
+		last := &s.segs[n-1]
+		if last.Rank == rank && last.Kind == kind && last.Call == call && last.End == start {
+			last.End = end
+			return
+		}
+	}
+	s.segs = append(s.segs, TopoSegment{Rank: rank, Kind: kind, Call: call, Start: start, End: end})
+}
+
+// topoConnect joins the chosen edges (in time order) into segments tiling
+// [ends.FStart, ends.LEnd], as the comment at the top of this file defines.
+func topoConnect(chosen []topoEdge, ends topoEnds, rankOf func(int32) int32) []TopoSegment {
+	var s topoSegs
+	f, l := int32(ends.F), int32(ends.L)
+	ta, b, rb := ends.FStart, f, rankOf(f)
+	gap := func(tb, aStart int64, a, ra int32) {
+		m := min(max(aStart, ta), tb)
+		s.add(rb, 'm', b, ta, m)
+		s.add(ra, 'm', a, m, tb)
+	}
+	for i := range chosen {
+		e := &chosen[i]
+		gap(e.S, e.PrevStart, e.Prev, e.Rank)
+		s.add(e.Rank, 'c', e.Call, e.S, e.E)
+		ta, b, rb = e.E, e.Call, e.Rank
+	}
+	gap(ends.LEnd, ends.LStart, l, rankOf(l))
+	return s.segs
+}
+
+// rankOf returns the logged rank of a global call id.
+func (in *TopoCalls) rankOf(call int32) int32 {
+	return int32(sort.Search(in.Ranks, func(r int) bool { return in.RankStart[r+1] > call }))
+}
+
+// A part of an exchange is a header (fixed size at each exchange, maybe
+// none) and edges. Encoded: empty if both are, else a mode byte (0 plain, 1
+// LZ4), the plain payload's length, then the payload: the header and the
+// edge array as in memory (plain), or the header and the packed edges,
+// LZ4-compressed.
+const topoPartHeader = 9
+
+func topoEncode(hdr []byte, es []topoEdge, compress bool) []byte {
+	n := len(hdr) + topoEdgeSize*len(es)
+	if n == 0 {
+		return nil
+	}
+	out := make([]byte, topoPartHeader, topoPartHeader+n)
+	binary.LittleEndian.PutUint64(out[1:], uint64(n))
+	if compress {
+		packed := append(slices.Clip(hdr), topoPack(es)...)
+		z := make([]byte, lz4.CompressBlockBound(n))
+		if m, err := lz4.CompressBlock(packed, z, nil); err == nil && m > 0 && m < n {
+			out[0] = 1
+			return append(out, z[:m]...)
+		}
+	}
+	out = append(out, hdr...)
+	return append(out, mpix.Bytes(es)...)
+}
+
+func topoDecode(b []byte, hdrSize int) (hdr []byte, es []topoEdge, err error) {
+	if len(b) == 0 {
+		return nil, nil, nil
+	}
+	if len(b) < topoPartHeader {
+		return nil, nil, errors.New("topo: truncated part")
+	}
+	n := binary.LittleEndian.Uint64(b[1:])
+	data := b[topoPartHeader:]
+	if n < uint64(hdrSize) || (n-uint64(hdrSize))%topoEdgeSize != 0 || n > math.MaxInt32 {
+		return nil, nil, fmt.Errorf("topo: part of %d bytes", n)
+	}
+	switch b[0] {
+	case 0:
+		if uint64(len(data)) != n {
+			return nil, nil, errors.New("topo: part length mismatch")
+		}
+		es, err = mpix.FromBytes[topoEdge](data[hdrSize:])
+		return data[:hdrSize], es, err
+	case 1:
+		raw := make([]byte, n)
+		m, err := lz4.UncompressBlock(data, raw)
+		if err != nil || uint64(m) != n {
+			return nil, nil, fmt.Errorf("topo: corrupt compressed part (%d of %d bytes): %v", m, n, err)
+		}
+		return raw[:hdrSize], topoUnpack(raw[hdrSize:]), nil
+	}
+	return nil, nil, fmt.Errorf("topo: unknown part mode %d", b[0])
+}
+
+// topoEdgeSize is the bytes of a topoEdge, as shipped.
+const topoEdgeSize = 48
+
+// topoPack makes edges compressible before LZ4 (the plain arrays of
+// absolute times only halve): each field becomes a small number (the
+// start a delta from the previous edge's, the other times offsets from
+// it, ids deltas), zigzag-coded, and the bytes are transposed so that
+// byte j of every edge is contiguous: the high bytes become runs of zeros.
+func topoPack(es []topoEdge) []byte {
+	n := len(es)
+	out := make([]byte, topoEdgeSize*n)
+	var prev topoEdge
+	var b [topoEdgeSize]byte
+	for i := range es {
+		e := &es[i]
+		binary.LittleEndian.PutUint64(b[0:], topoZig64(e.S-prev.S))
+		binary.LittleEndian.PutUint64(b[8:], topoZig64(e.E-e.S))
+		binary.LittleEndian.PutUint64(b[16:], topoZig64(e.S-e.PrevStart))
+		binary.LittleEndian.PutUint64(b[24:], topoZig64(e.CallEnd-e.E))
+		binary.LittleEndian.PutUint32(b[32:], topoZig32(e.Call-prev.Call))
+		binary.LittleEndian.PutUint32(b[36:], topoZig32(e.Call-e.Prev))
+		binary.LittleEndian.PutUint32(b[40:], topoZig32(e.Rank-prev.Rank))
+		binary.LittleEndian.PutUint32(b[44:], uint32(e.Flags))
+		for j, x := range b {
+			out[j*n+i] = x
+		}
+		prev = *e
+	}
+	return out
+}
+
+// topoUnpack inverts topoPack; len(b) is a multiple of topoEdgeSize.
+func topoUnpack(b []byte) []topoEdge {
+	n := len(b) / topoEdgeSize
+	es := make([]topoEdge, n)
+	var prev topoEdge
+	var x [topoEdgeSize]byte
+	for i := range es {
+		for j := range x {
+			x[j] = b[j*n+i]
+		}
+		e := &es[i]
+		e.S = prev.S + topoUnzig64(binary.LittleEndian.Uint64(x[0:]))
+		e.E = e.S + topoUnzig64(binary.LittleEndian.Uint64(x[8:]))
+		e.PrevStart = e.S - topoUnzig64(binary.LittleEndian.Uint64(x[16:]))
+		e.CallEnd = e.E + topoUnzig64(binary.LittleEndian.Uint64(x[24:]))
+		e.Call = prev.Call + topoUnzig32(binary.LittleEndian.Uint32(x[32:]))
+		e.Prev = e.Call - topoUnzig32(binary.LittleEndian.Uint32(x[36:]))
+		e.Rank = prev.Rank + topoUnzig32(binary.LittleEndian.Uint32(x[40:]))
+		e.Flags = int32(binary.LittleEndian.Uint32(x[44:]))
+		prev = *e
+	}
+	return es
+}
+
+func topoZig64(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
+func topoUnzig64(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+func topoZig32(x int32) uint32   { return uint32(x<<1) ^ uint32(x>>31) }
+func topoUnzig32(u uint32) int32 { return int32(u>>1) ^ -int32(u&1) }
+
+// topoComm wraps the communicator to count the bytes before compression.
+type topoComm struct {
+	c      mpix.Comm
+	raw    int64 // for parts sent to other ranks: their plain size minus their size as sent
+	rounds int64 // collective exchanges (the final reduction of the stats not counted)
+}
+
+// exchange is Alltoallv of parts (hdr[p], es[p]) encoded, and compressed
+// if asked (not the part a rank keeps), decoded on arrival. Every header
+// has hdrSize bytes. A part that does not decode is a local failure (ferr),
+// which leaves the collective sequence intact; err is an MPI failure.
+func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress bool) (rh [][]byte, re [][]topoEdge, ferr, err error) {
+	me, P := t.c.Rank(), t.c.Size()
+	send := make([][]byte, P)
+	for p := range send {
+		send[p] = topoEncode(hdr[p], es[p], compress && p != me)
+		if p != me && len(send[p]) > 0 {
+			t.raw += int64(topoPartHeader+len(hdr[p])+topoEdgeSize*len(es[p])) - int64(len(send[p]))
+		}
+	}
+	t.rounds++
+	recv, err := t.c.Alltoallv(send)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rh, re = make([][]byte, P), make([][]topoEdge, P)
+	for p, b := range recv {
+		if rh[p], re[p], ferr = topoDecode(b, hdrSize); ferr != nil {
+			return nil, nil, ferr, nil
+		}
+	}
+	return rh, re, nil, nil
+}
+
+// topoParseEnds reads a header of topoEndsSize bytes.
+func topoParseEnds(b []byte) (topoEnds, error) {
+	if len(b) != topoEndsSize {
+		return topoEnds{}, errors.New("topo: a rank's message to rank 0 lacks its ends")
+	}
+	x := mpix.I64s(b)
+	return topoEnds{F: x[0], FStart: x[1], L: x[2], LStart: x[3], LEnd: x[4]}, nil
+}
+
+// Topo runs topo (opt.Shuffle false) or topo-shuffle on the job c. Every
+// rank of c must call it with its share; a failure anywhere is returned on
+// every rank.
+func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
+	b0, _ := c.Stats()
+	tc := &topoComm{c: c}
+	loc, lerr := in.prepare()
+	if loc == nil {
+		loc = &topoLocal{ends: topoEnds{F: -1}}
+	}
+	// One agreement round: whether any rank's input is bad, and the run's
+	// ends, which every rank reports as Length.
+	agree := []int64{0, math.MinInt64, math.MinInt64}
+	if lerr != nil {
+		agree[0] = 1
+	}
+	if loc.ends.F >= 0 {
+		agree[1], agree[2] = -loc.ends.FStart, loc.ends.LEnd
+	}
+	tc.rounds++
+	if err := c.Allreduce(agree, mpix.Max); err != nil {
+		return nil, err
+	}
+	if agree[0] != 0 {
+		if lerr == nil {
+			lerr = errors.New("topo: invalid input on another analyzer rank")
+		}
+		return nil, lerr
+	}
+	res := &TopoResult{}
+	if agree[2] != math.MinInt64 {
+		res.Length = agree[2] + agree[1]
+	}
+
+	// To rank 0: this rank's ends, then its edges (topo) or the chosen
+	// edges of its groups (shuffle).
+	hdr, es := make([][]byte, c.Size()), make([][]topoEdge, c.Size())
+	hdr[0] = loc.ends.put(nil)
+	var ferr error // a local failure, shared in the last round
+	if opt.Shuffle {
+		var err error
+		if es[0], ferr, err = topoShuffle(tc, loc, opt.Compress); err != nil {
+			return nil, err
+		}
+	} else {
+		es[0] = loc.edges
+	}
+	rh, re, xerr, err := tc.exchange(hdr, es, topoEndsSize, opt.Compress && !opt.Shuffle)
+	if err != nil {
+		return nil, err
+	}
+	if ferr == nil {
+		ferr = xerr
+	}
+	if c.Rank() == 0 && ferr == nil {
+		res.Segments, ferr = topoFinish(in, rh, re, opt.Shuffle)
+	}
+
+	b1, _ := c.Stats()
+	st := []int64{b1 - b0, 0}
+	if opt.Compress {
+		st[1] = b1 - b0 + tc.raw
+	}
+	bad := int64(0)
+	if ferr != nil {
+		bad = 1
+	}
+	st = append(st, bad)
+	if err := c.Allreduce(st, mpix.Sum); err != nil {
+		return nil, err
+	}
+	if st[2] != 0 {
+		if ferr == nil {
+			ferr = errors.New("topo: failed on another analyzer rank")
+		}
+		return nil, ferr
+	}
+	res.Stats.Rounds = tc.rounds
+	res.Stats.BytesSent, res.Stats.RawBytes = st[0], st[1]
+	return res, nil
+}
+
+// topoFinish is rank 0's part: merge and group (topo) or stitch the
+// groups that cross period boundaries (shuffle), then connect.
+func topoFinish(in *TopoCalls, hdr [][]byte, parts [][]topoEdge, shuffle bool) ([]TopoSegment, error) {
+	ends := topoEnds{F: -1}
+	for _, b := range hdr {
+		e, err := topoParseEnds(b)
+		if err != nil {
+			return nil, err
+		}
+		ends.merge(e)
+	}
+	if ends.F < 0 {
+		return nil, nil // no calls at all
+	}
+	var chosen []topoEdge
+	if !shuffle {
+		chosen = topoGroups(topoMerge(parts), math.MinInt64, math.MaxInt64)
+	} else {
+		var pending *topoEdge // a group crossing the boundary after the last period seen
+		for p, gs := range parts {
+			for k := range gs {
+				g := gs[k]
+				if k == 0 && pending != nil {
+					if g.Flags&topoCrossL == 0 {
+						return nil, fmt.Errorf("topo: rank %d does not continue the group crossing into its period", p)
+					}
+					if topoBetter(pending, &g) {
+						g = *pending
+						g.Flags = gs[k].Flags
+					}
+					pending = nil
+				} else if g.Flags&topoCrossL != 0 {
+					return nil, fmt.Errorf("topo: rank %d continues a group no earlier rank left open", p)
+				}
+				if g.Flags&topoCrossR != 0 {
+					if k != len(gs)-1 {
+						return nil, fmt.Errorf("topo: rank %d: a group crossing its period's end is not its last", p)
+					}
+					pending = &g
+					continue
+				}
+				chosen = append(chosen, g)
+			}
+		}
+		if pending != nil {
+			return nil, errors.New("topo: a group crosses the end of the last period")
+		}
+	}
+	return topoConnect(chosen, ends, in.rankOf), nil
+}
+
+// topoSamples is how many edge starts each rank contributes to choose the
+// period splitters.
+const topoSamples = 256
+
+// topoShuffle does topo-shuffle's exchanges and local grouping and returns
+// the chosen edges of this rank's groups (complete, or crossing a period
+// boundary and flagged) for rank 0. ferr is a local failure that must not
+// break the collective sequence; err is an MPI one.
+func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge, ferr, err error) {
+	c := tc.c
+	P, me := c.Size(), c.Rank()
+	es := loc.edges
+	// Splitters: every rank sends its edge count and evenly spaced starts;
+	// each sample stands for count/samples edges.
+	k := min(len(es), topoSamples)
+	smp := mpix.PutI64s(nil, int64(len(es)))
+	for j := 0; j < k; j++ {
+		smp = mpix.PutI64s(smp, es[(2*j+1)*len(es)/(2*k)].S)
+	}
+	tc.rounds++
+	all, err := c.Allgatherv(smp)
+	if err != nil {
+		return nil, nil, err
+	}
+	split := topoSplitters(all, P)
+	lo := func(q int) int64 {
+		if q == 0 {
+			return math.MinInt64
+		}
+		return split[q-1]
+	}
+	hi := func(q int) int64 {
+		if q == P-1 {
+			return math.MaxInt64
+		}
+		return split[q]
+	}
+	// Each edge goes to the owner of every non-empty period it overlaps;
+	// each part stays sorted.
+	send := make([][]topoEdge, P)
+	for i := range es {
+		e := &es[i]
+		q := sort.Search(P, func(q int) bool { return hi(q) > e.S })
+		for ; q < P && lo(q) < e.E; q++ {
+			if lo(q) < hi(q) {
+				send[q] = append(send[q], *e)
+			}
+		}
+	}
+	_, parts, ferr, err := tc.exchange(make([][]byte, P), send, 0, compress)
+	if err != nil || ferr != nil {
+		return nil, ferr, err
+	}
+	return topoGroups(topoMerge(parts), lo(me), hi(me)), nil, nil
+}
+
+// topoSplitters picks P-1 period boundaries from the gathered samples
+// (each message: count, then samples): the weighted quantiles i/P of the
+// edge starts. Every rank computes the same from the same messages.
+func topoSplitters(all [][]byte, P int) []int64 {
+	type sample struct {
+		v int64
+		w float64
+	}
+	var ss []sample
+	total := 0.0
+	for _, b := range all {
+		x := mpix.I64s(b)
+		if len(x) < 2 {
+			continue
+		}
+		w := float64(x[0]) / float64(len(x)-1)
+		for _, v := range x[1:] {
+			ss = append(ss, sample{v, w})
+		}
+		total += float64(x[0])
+	}
+	slices.SortStableFunc(ss, func(a, b sample) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	split := make([]int64, P-1)
+	cum, j := 0.0, 0
+	for i := range split {
+		target := total * float64(i+1) / float64(P)
+		for j < len(ss) && cum+ss[j].w <= target {
+			cum += ss[j].w
+			j++
+		}
+		switch {
+		case j < len(ss):
+			split[i] = ss[j].v
+		case len(ss) > 0:
+			split[i] = ss[len(ss)-1].v + 1
+		}
+	}
+	return split
+}
+
+// PathSegments turns an exact path (vertex ids) into segments, for
+// comparison with the heuristics. Each edge u→v is attributed by v: v =
+// S(b) (a program edge E(a)→S(b)) gives 'c', Call b; v = E(b) (S(b)→E(b)
+// inside the call, or a cross-rank wait S(x)→E(b)) gives 'm', Call b. Rank
+// is rank(b), Start time(u), End time(v).
+func PathSegments(p Path, time func(v int32) int64, rank func(call int32) int32) []TopoSegment {
+	var out []TopoSegment
+	for i := 0; i+1 < len(p.Vertices); i++ {
+		u, v := p.Vertices[i], p.Vertices[i+1]
+		kind := byte('c')
+		if v%2 == 1 {
+			kind = 'm'
+		}
+		b := v / 2
+		out = append(out, TopoSegment{Rank: rank(b), Kind: kind, Call: b, Start: time(u), End: time(v)})
+	}
+	return out
+}
+
+// Agreement is the share of the exact path's time during which the
+// heuristic attributes the instant to the same rank and the same segment
+// (same Kind and Call): 1 means identical. The heuristic's segments must
+// not overlap (Topo's tile); segments running backwards count as empty. A
+// path of no time agrees fully.
+func Agreement(exact, heuristic []TopoSegment) float64 {
+	h := slices.Clone(heuristic)
+	slices.SortFunc(h, func(a, b TopoSegment) int {
+		switch {
+		case a.Start < b.Start:
+			return -1
+		case a.Start > b.Start:
+			return 1
+		}
+		return 0
+	})
+	var total, same float64
+	for _, x := range exact {
+		if x.End <= x.Start {
+			continue
+		}
+		total += float64(x.End - x.Start)
+		// The heuristic segments that may intersect x: from the first
+		// ending after x's start (they are sorted and disjoint, so their
+		// ends ascend too).
+		i := sort.Search(len(h), func(i int) bool { return h[i].End > x.Start })
+		for ; i < len(h) && h[i].Start < x.End; i++ {
+			y := &h[i]
+			if y.Rank == x.Rank && y.Kind == x.Kind && y.Call == x.Call {
+				if d := min(x.End, y.End) - max(x.Start, y.Start); d > 0 {
+					same += float64(d)
+				}
+			}
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return min(same/total, 1)
+}
