@@ -386,8 +386,24 @@ func (b *partBuilder) addCause(start int64) int32 {
 func (b *partBuilder) match() error {
 	p, c := b.p, b.c
 	send := make([][]byte, c.Size())
-	var out [][]wireEnd = make([][]wireEnd, c.Size())
-	var recvs []wireEnd
+	// Sized first: these arrays hold every message end of the owned ranks.
+	nsend := make([]int, c.Size())
+	nrecv := 0
+	for _, d := range b.rds {
+		for k := range d.keys {
+			l := &d.keys[k]
+			if l.recv {
+				nrecv += int(l.n)
+			} else if l.peer >= 0 && int(l.peer) < p.Ranks {
+				nsend[p.ownerOfRank(int(l.peer))] += int(l.n)
+			}
+		}
+	}
+	out := make([][]wireEnd, c.Size())
+	for q := range out {
+		out[q] = make([]wireEnd, 0, nsend[q])
+	}
+	recvs := make([]wireEnd, 0, nrecv)
 	unmatched := 0
 	var ends []msgEnd
 	for i, d := range b.rds {
@@ -439,12 +455,23 @@ func (b *partBuilder) match() error {
 		return err
 	}
 	var sends []wireEnd
-	for _, bs := range got {
-		ws, err := mpix.FromBytes[wireEnd](bs)
-		if err != nil {
+	if len(got) == 1 {
+		if sends, err = mpix.FromBytes[wireEnd](got[0]); err != nil {
 			return err
 		}
-		sends = append(sends, ws...)
+	} else {
+		total := 0
+		for _, bs := range got {
+			total += len(bs)
+		}
+		sends = make([]wireEnd, 0, total/sizeOf[wireEnd]())
+		for _, bs := range got {
+			ws, err := mpix.FromBytes[wireEnd](bs)
+			if err != nil {
+				return err
+			}
+			sends = append(sends, ws...)
+		}
 	}
 	out = nil
 	// Group both sides by key; within a key, posting order (a key's ends
@@ -472,6 +499,10 @@ func (b *partBuilder) match() error {
 		return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
 	}
 	violations := 0
+	nm := min(len(sends), len(recvs))
+	b.msgs = make([]partMsg, 0, nm)
+	b.cache = make([]int64, 0, nm+nm/2)
+	b.deps = make([]pdep, 0, nm+nm/2)
 	i, j := 0, 0
 	for i < len(sends) || j < len(recvs) {
 		var k int
@@ -928,6 +959,13 @@ func (b *partBuilder) waitsAndEdges() error {
 		}
 		best[d.done] = int32(i)
 	}
+	nw := 0
+	for _, i := range best {
+		if i >= 0 {
+			nw++
+		}
+	}
+	p.Waits = make([]Wait, 0, nw)
 	wrong := b.wrongOrder()
 	walk := (&builder{g: lg, multi: b.multi}).walk()
 	p.InStart = make([]int32, 2*n+1)

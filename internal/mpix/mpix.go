@@ -108,8 +108,7 @@ func I64s(b []byte) []int64 {
 }
 
 // Bytes views a slice of fixed-size plain values (no pointers) as bytes,
-// without copying, for shipping; FromBytes is the inverse (copying, so
-// that the result is aligned). Both ends run the same binary on the same
+// without copying, for shipping; FromBytes is the inverse. Both ends run the same binary on the same
 // kind of machine, so the layout is the same.
 func Bytes[T any](xs []T) []byte {
 	if len(xs) == 0 {
@@ -119,17 +118,23 @@ func Bytes[T any](xs []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(z)))
 }
 
-// FromBytes copies b into a new []T; len(b) must be a multiple of T's size.
+// FromBytes returns b as a []T: b itself when it is aligned for T (the
+// buffers the exchanges return are), else a copy. len(b) must be a
+// multiple of T's size. The result shares b's memory in the first case.
 func FromBytes[T any](b []byte) ([]T, error) {
 	var z T
 	sz := int(unsafe.Sizeof(z))
 	if len(b)%sz != 0 {
 		return nil, fmt.Errorf("mpix: %d bytes is not a whole number of %d-byte values", len(b), sz)
 	}
-	xs := make([]T, len(b)/sz)
-	if len(xs) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(b)), b)
+	if len(b) == 0 {
+		return nil, nil
 	}
+	if uintptr(unsafe.Pointer(&b[0]))%unsafe.Alignof(z) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/sz), nil
+	}
+	xs := make([]T, len(b)/sz)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(b)), b)
 	return xs, nil
 }
 
