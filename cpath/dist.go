@@ -1,6 +1,10 @@
 package cpath
 
-import "github.com/cpath/cpath/internal/mpix"
+import (
+	"sort"
+
+	"github.com/cpath/cpath/internal/mpix"
+)
 
 // DistGraph is one analyzer rank's share of a graph distributed over the
 // ranks of a job by vertex ranges (paper §4.3: each process stores its
@@ -20,16 +24,7 @@ type DistGraph struct {
 
 // Owner returns the rank that owns vertex v.
 func (g *DistGraph) Owner(v int32) int {
-	lo, hi := 0, len(g.Bounds)-1
-	for lo+1 < hi {
-		m := (lo + hi) / 2
-		if g.Bounds[m] <= v {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return sort.Search(len(g.Bounds)-1, func(p int) bool { return g.Bounds[p+1] > v })
 }
 
 // DistStats is what a distributed algorithm reports of its work, summed

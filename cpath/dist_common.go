@@ -16,65 +16,6 @@ import (
 // the entry check every rank agrees on, the per-rank search state with its
 // batched cross-rank relaxations, and the extraction of the canonical path.
 
-// dentry is a queued vertex (global id) with the Dist it had when queued
-// and the number of edges of the walk that gave it that Dist. As in queue,
-// an entry is stale once Dist[v] has grown past d, and each (v, d) is
-// queued at most once, so a live entry's h belongs to Dist[v].
-type dentry struct {
-	d int64
-	v int32
-	h int32
-}
-
-// dqueue is queue with hop counts: a binary max-heap on d, smallest v first
-// among equals.
-type dqueue []dentry
-
-func dabove(a, b dentry) bool { return a.d > b.d || (a.d == b.d && a.v < b.v) }
-
-func (q *dqueue) push(e dentry) {
-	h := append(*q, e)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !dabove(e, h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-	*q = h
-}
-
-func (q *dqueue) pop() dentry {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	if n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c >= n {
-				break
-			}
-			if r := c + 1; r < n && dabove(h[r], h[c]) {
-				c = r
-			}
-			if !dabove(h[c], last) {
-				break
-			}
-			h[i] = h[c]
-			i = c
-		}
-		h[i] = last
-	}
-	*q = h
-	return top
-}
-
 // distMsg is one cross-rank relaxation: the edge U->V (U owned by the
 // receiver) offers Dist[U] = C through a walk of H edges. Slot 0 of every
 // part of an exchange is a header instead (see exchange).

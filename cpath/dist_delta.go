@@ -96,11 +96,11 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 			break
 		}
 	}
-	var q dqueue
-	var cur, done []dentry
+	var q queue
+	var cur, done []entry
 	if s.owns(g.Target) {
 		dist[g.Target-lo] = 0
-		q.push(dentry{0, g.Target, 0})
+		q.push(entry{0, g.Target, 0})
 		s.st.Pushes++
 		s.st.MaxQueue = 1
 	}
@@ -154,9 +154,9 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 						s.st.Updates++
 						s.st.Pushes++
 						if c-blo < delta {
-							cur = append(cur, dentry{c, u, h})
+							cur = append(cur, entry{c, u, h})
 						} else {
-							q.push(dentry{c, u, h})
+							q.push(entry{c, u, h})
 						}
 					} else if c == dist[x] && v < succ[x] {
 						succ[x] = v
@@ -179,9 +179,9 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 				if s.relax(m.U, m.C, m.V, m.H) {
 					s.st.Pushes++
 					if m.C-blo < delta {
-						cur = append(cur, dentry{m.C, m.U, m.H})
+						cur = append(cur, entry{m.C, m.U, m.H})
 					} else {
-						q.push(dentry{m.C, m.U, m.H})
+						q.push(entry{m.C, m.U, m.H})
 					}
 				}
 			}
@@ -218,7 +218,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 					dist[x], succ[x] = c, v
 					s.st.Updates++
 					s.st.Pushes++
-					q.push(dentry{c, u, h})
+					q.push(entry{c, u, h})
 				} else if c == dist[x] && v < succ[x] {
 					succ[x] = v
 				}
@@ -246,7 +246,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 		for _, m := range s.in {
 			if s.relax(m.U, m.C, m.V, m.H) {
 				s.st.Pushes++
-				q.push(dentry{m.C, m.U, m.H})
+				q.push(entry{m.C, m.U, m.H})
 			}
 		}
 		s.st.MaxQueue = max(s.st.MaxQueue, len(q))

@@ -30,10 +30,10 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		return nil, err
 	}
 	s := newDistSearch(c, g)
-	var q dqueue
+	var q queue
 	if s.owns(g.Target) {
 		s.dist[g.Target-s.lo] = 0
-		q.push(dentry{0, g.Target, 0})
+		q.push(entry{0, g.Target, 0})
 		s.st.Pushes++
 		s.st.MaxQueue = 1
 	}
@@ -45,10 +45,10 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		// updated (on a chain, always): it is held in next rather than
 		// pushed and popped at once, and processed only when it would also
 		// be the heap's top, so that the order is exactly the heap's.
-		var next dentry
+		var next entry
 		haveNext := false
 		for s.cycleAt < 0 {
-			var e dentry
+			var e entry
 			if haveNext {
 				e, haveNext = next, false
 			} else if len(q) > 0 {
@@ -81,10 +81,10 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					dist[k], succ[k] = c, v
 					s.st.Updates++
 					s.st.Pushes++
-					switch ne := (dentry{c, u, h}); {
+					switch ne := (entry{c, u, h}); {
 					case !haveNext:
 						next, haveNext = ne, true
-					case dabove(ne, next):
+					case above(ne, next):
 						q.push(next)
 						next = ne
 					default:
@@ -94,7 +94,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					succ[k] = v
 				}
 			}
-			if haveNext && len(q) > 0 && dabove(q[0], next) {
+			if haveNext && len(q) > 0 && above(q[0], next) {
 				q.push(next)
 				haveNext = false
 			}
@@ -112,7 +112,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		}
 		for _, m := range s.in {
 			if s.relax(m.U, m.C, m.V, m.H) {
-				q.push(dentry{m.C, m.U, m.H})
+				q.push(entry{m.C, m.U, m.H})
 				s.st.Pushes++
 			}
 		}

@@ -6,6 +6,7 @@ package cpath
 type entry struct {
 	d int64
 	v int32
+	h int32 // the distributed searches: edges of the walk that gave d (a cycle bound); 0 elsewhere
 }
 
 // queue is a binary max-heap on d: with negated weights, the paper's

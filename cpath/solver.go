@@ -124,7 +124,7 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 	budget := cycleBudget(g)
 	q := s.q[:0]
 	dist[target] = 0
-	q.push(entry{0, target})
+	q.push(entry{d: 0, v: target})
 	st.MaxQueue = 1
 	for len(q) > 0 {
 		e := q.pop()
@@ -146,7 +146,7 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 			u := g.InSrc[j]
 			if c := d + g.InWeight[j]; c > dist[u] {
 				dist[u], succ[u] = c, v
-				q.push(entry{c, u})
+				q.push(entry{d: c, v: u})
 				st.Updates++
 			} else if c == dist[u] && v < succ[u] {
 				succ[u] = v
@@ -190,7 +190,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 	q, cur, done := s.q[:0], s.cur[:0], s.done[:0]
 	defer func() { s.q, s.cur, s.done = q[:0], cur[:0], done[:0] }()
 	dist[target] = 0
-	q.push(entry{0, target})
+	q.push(entry{d: 0, v: target})
 	st.MaxQueue = 1
 	for len(q) > 0 {
 		lo := q[0].d - q[0].d%delta // the bucket is [lo, lo+delta)
@@ -232,9 +232,9 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 					dist[u], succ[u] = c, v
 					st.Updates++
 					if c-lo < delta {
-						cur = append(cur, entry{c, u})
+						cur = append(cur, entry{d: c, v: u})
 					} else {
-						q.push(entry{c, u})
+						q.push(entry{d: c, v: u})
 					}
 				} else if c == dist[u] && v < succ[u] {
 					succ[u] = v
@@ -260,7 +260,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 				if c := d + w; c > dist[u] {
 					dist[u], succ[u] = c, v
 					st.Updates++
-					q.push(entry{c, u})
+					q.push(entry{d: c, v: u})
 				} else if c == dist[u] && v < succ[u] {
 					succ[u] = v
 				}

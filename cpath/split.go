@@ -438,13 +438,9 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		var vs []shipped
-		for _, bs := range got {
-			x, err := mpix.FromBytes[shipped](bs)
-			if err != nil {
-				return nil, nil, err
-			}
-			vs = append(vs, x...)
+		vs, err := mpix.Concat[shipped](got)
+		if err != nil {
+			return nil, nil, err
 		}
 		for q := range starts {
 			send[q] = mpix.Bytes(starts[q])
@@ -453,13 +449,9 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		var st []int32
-		for _, bs := range got {
-			x, err := mpix.FromBytes[int32](bs)
-			if err != nil {
-				return nil, nil, err
-			}
-			st = append(st, x...)
+		st, err := mpix.Concat[int32](got)
+		if err != nil {
+			return nil, nil, err
 		}
 		slices.Sort(st)
 		return newMapStore(vs), st, nil
@@ -577,15 +569,7 @@ func gather[T any](c mpix.Comm, xs []T) ([]T, error) {
 	if err != nil || c.Rank() != 0 {
 		return nil, err
 	}
-	var all []T
-	for _, bs := range got {
-		x, err := mpix.FromBytes[T](bs)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, x...)
-	}
-	return all, nil
+	return mpix.Concat[T](got)
 }
 
 // finish stitches the walks' outcomes into the path on rank 0 and collects

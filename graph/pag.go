@@ -22,7 +22,11 @@
 // not with the records, and no phase sorts the calls or messages.
 package graph
 
-import "github.com/cpath/cpath/trace"
+import (
+	"sort"
+
+	"github.com/cpath/cpath/trace"
+)
 
 // EdgeKind says what an edge of the PAG stands for.
 type EdgeKind uint8
@@ -153,17 +157,11 @@ func (g *PAG) Prev(c int32) int32 {
 }
 
 // Rank returns the rank that made call c.
-func (g *PAG) Rank(c int32) int {
-	lo, hi := 0, g.Ranks
-	for lo+1 < hi {
-		m := (lo + hi) / 2
-		if g.RankStart[m] <= c {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
+func (g *PAG) Rank(c int32) int { return rankOf(g.RankStart, g.Ranks, c) }
+
+// rankOf is the rank whose calls [rankStart[r], rankStart[r+1]) hold c.
+func rankOf(rankStart []int32, ranks int, c int32) int {
+	return sort.Search(ranks, func(r int) bool { return rankStart[r+1] > c })
 }
 
 // Time returns the time of vertex v.

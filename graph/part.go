@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"unsafe"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -72,41 +73,15 @@ type Part struct {
 func (p *Part) NumCalls() int { return int(p.RankStart[p.Ranks]) }
 
 // Rank returns the logged rank that made call c (any call of the run).
-func (p *Part) Rank(c int32) int {
-	lo, hi := 0, p.Ranks
-	for lo+1 < hi {
-		m := (lo + hi) / 2
-		if p.RankStart[m] <= c {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
+func (p *Part) Rank(c int32) int { return rankOf(p.RankStart, p.Ranks, c) }
 
 // Owner returns the analyzer rank that owns call c.
 func (p *Part) Owner(c int32) int { return p.ownerOfRank(p.Rank(c)) }
 
+// ownerOfRank is the analyzer rank whose block of logged ranks holds r:
+// the first whose block ends after r (empty blocks end where they start).
 func (p *Part) ownerOfRank(r int) int {
-	lo, hi := 0, len(p.PartRanks)-1
-	for lo+1 < hi {
-		m := (lo + hi) / 2
-		if p.PartRanks[m] <= r {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	// Empty parts share their first rank with the next: the owner is the
-	// last part starting at or before r that is not empty.
-	for lo > 0 && p.PartRanks[lo] == p.PartRanks[lo+1] {
-		lo--
-	}
-	for p.PartRanks[lo+1] <= r {
-		lo++
-	}
-	return lo
+	return sort.Search(len(p.PartRanks)-1, func(q int) bool { return p.PartRanks[q+1] > r })
 }
 
 // Time returns the time of an owned vertex.
@@ -454,24 +429,9 @@ func (b *partBuilder) match() error {
 	if err != nil {
 		return err
 	}
-	var sends []wireEnd
-	if len(got) == 1 {
-		if sends, err = mpix.FromBytes[wireEnd](got[0]); err != nil {
-			return err
-		}
-	} else {
-		total := 0
-		for _, bs := range got {
-			total += len(bs)
-		}
-		sends = make([]wireEnd, 0, total/sizeOf[wireEnd]())
-		for _, bs := range got {
-			ws, err := mpix.FromBytes[wireEnd](bs)
-			if err != nil {
-				return err
-			}
-			sends = append(sends, ws...)
-		}
+	sends, err := mpix.Concat[wireEnd](got)
+	if err != nil {
+		return err
 	}
 	out = nil
 	// Group both sides by key; within a key, posting order (a key's ends

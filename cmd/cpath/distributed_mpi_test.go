@@ -120,10 +120,11 @@ var exactAlgos = [][]string{
 // checkDistributed runs every exact algorithm on 1 to maxP analyzer ranks
 // and checks it against the sequential dag reference, then the
 // topological heuristics, and returns their agreement with the exact path.
-func checkDistributed(t *testing.T, dir string, maxP int, algos [][]string) map[string]float64 {
+func checkDistributed(t *testing.T, dir string, nps []int, algos [][]string) map[string]float64 {
 	t.Helper()
 	ref := analyzeJSON(t, "--algo=dag", dir)
-	for np := 1; np <= maxP; np++ {
+	maxP := nps[len(nps)-1]
+	for _, np := range nps {
 		for _, a := range algos {
 			got := mpiReport(t, np, append(a, dir)...)
 			sameAnalysis(t, fmt.Sprintf("np=%d %s", np, strings.Join(a, " ")), got, ref)
@@ -164,7 +165,7 @@ func TestDistributedGenerated(t *testing.T) {
 			if pat != gen.Halo {
 				algos = exactAlgos[:3] // every mode on halo; the main ones on the rest
 			}
-			a := checkDistributed(t, dir, 4, algos)
+			a := checkDistributed(t, dir, []int{1, 2, 3, 4}, algos)
 			t.Logf("%s: agreement topo %.3f, topo-shuffle %.3f", pat, a["topo"], a["topo-shuffle"])
 		})
 	}
@@ -177,15 +178,29 @@ func TestDistributedRecorded(t *testing.T) {
 	halo := buildHalo(t)
 	dir := filepath.Join(t.TempDir(), "halo")
 	mpitest.Run(t, 4, lib, dir, t.TempDir(), halo, "30", "2000")
-	a := checkDistributed(t, dir, 4, exactAlgos)
+	a := checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos)
 	t.Logf("halo example: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 
 	lmp := mpitest.NeedTool(t, "lmp", "lammps")
 	input := filepath.Join(mpitest.RepoRoot(t), "logger", "e2e", "testdata", "in.lj")
 	dir = filepath.Join(t.TempDir(), "lammps")
 	mpitest.Run(t, 4, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
-	a = checkDistributed(t, dir, 4, exactAlgos[:3])
+	a = checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos[:3])
 	t.Logf("LAMMPS: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
+}
+
+// TestDistributed64 records the bundled example on 64 ranks (oversubscribed:
+// a short run) and analyses it on 1, 2 and 4 analyzer ranks.
+func TestDistributed64(t *testing.T) {
+	lib := needMPI(t)
+	halo := buildHalo(t)
+	dir := filepath.Join(t.TempDir(), "halo64")
+	mpitest.RunEnv(t, 64, []string{"OMPI_MCA_mpi_yield_when_idle=1"}, lib, dir, t.TempDir(), halo, "10", "200")
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.cplog")); len(files) != 64 {
+		t.Fatalf("%d logs, want 64", len(files))
+	}
+	a := checkDistributed(t, dir, []int{1, 2, 4}, exactAlgos[:3])
+	t.Logf("64 ranks: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 }
 
 // TestDistributedFailure: an error met by one analyzer rank (a log damaged

@@ -161,3 +161,38 @@ func Agree(c Comm, err error) error {
 	}
 	return nil
 }
+
+// Concat returns the parts an exchange returned as one []T, in rank order
+// (a single part in place).
+func Concat[T any](parts [][]byte) ([]T, error) {
+	if len(parts) == 1 {
+		return FromBytes[T](parts[0])
+	}
+	total := 0
+	for _, b := range parts {
+		total += len(b)
+	}
+	var z T
+	out := make([]T, 0, total/int(unsafe.Sizeof(z)))
+	for _, b := range parts {
+		xs, err := FromBytes[T](b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, xs...)
+	}
+	return out, nil
+}
+
+// Split returns the parts an exchange returned as []T each, by rank.
+func Split[T any](parts [][]byte) ([][]T, error) {
+	out := make([][]T, len(parts))
+	for p, b := range parts {
+		xs, err := FromBytes[T](b)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = xs
+	}
+	return out, nil
+}

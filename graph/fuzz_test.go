@@ -1,0 +1,106 @@
+package graph_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/trace"
+)
+
+// fuzzRun turns fuzz bytes into the records of a 2-rank run, 12 bytes a
+// record, with small ranges for communicators, peers, tags, sequence
+// numbers and requests so that the records meet one another, and writes
+// the logs (well framed: FuzzRead covers the framing) into dir.
+func fuzzRun(t *testing.T, dir string, data []byte) {
+	var recs [2][]trace.Record
+	now := [2]int64{1000, 1000}
+	for ; len(data) >= 12; data = data[12:] {
+		b := data[:12]
+		r := int(b[0] & 1)
+		rec := trace.Record{Op: trace.Op(b[1] % uint8(trace.NumOps)), Flags: trace.Flags(b[2]), Thread: uint16(b[3] & 1),
+			Comm: uint32(b[4] % 3), Peer: int32(b[5]%4) - 1, Tag: int32(b[6] % 3), Root: int32(b[7]%3) - 1,
+			Seq: uint32(b[8] % 4), Req: uint32(b[9] % 5), Bytes: uint64(b[10]) << 10, CallSite: 0x1000}
+		if rec.Op.Class() != trace.ClassSub {
+			rec.Start = now[r] + int64(b[10])
+			rec.End = rec.Start + int64(b[11])
+			now[r] = rec.End
+		}
+		recs[r] = append(recs[r], rec)
+	}
+	for r := range recs {
+		// Each call counts the sub-records that follow it; leading ones
+		// (no call before them) are dropped.
+		rs := recs[r][:0]
+		last := -1
+		for _, rec := range recs[r] {
+			if rec.Op.Class() == trace.ClassSub {
+				if last < 0 {
+					continue
+				}
+				rs[last].Count++
+			} else {
+				last = len(rs)
+			}
+			rs = append(rs, rec)
+		}
+		h := &trace.Header{RunID: "fuzz", Rank: r, Size: 2, Host: "fuzz", PID: 1 + r, Exe: "/fuzz", T0: 1000, Logger: "fuzz"}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := trace.NewWriter(f, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteRecords(rs); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(trace.Trailer{Status: trace.EndFinalized}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// FuzzBuild feeds the analyzer arbitrary sequences of calls: Build and a
+// one-rank BuildPart must neither panic nor disagree (both fail, or both
+// give the same graph).
+func FuzzBuild(f *testing.F) {
+	f.Add([]byte{})
+	// A send from rank 0 matched by a receive on rank 1, then a barrier.
+	f.Add([]byte{
+		0, byte(trace.OpSend), 0, 0, 0, 2, 0, 0, 0, 0, 5, 9,
+		1, byte(trace.OpRecv), 0, 0, 0, 1, 0, 0, 0, 0, 1, 30,
+		0, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 3, 4,
+		1, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 3, 4,
+	})
+	// Nonblocking: Isend/Irecv with new requests, completed by Wait.
+	f.Add([]byte{
+		0, byte(trace.OpIsend), byte(trace.FlagNewReq), 0, 0, 2, 1, 0, 0, 1, 1, 2,
+		1, byte(trace.OpIrecv), byte(trace.FlagNewReq), 0, 0, 1, 1, 0, 0, 2, 1, 2,
+		0, byte(trace.OpWait), 0, 0, 0, 0, 0, 0, 0, 0, 1, 2,
+		0, byte(trace.OpReqDone), 0, 0, 0, 2, 1, 0, 0, 1, 0, 0,
+		1, byte(trace.OpWait), 0, 0, 0, 0, 0, 0, 0, 0, 1, 9,
+		1, byte(trace.OpReqDone), 0, 0, 0, 1, 1, 0, 0, 2, 0, 0,
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		fuzzRun(t, dir, data)
+		run, err := graph.Load(dir)
+		if err != nil {
+			return
+		}
+		g, err1 := graph.Build(run)
+		p, err2 := graph.BuildPart(&mpix.Single{}, run)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("Build: %v; BuildPart: %v", err1, err2)
+		}
+		if err1 == nil {
+			comparePart(t, g, p)
+		}
+	})
+}
