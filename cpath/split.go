@@ -415,14 +415,27 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 	for _, v := range s.starts {
 		isStart[v] = true
 	}
-	ship := func(keep func(k int32) bool) (*mapStore, []int32, error) {
+	// The owned vertices by split (a counting sort), so that shipping one
+	// split costs its vertices, not all of them.
+	first := make([]int32, s.nsplits+1)
+	for _, k := range s.split {
+		first[k+1]++
+	}
+	for k := 1; k <= s.nsplits; k++ {
+		first[k] += first[k-1]
+	}
+	bySplit := make([]int32, len(s.split))
+	fill := slices.Clone(first[:s.nsplits])
+	for l, k := range s.split {
+		bySplit[fill[k]] = int32(l)
+		fill[k]++
+	}
+	ship := func(lo, hi int32) (*mapStore, []int32, error) {
 		out := make([][]shipped, size)
 		var starts [][]int32 = make([][]int32, size)
-		for l, k := range s.split {
-			if !keep(k) {
-				continue
-			}
-			v := int32(l) + g.Lo
+		for _, l := range bySplit[first[lo]:first[hi]] {
+			k := s.split[l]
+			v := l + g.Lo
 			u, w := s.pred(v)
 			q := walker[k]
 			out[q] = append(out[q], shipped{V: v, Pred: u, Split: k, W: w})
@@ -459,7 +472,7 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 	var outs []outcome
 	var marks []mark
 	if !seqSplits {
-		ms, starts, err := ship(func(int32) bool { return true })
+		ms, starts, err := ship(0, int32(s.nsplits))
 		if err != nil {
 			return nil, err
 		}
@@ -473,7 +486,7 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 	// seq-seq: the splits to rank 0 one at a time, last first.
 	next := g.Target
 	for k := int32(s.nsplits - 1); k >= 0 && next >= 0; k-- {
-		ms, _, err := ship(func(x int32) bool { return x == k })
+		ms, _, err := ship(k, k+1)
 		if err != nil {
 			return nil, err
 		}
