@@ -89,11 +89,19 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	w := joinWorld()
 	defer w.leave()
 	if o.algo != "dag" {
-		err := analyzeDistributed(o, dir, mpix.World(), stdout)
-		if err != nil && w.rank != 0 {
-			return exitStatus(1) // rank 0 prints the agreed error
+		c := mpix.World()
+		err := mpix.Agree(c, analyzeDistributed(o, dir, c, stdout))
+		if err == nil || c.Size() == 1 {
+			return err
 		}
-		return err
+		// Rank 0 prints the error every rank now holds, and the others wait
+		// for it to have done so: mpirun ends the job as soon as one rank
+		// exits with an error, which could be before rank 0 printed.
+		if c.Rank() == 0 {
+			fmt.Fprintf(os.Stderr, "cpath: %v\n", err)
+		}
+		_, _ = mpix.AllreduceOne(c, 0, mpix.Sum)
+		return exitStatus(1)
 	}
 	// dag, the sequential reference, runs on rank 0; the other ranks wait
 	// for its outcome, so that a failure ends every rank.

@@ -140,47 +140,60 @@ func TestAnalyzeBadInputMPI(t *testing.T) {
 				t.Fatalf("single process: exit %d, want %d; stderr %q", scode, tc.code, serr)
 			}
 
-			code, out, errs, took := mpirunCpath(t, bin, np, "analyze", arg)
-			t.Logf("mpirun -np %d cpath analyze: exit %d after %v", np, code, took.Round(time.Millisecond))
-			for _, bad := range []string{"goroutine", "panic"} {
-				if strings.Contains(errs, bad) || strings.Contains(out, bad) {
-					t.Fatalf("%q in the job's output:\nstderr: %s\nstdout: %.2000s", bad, errs, out)
-				}
-			}
-			lines := cpathLines(errs)
-			if tc.code != 0 {
-				if code == 0 {
-					t.Fatalf("exit 0, want non-zero; stderr %q", errs)
-				}
-				if len(lines) != 1 {
-					t.Fatalf("%d lines start with \"cpath: \", want exactly one:\n%s", len(lines), errs)
-				}
-				if !regexp.MustCompile(tc.err).MatchString(lines[0]) {
-					t.Errorf("%q does not match %q", lines[0], tc.err)
-				}
-				if want := strings.TrimSuffix(serr, "\n"); lines[0] != want {
-					t.Errorf("the MPI job says %q, the single process %q", lines[0], want)
-				}
-				if strings.TrimSpace(out) != "" {
-					t.Errorf("stdout not empty on error: %.2000s", out)
-				}
-				return
-			}
-			if code != 0 {
-				t.Fatalf("exit %d, want 0:\nstderr: %s", code, errs)
-			}
-			if len(lines) != 0 {
-				t.Errorf("stderr has cpath lines on success: %q", lines)
-			}
-			if !regexp.MustCompile(tc.out).MatchString(out) {
-				t.Fatalf("stdout does not match %q:\n%s", tc.out, out)
-			}
-			if !regexp.MustCompile(tc.out).MatchString(sout) {
-				t.Fatalf("single process stdout does not match %q:\n%s", tc.out, sout)
-			}
-			if strings.Count(out, "critical path (dag)") != 1 {
-				t.Errorf("the job printed %d reports, want one (rank 0's)", strings.Count(out, "critical path (dag)"))
+			// dag runs on rank 0 alone; split reads the logs on every rank
+			// (each its share) and builds the graph together.
+			for _, algo := range []string{"dag", "split"} {
+				checkBadInputJob(t, bin, np, tc, arg, algo, serr, sout)
 			}
 		})
+	}
+}
+
+// checkBadInputJob runs one bad input through an np-rank analyzer job with
+// --algo=algo and checks its verdict against the single process's.
+func checkBadInputJob(t *testing.T, bin string, np int, tc badInput, arg, algo, serr, sout string) {
+	t.Helper()
+	code, out, errs, took := mpirunCpath(t, bin, np, "analyze", "--algo="+algo, arg)
+	t.Logf("mpirun -np %d cpath analyze --algo=%s: exit %d after %v", np, algo, code, took.Round(time.Millisecond))
+	for _, bad := range []string{"goroutine", "panic"} {
+		if strings.Contains(errs, bad) || strings.Contains(out, bad) {
+			t.Fatalf("%q in the job's output:\nstderr: %s\nstdout: %.2000s", bad, errs, out)
+		}
+	}
+	lines := cpathLines(errs)
+	if tc.code != 0 {
+		if code == 0 {
+			t.Fatalf("exit 0, want non-zero; stderr %q", errs)
+		}
+		if len(lines) != 1 {
+			t.Fatalf("%d lines start with \"cpath: \", want exactly one:\n%s", len(lines), errs)
+		}
+		if !regexp.MustCompile(tc.err).MatchString(lines[0]) {
+			t.Errorf("%q does not match %q", lines[0], tc.err)
+		}
+		if want := strings.TrimSuffix(serr, "\n"); lines[0] != want {
+			t.Errorf("the MPI job says %q, the single process %q", lines[0], want)
+		}
+		if strings.TrimSpace(out) != "" {
+			t.Errorf("stdout not empty on error: %.2000s", out)
+		}
+		return
+	}
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\nstderr: %s", code, errs)
+	}
+	if len(lines) != 0 {
+		t.Errorf("stderr has cpath lines on success: %q", lines)
+	}
+	// The expected report names dag: the job's names its algorithm.
+	wantOut := strings.ReplaceAll(tc.out, `(dag\)`, `(`+regexp.QuoteMeta(algo))
+	if !regexp.MustCompile(wantOut).MatchString(out) {
+		t.Fatalf("stdout does not match %q:\n%s", wantOut, out)
+	}
+	if !regexp.MustCompile(tc.out).MatchString(sout) {
+		t.Fatalf("single process stdout does not match %q:\n%s", tc.out, sout)
+	}
+	if n := strings.Count(out, "critical path ("+algo); n != 1 {
+		t.Errorf("the job printed %d reports, want one (rank 0's)", n)
 	}
 }
