@@ -82,10 +82,9 @@ type splitter struct {
 	nsplits int
 	// starts: owned vertices that a later split is entered from (and the
 	// target), where the pieces of the path begin.
-	starts     []int32
-	pops       int64
-	relax      int64
-	targetSplt int32
+	starts []int32
+	pops   int64 // vertices walked
+	relax  int64 // edges followed
 }
 
 // pred returns owned vertex v's one predecessor and the edge's weight.
@@ -233,12 +232,13 @@ type outcome struct {
 // walker follows walks over a store, marking each vertex with the walk
 // that took it first, so that no vertex is walked twice.
 type walker struct {
-	st   vstore
-	by   []int32 // by local index: the walk that took it, -1 none
-	step []int32
-	at   []int64
-	outs []outcome
-	pops int64
+	st    vstore
+	by    []int32 // by local index: the walk that took it, -1 none
+	step  []int32
+	at    []int64
+	outs  []outcome
+	pops  int64
+	relax int64
 }
 
 func newWalker(st vstore) *walker {
@@ -273,6 +273,7 @@ func (w *walker) run(x walk) (walk, bool) {
 			w.outs = append(w.outs, outcome{ID: x.ID, Exit: -1, Root: x.V, Join: -1, Length: x.Length})
 			return x, false
 		}
+		w.relax++
 		k := w.st.split(l)
 		x.V, x.Step, x.Length = u, x.Step+1, x.Length+wt
 		if lu, ok := w.st.find(u); ok && w.st.split(lu) != k {
@@ -379,7 +380,7 @@ func (s *splitter) parallel(seqSplits bool) (*DistResult, error) {
 		}
 		next = int32(v)
 	}
-	s.pops += wk.pops
+	s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
 	return s.finish(wk)
 }
 
@@ -480,7 +481,7 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 		for _, v := range starts {
 			wk.run(walk{ID: v, V: v})
 		}
-		s.pops += wk.pops
+		s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
 		return s.finish(wk)
 	}
 	// seq-seq: the splits to rank 0 one at a time, last first.
@@ -495,7 +496,7 @@ func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
 			if _, ok := ms.find(next); ok {
 				wk := newWalker(ms)
 				wk.run(walk{ID: next, V: next})
-				s.pops += wk.pops
+				s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
 				o := wk.outs[len(wk.outs)-1]
 				outs = append(outs, o)
 				exit = int64(o.Exit)
