@@ -2,9 +2,10 @@ package cpath
 
 import (
 	"math/rand"
-	"sort"
 	"sync"
 	"testing"
+
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 )
 
 // pagLike builds a graph shaped like graph/'s PAG: ranks threads of calls,
@@ -16,57 +17,8 @@ import (
 // breaks the PAG's telescoping sums so that label-correcting has to correct.
 // The target is the last event of the run.
 func pagLike(calls, ranks int, clockErr int64, seed int64) (*Graph, int32) {
-	rng := rand.New(rand.NewSource(seed))
-	per := calls / ranks
-	n := 2 * per * ranks
-	start := make([]int64, per*ranks)
-	end := make([]int64, per*ranks)
-	for r := 0; r < ranks; r++ {
-		t := rng.Int63n(1000)
-		for i := 0; i < per; i++ {
-			c := r*per + i
-			t += rng.Int63n(2000) // computation
-			start[c] = t
-			t += 1 + rng.Int63n(1000) // inside MPI
-			if rng.Intn(100) == 0 {
-				t += 50_000 // a long wait
-			}
-			end[c] = t
-		}
-	}
-	var es []edge
-	target := int32(1)
-	for r := 0; r < ranks; r++ {
-		for i := 0; i < per; i++ {
-			c := r*per + i
-			s, e := int32(2*c), int32(2*c+1)
-			es = append(es, edge{s, e, end[c] - start[c]})
-			if i > 0 {
-				es = append(es, edge{e - 2, s, start[c] - end[c-1]})
-			}
-			if end[c] > end[target/2] {
-				target = e
-			}
-			if ranks == 1 || rng.Intn(10) == 0 {
-				continue
-			}
-			o := rng.Intn(ranks - 1)
-			if o >= r {
-				o++
-			}
-			row := start[o*per : (o+1)*per]
-			j := sort.Search(per, func(j int) bool { return row[j] >= end[c] }) - 1
-			if j < 0 {
-				continue
-			}
-			w := end[c] - row[j]
-			if clockErr > 0 {
-				w = max(0, w+rng.Int63n(2*clockErr+1)-clockErr)
-			}
-			es = append(es, edge{int32(2 * (o*per + j)), e, w})
-		}
-	}
-	return build(n, es), target
+	n, es, target := cpathtest.PAGLike(rand.New(rand.NewSource(seed)), calls, ranks, clockErr)
+	return build(n, toEdges(es)), target
 }
 
 type benchGraph struct {

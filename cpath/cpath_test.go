@@ -7,28 +7,41 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 )
 
-type edge struct {
-	u, v int32
-	w    int64
-}
+// edge is cpathtest's, as a local type so that tables can list edges
+// without field names.
+type edge cpathtest.Edge
 
 // build makes the CSR-by-destination graph of n vertices and edges es.
 func build(n int, es []edge) *Graph {
-	g := &Graph{N: n, InStart: make([]int32, n+1), InSrc: make([]int32, len(es)), InWeight: make([]int64, len(es))}
-	for _, e := range es {
-		g.InStart[e.v+1]++
-	}
-	for v := 0; v < n; v++ {
-		g.InStart[v+1] += g.InStart[v]
-	}
-	next := append([]int32(nil), g.InStart[:n]...)
-	for _, e := range es {
-		g.InSrc[next[e.v]], g.InWeight[next[e.v]] = e.u, e.w
-		next[e.v]++
-	}
+	g := &Graph{N: n}
+	g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(n, fromEdges(es))
 	return g
+}
+
+func fromEdges(es []edge) []cpathtest.Edge {
+	out := make([]cpathtest.Edge, len(es))
+	for i, e := range es {
+		out[i] = cpathtest.Edge(e)
+	}
+	return out
+}
+
+func toEdges(es []cpathtest.Edge) []edge {
+	out := make([]edge, len(es))
+	for i, e := range es {
+		out[i] = edge(e)
+	}
+	return out
+}
+
+// randomDAG is cpathtest.RandomDAG with local edges.
+func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
+	es, target := cpathtest.RandomDAG(rng, n)
+	return toEdges(es), target
 }
 
 type algo struct {
@@ -264,7 +277,7 @@ func checkResult(t *testing.T, g *Graph, target int32, r *Result) {
 func bruteForce(n int, es []edge, target int32) []int64 {
 	out := make([][]edge, n)
 	for _, e := range es {
-		out[e.u] = append(out[e.u], e)
+		out[e.U] = append(out[e.U], e)
 	}
 	var walk func(v int32, len int64) int64
 	walk = func(v int32, l int64) int64 {
@@ -273,7 +286,7 @@ func bruteForce(n int, es []edge, target int32) []int64 {
 			best = l
 		}
 		for _, e := range out[v] {
-			if x := walk(e.v, l+e.w); x > best {
+			if x := walk(e.V, l+e.W); x > best {
 				best = x
 			}
 		}
@@ -284,52 +297,6 @@ func bruteForce(n int, es []edge, target int32) []int64 {
 		d[v] = walk(int32(v), 0)
 	}
 	return d
-}
-
-// randomDAG: edges go from lower to higher rank in a random order of the
-// vertices (the identity half the time), so ids are not a topological
-// order in general; weights come from a small set to force ties.
-func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	if rng.Intn(2) == 0 {
-		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-	}
-	var weight func() int64
-	switch rng.Intn(4) {
-	case 0:
-		weight = func() int64 { return int64(rng.Intn(3)) } // mostly ties and zeros
-	case 1:
-		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
-	case 2:
-		weight = func() int64 { return rng.Int63n(1_000_000) }
-	default:
-		weight = func() int64 { return 7 }
-	}
-	var es []edge
-	if n > 1 {
-		m := rng.Intn(3*n + 1)
-		for k := 0; k < m; k++ {
-			i, j := rng.Intn(n), rng.Intn(n)
-			if rng.Intn(3) == 0 && i+1 < n { // short hops make long paths
-				j = i + 1 + rng.Intn(min(3, n-i-1))
-			}
-			if i == j {
-				continue
-			}
-			if i > j {
-				i, j = j, i
-			}
-			es = append(es, edge{perm[i], perm[j], weight()})
-		}
-	}
-	target := perm[rng.Intn(n)]
-	if rng.Intn(2) == 0 { // the last vertex in topological order has the most ancestors
-		target = perm[n-1]
-	}
-	return es, target
 }
 
 func TestRandomDAGs(t *testing.T) {

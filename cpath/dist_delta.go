@@ -86,7 +86,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 		}
 	}
 	s := newDistSearch(c, g)
-	dist, succ := s.dist, s.succ
+	dist := s.dist
 	lo := s.lo
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
 	heavyHere := false // whether this rank has heavy edges: if not, it needs no done list
@@ -145,21 +145,15 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 						s.send(u, c, v, h)
 						continue
 					}
-					x := u - lo
-					if c > dist[x] {
-						if !s.found(u, h) {
-							break
-						}
-						dist[x], succ[x] = c, v
-						s.st.Updates++
+					if s.relax(u, c, v, h) {
 						s.st.Pushes++
 						if c-blo < delta {
 							cur = append(cur, entry{c, u, h})
 						} else {
 							q.push(entry{c, u, h})
 						}
-					} else if c == dist[x] && v < succ[x] {
-						succ[x] = v
+					} else if s.cycleAt >= 0 {
+						break
 					}
 				}
 			}
@@ -210,17 +204,11 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 					sentTop = max(sentTop, c)
 					continue
 				}
-				x := u - lo
-				if c > dist[x] {
-					if !s.found(u, h) {
-						break
-					}
-					dist[x], succ[x] = c, v
-					s.st.Updates++
+				if s.relax(u, c, v, h) {
 					s.st.Pushes++
 					q.push(entry{c, u, h})
-				} else if c == dist[x] && v < succ[x] {
-					succ[x] = v
+				} else if s.cycleAt >= 0 {
+					break
 				}
 			}
 		}

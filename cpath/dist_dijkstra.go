@@ -37,7 +37,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		s.st.Pushes++
 		s.st.MaxQueue = 1
 	}
-	dist, succ := s.dist, s.succ
+	dist := s.dist
 	lo := s.lo
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
 	for {
@@ -73,13 +73,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					s.send(u, c, v, h)
 					continue
 				}
-				k := u - lo
-				if c > dist[k] {
-					if !s.found(u, h) {
-						break
-					}
-					dist[k], succ[k] = c, v
-					s.st.Updates++
+				if s.relax(u, c, v, h) {
 					s.st.Pushes++
 					switch ne := (entry{c, u, h}); {
 					case !haveNext:
@@ -90,8 +84,8 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					default:
 						q.push(ne)
 					}
-				} else if c == dist[k] && v < succ[k] {
-					succ[k] = v
+				} else if s.cycleAt >= 0 {
+					break
 				}
 			}
 			if haveNext && len(q) > 0 && above(q[0], next) {

@@ -7,125 +7,11 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 	"github.com/cpath/cpath/internal/mpix"
 )
-
-// distHub joins the ranks of an in-process job (goroutines), so that the
-// distributed algorithms can be tested with several ranks without MPI.
-// Every collective is two barriers: contributions are posted, every rank
-// reads what it needs, and nobody posts again before all have read. Ranks
-// that call different collectives, or a rank that never comes, panic
-// instead of hanging the test.
-type distHub struct {
-	p     int
-	mu    sync.Mutex
-	count int
-	ch    chan struct{}
-	slots []any
-	ops   []string
-}
-
-func newDistHub(p int) *distHub {
-	return &distHub{p: p, ch: make(chan struct{}), slots: make([]any, p), ops: make([]string, p)}
-}
-
-func (h *distHub) barrier(op string) {
-	h.mu.Lock()
-	ch := h.ch
-	h.count++
-	if h.count == h.p {
-		h.count = 0
-		h.ch = make(chan struct{})
-		close(ch)
-		h.mu.Unlock()
-		return
-	}
-	h.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		panic("in-process job: a rank never reached collective " + op)
-	}
-}
-
-// distFakeRank is one rank of a distHub's job.
-type distFakeRank struct {
-	h            *distHub
-	rank         int
-	bytes, calls int64
-}
-
-func (c *distFakeRank) Rank() int             { return c.rank }
-func (c *distFakeRank) Size() int             { return c.h.p }
-func (c *distFakeRank) Stats() (int64, int64) { return c.bytes, c.calls }
-
-func (c *distFakeRank) collective(op string, mine any, read func(all []any)) {
-	h := c.h
-	c.calls++
-	h.slots[c.rank], h.ops[c.rank] = mine, op
-	h.barrier(op)
-	for p, o := range h.ops {
-		if o != op {
-			panic(fmt.Sprintf("in-process job: rank %d calls %s while rank %d calls %s", c.rank, op, p, o))
-		}
-	}
-	read(h.slots)
-	h.barrier(op)
-}
-
-func (c *distFakeRank) Alltoallv(send [][]byte) ([][]byte, error) {
-	if len(send) != c.h.p {
-		return nil, fmt.Errorf("Alltoallv with %d parts for %d ranks", len(send), c.h.p)
-	}
-	for p, b := range send {
-		if p != c.rank {
-			c.bytes += int64(len(b))
-		}
-	}
-	recv := make([][]byte, c.h.p)
-	c.collective("Alltoallv", send, func(all []any) {
-		for p, a := range all {
-			recv[p] = append([]byte{}, a.([][]byte)[c.rank]...)
-		}
-	})
-	return recv, nil
-}
-
-func (c *distFakeRank) Allgatherv(b []byte) ([][]byte, error) {
-	c.bytes += int64(len(b)) * int64(c.h.p-1)
-	recv := make([][]byte, c.h.p)
-	c.collective("Allgatherv", b, func(all []any) {
-		for p, a := range all {
-			recv[p] = append([]byte{}, a.([]byte)...)
-		}
-	})
-	return recv, nil
-}
-
-func (c *distFakeRank) Allreduce(x []int64, op mpix.Op) error {
-	var out []int64
-	c.collective(fmt.Sprintf("Allreduce(%d,%d)", len(x), op), x, func(all []any) {
-		out = append([]int64{}, all[0].([]int64)...)
-		for _, a := range all[1:] {
-			for i, y := range a.([]int64) {
-				switch op {
-				case mpix.Sum:
-					out[i] += y
-				case mpix.Min:
-					out[i] = min(out[i], y)
-				default:
-					out[i] = max(out[i], y)
-				}
-			}
-		}
-	})
-	copy(x, out)
-	return nil
-}
 
 // distShares splits g into the DistGraphs of the ranks with the given bounds.
 func distShares(g *Graph, target int32, bounds []int32) []*DistGraph {
@@ -190,16 +76,7 @@ func distRun(gs []*DistGraph, f func(c mpix.Comm, g *DistGraph) (*DistResult, er
 		res[0], errs[0] = f(&mpix.Single{}, gs[0])
 		return res, errs
 	}
-	h := newDistHub(P)
-	var wg sync.WaitGroup
-	for p := 0; p < P; p++ {
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			res[p], errs[p] = f(&distFakeRank{h: h, rank: p}, gs[p])
-		}(p)
-	}
-	wg.Wait()
+	cpathtest.Run(P, func(c mpix.Comm) { res[c.Rank()], errs[c.Rank()] = f(c, gs[c.Rank()]) })
 	return res, errs
 }
 
@@ -353,7 +230,7 @@ func TestDistChainRounds(t *testing.T) {
 		target := int32(n - 1)
 		if rev {
 			for i := range es {
-				es[i].u, es[i].v = n-1-es[i].u, n-1-es[i].v
+				es[i].U, es[i].V = n-1-es[i].U, n-1-es[i].V
 			}
 			target = 0
 		}

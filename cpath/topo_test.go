@@ -9,9 +9,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 	"github.com/cpath/cpath/internal/mpix"
 )
 
@@ -338,85 +338,10 @@ func TestTopoBadInput(t *testing.T) {
 	}
 }
 
-// topoGen makes a deterministic run of steps: in each, every thread of
-// every rank (rank 0 has three, rank 2 none when there are more than 3
-// ranks) computes and calls MPI for random lengths (some zero, rare clock
-// error, long waits); at random steps (one in six) all calls end
-// together, as in a barrier.
+// topoGen is cpathtest.TopoRun's run as TopoCalls.
 func topoGen(seed int64, ranks, calls int) *TopoCalls {
-	rng := rand.New(rand.NewSource(seed))
-	type call struct {
-		s, e   int64
-		thread int
-	}
-	threads := func(r int) int {
-		switch {
-		case r == 0:
-			return 3
-		case r == 2 && ranks > 3:
-			return 0
-		}
-		return 1
-	}
-	per := make([][]call, ranks)
-	clock := make([][]int64, ranks)
-	for r := range clock {
-		clock[r] = make([]int64, threads(r))
-		for k := range clock[r] {
-			clock[r][k] = rng.Int63n(100)
-		}
-	}
-	for step := 0; step < calls; step++ {
-		barrier := rng.Intn(6) == 0
-		at := make([]int, ranks) // where this step's calls start in per[r]
-		var latest int64
-		for r := 0; r < ranks; r++ {
-			at[r] = len(per[r])
-			for k := range clock[r] {
-				comp := rng.Int63n(1000)
-				switch rng.Intn(20) {
-				case 0:
-					comp = 0
-				case 1:
-					comp = -rng.Int63n(5) // clock error
-				}
-				s := clock[r][k] + comp
-				e := s + rng.Int63n(300)
-				switch rng.Intn(10) {
-				case 0:
-					e = s
-				case 1:
-					e += rng.Int63n(3000) // a long wait
-				}
-				per[r] = append(per[r], call{s, e, k})
-				latest = max(latest, s)
-			}
-		}
-		for r := 0; r < ranks; r++ {
-			for i := at[r]; i < len(per[r]); i++ {
-				c := &per[r][i]
-				if barrier {
-					c.e = latest + rng.Int63n(3)
-				}
-				clock[r][c.thread] = c.e
-			}
-		}
-	}
-	in := &TopoCalls{Ranks: ranks, RankStart: []int32{0}, RankHi: ranks}
-	for r := 0; r < ranks; r++ {
-		cs := per[r]
-		sort.SliceStable(cs, func(i, j int) bool { return cs[i].s < cs[j].s })
-		last := make([]int32, len(clock[r]))
-		for k := range last {
-			last[k] = -1
-		}
-		for _, c := range cs {
-			id := int32(len(in.Start))
-			in.Start, in.End, in.Prev = append(in.Start, c.s), append(in.End, c.e), append(in.Prev, last[c.thread])
-			last[c.thread] = id
-		}
-		in.RankStart = append(in.RankStart, int32(len(in.Start)))
-	}
+	in := &TopoCalls{Ranks: ranks, RankHi: ranks}
+	in.RankStart, in.Start, in.End, in.Prev = cpathtest.TopoRun(seed, ranks, calls)
 	return in
 }
 
@@ -429,130 +354,12 @@ func topoShare(full *TopoCalls, cuts []int, p int) *TopoCalls {
 		Start: full.Start[a:b], End: full.End[a:b], Prev: full.Prev[a:b]}
 }
 
-// topoCuts splits ranks logged ranks unevenly over P analyzer ranks (the
-// first takes most, some may take none).
-func topoCuts(ranks, P int, rng *rand.Rand) []int {
-	cuts := make([]int, P+1)
-	for p := 1; p < P; p++ {
-		cuts[p] = rng.Intn(ranks + 1)
-	}
-	cuts[P] = ranks
-	sort.Ints(cuts)
-	return cuts
-}
-
-// topoFake is an in-process job of n ranks (goroutines), to run the
-// collective code paths at P > 1 without MPI.
-type topoFake struct {
-	n       int
-	mu      sync.Mutex
-	cond    *sync.Cond
-	gen     int
-	arrived int
-	slots   []any
-}
-
-type topoFakeRank struct {
-	f            *topoFake
-	rank         int
-	bytes, calls int64
-}
-
-func newTopoFake(n int) *topoFake {
-	f := &topoFake{n: n, slots: make([]any, n)}
-	f.cond = sync.NewCond(&f.mu)
-	return f
-}
-
-func (f *topoFake) barrier() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	gen := f.gen
-	if f.arrived++; f.arrived == f.n {
-		f.arrived = 0
-		f.gen++
-		f.cond.Broadcast()
-		return
-	}
-	for gen == f.gen {
-		f.cond.Wait()
-	}
-}
-
-// all deposits v and returns every rank's deposit.
-func (r *topoFakeRank) all(v any) []any {
-	r.calls++
-	r.f.mu.Lock()
-	r.f.slots[r.rank] = v
-	r.f.mu.Unlock()
-	r.f.barrier()
-	r.f.mu.Lock()
-	out := slices.Clone(r.f.slots)
-	r.f.mu.Unlock()
-	r.f.barrier()
-	return out
-}
-
-func (r *topoFakeRank) Rank() int             { return r.rank }
-func (r *topoFakeRank) Size() int             { return r.f.n }
-func (r *topoFakeRank) Stats() (int64, int64) { return r.bytes, r.calls }
-func (r *topoFakeRank) Alltoallv(send [][]byte) ([][]byte, error) {
-	for p, b := range send {
-		if p != r.rank {
-			r.bytes += int64(len(b))
-		}
-	}
-	all := r.all(send)
-	recv := make([][]byte, r.f.n)
-	for p, v := range all {
-		recv[p] = slices.Clone(v.([][]byte)[r.rank])
-	}
-	return recv, nil
-}
-func (r *topoFakeRank) Allgatherv(b []byte) ([][]byte, error) {
-	r.bytes += int64(len(b)) * int64(r.f.n-1)
-	all := r.all(b)
-	recv := make([][]byte, r.f.n)
-	for p, v := range all {
-		recv[p] = slices.Clone(v.([]byte))
-	}
-	return recv, nil
-}
-func (r *topoFakeRank) Allreduce(x []int64, op mpix.Op) error {
-	all := r.all(slices.Clone(x))
-	for i := range x {
-		for p, v := range all {
-			y := v.([]int64)[i]
-			switch {
-			case p == 0:
-				x[i] = y
-			case op == mpix.Sum:
-				x[i] += y
-			case op == mpix.Min:
-				x[i] = min(x[i], y)
-			default:
-				x[i] = max(x[i], y)
-			}
-		}
-	}
-	return nil
-}
-
 // topoFakeRun runs Topo on P fake ranks with the given cuts.
 func topoFakeRun(full *TopoCalls, cuts []int, opt TopoOptions) ([]*TopoResult, error) {
 	P := len(cuts) - 1
-	f := newTopoFake(P)
 	res := make([]*TopoResult, P)
 	errs := make([]error, P)
-	var wg sync.WaitGroup
-	for p := 0; p < P; p++ {
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			res[p], errs[p] = Topo(&topoFakeRank{f: f, rank: p}, topoShare(full, cuts, p), opt)
-		}(p)
-	}
-	wg.Wait()
+	cpathtest.Run(P, func(c mpix.Comm) { res[c.Rank()], errs[c.Rank()] = Topo(c, topoShare(full, cuts, c.Rank()), opt) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -638,7 +445,7 @@ func TestTopoGeneratedRuns(t *testing.T) {
 				}
 			}
 			for P := 1; P <= 5; P++ {
-				cuts := topoCuts(size.ranks, P, rng)
+				cuts := cpathtest.Cuts(size.ranks, P, rng)
 				for _, opt := range topoOpts {
 					res, err := topoFakeRun(full, cuts, opt)
 					if err != nil {

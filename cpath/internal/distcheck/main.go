@@ -34,14 +34,10 @@ import (
 	"time"
 
 	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/emer/empi/mpi"
 )
-
-type edge struct {
-	u, v int32
-	w    int64
-}
 
 func main() {
 	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle")
@@ -232,19 +228,9 @@ func shareOf(g *cpath.Graph, target int32, bounds []int32, rank int) *cpath.Dist
 }
 
 // build makes the CSR-by-destination graph of n vertices and edges es.
-func build(n int, es []edge) *cpath.Graph {
-	g := &cpath.Graph{N: n, InStart: make([]int32, n+1), InSrc: make([]int32, len(es)), InWeight: make([]int64, len(es))}
-	for _, e := range es {
-		g.InStart[e.v+1]++
-	}
-	for v := 0; v < n; v++ {
-		g.InStart[v+1] += g.InStart[v]
-	}
-	next := append([]int32(nil), g.InStart[:n]...)
-	for _, e := range es {
-		g.InSrc[next[e.v]], g.InWeight[next[e.v]] = e.u, e.w
-		next[e.v]++
-	}
+func build(n int, es []cpathtest.Edge) *cpath.Graph {
+	g := &cpath.Graph{N: n}
+	g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(n, es)
 	return g
 }
 
@@ -253,18 +239,18 @@ func generate(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, e
 	rng := rand.New(rand.NewSource(seed))
 	switch kind {
 	case "random":
-		es, t := randomDAG(rng, n)
+		es, t := cpathtest.RandomDAG(rng, n)
 		return build(n, es), t, nil
 	case "chain", "chain-exact", "cycle":
-		es := chain(rng, n, kind == "chain-exact")
+		es := cpathtest.Chain(rng, n, kind == "chain-exact")
 		target := int32(n - 1)
 		if kind == "cycle" {
 			a := 1 + rng.Intn(n-1)
 			b := rng.Intn(a)
-			es = append(es, edge{int32(a), int32(b), 1 + rng.Int63n(10)})
+			es = append(es, cpathtest.Edge{U: int32(a), V: int32(b), W: 1 + rng.Int63n(10)})
 		} else if seed%2 == 0 {
 			for i := range es {
-				es[i].u, es[i].v = int32(n-1)-es[i].u, int32(n-1)-es[i].v
+				es[i].U, es[i].V = int32(n-1)-es[i].U, int32(n-1)-es[i].V
 			}
 			target = 0
 		}
@@ -274,140 +260,8 @@ func generate(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, e
 		if seed%2 == 0 {
 			clockErr = 200
 		}
-		g, t := pagLike(rng, n/2, max(1, procs), clockErr)
-		return g, t, nil
+		n, es, t := cpathtest.PAGLike(rng, n/2, max(1, procs), clockErr)
+		return build(n, es), t, nil
 	}
 	return nil, 0, fmt.Errorf("unknown graph kind %q", kind)
-}
-
-// chain is 0 -> 1 -> ... -> n-1 with weights in [0,1000), and for 1% of
-// the vertices a skip edge from up to 50 vertices back. If exact, the skip
-// edges' weights equal the chain's between their ends, as time differences
-// do in a PAG, and the label-correcting searches never correct; otherwise
-// they are equal, larger or smaller at random (a skip edge lighter than
-// the chain makes the largest-Dist-first order process the rest of the
-// chain twice: keep n small).
-func chain(rng *rand.Rand, n int, exact bool) []edge {
-	es := make([]edge, 0, n+n/50)
-	var sum []int64 // prefix sums of the chain, to make ties
-	sum = append(sum, 0)
-	for v := 1; v < n; v++ {
-		w := rng.Int63n(1000)
-		es = append(es, edge{int32(v - 1), int32(v), w})
-		sum = append(sum, sum[v-1]+w)
-		if v >= 2 && rng.Intn(100) == 0 {
-			u := max(0, v-2-rng.Intn(49))
-			w := sum[v] - sum[u] // a tie with the chain
-			switch k := rng.Intn(3); {
-			case exact:
-			case k == 0:
-				w += 1 + rng.Int63n(100)
-			case k == 1:
-				w = max(0, w-1-rng.Int63n(100))
-			}
-			es = append(es, edge{int32(u), int32(v), w})
-		}
-	}
-	return es
-}
-
-// randomDAG: edges go from lower to higher position in a random order of
-// the vertices (the identity half the time), weights from a small set to
-// force ties; the target is the last vertex in that order or a random one.
-func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	if rng.Intn(2) == 0 {
-		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-	}
-	var weight func() int64
-	switch rng.Intn(3) {
-	case 0:
-		weight = func() int64 { return int64(rng.Intn(3)) }
-	case 1:
-		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
-	default:
-		weight = func() int64 { return rng.Int63n(1_000_000) }
-	}
-	var es []edge
-	m := rng.Intn(3*n + 1)
-	for k := 0; k < m; k++ {
-		i, j := rng.Intn(n), rng.Intn(n)
-		if rng.Intn(3) == 0 && i+1 < n {
-			j = i + 1 + rng.Intn(min(3, n-i-1))
-		}
-		if i == j {
-			continue
-		}
-		if i > j {
-			i, j = j, i
-		}
-		es = append(es, edge{perm[i], perm[j], weight()})
-	}
-	target := perm[rng.Intn(n)]
-	if rng.Intn(2) == 0 {
-		target = perm[n-1]
-	}
-	return es, target
-}
-
-// pagLike is shaped like graph/'s PAG: procs threads of calls, numbered by
-// process, S(c) = 2c, E(c) = 2c+1, a call edge S->E and a program edge
-// E(c)->S(c+1), and for 90% of the calls a communication edge from the
-// start of the latest earlier call of another process. Weights are time
-// differences, with up to ±clockErr on communication edges; the target is
-// the last event.
-func pagLike(rng *rand.Rand, calls, procs int, clockErr int64) (*cpath.Graph, int32) {
-	per := max(1, calls/procs)
-	n := 2 * per * procs
-	start := make([]int64, per*procs)
-	end := make([]int64, per*procs)
-	for r := 0; r < procs; r++ {
-		t := rng.Int63n(1000)
-		for i := 0; i < per; i++ {
-			c := r*per + i
-			t += rng.Int63n(2000)
-			start[c] = t
-			t += 1 + rng.Int63n(1000)
-			if rng.Intn(100) == 0 {
-				t += 50_000
-			}
-			end[c] = t
-		}
-	}
-	var es []edge
-	target := int32(1)
-	for r := 0; r < procs; r++ {
-		for i := 0; i < per; i++ {
-			c := r*per + i
-			s, e := int32(2*c), int32(2*c+1)
-			es = append(es, edge{s, e, end[c] - start[c]})
-			if i > 0 {
-				es = append(es, edge{e - 2, s, start[c] - end[c-1]})
-			}
-			if end[c] > end[target/2] {
-				target = e
-			}
-			if procs == 1 || rng.Intn(10) == 0 {
-				continue
-			}
-			o := rng.Intn(procs - 1)
-			if o >= r {
-				o++
-			}
-			row := start[o*per : (o+1)*per]
-			j := sort.Search(per, func(j int) bool { return row[j] >= end[c] }) - 1
-			if j < 0 {
-				continue
-			}
-			w := end[c] - row[j]
-			if clockErr > 0 {
-				w = max(0, w+rng.Int63n(2*clockErr+1)-clockErr)
-			}
-			es = append(es, edge{int32(2 * (o*per + j)), e, w})
-		}
-	}
-	return build(n, es), target
 }

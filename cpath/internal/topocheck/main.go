@@ -18,9 +18,9 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
-	"sort"
 
 	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/emer/empi/mpi"
 )
@@ -59,7 +59,7 @@ func run(c mpix.Comm, bigRanks, bigCalls int) error {
 					return fmt.Errorf("%d×%d seed %d: %v", size.ranks, size.calls, seed, err)
 				}
 			}
-			cuts := uneven(size.ranks, P, rand.New(rand.NewSource(seed*100+int64(P))))
+			cuts := cpathtest.Cuts(size.ranks, P, rand.New(rand.NewSource(seed*100+int64(P))))
 			for _, opt := range opts {
 				res, err := cpath.Topo(c, share(full, cuts, c.Rank()), opt)
 				if err != nil {
@@ -110,97 +110,11 @@ func run(c mpix.Comm, bigRanks, bigCalls int) error {
 	return nil
 }
 
-// gen makes a deterministic run of steps: in each, every thread of every
-// rank (rank 0 has three, rank 2 none when there are more than 3 ranks)
-// computes and calls MPI for random lengths (some zero, rare clock error,
-// long waits); at random steps all calls end together, as in a barrier.
-// Each rank's calls are numbered by start time; Prev links each thread's.
+// gen is cpathtest.TopoRun's run as TopoCalls.
 func gen(seed int64, ranks, steps int) *cpath.TopoCalls {
-	rng := rand.New(rand.NewSource(seed))
-	type call struct {
-		s, e   int64
-		thread int
-	}
-	threads := func(r int) int {
-		switch {
-		case r == 0:
-			return 3
-		case r == 2 && ranks > 3:
-			return 0
-		}
-		return 1
-	}
-	per := make([][]call, ranks)
-	clock := make([][]int64, ranks)
-	for r := range clock {
-		clock[r] = make([]int64, threads(r))
-		for k := range clock[r] {
-			clock[r][k] = rng.Int63n(100)
-		}
-	}
-	at := make([]int, ranks)
-	for step := 0; step < steps; step++ {
-		barrier := rng.Intn(6) == 0
-		latest := int64(math.MinInt64)
-		for r := range per {
-			at[r] = len(per[r])
-			for k := range clock[r] {
-				comp := rng.Int63n(1000)
-				switch rng.Intn(20) {
-				case 0:
-					comp = 0
-				case 1:
-					comp = -rng.Int63n(5)
-				}
-				s := clock[r][k] + comp
-				e := s + rng.Int63n(300)
-				switch rng.Intn(10) {
-				case 0:
-					e = s
-				case 1:
-					e += rng.Int63n(3000)
-				}
-				per[r] = append(per[r], call{s, e, k})
-				latest = max(latest, s)
-			}
-		}
-		for r := range per {
-			for i := at[r]; i < len(per[r]); i++ {
-				cl := &per[r][i]
-				if barrier {
-					cl.e = latest + rng.Int63n(3)
-				}
-				clock[r][cl.thread] = cl.e
-			}
-		}
-	}
-	in := &cpath.TopoCalls{Ranks: ranks, RankStart: []int32{0}, RankHi: ranks}
-	for r, cs := range per {
-		sort.SliceStable(cs, func(i, j int) bool { return cs[i].s < cs[j].s })
-		last := make([]int32, threads(r))
-		for k := range last {
-			last[k] = -1
-		}
-		for _, cl := range cs {
-			id := int32(len(in.Start))
-			in.Start, in.End, in.Prev = append(in.Start, cl.s), append(in.End, cl.e), append(in.Prev, last[cl.thread])
-			last[cl.thread] = id
-		}
-		in.RankStart = append(in.RankStart, int32(len(in.Start)))
-	}
+	in := &cpath.TopoCalls{Ranks: ranks, RankHi: ranks}
+	in.RankStart, in.Start, in.End, in.Prev = cpathtest.TopoRun(seed, ranks, steps)
 	return in
-}
-
-// uneven cuts ranks logged ranks into P contiguous shares of random sizes
-// (some empty).
-func uneven(ranks, P int, rng *rand.Rand) []int {
-	cuts := make([]int, P+1)
-	for p := 1; p < P; p++ {
-		cuts[p] = rng.Intn(ranks + 1)
-	}
-	cuts[P] = ranks
-	sort.Ints(cuts)
-	return cuts
 }
 
 // share is analyzer rank p's part of a full run.

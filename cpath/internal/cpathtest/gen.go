@@ -1,0 +1,259 @@
+package cpathtest
+
+import (
+	"math/rand"
+	"sort"
+)
+
+// Edge is an edge u -> v of weight w.
+type Edge struct {
+	U, V int32
+	W    int64
+}
+
+// CSR gives the compressed sparse rows by destination of n vertices and
+// edges es, in the form cpath.Graph takes.
+func CSR(n int, es []Edge) (inStart, inSrc []int32, inWeight []int64) {
+	inStart, inSrc, inWeight = make([]int32, n+1), make([]int32, len(es)), make([]int64, len(es))
+	for _, e := range es {
+		inStart[e.V+1]++
+	}
+	for v := 0; v < n; v++ {
+		inStart[v+1] += inStart[v]
+	}
+	next := append([]int32(nil), inStart[:n]...)
+	for _, e := range es {
+		inSrc[next[e.V]], inWeight[next[e.V]] = e.U, e.W
+		next[e.V]++
+	}
+	return inStart, inSrc, inWeight
+}
+
+// RandomDAG: edges go from lower to higher rank in a random order of the
+// vertices (the identity half the time), so ids are not a topological
+// order in general; weights come from a small set to force ties.
+func RandomDAG(rng *rand.Rand, n int) ([]Edge, int32) {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if rng.Intn(2) == 0 {
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	}
+	var weight func() int64
+	switch rng.Intn(4) {
+	case 0:
+		weight = func() int64 { return int64(rng.Intn(3)) } // mostly ties and zeros
+	case 1:
+		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
+	case 2:
+		weight = func() int64 { return rng.Int63n(1_000_000) }
+	default:
+		weight = func() int64 { return 7 }
+	}
+	var es []Edge
+	if n > 1 {
+		m := rng.Intn(3*n + 1)
+		for k := 0; k < m; k++ {
+			i, j := rng.Intn(n), rng.Intn(n)
+			if rng.Intn(3) == 0 && i+1 < n { // short hops make long paths
+				j = i + 1 + rng.Intn(min(3, n-i-1))
+			}
+			if i == j {
+				continue
+			}
+			if i > j {
+				i, j = j, i
+			}
+			es = append(es, Edge{perm[i], perm[j], weight()})
+		}
+	}
+	target := perm[rng.Intn(n)]
+	if rng.Intn(2) == 0 { // the last vertex in topological order has the most ancestors
+		target = perm[n-1]
+	}
+	return es, target
+}
+
+// Chain is 0 -> 1 -> ... -> n-1 with weights in [0,1000), and for 1% of
+// the vertices a skip edge from up to 50 vertices back. If exact, the skip
+// edges' weights equal the chain's between their ends, as time differences
+// do in a PAG, and the label-correcting searches never correct; otherwise
+// they are equal, larger or smaller at random (a skip edge lighter than
+// the chain makes the largest-Dist-first order process the rest of the
+// chain twice: keep n small).
+func Chain(rng *rand.Rand, n int, exact bool) []Edge {
+	es := make([]Edge, 0, n+n/50)
+	var sum []int64 // prefix sums of the chain, to make ties
+	sum = append(sum, 0)
+	for v := 1; v < n; v++ {
+		w := rng.Int63n(1000)
+		es = append(es, Edge{int32(v - 1), int32(v), w})
+		sum = append(sum, sum[v-1]+w)
+		if v >= 2 && rng.Intn(100) == 0 {
+			u := max(0, v-2-rng.Intn(49))
+			w := sum[v] - sum[u] // a tie with the chain
+			switch k := rng.Intn(3); {
+			case exact:
+			case k == 0:
+				w += 1 + rng.Int63n(100)
+			case k == 1:
+				w = max(0, w-1-rng.Int63n(100))
+			}
+			es = append(es, Edge{int32(u), int32(v), w})
+		}
+	}
+	return es
+}
+
+// PAGLike is shaped like graph/'s PAG: procs threads of calls, numbered by
+// process, S(c) = 2c, E(c) = 2c+1, a call edge S->E and a program edge
+// E(c)->S(c+1), and for 90% of the calls a communication edge from the
+// start of the latest earlier call of another process. Weights are time
+// differences, with up to ±clockErr on communication edges; the target is
+// the last event.
+func PAGLike(rng *rand.Rand, calls, procs int, clockErr int64) (n int, es []Edge, target int32) {
+	per := max(1, calls/procs)
+	n = 2 * per * procs
+	start := make([]int64, per*procs)
+	end := make([]int64, per*procs)
+	for r := 0; r < procs; r++ {
+		t := rng.Int63n(1000)
+		for i := 0; i < per; i++ {
+			c := r*per + i
+			t += rng.Int63n(2000)
+			start[c] = t
+			t += 1 + rng.Int63n(1000)
+			if rng.Intn(100) == 0 {
+				t += 50_000
+			}
+			end[c] = t
+		}
+	}
+	target = 1
+	for r := 0; r < procs; r++ {
+		for i := 0; i < per; i++ {
+			c := r*per + i
+			s, e := int32(2*c), int32(2*c+1)
+			es = append(es, Edge{s, e, end[c] - start[c]})
+			if i > 0 {
+				es = append(es, Edge{e - 2, s, start[c] - end[c-1]})
+			}
+			if end[c] > end[target/2] {
+				target = e
+			}
+			if procs == 1 || rng.Intn(10) == 0 {
+				continue
+			}
+			o := rng.Intn(procs - 1)
+			if o >= r {
+				o++
+			}
+			row := start[o*per : (o+1)*per]
+			j := sort.Search(per, func(j int) bool { return row[j] >= end[c] }) - 1
+			if j < 0 {
+				continue
+			}
+			w := end[c] - row[j]
+			if clockErr > 0 {
+				w = max(0, w+rng.Int63n(2*clockErr+1)-clockErr)
+			}
+			es = append(es, Edge{int32(2 * (o*per + j)), e, w})
+		}
+	}
+	return n, es, target
+}
+
+// TopoRun makes a deterministic run of steps: in each, every thread of
+// every rank (rank 0 has three, rank 2 none when there are more than 3
+// ranks) computes and calls MPI for random lengths (some zero, rare clock
+// error, long waits); at random steps (one in six) all calls end
+// together, as in a barrier.
+func TopoRun(seed int64, ranks, calls int) (rankStart []int32, start, end []int64, prev []int32) {
+	rng := rand.New(rand.NewSource(seed))
+	type call struct {
+		s, e   int64
+		thread int
+	}
+	threads := func(r int) int {
+		switch {
+		case r == 0:
+			return 3
+		case r == 2 && ranks > 3:
+			return 0
+		}
+		return 1
+	}
+	per := make([][]call, ranks)
+	clock := make([][]int64, ranks)
+	for r := range clock {
+		clock[r] = make([]int64, threads(r))
+		for k := range clock[r] {
+			clock[r][k] = rng.Int63n(100)
+		}
+	}
+	for step := 0; step < calls; step++ {
+		barrier := rng.Intn(6) == 0
+		at := make([]int, ranks) // where this step's calls start in per[r]
+		var latest int64
+		for r := 0; r < ranks; r++ {
+			at[r] = len(per[r])
+			for k := range clock[r] {
+				comp := rng.Int63n(1000)
+				switch rng.Intn(20) {
+				case 0:
+					comp = 0
+				case 1:
+					comp = -rng.Int63n(5) // clock error
+				}
+				s := clock[r][k] + comp
+				e := s + rng.Int63n(300)
+				switch rng.Intn(10) {
+				case 0:
+					e = s
+				case 1:
+					e += rng.Int63n(3000) // a long wait
+				}
+				per[r] = append(per[r], call{s, e, k})
+				latest = max(latest, s)
+			}
+		}
+		for r := 0; r < ranks; r++ {
+			for i := at[r]; i < len(per[r]); i++ {
+				c := &per[r][i]
+				if barrier {
+					c.e = latest + rng.Int63n(3)
+				}
+				clock[r][c.thread] = c.e
+			}
+		}
+	}
+	rankStart = []int32{0}
+	for r := 0; r < ranks; r++ {
+		cs := per[r]
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].s < cs[j].s })
+		last := make([]int32, len(clock[r]))
+		for k := range last {
+			last[k] = -1
+		}
+		for _, c := range cs {
+			id := int32(len(start))
+			start, end, prev = append(start, c.s), append(end, c.e), append(prev, last[c.thread])
+			last[c.thread] = id
+		}
+		rankStart = append(rankStart, int32(len(start)))
+	}
+	return rankStart, start, end, prev
+}
+
+// Cuts splits ranks logged ranks unevenly over P analyzer ranks (the
+// first takes most, some may take none).
+func Cuts(ranks, P int, rng *rand.Rand) []int {
+	cuts := make([]int, P+1)
+	for p := 1; p < P; p++ {
+		cuts[p] = rng.Intn(ranks + 1)
+	}
+	cuts[P] = ranks
+	sort.Ints(cuts)
+	return cuts
+}
