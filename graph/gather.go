@@ -77,14 +77,11 @@ func (p *Part) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
 		return nil, err
 	}
 	t := make(CallTable, len(calls))
-	for q, bs := range got {
-		infos, err := mpix.FromBytes[CallInfo](bs)
-		if err != nil {
-			return nil, err
-		}
-		if len(infos) != len(ask[q]) {
-			return nil, fmt.Errorf("graph: %d answers for %d calls", len(infos), len(ask[q]))
-		}
+	answers, err := mpix.Answers[CallInfo](got, func(q int) int { return len(ask[q]) }, "call exchange")
+	if err != nil {
+		return nil, err
+	}
+	for q, infos := range answers {
 		for k, x := range ask[q] {
 			t[x] = infos[k]
 		}

@@ -819,14 +819,11 @@ func (b *partBuilder) correctClocks() error {
 		if err != nil {
 			return err
 		}
-		for q, bs := range got {
-			ts, err := mpix.FromBytes[int64](bs)
-			if err != nil {
-				return err
-			}
-			if len(ts) != len(asked[q]) {
-				return fmt.Errorf("graph: clock exchange: %d starts for %d causes", len(ts), len(asked[q]))
-			}
+		starts, err := mpix.Answers[int64](got, func(q int) int { return len(asked[q]) }, "clock exchange")
+		if err != nil {
+			return err
+		}
+		for q, ts := range starts {
 			for k, i := range asked[q] {
 				b.cache[b.deps[i].slot] = ts[k]
 			}
@@ -1067,14 +1064,11 @@ func (b *partBuilder) finalTimes() error {
 	if err != nil {
 		return err
 	}
-	for q, bs := range got {
-		ts, err := mpix.FromBytes[int64](bs)
-		if err != nil {
-			return err
-		}
-		if len(ts) != 2*len(b.collIdx[q]) {
-			return fmt.Errorf("graph: collective exchange: %d times for %d members", len(ts), len(b.collIdx[q]))
-		}
+	times, err := mpix.Answers[int64](got, func(q int) int { return 2 * len(b.collIdx[q]) }, "collective exchange")
+	if err != nil {
+		return err
+	}
+	for q, ts := range times {
 		for k, m := range b.collIdx[q] {
 			if m >= 0 {
 				p.PostStart[m], p.DoneEnd[m] = ts[2*k], ts[2*k+1]

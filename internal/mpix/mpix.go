@@ -196,3 +196,18 @@ func Split[T any](parts [][]byte) ([][]T, error) {
 	}
 	return out, nil
 }
+
+// Answers decodes the answers of an exchange in which rank q was asked
+// for want(q) values each, checking that each sent as many.
+func Answers[T any](got [][]byte, want func(q int) int, what string) ([][]T, error) {
+	out, err := Split[T](got)
+	if err != nil {
+		return nil, err
+	}
+	for q, xs := range out {
+		if len(xs) != want(q) {
+			return nil, fmt.Errorf("mpix: %s: rank %d sent %d values for %d asked", what, q, len(xs), want(q))
+		}
+	}
+	return out, nil
+}
