@@ -272,8 +272,15 @@ func checkFailLog(t *testing.T, mode string, rank int, logDir string, want failE
 	if inits != 1 {
 		t.Errorf("mode %s, rank %d: expected 1 MPI_Init record, got %d", mode, rank, inits)
 	}
-	if barriers < failBarriers {
-		t.Errorf("mode %s, rank %d: expected at least %d MPI_Barrier records, got %d", mode, rank, failBarriers, barriers)
+	least := failBarriers
+	if mode == "exit" && tr.Status == trace.EndSignal {
+		// Ended by mpirun's cleanup while still inside the last barrier,
+		// which the others had left before exiting: a call is recorded when
+		// it returns.
+		least--
+	}
+	if barriers < least {
+		t.Errorf("mode %s, rank %d: expected at least %d MPI_Barrier records, got %d", mode, rank, least, barriers)
 	}
 	if tr.Records != uint64(len(l.Records)) {
 		t.Errorf("mode %s, rank %d: trailer counts %d records, the log holds %d", mode, rank, tr.Records, len(l.Records))
