@@ -123,6 +123,24 @@ func (c *rank) Allgatherv(b []byte) ([][]byte, error) {
 	return recv, nil
 }
 
+func (c *rank) Gatherv(b []byte) ([][]byte, error) {
+	var recv [][]byte
+	if c.rank == 0 {
+		recv = make([][]byte, c.h.p)
+	} else {
+		c.bytes += int64(len(b))
+	}
+	c.collective("Gatherv", b, func(all []any) {
+		if c.rank != 0 {
+			return
+		}
+		for p, a := range all {
+			recv[p] = append([]byte{}, a.([]byte)...)
+		}
+	})
+	return recv, nil
+}
+
 func (c *rank) Allreduce(x []int64, op mpix.Op) error {
 	var out []int64
 	c.collective(fmt.Sprintf("Allreduce(%d,%d)", len(x), op), x, func(all []any) {
