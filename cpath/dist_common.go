@@ -537,7 +537,7 @@ func (s *distSearch) sumStats(res *DistResult, failed bool) error {
 	bytes, _ := s.c.Stats()
 	st := &s.st
 	x := []int64{s.reached, st.Relaxations, st.Updates, st.Pushes, st.Pops, st.Stale, st.Phases,
-		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0}
+		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0, int64(len(s.g.InSrc))}
 	if failed {
 		x[12] = 1
 	}
@@ -563,6 +563,7 @@ func (s *distSearch) sumStats(res *DistResult, failed bool) error {
 		sum.MaxQueue = max(sum.MaxQueue, int(y[9]))
 		sum.Rounds = max(sum.Rounds, y[10])
 		sum.BytesSent += y[11]
+		sum.Edges += y[13]
 		if y[12] != 0 && s.rank != 0 {
 			return fmt.Errorf("cpath: rank %d could not assemble the critical path", p)
 		}
