@@ -257,3 +257,89 @@ func Cuts(ranks, P int, rng *rand.Rand) []int {
 	sort.Ints(cuts)
 	return cuts
 }
+
+// SplitDAG is a graph shaped like the full PAG cut at global
+// synchronisation points, with what Split needs to know about it: k
+// splits, about n vertices in all (each split's vertices at random ids,
+// so every vertex range holds some of every split), vertex 0 the virtual
+// start (in split 0, no in-edges, out-edges to several vertices of split
+// 0). Inside a split the vertices are in a random topological order; each
+// has 1-3 in-edges from recent vertices in that order (sometimes any
+// earlier one), one in twenty is a hub with 5-20 in-edges; the split's
+// exit sits in the later half of the order, and the vertices after it
+// cannot reach it (dead ends: some have in-edges from the exit itself).
+// The exit of split j-1 leads into split j through 1-4 cross edges, one
+// of them into the first vertex of its order. Weights come from a small
+// set (ties) or, for wide, a large range. The target is the last exit.
+func SplitDAG(rng *rand.Rand, n, k int, wide bool) (es []Edge, split, exit []int32, target int32) {
+	n = max(n, 2*k+1)
+	split = make([]int32, n)
+	// Ids: 0 is the start; the others get splits by a random permutation,
+	// the first 2k of it giving each split at least two vertices.
+	perm := rng.Perm(n - 1)
+	for i, p := range perm {
+		s := i % k
+		if i >= 2*k {
+			s = rng.Intn(k)
+		}
+		split[p+1] = int32(s)
+	}
+	order := make([][]int32, k) // by split, a topological order
+	order[0] = append(order[0], 0)
+	for i := range perm {
+		v := int32(perm[i] + 1)
+		order[split[v]] = append(order[split[v]], v)
+	}
+	for s := range order {
+		o := order[s]
+		start := 0
+		if s == 0 {
+			start = 1 // the start vertex stays first
+		}
+		rng.Shuffle(len(o)-start, func(i, j int) { o[start+i], o[start+j] = o[start+j], o[start+i] })
+	}
+	weight := func() int64 { return []int64{0, 1, 2, 3, 5, 8}[rng.Intn(6)] }
+	if wide {
+		weight = func() int64 { return rng.Int63n(1_000_000) }
+	}
+	exit = make([]int32, k)
+	for s, o := range order {
+		m := len(o)
+		at := m - 1 - rng.Intn(max(1, m/4)) // the exit's position
+		if m > 1 && at < 1 {
+			at = 1
+		}
+		exit[s] = o[at]
+		for i := 1; i < m; i++ {
+			deg := 1 + rng.Intn(3)
+			if rng.Intn(20) == 0 {
+				deg = 5 + rng.Intn(16)
+			}
+			for d := 0; d < deg; d++ {
+				j := i - 1 - rng.Intn(min(i, 8))
+				if rng.Intn(5) == 0 {
+					j = rng.Intn(i)
+				}
+				es = append(es, Edge{o[j], o[i], weight()})
+			}
+			if i > at && rng.Intn(3) == 0 {
+				es = append(es, Edge{o[at], o[i], weight()}) // the exit into a dead end
+			}
+		}
+		if s == 0 {
+			for d := rng.Intn(4); d > 0 && m > 1; d-- {
+				es = append(es, Edge{0, o[1+rng.Intn(m-1)], weight()}) // launch edges
+			}
+		} else {
+			into := []int32{o[0]}
+			for d := rng.Intn(4); d > 0; d-- {
+				into = append(into, o[rng.Intn(max(1, at))])
+			}
+			for _, v := range into {
+				es = append(es, Edge{exit[s-1], v, weight()})
+			}
+		}
+	}
+	rng.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	return es, split, exit, exit[k-1]
+}
