@@ -15,9 +15,11 @@ import (
 // TestDistMPI runs internal/distcheck under mpirun with 1 to 4 ranks: on
 // every generated graph (random DAGs, chains, PAG-like runs with and
 // without clock error, graphs with a cycle), split evenly and unevenly,
-// ParallelDijkstra and ParallelDeltaStepping (default Δ and small ones)
-// must give DAG's path vertex for vertex, or, on a cycle, an error on
-// every rank. The driver checks; here only its verdict lines are counted.
+// ParallelDijkstra and ParallelDeltaStepping (default Δ and small ones),
+// and on split-structured graphs (and the others as one split) DistDAG and
+// Split in its four modes, must give DAG's path vertex for vertex, or, on
+// a cycle, an error on every rank. The driver checks; here only its
+// verdict lines are counted.
 func TestDistMPI(t *testing.T) {
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found in PATH: install the Debian package openmpi-bin to run this test")
@@ -38,6 +40,12 @@ func TestDistMPI(t *testing.T) {
 		{[]string{"-kind=random,chain,chain-exact,pag-like,cycle", "-n=2000", "-count=2", "-algo=dijkstra,delta"}, 40},
 		// Small graphs, many seeds, small Δ (many phases).
 		{[]string{"-kind=random,chain,pag-like,cycle", "-n=60", "-count=12", "-seed=10", "-algo=dijkstra,delta,delta:1,delta:7"}, 384},
+		// Split-structured graphs (full-PAG-like: many in-edges, hubs,
+		// exits), 2 and 12 splits: 2 seeds × 2 splits × 7 algorithms each.
+		{[]string{"-kind=split", "-n=3000", "-count=2", "-splits=2", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq,dijkstra,delta"}, 28},
+		{[]string{"-kind=split", "-n=500", "-count=6", "-seed=20", "-splits=12", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq"}, 60},
+		// The other kinds as one split, and cycles: 4 kinds × 3 seeds × 2 splits × 5 algorithms.
+		{[]string{"-kind=random,pag-like,chain,cycle", "-n=400", "-count=3", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq"}, 120},
 		// A longer chain, ids ascending and reversed.
 		{[]string{"-kind=chain-exact", "-n=200000", "-count=2", "-split=even", "-algo=dijkstra,delta"}, 4},
 	}

@@ -1,7 +1,8 @@
 //go:build mpi
 
 // Command distcheck runs cpath's distributed exact algorithms
-// (ParallelDijkstra, ParallelDeltaStepping) under MPI and checks them
+// (ParallelDijkstra, ParallelDeltaStepping, Split in its four modes,
+// DistDAG) under MPI and checks them
 // against the sequential DAG: every rank of an mpirun job generates the
 // same deterministic graph from the flags, takes its share of a split into
 // vertex ranges (even, or uneven with possibly empty ranges), and runs the
@@ -19,7 +20,12 @@
 // time-consistent weights, as in a PAG: the speed check), pag-like (per-process chains with
 // communication edges, exact times on odd seeds, clock error on even
 // ones), cycle (a chain with a positive back edge: every rank must return
-// a cycle error).
+// a cycle error), split (a graph shaped like the full PAG cut at global
+// synchronisation points, cpathtest.SplitDAG, with -splits splits; the
+// other kinds are one split to Split).
+//
+// Algorithms: dijkstra, delta, delta:Δ, dag (DistDAG), split:MODE (Split
+// in MODE: par-par, seq-par, par-seq, seq-seq).
 package main
 
 import (
@@ -48,6 +54,7 @@ func main() {
 	delta := flag.Int64("delta", 0, "Δ for delta (<= 0: DistDefaultDelta)")
 	splits := flag.String("split", "even,uneven", "comma-separated splits: even, uneven")
 	procs := flag.Int("procs", 8, "pag-like: processes of the simulated run")
+	nsplits := flag.Int("splits", 8, "split: splits of the generated graph")
 	check := flag.Bool("check", true, "compare with DAG on rank 0")
 	repeat := flag.Int("repeat", 1, "runs of each case; the times printed are the best")
 	flag.Parse()
@@ -55,7 +62,7 @@ func main() {
 	c := mpix.World()
 	code := 0
 	if err := run(c, strings.Split(*kinds, ","), *n, *seed, *count, strings.Split(*algos, ","), *delta,
-		strings.Split(*splits, ","), *procs, *check, max(1, *repeat)); err != nil {
+		strings.Split(*splits, ","), *procs, *nsplits, *check, max(1, *repeat)); err != nil {
 		if c.Rank() == 0 {
 			fmt.Println(err)
 		}
@@ -68,14 +75,14 @@ func main() {
 // run returns an error on every rank after the first case that fails on
 // any rank.
 func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []string, delta int64,
-	splits []string, procs int, check bool, repeat int) error {
+	splits []string, procs, nsplits int, check bool, repeat int) error {
 	P := c.Size()
 	if c.Rank() == 0 {
 		fmt.Printf("job size=%d\n", P)
 	}
 	for _, kind := range kinds {
 		for seed := seed0; seed < seed0+int64(count); seed++ {
-			g, target, err := generate(kind, n, seed, procs)
+			g, target, sin, err := generate(kind, n, seed, procs, nsplits)
 			if err != nil {
 				return err
 			}
@@ -107,6 +114,11 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 					switch name, arg, _ := strings.Cut(algo, ":"); {
 					case algo == "dijkstra":
 						run = func() (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, share) }
+					case algo == "dag":
+						run = func() (*cpath.DistResult, error) { return cpath.DistDAG(c, share) }
+					case name == "split":
+						in := &cpath.SplitInput{Split: sin.Split[share.Lo:share.Hi], Exit: sin.Exit}
+						run = func() (*cpath.DistResult, error) { return cpath.Split(c, share, in, cpath.SplitMode(arg)) }
 					case name == "delta":
 						if arg != "" {
 							if d, err = strconv.ParseInt(arg, 10, 64); err != nil {
@@ -147,8 +159,9 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 							continue
 						}
 						st := res.Stats
-						fmt.Printf("OK %s length=%d vertices=%d reached=%d rounds=%d phases=%d pops=%d bytes=%d time=%.3fs dag=%.3fs\n",
+						fmt.Printf("OK %s length=%d vertices=%d reached=%d rounds=%d phases=%d pops=%d relax=%d edges=%d relax/edge=%.3f splits=%d bytes=%d time=%.3fs dag=%.3fs\n",
 							what, res.Path.Length, len(res.Path.Vertices), st.Reached, st.Rounds, st.Phases, st.Pops,
+							st.Relaxations, st.Edges, float64(st.Relaxations)/float64(max(1, st.Edges)), st.Splits,
 							st.BytesSent, el.Seconds(), refTime.Seconds())
 					}
 				}
@@ -234,7 +247,22 @@ func build(n int, es []cpathtest.Edge) *cpath.Graph {
 	return g
 }
 
-func generate(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, error) {
+// generate makes the graph of kind, its target and its split input (one
+// split for the kinds other than split).
+func generate(kind string, n int, seed int64, procs, nsplits int) (*cpath.Graph, int32, *cpath.SplitInput, error) {
+	if kind == "split" {
+		rng := rand.New(rand.NewSource(seed))
+		es, split, exit, target := cpathtest.SplitDAG(rng, n, max(1, nsplits), seed%2 == 0)
+		return build(len(split), es), target, &cpath.SplitInput{Split: split, Exit: exit}, nil
+	}
+	g, target, err := generateOne(kind, n, seed, procs)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return g, target, &cpath.SplitInput{Split: make([]int32, g.N), Exit: []int32{target}}, nil
+}
+
+func generateOne(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, error) {
 	n = max(n, 2)
 	rng := rand.New(rand.NewSource(seed))
 	switch kind {
