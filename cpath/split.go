@@ -120,6 +120,12 @@ type splitter struct {
 	// elsewhere): D_k and the Succ of Exit[k], from the cross edges.
 	bdist []int64
 	bsucc []int32
+	// The par modes' search, by owned vertex: its position in a
+	// topological order of the owned edges, the edges of the walk that
+	// gave its Dist, whether it is queued.
+	pos    []int32
+	hops   []int32
+	queued []bool
 }
 
 // isExit reports whether owned vertex u is the exit of a split other than
@@ -255,13 +261,14 @@ func (sp *splitter) checkLocal(in *SplitInput, mode SplitMode) error {
 }
 
 // parallel searches the splits with every rank taking part (par-par,
-// par-seq): a label-correcting search from the exits, as
-// ParallelDijkstra's, that relaxes edges inside a split and turns cross
-// edges into offers to the boundary slot of the previous split's exit. With
-// seqSplits the splits are searched one after another from the last, each
-// from its own exit; otherwise all at once, from every exit.
+// par-seq): a label-correcting search from the exits that relaxes edges
+// inside a split and turns cross edges into offers to the boundary slot
+// of the previous split's exit. With seqSplits the splits are searched one
+// after another from the last, each from its own exit; otherwise all at
+// once, from every exit.
 func (sp *splitter) parallel(seqSplits bool) error {
 	g := sp.g
+	sp.order()
 	if !seqSplits {
 		var seeds []int32
 		for _, x := range sp.exit {
@@ -283,34 +290,95 @@ func (sp *splitter) parallel(seqSplits bool) error {
 	return nil
 }
 
+// order numbers the owned vertices in a topological order of the edges
+// between them (u before v for every owned edge u->v; vertices on a
+// cycle, which the search will report, last): Kahn's algorithm from the
+// owned sinks, O(owned vertices and edges), no communication.
+func (sp *splitter) order() {
+	g := sp.g
+	nv := int(g.Hi - g.Lo)
+	outdeg := make([]int32, nv)
+	for _, u := range g.InSrc {
+		if sp.ds.owns(u) {
+			outdeg[u-g.Lo]++
+		}
+	}
+	sp.pos = make([]int32, nv)
+	for i := range sp.pos {
+		sp.pos[i] = -1
+	}
+	stack := make([]int32, 0, nv)
+	for i, d := range outdeg {
+		if d == 0 {
+			stack = append(stack, int32(i))
+		}
+	}
+	next := int32(nv - 1)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		sp.pos[i] = next
+		next--
+		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+			if u := g.InSrc[j]; sp.ds.owns(u) {
+				if outdeg[u-g.Lo]--; outdeg[u-g.Lo] == 0 {
+					stack = append(stack, u-g.Lo)
+				}
+			}
+		}
+	}
+	for i, p := range sp.pos {
+		if p < 0 { // on or before a local cycle
+			sp.pos[i] = next
+			next--
+		}
+	}
+	sp.hops = make([]int32, nv)
+	sp.queued = make([]bool, nv)
+}
+
 // search runs the distributed search from seeds (owned exits, L = 0)
 // until no rank has work left.
+//
+// Its order is not Dijkstra's (the largest Dist first), which on graphs
+// with many in-edges per vertex processes vertices again and again (the
+// first Dist a vertex gets is rarely its last): a rank takes its queued
+// vertices latest first in a topological order of its own edges (order).
+// Every vertex a rank queues while processing v precedes v in that order,
+// so the vertices come off the queue in decreasing order and each is
+// processed at most once per round, with every improvement its owned
+// successors give it that round already in. Only offers from other ranks,
+// in later rounds, make it process a vertex again. The queue holds each
+// vertex once, keyed by its position; its Dist is read when it is taken.
 func (sp *splitter) search(seeds []int32) error {
 	s, g := sp.ds, sp.g
 	lo := s.lo
-	dist := s.dist
+	dist, pos, hops, queued := s.dist, sp.pos, sp.hops, sp.queued
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
-	var q queue
+	var q queue // entries: d = position, v = vertex
+	push := func(u int32) {
+		if i := u - lo; !queued[i] {
+			queued[i] = true
+			q.push(entry{d: int64(pos[i]), v: u})
+			s.st.Pushes++
+		}
+	}
 	for _, x := range seeds {
-		dist[x-lo] = 0
-		q.push(entry{0, x, 0})
-		s.st.Pushes++
+		dist[x-lo], hops[x-lo] = 0, 0
+		push(x)
 	}
 	s.st.MaxQueue = max(s.st.MaxQueue, len(q))
 	for {
 		for len(q) > 0 && s.cycleAt < 0 {
-			e := q.pop()
-			v, d := e.v, e.d
+			v := q.pop().v
 			i := v - lo
-			if dist[i] != d {
-				s.st.Stale++
-				continue
-			}
+			queued[i] = false
+			d := dist[i]
 			s.st.Pops++
 			k := sp.split[i]
 			a, b := inStart[i], inStart[i+1]
 			s.st.Relaxations += int64(b - a)
-			h := e.h + 1
+			h := hops[i] + 1
 			for j := a; j < b; j++ {
 				u := inSrc[j]
 				c := d + inWeight[j]
@@ -335,8 +403,8 @@ func (sp *splitter) search(seeds []int32) error {
 					continue
 				}
 				if s.relax(u, c, v, h) {
-					q.push(entry{c, u, h})
-					s.st.Pushes++
+					hops[u-lo] = h
+					push(u)
 				} else if s.cycleAt >= 0 {
 					break
 				}
@@ -359,8 +427,8 @@ func (sp *splitter) search(seeds []int32) error {
 				continue
 			}
 			if s.relax(m.U, m.C, m.V, m.H) {
-				q.push(entry{m.C, m.U, m.H})
-				s.st.Pushes++
+				hops[m.U-lo] = m.H
+				push(m.U)
 			}
 		}
 		s.st.MaxQueue = max(s.st.MaxQueue, len(q))

@@ -83,6 +83,33 @@ func TestSplitAgainstDAG(t *testing.T) {
 	}
 }
 
+// TestSplitFullPAG: the same on graphs shaped like the full PAG
+// (processes in lockstep, 1-3 communication in-edges per call, global
+// collectives through hub vertices, time-consistent weights).
+func TestSplitFullPAG(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i, c := range []struct{ procs, steps, every int }{{1, 5, 2}, {3, 40, 7}, {8, 60, 10}, {5, 30, 100}, {4, 50, 1}} {
+		es, split, exit, target := cpathtest.FullPAG(rng, c.procs, c.steps, c.every)
+		g := &Graph{N: len(split)}
+		g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(len(split), es)
+		sg := splitGraph{g, len(es), split, exit, target}
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatalf("case %d: dag: %v", i, err)
+		}
+		for P := 1; P <= 4; P++ {
+			for _, a := range splitAlgos(sg) {
+				name := fmt.Sprintf("case %d %+v/P=%d/%s", i, c, P, a.name)
+				res, errs := distRun(distShares(g, target, distRandomBounds(rng, g.N, P)), a.run)
+				checkDistResult(t, name, ref, res, errs)
+				if st := res[0].Stats; st.Edges != int64(len(es)) || (strings.HasPrefix(a.name, "split") && st.Splits != len(exit)) {
+					t.Fatalf("%s: %d edges, %d splits; want %d, %d", name, st.Edges, st.Splits, len(es), len(exit))
+				}
+			}
+		}
+	}
+}
+
 // TestSplitKnown: small hand-made cases, where the exit's two roles and
 // ties across a cut matter.
 func TestSplitKnown(t *testing.T) {

@@ -343,3 +343,104 @@ func SplitDAG(rng *rand.Rand, n, k int, wide bool) (es []Edge, split, exit []int
 	rng.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
 	return es, split, exit, exit[k-1]
 }
+
+// FullPAG is shaped like the full PAG of a run of procs processes, steps
+// calls each, in lockstep: vertex 0 is the virtual start with a launch
+// edge to each process's first call; call i of process r has S = 1 +
+// 2(r*steps+i) and E = S+1, a program edge from the previous call's E
+// (the computation) and, for a point-to-point call, a call edge S->E
+// (its own time, waiting removed) and 1-3 communication edges from the S
+// of calls of other processes at the same or the previous step (a
+// receive or a wait for several requests; weight: the completion minus
+// the later start). Every every-th step is a global collective, routed
+// through a hub vertex (ids after the calls): S -> hub (0) for each
+// member and hub -> E (the completion minus the last start); those hubs
+// are the exits of the splits. Weights are time differences (no clock
+// error), as in a PAG. The target, the last split's exit, is the E of
+// the call that ends last after the last collective.
+func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []int32, target int32) {
+	procs, steps, every = max(1, procs), max(2, steps), max(1, every)
+	ncoll := (steps - 1) / every // collectives at steps every-1, 2every-1, ... before the last
+	n := 1 + 2*procs*steps + ncoll
+	split = make([]int32, n)
+	exit = make([]int32, 0, ncoll+1)
+	S := func(r, i int) int32 { return int32(1 + 2*(r*steps+i)) }
+	st := make([][]int64, procs) // start times by process, step
+	en := make([][]int64, procs)
+	for r := range st {
+		st[r], en[r] = make([]int64, steps), make([]int64, steps)
+	}
+	k := int32(0)
+	last := make([]int64, procs) // each process's clock
+	first := make([]int, procs)  // each process's first step of the current split
+	for i := 0; i < steps; i++ {
+		for r := 0; r < procs; r++ {
+			comp := rng.Int63n(1000)
+			if rng.Intn(50) == 0 {
+				comp += 20_000 // imbalance
+			}
+			st[r][i] = last[r] + comp
+			if i == 0 {
+				es = append(es, Edge{0, S(r, 0), st[r][0]})
+			} else {
+				es = append(es, Edge{S(r, i-1) + 1, S(r, i), comp})
+			}
+			split[S(r, i)], split[S(r, i)+1] = k, k
+		}
+		if i%every == every-1 && int(k) < ncoll {
+			hub := int32(1 + 2*procs*steps + int(k))
+			split[hub] = k
+			latest := int64(0)
+			for r := 0; r < procs; r++ {
+				latest = max(latest, st[r][i])
+				es = append(es, Edge{S(r, i), hub, 0})
+			}
+			k++
+			for r := 0; r < procs; r++ {
+				en[r][i] = latest + 1 + rng.Int63n(50)
+				es = append(es, Edge{hub, S(r, i) + 1, en[r][i] - latest})
+				split[S(r, i)+1] = k
+				last[r], first[r] = en[r][i], i+1
+			}
+			exit = append(exit, hub)
+			continue
+		}
+		for r := 0; r < procs; r++ {
+			own := 1 + rng.Int63n(200)
+			end := st[r][i] + own
+			type from struct {
+				u int32
+				s int64
+			}
+			var fs []from
+			for d := rng.Intn(4); d > 0 && procs > 1; d-- { // 0-3 partners
+				o := rng.Intn(procs - 1)
+				if o >= r {
+					o++
+				}
+				j := i
+				if i > first[r] && i > 0 && rng.Intn(2) == 0 {
+					j = i - 1 // a recent call of the same split
+				}
+				s := st[o][j] + rng.Int63n(100)
+				fs = append(fs, from{S(o, j), st[o][j]})
+				end = max(end, s+1+rng.Int63n(300))
+			}
+			en[r][i] = end
+			es = append(es, Edge{S(r, i), S(r, i) + 1, min(own, end-st[r][i])})
+			for _, f := range fs {
+				es = append(es, Edge{f.u, S(r, i) + 1, end - max(st[r][i], f.s)})
+			}
+			last[r] = end
+		}
+	}
+	best := 0
+	for r := 1; r < procs; r++ {
+		if en[r][steps-1] > en[best][steps-1] {
+			best = r
+		}
+	}
+	target = S(best, steps-1) + 1
+	exit = append(exit, target)
+	return es, split, exit, target
+}

@@ -21,8 +21,11 @@
 // communication edges, exact times on odd seeds, clock error on even
 // ones), cycle (a chain with a positive back edge: every rank must return
 // a cycle error), split (a graph shaped like the full PAG cut at global
-// synchronisation points, cpathtest.SplitDAG, with -splits splits; the
-// other kinds are one split to Split).
+// synchronisation points, cpathtest.SplitDAG, with -splits splits),
+// full-pag (cpathtest.FullPAG: -procs processes in lockstep, time-
+// consistent weights, 1-3 communication in-edges per call, a global
+// collective through a hub vertex -splits times); the other kinds are one
+// split to Split.
 //
 // Algorithms: dijkstra, delta, delta:Δ, dag (DistDAG), split:MODE (Split
 // in MODE: par-par, seq-par, par-seq, seq-seq).
@@ -46,7 +49,7 @@ import (
 )
 
 func main() {
-	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle")
+	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle, split, full-pag")
 	n := flag.Int("n", 1000, "vertices (about, for pag-like)")
 	seed := flag.Int64("seed", 1, "first seed")
 	count := flag.Int("count", 1, "number of seeds, from -seed on")
@@ -250,9 +253,18 @@ func build(n int, es []cpathtest.Edge) *cpath.Graph {
 // generate makes the graph of kind, its target and its split input (one
 // split for the kinds other than split).
 func generate(kind string, n int, seed int64, procs, nsplits int) (*cpath.Graph, int32, *cpath.SplitInput, error) {
-	if kind == "split" {
+	switch kind {
+	case "split", "full-pag":
 		rng := rand.New(rand.NewSource(seed))
-		es, split, exit, target := cpathtest.SplitDAG(rng, n, max(1, nsplits), seed%2 == 0)
+		var es []cpathtest.Edge
+		var split, exit []int32
+		var target int32
+		if kind == "split" {
+			es, split, exit, target = cpathtest.SplitDAG(rng, n, max(1, nsplits), seed%2 == 0)
+		} else {
+			steps := max(2, n/(2*max(1, procs)))
+			es, split, exit, target = cpathtest.FullPAG(rng, procs, steps, max(1, steps/max(1, nsplits)))
+		}
 		return build(len(split), es), target, &cpath.SplitInput{Split: split, Exit: exit}, nil
 	}
 	g, target, err := generateOne(kind, n, seed, procs)
