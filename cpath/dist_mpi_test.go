@@ -46,6 +46,9 @@ func TestDistMPI(t *testing.T) {
 		{[]string{"-kind=split", "-n=500", "-count=6", "-seed=20", "-splits=12", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq"}, 60},
 		// Full-PAG-like graphs: 2 seeds × 2 splits × 6 algorithms.
 		{[]string{"-kind=full-pag", "-n=4000", "-count=2", "-procs=6", "-splits=9", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq,delta"}, 24},
+		// A split input with an edge between splits: every split mode fails
+		// on every rank (dag is unaffected): 2 seeds × 2 splits × 5.
+		{[]string{"-kind=bad-split", "-n=500", "-count=2", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq"}, 20},
 		// The other kinds as one split, and cycles: 4 kinds × 3 seeds × 2 splits × 5 algorithms.
 		{[]string{"-kind=random,pag-like,chain,cycle", "-n=400", "-count=3", "-algo=dag,split:par-par,split:seq-par,split:par-seq,split:seq-seq"}, 120},
 		// A longer chain, ids ascending and reversed.

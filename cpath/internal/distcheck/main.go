@@ -24,8 +24,10 @@
 // synchronisation points, cpathtest.SplitDAG, with -splits splits),
 // full-pag (cpathtest.FullPAG: -procs processes in lockstep, time-
 // consistent weights, 1-3 communication in-edges per call, a global
-// collective through a hub vertex -splits times); the other kinds are one
-// split to Split.
+// collective through a hub vertex -splits times), bad-split (split with
+// one vertex moved to the next split: Split must fail on every rank, the
+// other algorithms are unaffected); the other kinds are one split to
+// Split.
 //
 // Algorithms: dijkstra, delta, delta:Δ, dag (DistDAG), split:MODE (Split
 // in MODE: par-par, seq-par, par-seq, seq-seq).
@@ -49,7 +51,7 @@ import (
 )
 
 func main() {
-	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle, split, full-pag")
+	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle, split, full-pag, bad-split")
 	n := flag.Int("n", 1000, "vertices (about, for pag-like)")
 	seed := flag.Int64("seed", 1, "first seed")
 	count := flag.Int("count", 1, "number of seeds, from -seed on")
@@ -145,7 +147,7 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 							el = e
 						}
 					}
-					msg := verdict(c.Rank(), kind, check, res, err, ref)
+					msg := verdict(c.Rank(), kind, strings.HasPrefix(algo, "split"), check, res, err, ref)
 					bad, cerr := mpix.Any(c, msg != "")
 					if cerr != nil {
 						return cerr
@@ -175,10 +177,16 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 }
 
 // verdict is "" if this rank's result is right.
-func verdict(rank int, kind string, check bool, res *cpath.DistResult, err error, ref *cpath.Result) string {
+func verdict(rank int, kind string, splitAlgo, check bool, res *cpath.DistResult, err error, ref *cpath.Result) string {
 	if kind == "cycle" {
 		if err == nil || !strings.Contains(err.Error(), "cycle") {
 			return fmt.Sprintf("rank %d: error %v, want a cycle", rank, err)
+		}
+		return ""
+	}
+	if kind == "bad-split" && splitAlgo {
+		if err == nil || !strings.Contains(err.Error(), "leads from split") {
+			return fmt.Sprintf("rank %d: error %v, want an edge between splits", rank, err)
 		}
 		return ""
 	}
@@ -254,13 +262,28 @@ func build(n int, es []cpathtest.Edge) *cpath.Graph {
 // split for the kinds other than split).
 func generate(kind string, n int, seed int64, procs, nsplits int) (*cpath.Graph, int32, *cpath.SplitInput, error) {
 	switch kind {
-	case "split", "full-pag":
+	case "split", "full-pag", "bad-split":
 		rng := rand.New(rand.NewSource(seed))
 		var es []cpathtest.Edge
 		var split, exit []int32
 		var target int32
-		if kind == "split" {
-			es, split, exit, target = cpathtest.SplitDAG(rng, n, max(1, nsplits), seed%2 == 0)
+		if kind != "full-pag" {
+			es, split, exit, target = cpathtest.SplitDAG(rng, n, max(2, nsplits), seed%2 == 0)
+			if kind == "bad-split" {
+				// An edge between two vertices of one split that are no
+				// exits: its destination moves to the next split.
+				isExit := make(map[int32]bool)
+				for _, x := range exit {
+					isExit[x] = true
+				}
+				for _, k := range rng.Perm(len(es)) {
+					e := es[k]
+					if !isExit[e.U] && !isExit[e.V] && split[e.U] == split[e.V] && int(split[e.V])+1 < len(exit) {
+						split[e.V]++
+						break
+					}
+				}
+			}
 		} else {
 			steps := max(2, n/(2*max(1, procs)))
 			es, split, exit, target = cpathtest.FullPAG(rng, procs, steps, max(1, steps/max(1, nsplits)))
