@@ -12,7 +12,7 @@ import (
 // SplitMode says how the global split (paper §4.4) solves its splits:
 // the first word is the algorithm inside a split (seq: the sequential
 // reference, Solver.DAG, on the split shipped whole to one rank; par: the
-// ranks search it together in rounds, as ParallelDijkstra does), the
+// ranks sweep it together in rounds, see splitter.search), the
 // second how the splits are taken (seq: one after another from the last;
 // par: all at once, then stitched).
 type SplitMode string
@@ -67,8 +67,9 @@ type SplitInput struct {
 // closes a cycle and is reported as one.
 //
 // Stats: Relaxations and Pops are the searches' (for seq modes DAG's on
-// each split), Rounds the collective calls before the path extraction,
-// Splits K, Edges the edges of the graph.
+// each split: each edge into an ancestor once; for par modes two passes:
+// twice), Rounds the collective calls before the path extraction, Splits
+// K, Edges the edges of the graph.
 func Split(c mpix.Comm, g *DistGraph, in *SplitInput, mode SplitMode) (*DistResult, error) {
 	if err := checkDist(c, g, 0); err != nil {
 		return nil, err
@@ -120,12 +121,9 @@ type splitter struct {
 	// elsewhere): D_k and the Succ of Exit[k], from the cross edges.
 	bdist []int64
 	bsucc []int32
-	// The par modes' search, by owned vertex: its position in a
-	// topological order of the owned edges, the edges of the walk that
-	// gave its Dist, whether it is queued.
-	pos    []int32
-	hops   []int32
-	queued []bool
+	// The par modes' search, by owned vertex: its out-edges into
+	// ancestors not yet relaxed (-1: not an ancestor, -2: processed).
+	pending []int32
 }
 
 // isExit reports whether owned vertex u is the exit of a split other than
@@ -261,14 +259,17 @@ func (sp *splitter) checkLocal(in *SplitInput, mode SplitMode) error {
 }
 
 // parallel searches the splits with every rank taking part (par-par,
-// par-seq): a label-correcting search from the exits that relaxes edges
-// inside a split and turns cross edges into offers to the boundary slot
-// of the previous split's exit. With seqSplits the splits are searched one
-// after another from the last, each from its own exit; otherwise all at
-// once, from every exit.
+// par-seq), from the exits, relaxing edges inside a split and turning
+// cross edges into offers to the boundary slot of the previous split's
+// exit. With seqSplits the splits are searched one after another from the
+// last, each from its own exit; otherwise all at once, from every exit.
 func (sp *splitter) parallel(seqSplits bool) error {
 	g := sp.g
-	sp.order()
+	nv := int(g.Hi - g.Lo)
+	sp.pending = make([]int32, nv)
+	for i := range sp.pending {
+		sp.pending[i] = -1
+	}
 	if !seqSplits {
 		var seeds []int32
 		for _, x := range sp.exit {
@@ -290,105 +291,58 @@ func (sp *splitter) parallel(seqSplits bool) error {
 	return nil
 }
 
-// order numbers the owned vertices in a topological order of the edges
-// between them (u before v for every owned edge u->v; vertices on a
-// cycle, which the search will report, last): Kahn's algorithm from the
-// owned sinks, O(owned vertices and edges), no communication.
-func (sp *splitter) order() {
-	g := sp.g
-	nv := int(g.Hi - g.Lo)
-	outdeg := make([]int32, nv)
-	for _, u := range g.InSrc {
-		if sp.ds.owns(u) {
-			outdeg[u-g.Lo]++
-		}
-	}
-	sp.pos = make([]int32, nv)
-	for i := range sp.pos {
-		sp.pos[i] = -1
-	}
-	stack := make([]int32, 0, nv)
-	for i, d := range outdeg {
-		if d == 0 {
-			stack = append(stack, int32(i))
-		}
-	}
-	next := int32(nv - 1)
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		sp.pos[i] = next
-		next--
-		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
-			if u := g.InSrc[j]; sp.ds.owns(u) {
-				if outdeg[u-g.Lo]--; outdeg[u-g.Lo] == 0 {
-					stack = append(stack, u-g.Lo)
-				}
-			}
-		}
-	}
-	for i, p := range sp.pos {
-		if p < 0 { // on or before a local cycle
-			sp.pos[i] = next
-			next--
-		}
-	}
-	sp.hops = make([]int32, nv)
-	sp.queued = make([]bool, nv)
-}
-
-// search runs the distributed search from seeds (owned exits, L = 0)
-// until no rank has work left.
+// search solves the splits of seeds (owned exits, L = 0) in two passes
+// over their ancestors, each relaxing every edge into an ancestor once:
 //
-// Its order is not Dijkstra's (the largest Dist first), which on graphs
-// with many in-edges per vertex processes vertices again and again (the
-// first Dist a vertex gets is rarely its last): a rank takes its queued
-// vertices latest first in a topological order of its own edges (order).
-// Every vertex a rank queues while processing v precedes v in that order,
-// so the vertices come off the queue in decreasing order and each is
-// processed at most once per round, with every improvement its owned
-// successors give it that round already in. Only offers from other ranks,
-// in later rounds, make it process a vertex again. The queue holds each
-// vertex once, keyed by its position; its Dist is read when it is taken.
+//  1. Ancestors: a search backwards from the seeds marks the vertices that
+//     reach them and counts, for each, its out-edges into ancestors (inside
+//     its split): pending[u] is that count, -1 for a vertex not (yet)
+//     found.
+//  2. Sweep: a vertex is processed once no out-edge is pending, when its
+//     Dist is final (a topological order, as DAG's, distributed): it
+//     relaxes its in-edges, each offer counting one pending edge of its
+//     source down, locally or batched for the source's owner.
+//
+// Both end when a round ships nothing. The work is bounded: two
+// relaxations per edge into an ancestor (a label-correcting search, in
+// any order, processes a vertex again each time a later offer improves
+// it, which on graphs with many in-edges per vertex crossing ranks grows
+// with the size of the splits). The rounds are the number of times the
+// longest chain of dependencies crosses between ranks. A vertex left with
+// pending edges after the sweep is on or before a cycle.
 func (sp *splitter) search(seeds []int32) error {
 	s, g := sp.ds, sp.g
 	lo := s.lo
-	dist, pos, hops, queued := s.dist, sp.pos, sp.hops, sp.queued
+	pending := sp.pending
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
-	var q queue // entries: d = position, v = vertex
-	push := func(u int32) {
-		if i := u - lo; !queued[i] {
-			queued[i] = true
-			q.push(entry{d: int64(pos[i]), v: u})
-			s.st.Pushes++
-		}
-	}
+	// Pass 1.
+	var stack, found []int32
 	for _, x := range seeds {
-		dist[x-lo], hops[x-lo] = 0, 0
-		push(x)
+		pending[x-lo] = 0
+		stack = append(stack, x)
 	}
-	s.st.MaxQueue = max(s.st.MaxQueue, len(q))
+	mark := func(u int32) {
+		i := u - lo
+		if pending[i] < 0 {
+			pending[i] = 0
+			stack = append(stack, u)
+		}
+		pending[i]++
+	}
 	for {
-		for len(q) > 0 && s.cycleAt < 0 {
-			v := q.pop().v
+		for len(stack) > 0 && s.cycleAt < 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			found = append(found, v)
 			i := v - lo
-			queued[i] = false
-			d := dist[i]
 			s.st.Pops++
 			k := sp.split[i]
 			a, b := inStart[i], inStart[i+1]
 			s.st.Relaxations += int64(b - a)
-			h := hops[i] + 1
 			for j := a; j < b; j++ {
 				u := inSrc[j]
-				c := d + inWeight[j]
 				if k > 0 && u == sp.exit[k-1] {
-					if s.owns(u) {
-						sp.offer(k-1, c, v)
-					} else {
-						s.send(u, c, v, h)
-					}
-					continue
+					continue // a cross edge: the exit has its own pass
 				}
 				if u == sp.exit[k] {
 					// v reaches the exit of its split and the exit
@@ -398,18 +352,13 @@ func (sp *splitter) search(seeds []int32) error {
 					}
 					break
 				}
-				if !s.owns(u) {
-					s.send(u, c, v, h)
-					continue
-				}
-				if s.relax(u, c, v, h) {
-					hops[u-lo] = h
-					push(u)
-				} else if s.cycleAt >= 0 {
-					break
+				if s.owns(u) {
+					mark(u)
+				} else {
+					s.send(u, 0, v, 0)
 				}
 			}
-			s.st.MaxQueue = max(s.st.MaxQueue, len(q))
+			s.st.MaxQueue = max(s.st.MaxQueue, len(stack))
 		}
 		hd, err := s.exchange(distNoTop)
 		if err != nil {
@@ -419,20 +368,88 @@ func (sp *splitter) search(seeds []int32) error {
 			return distCycleError(hd.cycle)
 		}
 		if !hd.sent {
-			return nil
+			break
+		}
+		for _, m := range s.in {
+			mark(m.U)
+		}
+	}
+	// Pass 2.
+	dist := s.dist
+	ready := stack[:0]
+	for _, x := range seeds {
+		dist[x-lo] = 0
+		if pending[x-lo] == 0 {
+			ready = append(ready, x)
+		}
+	}
+	done := func(u int32) {
+		if pending[u-lo]--; pending[u-lo] == 0 {
+			ready = append(ready, u)
+		}
+	}
+	for {
+		for len(ready) > 0 {
+			v := ready[len(ready)-1]
+			ready = ready[:len(ready)-1]
+			i := v - lo
+			pending[i] = -2 // processed
+			d := dist[i]
+			s.st.Pops++
+			k := sp.split[i]
+			a, b := inStart[i], inStart[i+1]
+			s.st.Relaxations += int64(b - a)
+			for j := a; j < b; j++ {
+				u := inSrc[j]
+				c := d + inWeight[j]
+				switch {
+				case k > 0 && u == sp.exit[k-1]:
+					if s.owns(u) {
+						sp.offer(k-1, c, v)
+					} else {
+						s.send(u, c, v, 0)
+					}
+				case !s.owns(u):
+					s.send(u, c, v, 0)
+				default:
+					s.relax(u, c, v, 0)
+					done(u)
+				}
+			}
+			s.st.MaxQueue = max(s.st.MaxQueue, len(ready))
+		}
+		hd, err := s.exchange(distNoTop)
+		if err != nil {
+			return err
+		}
+		if !hd.sent {
+			break
 		}
 		for _, m := range s.in {
 			if k, ok := sp.isExit(m.U); ok {
 				sp.offer(k, m.C, m.V) // the senders sent no other offers to an exit
 				continue
 			}
-			if s.relax(m.U, m.C, m.V, m.H) {
-				hops[m.U-lo] = m.H
-				push(m.U)
-			}
+			s.relax(m.U, m.C, m.V, 0)
+			done(m.U)
 		}
-		s.st.MaxQueue = max(s.st.MaxQueue, len(q))
 	}
+	// Every ancestor must have been processed; one that was not waits,
+	// directly or not, on itself.
+	stuck := NoVertex
+	for _, v := range found {
+		if pending[v-lo] != -2 && (stuck == NoVertex || v < stuck) {
+			stuck = v
+		}
+	}
+	x, err := mpix.AllreduceOne(sp.c, int64(stuck), mpix.Max)
+	if err != nil {
+		return err
+	}
+	if x >= 0 {
+		return fmt.Errorf("cpath: the graph has a cycle: vertex %d waits on itself", x)
+	}
+	return nil
 }
 
 // stitch adds each split's offset to the Dists of its vertices and gives
