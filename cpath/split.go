@@ -42,9 +42,13 @@ var SplitModes = []SplitMode{ParPar, SeqPar, ParSeq, SeqSeq}
 // source another rank owns) and returns an error on every rank if any
 // check fails on any rank.
 type SplitInput struct {
-	Split []int32 // by owned vertex (len Hi-Lo): its split, 0..len(Exit)-1, in time order
-	Exit  []int32 // by split: the global vertex every path from the split to the Target leaves through
-	// (the hub vertex of sync point k for split k; the Target for the last split)
+	// Split, by owned vertex (len Hi-Lo): its split, 0..len(Exit)-1, in
+	// time order.
+	Split []int32
+	// Exit, by split: the global vertex every path from the split to the
+	// Target leaves through (the hub vertex of sync point k for split k;
+	// the Target for the last split). The same on every rank.
+	Exit []int32
 }
 
 // Split finds the critical path by cutting the graph at the global
