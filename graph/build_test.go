@@ -14,6 +14,7 @@ import (
 	"github.com/cpath/cpath/bench/gen"
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -56,8 +57,9 @@ func expected(t testing.TB, dir string, ranks int) (messages, unmatched, instanc
 }
 
 // TestGenerated analyses generated runs of every pattern: all messages and
-// collective instances are found, and the critical path is as long as the
-// run.
+// collective instances are found, the graph has the shape and weights of
+// the package comment, the critical path is as long as the run and is the
+// chain of last-arriving causes.
 func TestGenerated(t *testing.T) {
 	for _, p := range gen.Patterns {
 		for _, procs := range []int{1, 4} {
@@ -81,26 +83,46 @@ func TestGenerated(t *testing.T) {
 						t.Fatalf("collective %v seq %d has %d members, want %d", c.Op, c.Seq, c.N, ranks)
 					}
 				}
-				res, err := cpath.DAG(cpath.FromPAG(g), g.Target)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Path.Length != g.T1-g.T0 {
-					t.Errorf("critical path %d ns, run time %d ns", res.Path.Length, g.T1-g.T0)
-				}
 				checkEdges(t, g)
+				path := mustPath(t, g)
+				if path.Length != g.T1-g.T0 {
+					t.Errorf("critical path %d ns, run time %d ns", path.Length, g.T1-g.T0)
+				}
+				checkLastArriving(t, g, path)
 			})
 		}
 	}
 }
 
-// checkEdges checks the PAG's shape: one edge into every E(c), one into
-// S(c) from the end of the previous call of its thread unless it is the
-// first, and the weights are the time differences.
+// graphOf is the whole graph of a one-process build, for cpath's
+// sequential solver.
+func graphOf(g *graph.PAG) *cpath.Graph {
+	return &cpath.Graph{N: g.NumVertices(), InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight}
+}
+
+// mustPath is the critical path of a one-process build by the sequential
+// reference.
+func mustPath(t *testing.T, g *graph.PAG) cpath.Path {
+	t.Helper()
+	res, err := cpath.DAG(graphOf(g), g.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Path
+}
+
+// checkEdges checks the PAG's shape and weights (package comment): every
+// S(c) has one program edge from the previous call of its thread, or a
+// launch edge from the start vertex; every E(c) its call edge unless a
+// hub's replaces it; every weight lies between 0 and the time between its
+// ends, and every vertex but the start has an edge whose weight is that
+// time exactly (its last-arriving cause), so that the longest distance to
+// every vertex is its time since the run's start.
 func checkEdges(t *testing.T, g *graph.PAG) {
 	t.Helper()
-	if len(g.InStart) != g.NumVertices()+1 || int(g.InStart[g.NumVertices()]) != len(g.InSrc) {
-		t.Fatalf("CSR of %d vertices has %d row starts and %d edges", g.NumVertices(), len(g.InStart), len(g.InSrc))
+	n := g.NumVertices()
+	if len(g.InStart) != n+1 || int(g.InStart[n]) != len(g.InSrc) {
+		t.Fatalf("CSR of %d vertices has %d row starts and %d edges", n, len(g.InStart), len(g.InSrc))
 	}
 	last := map[[2]int]int32{}
 	for c := int32(0); c < int32(g.NumCalls()); c++ {
@@ -110,16 +132,96 @@ func checkEdges(t *testing.T, g *graph.PAG) {
 			p = -1
 		}
 		last[key] = c
-		if got := g.Prev(c); got != p {
-			t.Fatalf("Prev(%d) = %d, want %d", c, got, p)
+		s := g.S(c)
+		progs := 0
+		for e := g.InStart[s]; e < g.InStart[s+1]; e++ {
+			switch g.InKind[e] {
+			case graph.EdgeProgram:
+				progs++
+				if p < 0 || g.InSrc[e] != g.E(p) {
+					t.Fatalf("program edge into S(%d) from %d, want E(%d)", c, g.InSrc[e], p)
+				}
+			case graph.EdgeLaunch:
+				progs++
+				if p >= 0 || g.InSrc[e] != g.StartVertex {
+					t.Fatalf("launch edge into S(%d), a call after %d", c, p)
+				}
+			}
 		}
-		src, w, kind := g.Pred(2 * c)
-		if p < 0 && src != -1 || p >= 0 && (src != 2*p+1 || kind != graph.EdgeProgram || w != max(0, g.Start[c]-g.End[p])) {
-			t.Fatalf("edge into S(%d): %d %d %v", c, src, w, kind)
+		if progs != 1 {
+			t.Fatalf("S(%d) has %d program or launch edges", c, progs)
 		}
-		src, w, kind = g.Pred(2*c + 1)
-		if src < 0 || w != max(0, g.Time(2*c+1)-g.Time(src)) || (kind == graph.EdgeCall) != (src == 2*c) {
-			t.Fatalf("edge into E(%d): %d %d %v", c, src, w, kind)
+	}
+	edges := 0
+	for v := int32(0); v < int32(n); v++ {
+		tight := v == g.StartVertex
+		for e := g.InStart[v]; e < g.InStart[v+1]; e++ {
+			edges++
+			u, w := g.InSrc[e], g.InWeight[e]
+			d := g.Time(v) - g.Time(u)
+			if w < 0 || w > d {
+				t.Fatalf("%v edge %d -> %d: weight %d, time between %d", g.InKind[e], u, v, w, d)
+			}
+			tight = tight || w == d
+		}
+		if !tight {
+			t.Fatalf("vertex %d: no edge into it carries the time since its cause", v)
+		}
+	}
+	if g.Messages > 0 && edges <= n {
+		t.Fatalf("%d edges for %d vertices in a run with messages", edges, n)
+	}
+}
+
+// checkLastArriving compares the critical path with the oracle: the walk
+// back from the last event through each completion's last-arriving cause
+// (the Waits), each call's start, the previous call of its thread, and
+// the run's start. Where they part, the two predecessors must be equally
+// late (a tie the path breaks by vertex id).
+func checkLastArriving(t *testing.T, g *graph.PAG, path cpath.Path) {
+	t.Helper()
+	cause := map[int32]int32{}
+	for _, w := range g.Waits {
+		cause[w.Call] = w.Cause
+	}
+	prev := map[int32]int32{}
+	last := map[[2]int]int32{}
+	for c := int32(0); c < int32(g.NumCalls()); c++ {
+		key := [2]int{g.Rank(c), int(g.Thread[c])}
+		if p, ok := last[key]; ok {
+			prev[c] = p
+		} else {
+			prev[c] = -1
+		}
+		last[key] = c
+	}
+	var vs []int32 // the path without hubs, from the target back
+	for i := len(path.Vertices) - 1; i >= 0; i-- {
+		if _, kind := g.Vertex(path.Vertices[i]); kind != graph.VertexHub {
+			vs = append(vs, path.Vertices[i])
+		}
+	}
+	if vs[0] != g.Target || vs[len(vs)-1] != g.StartVertex {
+		t.Fatalf("path runs from %d to %d, want the start %d to the target %d", vs[len(vs)-1], vs[0], g.StartVertex, g.Target)
+	}
+	for i := 0; i+1 < len(vs); i++ {
+		v := vs[i]
+		c, kind := g.Vertex(v)
+		var want int32
+		switch kind {
+		case graph.VertexEnd:
+			want = g.S(c)
+			if x, ok := cause[c]; ok {
+				want = g.S(x)
+			}
+		case graph.VertexStart:
+			want = g.StartVertex
+			if p := prev[c]; p >= 0 {
+				want = g.E(p)
+			}
+		}
+		if got := vs[i+1]; got != want && g.Time(got) != g.Time(want) {
+			t.Fatalf("path reaches %d from %d (time %d); its last-arriving cause is %d (time %d)", v, got, g.Time(got), want, g.Time(want))
 		}
 	}
 }
@@ -195,7 +297,7 @@ func TestDamage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err) // the header is intact
 			}
-			_, err = graph.Build(run)
+			_, err = graph.Build(&mpix.Single{}, run)
 			var te *trace.Error
 			if !errors.As(err, &te) || te.File != p || !errors.Is(err, tc.kind) {
 				t.Fatalf("Build: %v, want a %v error for %s", err, tc.kind, p)
@@ -220,7 +322,7 @@ func BenchmarkBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g, err := graph.Build(run)
+		g, err := graph.Build(&mpix.Single{}, run)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -271,9 +373,13 @@ func TestThreads(t *testing.T) {
 	}
 	g := mustBuild(t, dir)
 	checkEdges(t, g)
-	if c := g.RankStart[1] + 5; g.Prev(c) != c-3 {
-		t.Fatalf("Prev(%d) = %d, want %d", c, g.Prev(c), c-3)
+	c := g.RankStart[1] + 5
+	for e := g.InStart[g.S(c)]; e < g.InStart[g.S(c)+1]; e++ {
+		if g.InKind[e] == graph.EdgeProgram && g.InSrc[e] != g.E(c-3) {
+			t.Fatalf("S(%d) follows %d, want E(%d)", c, g.InSrc[e], c-3)
+		}
 	}
+	checkLastArriving(t, g, mustPath(t, g))
 }
 
 // mustBuild loads and builds the run in dir, failing the test on error.
@@ -283,7 +389,7 @@ func mustBuild(t *testing.T, dir string) *graph.PAG {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.Build(run)
+	g, err := graph.Build(&mpix.Single{}, run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,8 +112,8 @@ func skimRank(path string, rank int) (*rankData, error) {
 }
 
 // readRank reads rank r's log again, into the PAG's calls from
-// g.RankStart[r] on and d's message ends and collective memberships.
-func readRank(path string, rank int, g *PAG, d *rankData, gid []int32) error {
+// g.rankStart[rank] on and d's message ends and collective memberships.
+func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) error {
 	f, rd, err := openLog(path, 256<<10)
 	if err != nil {
 		return err
@@ -169,8 +169,8 @@ type extractor struct {
 	pending int32     // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 }
 
-func newExtractor(d *rankData, g *PAG, rank int, gid []int32) *extractor {
-	lo, hi := g.RankStart[rank], g.RankStart[rank+1]
+func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
+	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	d.ordered = true
 	x := &extractor{rankData: d, cur: -1, gid: gid, clk: newClock(&d.hdr.Clock),
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],

@@ -112,7 +112,7 @@ func sameAnalysis(t *testing.T, what string, got, want *report.Report) {
 
 // exactAlgos are the exact distributed algorithms with their flags.
 var exactAlgos = [][]string{
-	{"--algo=dijkstra"}, {"--algo=delta"},
+	{"--algo=dag"}, {"--algo=dijkstra"}, {"--algo=delta"},
 	{"--algo=split", "--split-mode=par-par"}, {"--algo=split", "--split-mode=seq-par"},
 	{"--algo=split", "--split-mode=par-seq"}, {"--algo=split", "--split-mode=seq-seq"},
 }
@@ -163,7 +163,7 @@ func TestDistributedGenerated(t *testing.T) {
 			}
 			algos := exactAlgos
 			if pat != gen.Halo {
-				algos = exactAlgos[:3] // every mode on halo; the main ones on the rest
+				algos = exactAlgos[:4] // every mode on halo; the main ones on the rest
 			}
 			a := checkDistributed(t, dir, []int{1, 2, 3, 4}, algos)
 			t.Logf("%s: agreement topo %.3f, topo-shuffle %.3f", pat, a["topo"], a["topo-shuffle"])
@@ -185,7 +185,7 @@ func TestDistributedRecorded(t *testing.T) {
 	input := filepath.Join(mpitest.RepoRoot(t), "logger", "e2e", "testdata", "in.lj")
 	dir = filepath.Join(t.TempDir(), "lammps")
 	mpitest.Run(t, 4, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
-	a = checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos[:3])
+	a = checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos[:4])
 	t.Logf("LAMMPS: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 }
 
@@ -199,7 +199,7 @@ func TestDistributed64(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.cplog")); len(files) != 64 {
 		t.Fatalf("%d logs, want 64", len(files))
 	}
-	a := checkDistributed(t, dir, []int{1, 2, 4}, exactAlgos[:3])
+	a := checkDistributed(t, dir, []int{1, 2, 4}, exactAlgos[:4])
 	t.Logf("64 ranks: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 }
 

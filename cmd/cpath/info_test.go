@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -464,8 +465,8 @@ func TestRankList(t *testing.T) {
 		in   []int
 		want string
 	}{{[]int{2}, "2"}, {[]int{0, 1, 2}, "0-2"}, {[]int{0, 2, 3, 5, 7, 8, 9}, "0, 2-3, 5, 7-9"}} {
-		if got := rankList(tc.in); got != tc.want {
-			t.Errorf("rankList(%v) = %q, want %q", tc.in, got, tc.want)
+		if got := graph.RankList(tc.in); got != tc.want {
+			t.Errorf("RankList(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,593 @@
+package graph
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/trace"
+)
+
+// globalComms builds the run's communicator table from the ranks' tables,
+// by name, and returns each rank's local-index → global-index map.
+func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
+	var comms []CommInfo
+	byName := map[string]int32{}
+	gids := make([][]int32, len(rds))
+	for r, d := range rds {
+		gids[r] = make([]int32, len(d.comms))
+		for i, c := range d.comms {
+			if c.Name == "" {
+				gids[r][i] = -1 // made by a call the logger does not wrap
+				continue
+			}
+			id, ok := byName[c.Name]
+			if !ok {
+				id = int32(len(comms))
+				byName[c.Name] = id
+				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members})
+			}
+			gids[r][i] = id
+		}
+		d.comms = nil
+	}
+	return comms, gids
+}
+
+func gid(gids []int32, local uint32) int32 {
+	if int(local) < len(gids) {
+		return gids[local]
+	}
+	return -1
+}
+
+// waits decides for every owned completion whether it waited and for
+// what: the latest-starting of what it needed, if that started after the
+// completion call did (ties: the smaller call, then the dependency order).
+// These are the wait states; the edges keep every dependency (edges).
+// It also finds the run's first and last events.
+func (b *builder) waits() error {
+	p, lg := b.p, b.lg
+	n := int32(len(lg.Op))
+	best := make([]int32, n)
+	for i := range best {
+		best[i] = -1
+	}
+	for i := range b.deps {
+		d := &b.deps[i]
+		s := b.causeStart(d)
+		if d.dropped || s <= lg.Start[d.done] {
+			continue
+		}
+		if j := best[d.done]; j >= 0 {
+			e := &b.deps[j]
+			t := b.causeStart(e)
+			if s < t || s == t && (d.cause > e.cause || d.cause == e.cause && d.ord >= e.ord) {
+				continue
+			}
+		}
+		best[d.done] = int32(i)
+	}
+	nw := 0
+	for _, i := range best {
+		if i >= 0 {
+			nw++
+		}
+	}
+	p.Waits = make([]Wait, 0, nw)
+	wrong := b.wrongOrder()
+	var t0, t1 int64 = 1 << 62, -1 << 62
+	last, lastEnd := int32(-1), int64(-1<<62)
+	for c := int32(0); c < n; c++ {
+		s, en := lg.Start[c], lg.End[c]
+		if i := best[c]; i >= 0 {
+			d := &b.deps[i]
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - s, Kind: d.kind, Comm: lg.Comm[c]}
+			if w.Comm < 0 {
+				w.Comm = d.comm
+			}
+			// Dependency k < len(msgs) is message k's Late Sender.
+			w.WrongOrder = d.kind == LateSender && wrong != nil && wrong.has(int(i))
+			p.Waits = append(p.Waits, w)
+		}
+		t0, t1 = min(t0, s), max(t1, en)
+		if en > lastEnd {
+			last, lastEnd = c+p.CallLo, en
+		}
+	}
+	x := []int64{t0, -t1}
+	if err := b.c.Allreduce(x, mpix.Min); err != nil {
+		return err
+	}
+	p.T0, p.T1 = x[0], -x[1]
+	// The last event's call: the smallest among equals.
+	cand := int64(1 << 62)
+	if last >= 0 && lastEnd == p.T1 {
+		cand = int64(last)
+	}
+	cand, err := mpix.AllreduceOne(b.c, cand, mpix.Min)
+	if err != nil {
+		return err
+	}
+	b.lastCall = int32(cand)
+	return nil
+}
+
+// hubsOf is how many hub vertices a collective instance of op with n
+// members needs: one for those where everyone needs everyone, a chain of
+// n (one per prefix of the members in rank order) for Scan and Exscan,
+// none for rooted ones (their edges run from or to the root).
+func hubsOf(op trace.Op, n int32) int32 {
+	switch _, flow := collKind(op); flow {
+	case 'N':
+		return 1
+	case 'S', 'E':
+		return n
+	}
+	return 0
+}
+
+// layout numbers the vertices: every rank learns how many hubs the others
+// coordinate, which fixes each rank's vertex range, the start vertex and
+// the target.
+func (b *builder) layout() error {
+	p, c := b.p, b.c
+	b.collHub = make([]int32, len(p.Colls))
+	hubs := int32(0)
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		b.collHub[k] = -1
+		if h := hubsOf(col.Op, col.N); h > 0 {
+			b.collHub[k] = hubs
+			hubs += h
+		}
+	}
+	counts, err := c.Allgatherv(mpix.Bytes([]int32{hubs}))
+	if err != nil {
+		return err
+	}
+	size := c.Size()
+	p.HubLo = make([]int32, size+1)
+	for q, bs := range counts {
+		h, err := mpix.FromBytes[int32](bs)
+		if err != nil || len(h) != 1 {
+			return fmt.Errorf("graph: hub count exchange: %d bytes from rank %d", len(bs), q)
+		}
+		p.HubLo[q+1] = p.HubLo[q] + h[0]
+	}
+	p.Bounds = make([]int32, size+1)
+	for q := 1; q <= size; q++ {
+		p.Bounds[q] = 2*p.callLo(q) + p.HubLo[q] + 1 // + 1: rank 0's range ends with the start vertex
+	}
+	if int64(p.Bounds[size]) >= 1<<31-1 {
+		return fmt.Errorf("graph: the graph has more than 2^31 vertices: too large for the analyzer")
+	}
+	p.StartVertex = p.Bounds[1] - 1
+	p.Target = p.E(b.lastCall)
+	// When each hub's members (those it waits for) have all started.
+	p.HubTime = make([]int64, hubs)
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		h := b.collHub[k]
+		if h < 0 {
+			continue
+		}
+		if _, flow := collKind(col.Op); flow == 'N' {
+			t := int64(-1 << 62)
+			for m := col.First; m < col.First+col.N; m++ {
+				t = max(t, p.PostStart[m])
+			}
+			p.HubTime[h] = t
+			continue
+		}
+		t := int64(-1 << 62)
+		for i, m := range b.scanOrder(col) {
+			t = max(t, p.PostStart[m])
+			p.HubTime[h+int32(i)] = t
+		}
+	}
+	return nil
+}
+
+// scanOrder returns the members of a Scan or Exscan instance (indices into
+// CollPost) in the communicator's rank order: the order data flows in.
+func (b *builder) scanOrder(col *Collective) []int32 {
+	p := b.p
+	pos := make(map[int32]int, len(p.Comms[col.Comm].Members))
+	for i, w := range p.Comms[col.Comm].Members {
+		pos[w] = i
+	}
+	ms := make([]int32, 0, col.N)
+	for m := col.First; m < col.First+col.N; m++ {
+		ms = append(ms, m)
+	}
+	slices.SortStableFunc(ms, func(x, y int32) int {
+		return cmp.Compare(pos[int32(p.Rank(p.CollPost[x]))], pos[int32(p.Rank(p.CollPost[y]))])
+	})
+	return ms
+}
+
+// wireEdge is an edge shipped to the owner of its destination vertex.
+type wireEdge struct {
+	Dst, Src int32 // global vertex ids
+	W        int64
+	Kind     EdgeKind
+	Replaces bool // the hub edge of a blocking member: its call edge is left out
+	_        [6]byte
+}
+
+// edge is an edge into an owned vertex, before the rows are built.
+type edge struct {
+	dst, src int32 // dst local, src global
+	w        int64
+	kind     EdgeKind
+}
+
+// edges builds the edges into the owned vertices (see the package
+// comment): the coordinators make the collectives' edges and hubs and
+// ship the edges to the owners of the completions; every rank adds its
+// threads' program, launch and call edges and its messages'.
+func (b *builder) edges() error {
+	p, c, lg := b.p, b.c, b.lg
+	me := p.Part
+	n := int32(len(lg.Op))
+	nloc := p.Bounds[me+1] - p.Bounds[me]
+	hubBase := 2 * n // local index of the first owned hub
+	var extra []edge
+	out := make([][]wireEdge, c.Size())
+	ship := func(e wireEdge) {
+		if q := p.vertexOwner(e.Dst); q == me {
+			extra = append(extra, edge{e.Dst - p.Bounds[me], e.Src, e.W, e.Kind})
+			if e.Replaces {
+				b.hubbed.set(int(e.Dst-p.Bounds[me]) >> 1)
+			}
+		} else {
+			out[q] = append(out[q], e)
+		}
+	}
+	b.hubbed = newBitset(int(n))
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		post := p.CollPost[col.First : col.First+col.N]
+		done := p.CollDone[col.First : col.First+col.N]
+		ps := p.PostStart[col.First : col.First+col.N]
+		de := p.DoneEnd[col.First : col.First+col.N]
+		ds := b.doneStart[col.First : col.First+col.N]
+		_, flow := collKind(col.Op)
+		switch flow {
+		case 'N':
+			h := b.collHub[k]
+			hv := p.Bounds[me] + hubBase + h
+			for i := range post {
+				extra = append(extra, edge{hubBase + h, p.S(post[i]), 0, EdgeHubIn})
+				if w := de[i] - max(p.HubTime[h], ds[i]); de[i] >= p.HubTime[h] {
+					ship(wireEdge{Dst: p.E(done[i]), Src: hv, W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
+				}
+			}
+		case 'S', 'E':
+			h0 := b.collHub[k]
+			for i, m := range b.scanOrder(col) {
+				h := h0 + int32(i)
+				extra = append(extra, edge{hubBase + h, p.S(p.CollPost[m]), 0, EdgeHubIn})
+				if i > 0 {
+					extra = append(extra, edge{hubBase + h, p.Bounds[me] + hubBase + h - 1, 0, EdgeHubIn})
+				}
+				from := h // Scan: the prefix up to the member itself
+				if flow == 'E' {
+					from = h - 1 // Exscan: the ranks before it
+				}
+				if from < h0 {
+					continue
+				}
+				if w := p.DoneEnd[m] - max(p.HubTime[from], b.doneStart[m]); p.DoneEnd[m] >= p.HubTime[from] {
+					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Bounds[me] + hubBase + from, W: w, Kind: EdgeHubOut})
+				}
+			}
+		case 'B', 'R':
+			root := -1
+			for i := range post {
+				if int32(p.Rank(post[i])) == col.Root {
+					root = i
+				}
+			}
+			if root < 0 {
+				continue
+			}
+			for i := range post {
+				if i == root {
+					continue
+				}
+				if flow == 'B' { // the root's data reaches every member
+					if w := de[i] - max(ps[root], ds[i]); de[i] >= ps[root] {
+						ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[root]), W: w, Kind: EdgeCollective})
+					}
+				} else if w := de[root] - max(ps[i], ds[root]); de[root] >= ps[i] { // every member's reaches the root
+					ship(wireEdge{Dst: p.E(done[root]), Src: p.S(post[i]), W: w, Kind: EdgeCollective})
+				}
+			}
+		}
+	}
+	send := make([][]byte, c.Size())
+	for q := range out {
+		send[q] = mpix.Bytes(out[q])
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	out, send = nil, nil
+	for _, bs := range got {
+		ws, err := mpix.FromBytes[wireEdge](bs)
+		if err != nil {
+			return err
+		}
+		for _, e := range ws {
+			l := e.Dst - p.Bounds[me]
+			if l < 0 || l >= hubBase || l&1 == 0 {
+				return fmt.Errorf("graph: edge exchange: vertex %d is not an owned call's end", e.Dst)
+			}
+			extra = append(extra, edge{l, e.Src, e.W, e.Kind})
+			if e.Replaces {
+				b.hubbed.set(int(l >> 1))
+			}
+		}
+	}
+	// The messages: S(send) → E(receive completion) at the receiver,
+	// S(receive) → E(send completion) for sends that wait for their
+	// receiver, weighted by the transfer.
+	for i := range b.deps {
+		d := &b.deps[i]
+		if d.dropped || (d.kind != LateSender && d.kind != LateReceiver) {
+			continue
+		}
+		kind := EdgeLateSender
+		if d.kind == LateReceiver {
+			kind = EdgeLateReceiver
+		}
+		w := lg.End[d.done] - max(b.causeStart(d), lg.Start[d.done])
+		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, w), kind})
+	}
+	b.deps, b.cache = nil, nil
+
+	// The rows: every vertex's program or launch edge, call edge and
+	// extra edges.
+	waited := make(map[int32]int64, len(p.Waits))
+	for _, w := range p.Waits {
+		waited[w.Call-p.CallLo] = w.Ns
+	}
+	p.InStart = make([]int32, nloc+1)
+	for _, e := range extra {
+		p.InStart[e.dst+1]++
+	}
+	for cl := int32(0); cl < n; cl++ {
+		p.InStart[2*cl+1]++ // program or launch edge
+		if !b.hubbed.has(int(cl)) {
+			p.InStart[2*cl+2]++ // call edge
+		}
+	}
+	for v := int32(0); v < nloc; v++ {
+		p.InStart[v+1] += p.InStart[v]
+	}
+	ne := p.InStart[nloc]
+	p.InSrc, p.InWeight, p.InKind = make([]int32, ne), make([]int64, ne), make([]EdgeKind, ne)
+	fill := append([]int32(nil), p.InStart[:nloc]...)
+	put := func(dst, src int32, w int64, kind EdgeKind) {
+		i := fill[dst]
+		fill[dst]++
+		p.InSrc[i], p.InWeight[i], p.InKind[i] = src, w, kind
+	}
+	walk := lg.walk()
+	base := p.Bounds[me]
+	for cl := int32(0); cl < n; cl++ {
+		s, en := lg.Start[cl], lg.End[cl]
+		if pr := walk.prev(cl); pr >= 0 {
+			put(2*cl, base+2*pr+1, max(0, s-lg.End[pr]), EdgeProgram)
+		} else {
+			put(2*cl, p.StartVertex, max(0, s-p.T0), EdgeLaunch)
+		}
+		if !b.hubbed.has(int(cl)) {
+			put(2*cl+1, base+2*cl, max(0, en-s-waited[cl]), EdgeCall)
+		}
+	}
+	for _, e := range extra {
+		put(e.dst, e.src, e.w, e.kind)
+	}
+	b.hubbed = nil
+	return nil
+}
+
+// syncPoints keeps the candidates whose edges satisfy the clock condition
+// (no member ended before the last one started: paper §4.4's "no negative
+// time") and shares them with every rank, in time order, with their hubs.
+func (b *builder) syncPoints() error {
+	p := b.p
+	type sp struct {
+		t     int64 // when the last member started
+		comm  int32
+		seq   uint32
+		hub   int32
+		calls []int32
+	}
+	var mine []sp
+	for _, k := range b.syncCand {
+		col := &p.Colls[k]
+		last := p.HubTime[b.collHub[k]]
+		ok := true
+		calls := make([]int32, p.Ranks)
+		for m := col.First; m < col.First+col.N; m++ {
+			ok = ok && p.DoneEnd[m] >= last
+			calls[p.Rank(p.CollPost[m])] = p.CollPost[m]
+		}
+		if ok {
+			mine = append(mine, sp{last, col.Comm, col.Seq, p.Bounds[p.Part] + 2*(p.CallHi-p.CallLo) + b.collHub[k], calls})
+		}
+	}
+	// Shipped as flat int64s: t, comm, seq, hub, then the calls.
+	var enc []int64
+	for _, s := range mine {
+		enc = append(enc, s.t, int64(s.comm), int64(s.seq), int64(s.hub))
+		for _, c := range s.calls {
+			enc = append(enc, int64(c))
+		}
+	}
+	all, err := b.c.Allgatherv(mpix.Bytes(enc))
+	if err != nil {
+		return err
+	}
+	var sps []sp
+	for _, bs := range all {
+		xs, err := mpix.FromBytes[int64](bs)
+		if err != nil {
+			return err
+		}
+		for k := 0; k+4+p.Ranks <= len(xs); k += 4 + p.Ranks {
+			s := sp{t: xs[k], comm: int32(xs[k+1]), seq: uint32(xs[k+2]), hub: int32(xs[k+3]), calls: make([]int32, p.Ranks)}
+			for r := range s.calls {
+				s.calls[r] = int32(xs[k+4+r])
+			}
+			sps = append(sps, s)
+		}
+	}
+	// Every rank's calls in them must run in the same order, or they are
+	// not one sequence of cuts: one that is out of order with the last kept
+	// is left out.
+	slices.SortFunc(sps, func(x, y sp) int {
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq))
+	})
+	for _, s := range sps {
+		if n := len(p.Syncs); n > 0 {
+			prev := p.Syncs[n-1]
+			ok := true
+			for r := range s.calls {
+				ok = ok && s.calls[r] > prev[r]
+			}
+			if !ok {
+				continue
+			}
+		}
+		p.Syncs = append(p.Syncs, s.calls)
+		p.SyncHub = append(p.SyncHub, s.hub)
+	}
+	return nil
+}
+
+// splits gives every owned vertex its split: split k holds each rank's
+// calls after its call in synchronisation point k-1 and up to it in point
+// k, with the hub of point k; the end of a rank's call in point k opens
+// split k+1. A point is a cut only if every path across it runs through
+// its hub: a message sent before it and received after it, or a member
+// that kept its own call edge, makes it no cut (it is dropped, and the
+// splits around it merge).
+func (b *builder) splits() error {
+	p := b.p
+	for {
+		bad := make([]int64, len(p.Syncs))
+		p.Split = b.label()
+		for l := int32(0); l+1 < int32(len(p.InStart)); l++ {
+			sv := p.Split[l]
+			for e := p.InStart[l]; e < p.InStart[l+1]; e++ {
+				u := p.InSrc[e]
+				su := b.splitOf(u, sv)
+				switch {
+				case su == sv:
+				case su == sv-1 && u == p.SyncHub[su] && p.InKind[e] == EdgeHubOut:
+				default:
+					for j := min(su, sv); j < max(su, sv) && int(j) < len(bad); j++ {
+						bad[j] = 1
+					}
+				}
+			}
+		}
+		if err := b.c.Allreduce(bad, mpix.Max); err != nil {
+			return err
+		}
+		keep := 0
+		for j := range p.Syncs {
+			if bad[j] == 0 {
+				p.Syncs[keep], p.SyncHub[keep] = p.Syncs[j], p.SyncHub[j]
+				keep++
+			}
+		}
+		if keep == len(p.Syncs) {
+			return nil
+		}
+		// Dropping a point leaves the others' crossings as they were, but
+		// the labels change: label again and check once more.
+		p.Syncs, p.SyncHub = p.Syncs[:keep], p.SyncHub[:keep]
+	}
+}
+
+// callSplit is the split of call c's start on rank r: the number of
+// synchronisation points whose call on r comes before c.
+func (b *builder) callSplit(c int32, r int) int32 {
+	syncs := b.p.Syncs
+	return int32(sort.Search(len(syncs), func(j int) bool { return syncs[j][r] >= c }))
+}
+
+// splitOf is the split of vertex u; a hub that is not a synchronisation
+// point's is taken to be in split def (its members' split is the one of
+// the completion it leads to).
+func (b *builder) splitOf(u int32, def int32) int32 {
+	p := b.p
+	c, kind := p.Vertex(u)
+	switch kind {
+	case VertexRun:
+		return 0
+	case VertexHub:
+		if j, ok := b.syncOfHub[u]; ok {
+			return j
+		}
+		return def
+	}
+	r := p.Rank(c)
+	k := b.callSplit(c, r)
+	if kind == VertexEnd && int(k) < len(p.Syncs) && p.Syncs[k][r] == c {
+		k++
+	}
+	return k
+}
+
+// label computes the split of every owned vertex.
+func (b *builder) label() []int32 {
+	p, lg := b.p, b.lg
+	n := int32(len(lg.Op))
+	split := make([]int32, len(p.InStart)-1)
+	for i := 0; i < lg.ranks; i++ {
+		r := p.RankLo + i
+		k := int32(0)
+		for cl := lg.rankStart[i]; cl < lg.rankStart[i+1]; cl++ {
+			c := cl + p.CallLo
+			for int(k) < len(p.Syncs) && p.Syncs[k][r] < c {
+				k++
+			}
+			split[2*cl], split[2*cl+1] = k, k
+			if int(k) < len(p.Syncs) && p.Syncs[k][r] == c {
+				split[2*cl+1] = k + 1
+			}
+		}
+	}
+	b.syncOfHub = make(map[int32]int32, len(p.SyncHub))
+	for j, h := range p.SyncHub {
+		b.syncOfHub[h] = int32(j)
+	}
+	for l := 2 * n; l < int32(len(split)); l++ {
+		v := p.Bounds[p.Part] + l
+		if j, ok := b.syncOfHub[v]; ok {
+			split[l] = j
+			continue
+		}
+		if v == p.StartVertex {
+			split[l] = 0
+			continue
+		}
+		// Another hub: in its members' split, that of its first in-edge's
+		// source (a member's start, or the previous hub of a chain).
+		split[l] = 0
+		if e := p.InStart[l]; e < p.InStart[l+1] {
+			split[l] = b.splitOf(p.InSrc[e], 0)
+		}
+	}
+	return split
+}
