@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -289,9 +290,9 @@ func TestComms(t *testing.T) {
 }
 
 // TestGolden pins the on-disk format: a change that alters the bytes of a
-// version-1 log must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
+// log of this version must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
 func TestGolden(t *testing.T) {
-	path := filepath.Join("testdata", "halo-v1.cplog")
+	path := filepath.Join("testdata", fmt.Sprintf("halo-v%d.cplog", Version))
 	recs := haloRecords(50, 6)
 	data := writeLog(t, recs, &Trailer{Status: EndFinalized})
 	if os.Getenv("CPATH_UPDATE_GOLDEN") != "" {

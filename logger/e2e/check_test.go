@@ -67,7 +67,7 @@ type run struct {
 	np     int
 	logs   []*trace.Log
 	calls  [][]call
-	counts []map[trace.Op]int // per rank: timed records per op
+	counts []map[trace.Op]int // per rank: MPI calls per op (a coalesced poll record counts its calls)
 	subs   []map[trace.Op]int // per rank: sub-records under calls of each op
 	sends  []message
 	recvs  []message
@@ -211,7 +211,7 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		c.Subs = recs[i+1 : i+1+n]
 		i += n
 		calls = append(calls, c)
-		r.counts[rank][c.Op]++
+		r.counts[rank][c.Op] += int(c.Polls())
 		r.subs[rank][c.Op] += len(c.Subs)
 	}
 	r.calls[rank] = calls
@@ -240,6 +240,12 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		lastEnd[c.Thread] = c.End
 		if c.Flags&trace.FlagError != 0 {
 			errorf("%v: flagged as an MPI error", c)
+		}
+		// Polls: Root counts the calls of a run that completed nothing;
+		// a productive poll has none.
+		if c.Op.IsPoll() && c.Root != trace.PeerNone && (c.Root < 1 || c.Count != 0) {
+			errorf("%v: a poll with root %d and %d completions: want root %d, or root >= 1 (unproductive calls) and none",
+				c, c.Root, c.Count, trace.PeerNone)
 		}
 
 		if hasComm(cls) && c.CommName == "" {
@@ -323,7 +329,7 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 // naming leader: local rank 0, or for an intercommunicator whichever local
 // rank 0 of the two groups has the lower world rank.
 func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, errorf func(string, ...any)) {
-	idup := c.Op == trace.OpCommIdup
+	idup := c.Op.IsNonblockingCommCreate()
 	idx := c.Req
 	if idup {
 		if c.Flags&trace.FlagNewReq == 0 || c.Req == 0 {
@@ -395,7 +401,7 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 			if !slices.Equal(members, p.Members) || !slices.Equal(remote, p.Remote) {
 				errorf("%v: members %v remote %v, want the parent's %v remote %v", c, members, remote, p.Members, p.Remote)
 			}
-			name = "d" + p.Name + "." + strconv.Itoa(int(c.Seq))
+			name = string(c.Op.CommLetter()) + p.Name + "." + strconv.Itoa(int(c.Seq))
 		}
 		if c.Seq == 0 {
 			errorf("%v: seq 0, want its number in the parent's collective sequence", c)
@@ -475,7 +481,7 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 				if s.Comm != q.create.Comm {
 					errorf("%v: completion of request %d names communicator %d, it was created on %d", c, s.Req, s.Comm, q.create.Comm)
 				}
-				if q.create.Op == trace.OpCommIdup && s.Peer != trace.PeerNone {
+				if q.create.Op.IsNonblockingCommCreate() && s.Peer != trace.PeerNone {
 					errorf("%v: completion of MPI_Comm_idup request %d has peer %d, want none (%d)", c, s.Req, s.Peer, trace.PeerNone)
 				}
 			}
@@ -618,12 +624,12 @@ func (r *run) checkComms(t *testing.T) {
 					rank, c.Name, c.Members, c.Remote)
 			}
 			var want string
-			if c.Op == trace.OpCommIdup {
+			if c.Op.IsNonblockingCommCreate() {
 				parent := "?"
 				if int(c.Parent) < len(l.Comms) {
 					parent = l.Comms[c.Parent].Name
 				}
-				want = "d" + parent + "."
+				want = string(c.Op.CommLetter()) + parent + "."
 			} else {
 				lead := c.Members[0]
 				if len(c.Remote) > 0 && c.Remote[0] < lead {

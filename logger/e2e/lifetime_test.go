@@ -1,0 +1,277 @@
+//go:build mpi
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/trace"
+)
+
+// Tests of lifetime.c: correct programs that once crashed under the logger
+// or flooded its log (issue 14).
+
+// TestCommFreedWithPendingReceive: a receive posted on a communicator that
+// is freed before the Wait completing it. The logger must keep its record
+// of the communicator until then, so the completion resolves the source.
+func TestCommFreedWithPendingReceive(t *testing.T) {
+	const np, n = 2, 200
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	logs, _ := runLogged(t, np, exe, "freewait", strconv.Itoa(n))
+	r := check(t, logs, np, "lifetime")
+
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		return map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommDup: n,
+			trace.OpIrecv: n, trace.OpIsend: n, trace.OpCommFree: n, trace.OpWait: 2 * n}
+	})
+	r.checkSubs(t, func(rank int) map[trace.Op]int {
+		return map[trace.Op]int{trace.OpWait: 2 * n, trace.OpCommDup: 2 * n}
+	})
+	var specs []commSpec
+	var sends, recvs []message
+	for i := 0; i < n; i++ {
+		specs = append(specs, commSpec{'D', []int32{0, 1}, nil})
+		name := fmt.Sprintf("D0.%d", i+1)
+		for src := 0; src < np; src++ {
+			sends = append(sends, message{Src: int32(src), Dst: int32(1 - src), Comm: name, Tag: int32(i), Bytes: 4, Op: trace.OpIsend, Rank: src})
+			recvs = append(recvs, message{Src: int32(src), Dst: int32(1 - src), Comm: name, Tag: int32(i), Bytes: 4, Op: trace.OpWait, Rank: 1 - src})
+		}
+	}
+	r.checkCommTable(t, expectNames(specs))
+	sameMessages(t, "sends", r.sends, sends)
+	sameMessages(t, "receives", r.recvs, recvs)
+
+	// The order the test is about: each receive is completed after its
+	// communicator was freed.
+	for rank := 0; rank < np; rank++ {
+		frees := r.find(rank, func(c *call) bool { return c.Op == trace.OpCommFree })
+		for _, f := range frees {
+			irecv := r.find(rank, func(c *call) bool { return c.Op == trace.OpIrecv && c.Comm == f.Comm })
+			if len(irecv) != 1 {
+				t.Errorf("rank %d: %d receives on %s, want 1", rank, len(irecv), f.CommName)
+				continue
+			}
+			wait := r.find(rank, func(c *call) bool {
+				return c.Op == trace.OpWait && len(c.Subs) == 1 && c.Subs[0].Req == irecv[0].Req
+			})
+			if len(wait) != 1 || wait[0].Index < f.Index || irecv[0].Index > f.Index {
+				t.Errorf("rank %d: on %s: receive %v, free %v, completion %v: want receive, free, then the Wait",
+					rank, f.CommName, irecv[0], f, wait)
+			}
+		}
+	}
+}
+
+// TestCommDupWithInfo: communicators made by MPI_Comm_dup_with_info (and
+// MPI_Comm_idup_with_info where MPI has it) are recorded, named and freed;
+// the first is freed without other use, so the logger meets it first at
+// the free.
+func TestCommDupWithInfo(t *testing.T) {
+	const np = 2
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	logs, out := runLogged(t, np, exe, "dupinfo")
+	r := check(t, logs, np, "lifetime")
+	idup := strings.Contains(out, "idup_with_info: yes")
+	if !idup {
+		t.Logf("MPI_Comm_idup_with_info is not in this MPI (%s): that part is not tested", strings.TrimSpace(out))
+	}
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		w := map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommDupWithInfo: 2,
+			trace.OpAllreduce: 1, trace.OpCommFree: 2}
+		if idup {
+			w[trace.OpCommIdupWithInfo], w[trace.OpWait], w[trace.OpAllreduce], w[trace.OpCommFree] = 1, 1, 2, 3
+		}
+		return w
+	})
+	r.checkSubs(t, func(rank int) map[trace.Op]int {
+		return map[trace.Op]int{trace.OpCommDupWithInfo: 4}
+	})
+	want := expectNames([]commSpec{{'E', []int32{0, 1}, nil}, {'E', []int32{0, 1}, nil}})
+	colls := map[string][]collSpec{
+		"E0.1": unrooted(trace.OpCommFree),
+		"E0.2": unrooted(trace.OpAllreduce, trace.OpCommFree),
+		"W0.0": unrooted(trace.OpCommDupWithInfo, trace.OpCommDupWithInfo),
+	}
+	if idup {
+		want["eW0.0.3"] = commSpec{'e', []int32{0, 1}, nil}
+		colls["eW0.0.3"] = unrooted(trace.OpAllreduce, trace.OpCommFree)
+		colls["W0.0"] = append(colls["W0.0"], unrooted(trace.OpCommIdupWithInfo)...)
+	}
+	r.checkCommTable(t, want)
+	r.checkColls(t, colls)
+}
+
+// TestPollCoalescing: 10 M unsuccessful MPI_Test calls leave one record,
+// a small log and a quick analysis; polls interrupted by other calls stay
+// apart, and the successful poll is recorded with its message.
+func TestPollCoalescing(t *testing.T) {
+	const np, n = 2, 10_000_000
+	const maxLog = 1 << 20
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	lib := mpitest.LoggerLib(t)
+	logDir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, np, lib, logDir, filepath.Dir(exe), exe, "poll", strconv.Itoa(n))
+	logs := mpitest.ReadLogs(t, logDir, np)
+	r := check(t, logs, np, "lifetime")
+
+	fi, err := os.Stat(filepath.Join(logDir, "rank-000001.cplog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rank 1 polled %d times: its log is %d bytes, %d records", n+3000, fi.Size(), len(logs[1].Records))
+	if fi.Size() > maxLog {
+		t.Errorf("rank 1's log is %d bytes, want at most %d", fi.Size(), maxLog)
+	}
+
+	// Rank 1: Init, Irecv, one record for the n Tests, 1000 times a record
+	// for 3 Tests and one for 2 Iprobes, Send, then maybe a record of
+	// unsuccessful Tests and the one that completed, Finalize.
+	calls := r.calls[1]
+	i := 0
+	next := func(what string, ok func(c *call) bool) *call {
+		t.Helper()
+		if i >= len(calls) {
+			t.Fatalf("rank 1: log ends before %s", what)
+		}
+		c := &calls[i]
+		i++
+		if !ok(c) {
+			t.Fatalf("rank 1: %v, want %s", c, what)
+		}
+		return c
+	}
+	poll := func(op trace.Op, polls uint64) func(c *call) bool {
+		return func(c *call) bool {
+			return c.Op == op && c.Unproductive() && c.Polls() == polls && c.Count == 0 && uint64(c.Root) == polls
+		}
+	}
+	next("MPI_Init", func(c *call) bool { return c.Op == trace.OpInit })
+	irecv := next("MPI_Irecv from 0 tag 7", func(c *call) bool { return c.Op == trace.OpIrecv && c.Peer == 0 && c.Tag == 7 })
+	big := next(fmt.Sprintf("one MPI_Test record of %d polls", n), poll(trace.OpTest, n))
+	if d := time.Duration(big.End - big.Start); d <= 0 {
+		t.Errorf("the %d polls span %v", n, d)
+	}
+	for k := 0; k < 1000; k++ {
+		next("MPI_Test record of 3 polls", poll(trace.OpTest, 3))
+		next("MPI_Iprobe record of 2 polls", func(c *call) bool {
+			return poll(trace.OpIprobe, 2)(c) && c.Peer == 0 && c.Tag == 99 && c.CommName == "W0.0"
+		})
+	}
+	next("MPI_Send to 0 tag 8", func(c *call) bool { return c.Op == trace.OpSend && c.Peer == 0 && c.Tag == 8 })
+	if i < len(calls) && calls[i].Op == trace.OpTest && calls[i].Unproductive() {
+		i++ // the last loop's polls before the message came
+	}
+	done := next("the MPI_Test that completed the receive", func(c *call) bool {
+		return c.Op == trace.OpTest && !c.Unproductive() && c.Polls() == 1 && c.Root == trace.PeerNone && len(c.Subs) == 1
+	})
+	if s := done.Subs[0]; s.Req != irecv.Req || s.Peer != 0 || s.Tag != 7 || s.Bytes != 4 {
+		t.Errorf("rank 1: %v completed %+v, want request %d from 0, tag 7, 4 bytes", done, s, irecv.Req)
+	}
+	next("MPI_Finalize", func(c *call) bool { return c.Op == trace.OpFinalize })
+	sameMessages(t, "sends", r.sends, []message{
+		{Src: 1, Dst: 0, Comm: "W0.0", Tag: 8, Bytes: 4, Op: trace.OpSend, Rank: 1},
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 7, Bytes: 4, Op: trace.OpSend, Rank: 0}})
+	sameMessages(t, "receives", r.recvs, []message{
+		{Src: 1, Dst: 0, Comm: "W0.0", Tag: 8, Bytes: 4, Op: trace.OpRecv, Rank: 0},
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 7, Bytes: 4, Op: trace.OpTest, Rank: 1}})
+
+	// The analysis of those logs: best of three, so that one run slowed
+	// by a loaded machine does not decide.
+	bin := cpathBin(t)
+	best := time.Duration(1 << 62)
+	var times []string
+	for k := 0; k < 3; k++ {
+		t0 := time.Now()
+		out, err := exec.Command(bin, logDir).CombinedOutput()
+		d := time.Since(t0)
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", bin, logDir, err, out)
+		}
+		times = append(times, d.Round(time.Millisecond).String())
+		best = min(best, d)
+	}
+	t.Logf("cpath %s: %s (best %v)", logDir, strings.Join(times, ", "), best.Round(time.Millisecond))
+	if best > 2*time.Second {
+		t.Errorf("analysis took %v at best, want under 2s", best)
+	}
+}
+
+var (
+	cpathOnce sync.Once
+	cpathPath string
+	cpathErr  error
+)
+
+// cpathBin returns the analyzer: $CPATH_BIN, or bin/cpath built once by
+// the repository's make rule from the current source.
+func cpathBin(t *testing.T) string {
+	t.Helper()
+	cpathOnce.Do(func() {
+		if p := os.Getenv("CPATH_BIN"); p != "" {
+			cpathPath, cpathErr = filepath.Abs(p)
+			return
+		}
+		root := mpitest.RepoRoot(t)
+		cmd := exec.Command("make", "bin/cpath")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cpathErr = fmt.Errorf("make bin/cpath: %v\n%s", err, out)
+			return
+		}
+		cpathPath = filepath.Join(root, "bin", "cpath")
+	})
+	if cpathErr != nil {
+		t.Fatal(cpathErr)
+	}
+	return cpathPath
+}
+
+// TestGrequestOtherThread: a generalized request completed by a second
+// thread while the first waits for it. The Wait completes the request, and
+// the MPI_Grequest_complete record names it, on the thread that called it.
+func TestGrequestOtherThread(t *testing.T) {
+	const np = 2
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	logs, out := runLogged(t, np, exe, "grequest")
+	if strings.Contains(out, "no MPI_THREAD_MULTIPLE") {
+		t.Skipf("skipped: this MPI does not provide MPI_THREAD_MULTIPLE: %s", strings.TrimSpace(out))
+	}
+	r := check(t, logs, np, "lifetime")
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		return map[trace.Op]int{trace.OpInitThread: 1, trace.OpFinalize: 1, trace.OpGrequestStart: 1,
+			trace.OpGrequestComplete: 1, trace.OpWait: 1, trace.OpBarrier: 1}
+	})
+	for rank := 0; rank < np; rank++ {
+		start := r.find(rank, func(c *call) bool { return c.Op == trace.OpGrequestStart })
+		wait := r.find(rank, func(c *call) bool { return c.Op == trace.OpWait })
+		comp := r.find(rank, func(c *call) bool { return c.Op == trace.OpGrequestComplete })
+		if len(start) != 1 || len(wait) != 1 || len(comp) != 1 {
+			continue // checkCounts reports it
+		}
+		s, w, c := start[0], wait[0], comp[0]
+		if s.Flags&trace.FlagNewReq == 0 || s.Req == 0 || s.Comm != trace.CommNone {
+			t.Errorf("rank %d: %v: want a new request without a communicator", rank, s)
+		}
+		if len(w.Subs) != 1 || w.Subs[0].Req != s.Req || w.Thread != s.Thread {
+			t.Errorf("rank %d: %v: want the completion of request %d on thread %d", rank, w, s.Req, s.Thread)
+		}
+		if c.Req != s.Req || c.Thread == w.Thread {
+			t.Errorf("rank %d: %v on thread %d: want request %d completed on another thread than the Wait's (%d)",
+				rank, c, c.Thread, s.Req, w.Thread)
+		}
+		// The second thread sleeps 50 ms first: by then the Wait waits.
+		if c.Start < w.Start || c.Start > w.End {
+			t.Errorf("rank %d: MPI_Grequest_complete ran from %d to %d, the Wait from %d to %d: want it inside the Wait",
+				rank, c.Start, c.End, w.Start, w.End)
+		}
+	}
+}
