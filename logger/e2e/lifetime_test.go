@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -272,6 +273,135 @@ func TestGrequestOtherThread(t *testing.T) {
 		if c.Start < w.Start || c.Start > w.End {
 			t.Errorf("rank %d: MPI_Grequest_complete ran from %d to %d, the Wait from %d to %d: want it inside the Wait",
 				rank, c.Start, c.End, w.Start, w.End)
+		}
+	}
+}
+
+// splitCalls lists a log's timed records with their sub-records.
+func splitCalls(rank int, l *trace.Log) []call {
+	var out []call
+	for i := 0; i < len(l.Records); i++ {
+		c := call{Record: l.Records[i], Rank: rank, Index: i}
+		n := min(int(c.Count), len(l.Records)-1-i)
+		c.Subs = l.Records[i+1 : i+1+n]
+		i += n
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestSpawn: MPI_Comm_spawn, MPI_Comm_get_parent and MPI_Comm_disconnect,
+// and a message over the intercommunicator to the spawned job. The spawned
+// job is a run of its own: its logs go to a subdirectory, not over the
+// parent job's. Ranks of the other job are not world ranks of this one,
+// so peers and members there are PeerUnknown.
+func TestSpawn(t *testing.T) {
+	const np = 2
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	lib := mpitest.LoggerLib(t)
+	logDir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, np, lib, logDir, filepath.Dir(exe), exe, "spawn")
+	subs, err := filepath.Glob(filepath.Join(logDir, "spawned-*"))
+	if err != nil || len(subs) != 1 {
+		t.Fatalf("log directories of spawned jobs %v (%v), want one", subs, err)
+	}
+	read := func(dir string) []*trace.Log {
+		var logs []*trace.Log
+		for r := 0; r < np; r++ {
+			l, err := trace.ReadFile(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !l.Complete() || l.Header.Rank != r || l.Header.Size != np {
+				t.Errorf("%s: rank %d of %d, complete %v; want rank %d of %d, complete", l.Path, l.Header.Rank, l.Header.Size, l.Complete(), r, np)
+			}
+			logs = append(logs, l)
+		}
+		return logs
+	}
+	parents, children := read(logDir), read(subs[0])
+	if parents[0].Header.RunID == children[0].Header.RunID || parents[1].Header.RunID != parents[0].Header.RunID ||
+		children[1].Header.RunID != children[0].Header.RunID {
+		t.Errorf("run ids: parents %s %s, children %s %s; want one per job, two jobs",
+			parents[0].Header.RunID, parents[1].Header.RunID, children[0].Header.RunID, children[1].Header.RunID)
+	}
+	unknown := []int32{trace.PeerUnknown, trace.PeerUnknown}
+	// members checks a constructor's Member sub-records and table entry.
+	members := func(rank int, l *trace.Log, c *call, name string, op trace.Op) {
+		var local, remote []int32
+		for _, s := range c.Subs {
+			if s.Flags&trace.FlagRemote != 0 {
+				remote = append(remote, s.Peer)
+			} else {
+				local = append(local, s.Peer)
+			}
+		}
+		if !slices.Equal(local, []int32{0, 1}) || !slices.Equal(remote, unknown) {
+			t.Errorf("%s rank %d: %v: members %v remote %v, want [0 1] and %v", l.Path, rank, c, local, remote, unknown)
+		}
+		if int(c.Req) >= len(l.Comms) || l.Comms[c.Req].Name != name || l.Comms[c.Req].Op != op {
+			t.Errorf("%s rank %d: %v: want table entry %d named %s, made by %v (table %+v)", l.Path, rank, c, c.Req, name, op, l.Comms)
+		}
+	}
+	expect := func(l *trace.Log, rank int, want []trace.Op) []call {
+		calls := splitCalls(rank, l)
+		var got []trace.Op
+		for _, c := range calls {
+			got = append(got, c.Op)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: calls %v, want %v", l.Path, got, want)
+		}
+		return calls
+	}
+	for rank, l := range parents {
+		want := []trace.Op{trace.OpInit, trace.OpCommGetParent, trace.OpCommSpawn, trace.OpCommDisconnect, trace.OpFinalize}
+		if rank == 0 {
+			want = slices.Insert(want, 3, trace.OpSend)
+		}
+		calls := expect(l, rank, want)
+		if gp := calls[1]; gp.Req != 0 || gp.Count != 0 {
+			t.Errorf("parent rank %d: %v: want no parent (Req 0, no members)", rank, &gp)
+		}
+		sp := &calls[2]
+		if sp.Comm != trace.CommWorld || sp.Seq != 1 || sp.Root != 0 || sp.Tag != 1 || sp.Req <= trace.CommSelf {
+			t.Errorf("parent rank %d: %v: want on world, seq 1, leader 0, counter 1, a new index", rank, sp)
+		}
+		members(rank, l, sp, "P0.1", trace.OpCommSpawn)
+		if rank == 0 {
+			if s := calls[3]; s.Comm != sp.Req || s.Peer != trace.PeerUnknown || s.Tag != 3 || s.Bytes != 4 {
+				t.Errorf("parent rank 0: %v: want 4 bytes, tag 3, to a rank of the other job (%d) on %d", &s, trace.PeerUnknown, sp.Req)
+			}
+		}
+		if d := calls[len(calls)-2]; d.Comm != sp.Req || d.Seq != 1 {
+			t.Errorf("parent rank %d: %v: want the first collective on %d", rank, &d, sp.Req)
+		}
+	}
+	for rank, l := range children {
+		want := []trace.Op{trace.OpInit, trace.OpCommGetParent, trace.OpCommGetParent, trace.OpCommDisconnect, trace.OpFinalize}
+		if rank == 0 {
+			want = slices.Insert(want, 2, trace.OpRecv)
+		}
+		calls := expect(l, rank, want)
+		var idx uint32
+		for i := range calls {
+			c := &calls[i]
+			switch c.Op {
+			case trace.OpCommGetParent:
+				if c.Comm != trace.CommNone || c.Seq != 0 || c.Root != 0 || c.Tag != 0 || (idx != 0 && c.Req != idx) {
+					t.Errorf("child rank %d: %v: want no parent communicator, seq 0, leader 0, counter 0, the same index each time", rank, c)
+				}
+				idx = c.Req
+				members(rank, l, c, "Y0.0", trace.OpCommGetParent)
+			case trace.OpRecv:
+				if c.Comm != idx || c.Peer != trace.PeerUnknown || c.Tag != 3 || c.Bytes != 4 {
+					t.Errorf("child rank 0: %v: want 4 bytes, tag 3, from a rank of the other job on %d", c, idx)
+				}
+			case trace.OpCommDisconnect:
+				if c.Comm != idx || c.Seq != 1 {
+					t.Errorf("child rank %d: %v: want the first collective on %d", rank, c, idx)
+				}
+			}
 		}
 	}
 }

@@ -13,6 +13,9 @@
  *                send and polls until the message is there
  *   grequest     MPI_THREAD_MULTIPLE: a generalized request completed by a
  *                second thread while the first waits for it
+ *   spawn        MPI_Comm_spawn of 2 more processes of this program (part
+ *                "child"); rank 0 sends child 0 an int over the new
+ *                intercommunicator; all disconnect
  * Keep this file and lifetime_test.go in step.
  */
 #include <mpi.h>
@@ -175,6 +178,35 @@ static void grequest(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void spawn(const char *self)
+{
+    MPI_Comm parent, inter;
+    char *args[] = {"child", NULL};
+    int x = 5;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent == MPI_COMM_NULL);
+    MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+    if (rank == 0)
+        MPI_Send(&x, 1, MPI_INT, 0, 3, inter);
+    MPI_Comm_disconnect(&inter);
+    CHECK(inter == MPI_COMM_NULL);
+}
+
+static void child(void)
+{
+    MPI_Comm parent, again;
+    int x = 0;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent != MPI_COMM_NULL);
+    if (rank == 0) {
+        MPI_Recv(&x, 1, MPI_INT, 0, 3, parent, MPI_STATUS_IGNORE);
+        CHECK(x == 5);
+    }
+    MPI_Comm_get_parent(&again);
+    CHECK(again == parent);
+    MPI_Comm_disconnect(&parent);
+}
+
 int main(int argc, char **argv)
 {
     const char *part = argc > 1 ? argv[1] : "";
@@ -199,6 +231,10 @@ int main(int argc, char **argv)
             dupinfo();
         else if (strcmp(part, "poll") == 0)
             poll(n);
+        else if (strcmp(part, "spawn") == 0)
+            spawn(argv[0]);
+        else if (strcmp(part, "child") == 0)
+            child();
         else {
             if (rank == 0)
                 fprintf(stderr, "lifetime: unknown part %s\n", part);
