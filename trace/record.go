@@ -27,10 +27,10 @@ type Record struct {
 // sub-record, 1 for most calls, and n for a coalesced unproductive poll.
 // The logger writes consecutive calls of a poll operation (Op.IsPoll:
 // MPI_Test, MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe) that
-// completed nothing, made by one thread with the same arguments from the
-// same call site with no other MPI call of that thread between them, as one
-// record: Start of the first call, End of the last, Count 0, and the number
-// of calls n >= 1 in Root. A poll that completed something (or an Iprobe
+// completed nothing, made by one thread with the same arguments with no
+// other MPI call of that thread between them, as one record: Start of the
+// first call, End of the last, CallSite of the first, Count 0, and the
+// number of calls n >= 1 in Root. A poll that completed something (or an Iprobe
 // that found a message) is recorded alone with Root = PeerNone, as before.
 func (r *Record) Polls() uint64 {
 	switch {

@@ -134,7 +134,7 @@ func TestPollCoalescing(t *testing.T) {
 	}
 
 	// Rank 1: Init, Irecv, one record for the n Tests, 1000 times a record
-	// for 3 Tests and one for 2 Iprobes, Send, then maybe a record of
+	// for 2 Iprobes and one for 3 Tests, Send, then maybe a record of
 	// unsuccessful Tests and the one that completed, Finalize.
 	calls := r.calls[1]
 	i := 0
@@ -162,10 +162,10 @@ func TestPollCoalescing(t *testing.T) {
 		t.Errorf("the %d polls span %v", n, d)
 	}
 	for k := 0; k < 1000; k++ {
-		next("MPI_Test record of 3 polls", poll(trace.OpTest, 3))
 		next("MPI_Iprobe record of 2 polls", func(c *call) bool {
 			return poll(trace.OpIprobe, 2)(c) && c.Peer == 0 && c.Tag == 99 && c.CommName == "W0.0"
 		})
+		next("MPI_Test record of 3 polls", poll(trace.OpTest, 3))
 	}
 	next("MPI_Send to 0 tag 8", func(c *call) bool { return c.Op == trace.OpSend && c.Peer == 0 && c.Tag == 8 })
 	if i < len(calls) && calls[i].Op == trace.OpTest && calls[i].Unproductive() {
@@ -402,6 +402,60 @@ func TestSpawn(t *testing.T) {
 					t.Errorf("child rank %d: %v: want the first collective on %d", rank, c, idx)
 				}
 			}
+		}
+	}
+}
+
+// TestFortranLifetime runs flifetime.f90: the same cases through the
+// Fortran binding's wrappers.
+func TestFortranLifetime(t *testing.T) {
+	const np, nfree, npoll = 2, 20, 1000
+	exe := mpitest.Compile(t, t.TempDir(), "mpif90", "flifetime.f90")
+	logs, _ := runLogged(t, np, exe)
+	r := check(t, logs, np, "flifetime")
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		w := map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommDup: nfree, trace.OpIrecv: nfree,
+			trace.OpIsend: nfree, trace.OpCommFree: nfree + 1, trace.OpWait: 2 * nfree, trace.OpCommDupWithInfo: 1,
+			trace.OpCommGetParent: 1, trace.OpSend: 1}
+		if rank == 1 {
+			w[trace.OpIrecv]++
+			w[trace.OpWait]++
+			w[trace.OpTest] = npoll
+			w[trace.OpIprobe] = 2
+		} else {
+			w[trace.OpRecv] = 1
+		}
+		return w
+	})
+	var specs []commSpec
+	var sends, recvs []message
+	for i := 0; i < nfree; i++ {
+		specs = append(specs, commSpec{'D', []int32{0, 1}, nil})
+		name := fmt.Sprintf("D0.%d", i+1)
+		for src := 0; src < np; src++ {
+			sends = append(sends, message{Src: int32(src), Dst: int32(1 - src), Comm: name, Tag: int32(i + 1), Bytes: 4, Op: trace.OpIsend, Rank: src})
+			recvs = append(recvs, message{Src: int32(src), Dst: int32(1 - src), Comm: name, Tag: int32(i + 1), Bytes: 4, Op: trace.OpWait, Rank: 1 - src})
+		}
+	}
+	specs = append(specs, commSpec{'E', []int32{0, 1}, nil})
+	r.checkCommTable(t, expectNames(specs))
+	sends = append(sends, message{Src: 1, Dst: 0, Comm: "W0.0", Tag: 8, Bytes: 4, Op: trace.OpSend, Rank: 1},
+		message{Src: 0, Dst: 1, Comm: "W0.0", Tag: 7, Bytes: 4, Op: trace.OpSend, Rank: 0})
+	recvs = append(recvs, message{Src: 1, Dst: 0, Comm: "W0.0", Tag: 8, Bytes: 4, Op: trace.OpRecv, Rank: 0},
+		message{Src: 0, Dst: 1, Comm: "W0.0", Tag: 7, Bytes: 4, Op: trace.OpWait, Rank: 1})
+	sameMessages(t, "sends", r.sends, sends)
+	sameMessages(t, "receives", r.recvs, recvs)
+	// One record for the polls of each kind.
+	tests := r.find(1, func(c *call) bool { return c.Op == trace.OpTest })
+	probes := r.find(1, func(c *call) bool { return c.Op == trace.OpIprobe })
+	if len(tests) != 1 || tests[0].Root != npoll || len(probes) != 1 || probes[0].Root != 2 || probes[0].Peer != 0 || probes[0].Tag != 99 {
+		t.Errorf("rank 1: polls recorded as %v and %v, want one MPI_Test record of %d calls and one MPI_Iprobe record of 2 (source 0, tag 99)",
+			tests, probes, npoll)
+	}
+	for rank := 0; rank < np; rank++ {
+		gp := r.find(rank, func(c *call) bool { return c.Op == trace.OpCommGetParent })
+		if len(gp) == 1 && (gp[0].Req != 0 || gp[0].Count != 0) {
+			t.Errorf("rank %d: %v: want no parent", rank, gp[0])
 		}
 	}
 }
