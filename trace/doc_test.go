@@ -50,3 +50,33 @@ func TestDocOpTable(t *testing.T) {
 		}
 	}
 }
+
+// TestOpTable: every code has a name, names are unique (OpByName), and the
+// constructors' letters too (they start communicator names).
+func TestOpTable(t *testing.T) {
+	names := map[string]Op{}
+	letters := map[byte]Op{'W': OpInvalid, 's': OpInvalid} // MPI_COMM_WORLD's and MPI_COMM_SELF's
+	for o := Op(0); o < NumOps; o++ {
+		n := o.String()
+		if n == "" {
+			t.Errorf("op %d has no name", o)
+		}
+		if p, ok := names[n]; ok {
+			t.Errorf("ops %d and %d are both %s", p, o, n)
+		}
+		names[n] = o
+		if got, ok := OpByName(n); !ok || got != o {
+			t.Errorf("OpByName(%q) = %d, %v; want %d", n, got, ok, o)
+		}
+		l := o.CommLetter()
+		if (l != 0) != (o.Class() == ClassCommCreate) {
+			t.Errorf("%v: class %d, letter %q: constructors, and only they, have a letter", o, o.Class(), l)
+		}
+		if l != 0 {
+			if p, ok := letters[l]; ok {
+				t.Errorf("%v and %v both have letter %q", p, o, l)
+			}
+			letters[l] = o
+		}
+	}
+}
