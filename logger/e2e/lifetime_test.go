@@ -239,6 +239,8 @@ func cpathBin(t *testing.T) string {
 // TestGrequestOtherThread: a generalized request completed by a second
 // thread while the first waits for it. The Wait completes the request, and
 // the MPI_Grequest_complete record names it, on the thread that called it.
+// Then one completed while the first thread polls it: its polls are one
+// record, though the other thread's call comes before the last of them.
 func TestGrequestOtherThread(t *testing.T) {
 	const np = 2
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
@@ -248,15 +250,32 @@ func TestGrequestOtherThread(t *testing.T) {
 	}
 	r := check(t, logs, np, "lifetime")
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
-		return map[trace.Op]int{trace.OpInitThread: 1, trace.OpFinalize: 1, trace.OpGrequestStart: 1,
-			trace.OpGrequestComplete: 1, trace.OpWait: 1, trace.OpBarrier: 1}
+		w := map[trace.Op]int{trace.OpInitThread: 1, trace.OpFinalize: 1, trace.OpGrequestStart: 2,
+			trace.OpGrequestComplete: 2, trace.OpWait: 1, trace.OpBarrier: 2}
+		w[trace.OpTest] = r.counts[rank][trace.OpTest] // any number of polls; checked below
+		return w
 	})
 	for rank := 0; rank < np; rank++ {
 		start := r.find(rank, func(c *call) bool { return c.Op == trace.OpGrequestStart })
 		wait := r.find(rank, func(c *call) bool { return c.Op == trace.OpWait })
 		comp := r.find(rank, func(c *call) bool { return c.Op == trace.OpGrequestComplete })
-		if len(start) != 1 || len(wait) != 1 || len(comp) != 1 {
+		tests := r.find(rank, func(c *call) bool { return c.Op == trace.OpTest })
+		if len(start) != 2 || len(wait) != 1 || len(comp) != 2 {
 			continue // checkCounts reports it
+		}
+		// The polls: one record of unproductive calls, then the one that
+		// completed the request; the completion came from the other
+		// thread between the two.
+		if len(tests) != 2 || !tests[0].Unproductive() || tests[0].Polls() < 1 || tests[1].Unproductive() ||
+			len(tests[1].Subs) != 1 || tests[1].Subs[0].Req != start[1].Req || tests[0].Thread != start[1].Thread ||
+			tests[1].Thread != start[1].Thread {
+			t.Errorf("rank %d: polls %v; want one record of unproductive MPI_Test calls, then one completing request %d, on thread %d",
+				rank, tests, start[1].Req, start[1].Thread)
+		} else if c := comp[1]; c.Req != start[1].Req || c.Thread == tests[0].Thread || c.Start < tests[0].Start || c.Start > tests[1].End {
+			t.Errorf("rank %d: %v on thread %d: want request %d completed on the other thread while thread %d polled (%d to %d)",
+				rank, c, c.Thread, start[1].Req, tests[0].Thread, tests[0].Start, tests[1].End)
+		} else {
+			t.Logf("rank %d: %d unproductive polls in one record while the other thread completed the request", rank, tests[0].Polls())
 		}
 		s, w, c := start[0], wait[0], comp[0]
 		if s.Flags&trace.FlagNewReq == 0 || s.Req == 0 || s.Comm != trace.CommNone {

@@ -12,7 +12,8 @@
  *                1000 times 2 MPI_Iprobe and 3 MPI_Test, then lets rank 0
  *                send and polls until the message is there
  *   grequest     MPI_THREAD_MULTIPLE: a generalized request completed by a
- *                second thread while the first waits for it
+ *                second thread while the first waits for it in MPI_Wait,
+ *                then another while the first polls it with MPI_Test
  *   spawn        MPI_Comm_spawn of 2 more processes of this program (part
  *                "child"); rank 0 sends child 0 an int over the new
  *                intercommunicator; all disconnect
@@ -174,6 +175,18 @@ static void grequest(void)
     CHECK(pthread_create(&th, NULL, completer, &copy) == 0);
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     CHECK(rq == MPI_REQUEST_NULL);
+    pthread_join(th, NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* The polls before the completion are one record, although the other
+     * thread's MPI_Grequest_complete comes between the last two. */
+    int flag = 0;
+    MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &rq);
+    copy = rq;
+    CHECK(pthread_create(&th, NULL, completer, &copy) == 0);
+    do
+        MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+    while (!flag);
     pthread_join(th, NULL);
     MPI_Barrier(MPI_COMM_WORLD);
 }
