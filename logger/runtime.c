@@ -868,11 +868,15 @@ void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *c, int r
 }
 
 /* cp_comm_dyn records a dynamic-process constructor (spawn, accept,
- * connect, join). The other group may be another job, perhaps not logged,
- * so unlike cp_comm_name nothing goes over the new intercommunicator: the
- * local group names it, after its own leader (local rank 0) and that
- * leader's counter, broadcast over the parent. The two sides' names differ;
- * ranks of the other job are CP_PEER_UNKNOWN. */
+ * connect, join). When every rank of the other group is in this job's
+ * MPI_COMM_WORLD (accept/connect or join within one job), the other side
+ * runs the logger too and both agree on a name as for MPI_Intercomm_create.
+ * Otherwise the other group is another job, perhaps not logged, so nothing
+ * goes over the new intercommunicator: the local group names it, after its
+ * own leader (local rank 0) and that leader's counter, broadcast over the
+ * parent. The two jobs' names differ; ranks of the other job are
+ * CP_PEER_UNKNOWN. Both sides make the same test, so both exchange or
+ * neither does. */
 void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm, int rc) {
 	cp_comm *pc, *nc = NULL;
 	cp_lock();
@@ -882,7 +886,13 @@ void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 		nc = cp_comm_register(newcomm);
 	cp_unlock();
 	int counter = 0;
-	if (nc) {
+	int32_t leader = nc ? nc->world[0] : CP_PEER_NONE;
+	int samejob = nc && nc->rsize > 0;
+	for (int i = 0; samejob && i < nc->rsize; i++)
+		samejob = nc->rworld[i] >= 0;
+	if (samejob) {
+		cp_comm_name(parent, newcomm, op, &leader, &counter);
+	} else if (nc) {
 		int lr = 0, n = 1, inter = 0;
 		PMPI_Comm_rank(parent, &lr);
 		PMPI_Comm_size(parent, &n);
@@ -899,7 +909,7 @@ void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 	if (nc) {
 		r->req = nc->id;
 		r->tag = counter;
-		r->root = nc->world[0];
+		r->root = leader;
 		cp_put_members(r, nc);
 	}
 	cp_unlock();

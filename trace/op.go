@@ -282,7 +282,8 @@ var ops = [NumOps]opInfo{
 	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, 0},
 
 	// The letters of the constructors added in version 2 are the tool's
-	// own (mpisee has none for them); each is unique.
+	// own (mpisee has none for them). MPI_Comm_accept and MPI_Comm_connect
+	// share one: the two sides make one communicator, with one name.
 	OpCommDupWithInfo:           {"MPI_Comm_dup_with_info", ClassCommCreate, 'E', 0},
 	OpCommIdupWithInfo:          {"MPI_Comm_idup_with_info", ClassCommCreate, 'e', attrIdup},
 	OpCommCreateFromGroup:       {"MPI_Comm_create_from_group", ClassCommCreate, 'g', 0},
@@ -290,7 +291,7 @@ var ops = [NumOps]opInfo{
 	OpCommSpawn:                 {"MPI_Comm_spawn", ClassCommCreate, 'P', 0},
 	OpCommSpawnMultiple:         {"MPI_Comm_spawn_multiple", ClassCommCreate, 'p', 0},
 	OpCommAccept:                {"MPI_Comm_accept", ClassCommCreate, 'A', 0},
-	OpCommConnect:               {"MPI_Comm_connect", ClassCommCreate, 'N', 0},
+	OpCommConnect:               {"MPI_Comm_connect", ClassCommCreate, 'A', 0},
 	OpCommJoin:                  {"MPI_Comm_join", ClassCommCreate, 'J', 0},
 	OpCommGetParent:             {"MPI_Comm_get_parent", ClassCommCreate, 'Y', 0},
 	OpCommDisconnect:            {"MPI_Comm_disconnect", ClassCommFree, 0, 0},

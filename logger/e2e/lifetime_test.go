@@ -478,3 +478,47 @@ func TestFortranLifetime(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectJoin: MPI_Comm_accept/MPI_Comm_connect and MPI_Comm_join
+// between the two ranks of one job. The other side is in this job, so both
+// agree on one name, and the checks every run passes hold: members and
+// peers are world ranks, and a message over each intercommunicator.
+func TestConnectJoin(t *testing.T) {
+	const np = 2
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	logs, _ := runLogged(t, np, exe, "connect")
+	r := check(t, logs, np, "lifetime")
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		// Rank 0 sends the port name, the message on A0.1 and the TCP
+		// port; rank 1 the message on J0.2.
+		w := map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommJoin: 1, trace.OpCommDisconnect: 2,
+			trace.OpSend: 3, trace.OpRecv: 1, trace.OpCommAccept: 1}
+		if rank == 1 {
+			w = map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommJoin: 1, trace.OpCommDisconnect: 2,
+				trace.OpSend: 1, trace.OpRecv: 3, trace.OpCommConnect: 1}
+		}
+		return w
+	})
+	r.checkCommTable(t, expectNames([]commSpec{{'A', []int32{0}, []int32{1}}, {'J', []int32{0}, []int32{1}}}))
+	r.checkColls(t, map[string][]collSpec{
+		"A0.1": unrooted(trace.OpCommDisconnect),
+		"J0.2": unrooted(trace.OpCommDisconnect),
+	})
+	sameMessages(t, "sends", r.sends, []message{
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 1, Bytes: 1024, Op: trace.OpSend, Rank: 0}, // the port name
+		{Src: 0, Dst: 1, Comm: "A0.1", Tag: 2, Bytes: 4, Op: trace.OpSend, Rank: 0},
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 4, Bytes: 4, Op: trace.OpSend, Rank: 0}, // the TCP port
+		{Src: 1, Dst: 0, Comm: "J0.2", Tag: 3, Bytes: 4, Op: trace.OpSend, Rank: 1}})
+	sameMessages(t, "receives", r.recvs, []message{
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 1, Bytes: 1024, Op: trace.OpRecv, Rank: 1},
+		{Src: 0, Dst: 1, Comm: "A0.1", Tag: 2, Bytes: 4, Op: trace.OpRecv, Rank: 1},
+		{Src: 0, Dst: 1, Comm: "W0.0", Tag: 4, Bytes: 4, Op: trace.OpRecv, Rank: 1},
+		{Src: 1, Dst: 0, Comm: "J0.2", Tag: 3, Bytes: 4, Op: trace.OpRecv, Rank: 0}})
+	for rank := 0; rank < np; rank++ {
+		for _, c := range r.find(rank, func(c *call) bool { return c.Op.Class() == trace.ClassCommCreate }) {
+			if c.Comm != trace.CommSelf {
+				t.Errorf("rank %d: %v: want MPI_COMM_SELF as the parent", rank, c)
+			}
+		}
+	}
+}

@@ -14,16 +14,23 @@
  *   grequest     MPI_THREAD_MULTIPLE: a generalized request completed by a
  *                second thread while the first waits for it in MPI_Wait,
  *                then another while the first polls it with MPI_Test
+ *   connect      MPI_Comm_accept (rank 0) and MPI_Comm_connect (rank 1) on
+ *                MPI_COMM_SELF, then MPI_Comm_join over a TCP connection
+ *                between them; a message over each intercommunicator, then
+ *                MPI_Comm_disconnect
  *   spawn        MPI_Comm_spawn of 2 more processes of this program (part
  *                "child"); rank 0 sends child 0 an int over the new
  *                intercommunicator; all disconnect
  * Keep this file and lifetime_test.go in step.
  */
+#include <arpa/inet.h>
 #include <mpi.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static int rank, other;
@@ -191,6 +198,64 @@ static void grequest(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 0 sends tag 2 over the accept/connect intercommunicator, rank 1
+ * tag 3 over the joined one. */
+static void connect_join(void)
+{
+    char port[MPI_MAX_PORT_NAME] = {0};
+    MPI_Comm inter;
+    int x = 10 + rank, y = -1;
+    if (rank == 0) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+        MPI_Send(&x, 1, MPI_INT, 0, 2, inter);
+    } else {
+        MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+        MPI_Recv(&y, 1, MPI_INT, 0, 2, inter, MPI_STATUS_IGNORE);
+        CHECK(y == 10);
+    }
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0)
+        MPI_Close_port(port);
+
+    /* MPI_Comm_join needs a connected socket: rank 0 listens on a port of
+     * the loopback interface and tells rank 1 which. */
+    int fd = -1, lfd = -1, tcp = 0;
+    struct sockaddr_in a;
+    socklen_t alen = sizeof a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (rank == 0) {
+        lfd = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 1) == 0);
+        CHECK(getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
+        tcp = ntohs(a.sin_port);
+        MPI_Send(&tcp, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+        fd = accept(lfd, NULL, NULL);
+        CHECK(fd >= 0);
+    } else {
+        MPI_Recv(&tcp, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        a.sin_port = htons((unsigned short)tcp);
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    }
+    MPI_Comm_join(fd, &inter);
+    CHECK(inter != MPI_COMM_NULL);
+    if (rank == 1)
+        MPI_Send(&x, 1, MPI_INT, 0, 3, inter);
+    else {
+        MPI_Recv(&y, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE);
+        CHECK(y == 11);
+    }
+    MPI_Comm_disconnect(&inter);
+    close(fd);
+    if (lfd >= 0)
+        close(lfd);
+}
+
 static void spawn(const char *self)
 {
     MPI_Comm parent, inter;
@@ -244,6 +309,8 @@ int main(int argc, char **argv)
             dupinfo();
         else if (strcmp(part, "poll") == 0)
             poll(n);
+        else if (strcmp(part, "connect") == 0)
+            connect_join();
         else if (strcmp(part, "spawn") == 0)
             spawn(argv[0]);
         else if (strcmp(part, "child") == 0)
