@@ -29,7 +29,9 @@ static atomic_int cp_ntid;
 static cp_rec cp_buf[CP_BUFRECS];
 static volatile int cp_n;
 static uint64_t cp_nflushed; /* records handed to Go so far, for the trailer */
-static uint64_t cp_flushes;  /* buffers handed to Go so far: a record index is valid within one */
+/* Bumped by every flush (a record index is valid within one buffer) and
+ * every MPI_Pcontrol (a pause cuts every thread's run of polls). */
+static uint64_t cp_epoch;
 static int cp_mt; /* MPI_THREAD_MULTIPLE: take the lock */
 static pthread_mutex_t cp_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -64,7 +66,7 @@ static void cp_flush(void) {
 	int64_t tick = cp_now(), ns = cp_mono_ns();
 	cpathGoFlush(cp_buf, cp_n, tick, ns);
 	cp_nflushed += (uint64_t)cp_n;
-	cp_flushes++;
+	cp_epoch++;
 	cp_n = 0;
 	cp_flushing = 0;
 	cp_depth--;
@@ -90,8 +92,8 @@ static inline void cp_reserve(int n) {
 }
 
 /* This thread's open run of unproductive polls: the record's index in
- * cp_buf (-1: none), the buffer it is in (cp_flushes then) and a hash of
- * the poll's arguments. Any other call of the thread closes the run. */
+ * cp_buf (-1: none), cp_epoch then, and a hash of the poll's arguments.
+ * Any other call of the thread closes the run. */
 static CP_TLS int cp_poll_at = -1;
 static CP_TLS uint64_t cp_poll_gen, cp_poll_key;
 
@@ -192,10 +194,10 @@ static void cp_ctab_unlink(cp_comm *c) {
 	cp_comm_unref(c);
 	/* re-insert the rest of the cluster so lookups still find them */
 	for (size_t k = (j + 1) & (size_t)(cp_ccap - 1); cp_ctab[k]; k = (k + 1) & (size_t)(cp_ccap - 1)) {
-		cp_comm *c = cp_ctab[k];
+		cp_comm *o = cp_ctab[k];
 		cp_ctab[k] = NULL;
 		cp_clen--;
-		cp_ctab_put(c);
+		cp_ctab_put(o);
 	}
 }
 
@@ -442,10 +444,12 @@ void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
 	uint32_t gen = ++cp_claim_gen;
 	for (int i = 0; i < p->n; i++) {
 		cp_req *e = cp_req_claim(reqs[i], gen);
-		if (e)
+		if (e) {
 			p->ents[i] = *e;
-		else
+		} else { /* the handle still identifies the request to cp_poll */
 			p->ents[i].id = 0;
+			p->ents[i].h = reqs[i];
+		}
 	}
 	cp_unlock();
 }
@@ -636,11 +640,10 @@ static inline uint64_t cp_mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x10000
  * same poll (op, argument hash) and its record is still in the buffer; the
  * caller holds the lock. The call site may differ: a compiler that unrolls
  * a polling loop makes one loop call from several. */
-static inline int cp_poll_extend(int op, uint64_t cs, uint64_t key, int64_t t1) {
-	if (cp_poll_at < 0 || cp_poll_gen != cp_flushes || cp_poll_key != key)
+static inline int cp_poll_extend(int op, uint64_t key, int64_t t1) {
+	if (cp_poll_at < 0 || cp_poll_gen != cp_epoch || cp_poll_key != key)
 		return 0;
 	cp_rec *r = &cp_buf[cp_poll_at];
-	(void)cs;
 	if (r->op != op || r->root == INT32_MAX)
 		return 0;
 	r->end = t1;
@@ -651,7 +654,7 @@ static inline int cp_poll_extend(int op, uint64_t cs, uint64_t key, int64_t t1) 
 static inline void cp_poll_open(cp_rec *r, uint64_t key) {
 	r->root = 1;
 	cp_poll_at = (int)(r - cp_buf);
-	cp_poll_gen = cp_flushes;
+	cp_poll_gen = cp_epoch;
 	cp_poll_key = key;
 }
 
@@ -668,7 +671,7 @@ void cp_poll(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, 
 	for (int i = 0; i < p->n; i++)
 		key = cp_mix(cp_mix(key, (uint64_t)(uintptr_t)p->ents[i].h), p->ents[i].id);
 	cp_lock();
-	if (!cp_poll_extend(op, cs, key, t1))
+	if (!cp_poll_extend(op, key, t1))
 		cp_poll_open(cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc), key);
 	cp_unlock();
 }
@@ -680,7 +683,7 @@ void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int s
 	if (!flag && rc == MPI_SUCCESS) {
 		uint64_t key = cp_mix(cp_mix(cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)comm), (uint64_t)source),
 				      (uint64_t)tag);
-		if (!cp_poll_extend(op, cs, key, t1)) {
+		if (!cp_poll_extend(op, key, t1)) {
 			cp_comm *c = cp_comm_get(comm);
 			cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
 			cp_fill_from_status(r, c, source, tag, NULL);
@@ -1051,6 +1054,7 @@ void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
 	cp_rec *r = cp_call(CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
 	r->tag = level;
 	cp_on = level != 0;
+	cp_epoch++;
 	cp_unlock();
 }
 

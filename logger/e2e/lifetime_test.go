@@ -522,3 +522,27 @@ func TestConnectJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestPollUnknownRequest: polls of a request the logger does not know
+// (started while logging was paused) coalesce too: the handle identifies
+// the request.
+func TestPollUnknownRequest(t *testing.T) {
+	const np = 2
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
+	logs, _ := runLogged(t, np, exe, "unknown")
+	r := check(t, logs, np, "lifetime")
+	for rank := 0; rank < np; rank++ {
+		var got []string
+		for i := range r.calls[rank] {
+			c := &r.calls[rank][i]
+			got = append(got, fmt.Sprintf("%v root %d req %d count %d", c.Op, c.Root, c.Req, c.Count))
+		}
+		want := []string{"MPI_Init root -1 req 0 count 0", "MPI_Pcontrol root -1 req 0 count 0",
+			"MPI_Pcontrol root -1 req 0 count 0", "MPI_Test root 1000 req 0 count 0",
+			"MPI_Grequest_complete root -1 req 0 count 0", "MPI_Test root -1 req 0 count 0",
+			"MPI_Finalize root -1 req 0 count 0"}
+		if !slices.Equal(got, want) {
+			t.Errorf("rank %d: calls\n%s\nwant\n%s", rank, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -14,6 +14,9 @@
  *   grequest     MPI_THREAD_MULTIPLE: a generalized request completed by a
  *                second thread while the first waits for it in MPI_Wait,
  *                then another while the first polls it with MPI_Test
+ *   unknown      polls of a request the logger does not know (a
+ *                generalized request started while MPI_Pcontrol(0) paused
+ *                logging): 1000 unsuccessful MPI_Test, then it completes
  *   connect      MPI_Comm_accept (rank 0) and MPI_Comm_connect (rank 1) on
  *                MPI_COMM_SELF, then MPI_Comm_join over a TCP connection
  *                between them; a message over each intercommunicator, then
@@ -198,6 +201,22 @@ static void grequest(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void unknown(void)
+{
+    MPI_Request rq;
+    int flag = 0;
+    MPI_Pcontrol(0);
+    MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &rq);
+    MPI_Pcontrol(1);
+    for (int i = 0; i < 1000; i++) {
+        MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+        CHECK(!flag);
+    }
+    MPI_Grequest_complete(rq);
+    MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag);
+}
+
 /* Rank 0 sends tag 2 over the accept/connect intercommunicator, rank 1
  * tag 3 over the joined one. */
 static void connect_join(void)
@@ -309,6 +328,8 @@ int main(int argc, char **argv)
             dupinfo();
         else if (strcmp(part, "poll") == 0)
             poll(n);
+        else if (strcmp(part, "unknown") == 0)
+            unknown();
         else if (strcmp(part, "connect") == 0)
             connect_join();
         else if (strcmp(part, "spawn") == 0)
