@@ -3,8 +3,10 @@ package trace
 import "math"
 
 // Version is the log format version this package writes. The reader accepts
-// exactly this version and rejects others with ErrVersion.
-const Version = 1
+// exactly this version and rejects others with ErrVersion. Version 2:
+// unproductive polls are coalesced (Record.Polls), and operation codes
+// 93-106 (dynamic processes, *_with_info, Iprobe, generalized requests).
+const Version = 2
 
 // Magic opens every cpath log file.
 const Magic = "CPATHLOG"
