@@ -144,7 +144,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	// Second reading, into the owned calls, numbered from 0 (the numbers
 	// the extractor and the clock shifter work with).
 	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
-		multi: make([]bool, own), ordered: make([]bool, own)}
+		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo))}
 	for i := 0; i <= own; i++ {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
@@ -233,6 +233,8 @@ type builder struct {
 	collHub   []int32         // by coordinated instance: its first hub (owned index), -1 for none
 	hubbed    bitset          // by owned call: its call edge is replaced by a hub's edge
 	syncOfHub map[int32]int32 // synchronisation points by hub vertex
+	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start
+	runOf     map[int32]int32 // by owned unproductive poll: the call its run led to
 }
 
 // partMsg is a matched message into an owned rank.

@@ -32,6 +32,9 @@ type rankCalls struct {
 	rankStart []int32 // owned rank i's calls are [rankStart[i], rankStart[i+1])
 	multi     []bool  // by owned rank: more than one thread
 	ordered   []bool  // by owned rank: its calls are in time order, none overlapping (as read)
+	// unproductive marks the records of polls that completed nothing
+	// (MPI_Test… or MPI_Iprobe, coalesced by the logger).
+	unproductive bitset
 }
 
 // rank is the owned rank (0-based) that made call c.

@@ -51,6 +51,7 @@ func gid(gids []int32, local uint32) int32 {
 func (b *builder) waits() error {
 	p, lg := b.p, b.lg
 	n := int32(len(lg.Op))
+	b.pollRuns()
 	best := make([]int32, n)
 	for i := range best {
 		best[i] = -1
@@ -58,7 +59,7 @@ func (b *builder) waits() error {
 	for i := range b.deps {
 		d := &b.deps[i]
 		s := b.causeStart(d)
-		if d.dropped || s <= lg.Start[d.done] {
+		if d.dropped || s <= b.waitFrom(d.done) {
 			continue
 		}
 		if j := best[d.done]; j >= 0 {
@@ -84,7 +85,8 @@ func (b *builder) waits() error {
 		s, en := lg.Start[c], lg.End[c]
 		if i := best[c]; i >= 0 {
 			d := &b.deps[i]
-			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - s, Kind: d.kind, Comm: lg.Comm[c]}
+			from := b.waitFrom(c)
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, Kind: d.kind, Comm: lg.Comm[c]}
 			if w.Comm < 0 {
 				w.Comm = d.comm
 			}
@@ -113,6 +115,58 @@ func (b *builder) waits() error {
 	}
 	b.lastCall = int32(cand)
 	return nil
+}
+
+// pollRuns finds the runs of unproductive polls (records of MPI_Test… or
+// MPI_Iprobe calls that completed nothing) that lead, on their thread, to
+// the call that completes what they polled for: such a call waits from
+// the start of the run, not from its own start, and the polls' time is
+// waiting, not work.
+func (b *builder) pollRuns() {
+	lg := b.lg
+	b.runStart, b.runOf = map[int32]int64{}, map[int32]int32{}
+	if len(lg.unproductive) == 0 {
+		return
+	}
+	type run struct {
+		start int64
+		polls []int32
+	}
+	var runs []run // by thread
+	rank := -1
+	for c := int32(0); c < int32(len(lg.Op)); c++ {
+		if r := lg.rank(c); r != rank {
+			rank, runs = r, runs[:0]
+		}
+		t := int(lg.Thread[c])
+		for len(runs) <= t {
+			runs = append(runs, run{})
+		}
+		ru := &runs[t]
+		if lg.unproductive.has(int(c)) {
+			if len(ru.polls) == 0 {
+				ru.start = lg.Start[c]
+			}
+			ru.polls = append(ru.polls, c)
+			continue
+		}
+		if len(ru.polls) > 0 {
+			b.runStart[c] = ru.start
+			for _, q := range ru.polls {
+				b.runOf[q] = c
+			}
+			ru.polls = ru.polls[:0]
+		}
+	}
+}
+
+// waitFrom is when call c (local) began to wait for what it completes:
+// its start, or that of the polls that led to it.
+func (b *builder) waitFrom(c int32) int64 {
+	if t, ok := b.runStart[c]; ok {
+		return t
+	}
+	return b.lg.Start[c]
 }
 
 // hubsOf is how many hub vertices a collective instance of op with n
@@ -346,16 +400,33 @@ func (b *builder) edges() error {
 		if d.kind == LateReceiver {
 			kind = EdgeLateReceiver
 		}
-		w := lg.End[d.done] - max(b.causeStart(d), lg.Start[d.done])
+		w := lg.End[d.done] - max(b.causeStart(d), b.waitFrom(d.done))
 		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, w), kind})
 	}
 	b.deps, b.cache = nil, nil
 
 	// The rows: every vertex's program or launch edge, call edge and
 	// extra edges.
-	waited := make(map[int32]int64, len(p.Waits))
+	// The time each call waited: the part of its span inside the waiting
+	// of the completion it belongs to (itself, or the call its run of
+	// unproductive polls led to), from that wait's start to its cause's.
+	waiting := make(map[int32][2]int64, len(p.Waits))
 	for _, w := range p.Waits {
-		waited[w.Call-p.CallLo] = w.Ns
+		c := w.Call - p.CallLo
+		from := b.waitFrom(c)
+		waiting[c] = [2]int64{from, from + w.Ns}
+	}
+	waited := func(c int32) int64 {
+		iv, ok := waiting[c]
+		if !ok {
+			if d, poll := b.runOf[c]; poll {
+				iv, ok = waiting[d]
+			}
+		}
+		if !ok {
+			return 0
+		}
+		return max(0, min(lg.End[c], iv[1])-max(lg.Start[c], iv[0]))
 	}
 	p.InStart = make([]int32, nloc+1)
 	for _, e := range extra {
@@ -388,7 +459,7 @@ func (b *builder) edges() error {
 			put(2*cl, p.StartVertex, max(0, s-p.T0), EdgeLaunch)
 		}
 		if !b.hubbed.has(int(cl)) {
-			put(2*cl+1, base+2*cl, max(0, en-s-waited[cl]), EdgeCall)
+			put(2*cl+1, base+2*cl, max(0, en-s-waited(cl)), EdgeCall)
 		}
 	}
 	for _, e := range extra {

@@ -32,9 +32,15 @@ func fuzzRun(t *testing.T, dir string, data []byte) {
 		}
 		recs[r] = append(recs[r], rec)
 	}
+	writeLogs(t, dir, recs[:])
+}
+
+// writeLogs writes one log per rank of recs into dir (a run "fuzz" of
+// len(recs) ranks, all finalized); each call's Count is set to the
+// sub-records that follow it, and leading sub-records are dropped.
+func writeLogs(t *testing.T, dir string, recs [][]trace.Record) {
+	t.Helper()
 	for r := range recs {
-		// Each call counts the sub-records that follow it; leading ones
-		// (no call before them) are dropped.
 		rs := recs[r][:0]
 		last := -1
 		for _, rec := range recs[r] {
@@ -44,11 +50,12 @@ func fuzzRun(t *testing.T, dir string, data []byte) {
 				}
 				rs[last].Count++
 			} else {
+				rec.Count = 0
 				last = len(rs)
 			}
 			rs = append(rs, rec)
 		}
-		h := &trace.Header{RunID: "fuzz", Rank: r, Size: 2, Host: "fuzz", PID: 1 + r, Exe: "/fuzz", T0: 1000, Logger: "fuzz"}
+		h := &trace.Header{RunID: "fuzz", Rank: r, Size: len(recs), Host: "fuzz", PID: 1 + r, Exe: "/fuzz", T0: 1000, Logger: "fuzz"}
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/cpath/cpath/trace"
 )
@@ -121,9 +122,12 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 
 type bitset []uint64
 
-func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
-func (s bitset) set(i int)      { s[i>>6] |= 1 << (i & 63) }
-func (s bitset) has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+func (s bitset) set(i int)   { s[i>>6] |= 1 << (i & 63) }
+
+// setAtomic is set for bitsets written by several goroutines at once.
+func (s bitset) setAtomic(i int) { atomic.OrUint64(&s[i>>6], 1<<(i&63)) }
+func (s bitset) has(i int) bool  { return s[i>>6]&(1<<(i&63)) != 0 }
 
 // shiftBits sets the size of the blocks of calls a shifter raises at once.
 const shiftBits = 5

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -263,7 +264,7 @@ func TestInfo(t *testing.T) {
 				writeLog(t, dir, logSpec{rank: 1, size: 2, version: 9})
 			},
 			code: 1, errEmpty: true,
-			err: `^cpath: \S+/rank-000001\.cplog: unsupported log format version: format version 9, this cpath reads version 1$`,
+			err: `^cpath: \S+/rank-000001\.cplog: unsupported log format version: format version 9, this cpath reads version ` + strconv.Itoa(trace.Version) + `$`,
 		},
 		{
 			name: "corrupt block",
