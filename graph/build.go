@@ -371,11 +371,13 @@ func (b *builder) match() error {
 		}
 		return cmp.Compare(a.Post, b.Post)
 	}
+	// byKey orders totally (a key's ends are one rank's, Post tells them
+	// apart): an unstable sort gives the one order.
 	if !slices.IsSortedFunc(sends, byKey) {
-		slices.SortStableFunc(sends, byKey)
+		slices.SortFunc(sends, byKey)
 	}
 	if !slices.IsSortedFunc(recvs, byKey) {
-		slices.SortStableFunc(recvs, byKey)
+		slices.SortFunc(recvs, byKey)
 	}
 	sameKey := func(a, b *wireEnd) bool {
 		return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag

@@ -163,8 +163,10 @@ func (b *builder) pollRuns() {
 // waitFrom is when call c (local) began to wait for what it completes:
 // its start, or that of the polls that led to it.
 func (b *builder) waitFrom(c int32) int64 {
-	if t, ok := b.runStart[c]; ok {
-		return t
+	if len(b.runStart) > 0 {
+		if t, ok := b.runStart[c]; ok {
+			return t
+		}
 	}
 	return b.lg.Start[c]
 }
@@ -410,23 +412,38 @@ func (b *builder) edges() error {
 	// The time each call waited: the part of its span inside the waiting
 	// of the completion it belongs to (itself, or the call its run of
 	// unproductive polls led to), from that wait's start to its cause's.
-	waiting := make(map[int32][2]int64, len(p.Waits))
+	// Calls are taken in order, so the waits (by call) are walked along.
+	nextWait := 0
+	interval := func(c int32) (from, to int64, ok bool) {
+		ws := p.Waits
+		for nextWait < len(ws) && ws[nextWait].Call-p.CallLo < c {
+			nextWait++
+		}
+		if nextWait < len(ws) && ws[nextWait].Call-p.CallLo == c {
+			from = b.waitFrom(c)
+			return from, from + ws[nextWait].Ns, true
+		}
+		return 0, 0, false
+	}
+	waitOfRun := map[int32][2]int64{} // by call that ends a run of polls, its waiting
 	for _, w := range p.Waits {
-		c := w.Call - p.CallLo
-		from := b.waitFrom(c)
-		waiting[c] = [2]int64{from, from + w.Ns}
+		if c := w.Call - p.CallLo; len(b.runStart) > 0 {
+			if from, ok := b.runStart[c]; ok {
+				waitOfRun[c] = [2]int64{from, from + w.Ns}
+			}
+		}
 	}
 	waited := func(c int32) int64 {
-		iv, ok := waiting[c]
-		if !ok {
-			if d, poll := b.runOf[c]; poll {
-				iv, ok = waiting[d]
-			}
+		from, to, ok := interval(c)
+		if !ok && lg.unproductive.has(int(c)) {
+			var iv [2]int64
+			iv, ok = waitOfRun[b.runOf[c]]
+			from, to = iv[0], iv[1]
 		}
 		if !ok {
 			return 0
 		}
-		return max(0, min(lg.End[c], iv[1])-max(lg.Start[c], iv[0]))
+		return max(0, min(lg.End[c], to)-max(lg.Start[c], from))
 	}
 	p.InStart = make([]int32, nloc+1)
 	for _, e := range extra {
@@ -556,11 +573,23 @@ func (b *builder) splits() error {
 	for {
 		bad := make([]int64, len(p.Syncs))
 		p.Split = b.label()
+		if len(p.Syncs) == 0 {
+			return nil // one split: nothing to check (every rank has the same syncs)
+		}
+		lo, hi := p.Bounds[p.Part], p.Bounds[p.Part+1]
 		for l := int32(0); l+1 < int32(len(p.InStart)); l++ {
 			sv := p.Split[l]
 			for e := p.InStart[l]; e < p.InStart[l+1]; e++ {
 				u := p.InSrc[e]
-				su := b.splitOf(u, sv)
+				var su int32
+				if u >= lo && u < hi {
+					su = p.Split[u-lo] // owned: labelled
+					if _, hub := b.syncOfHub[u]; !hub && p.InKind[e] == EdgeHubOut {
+						su = sv // another collective's hub: its members' split
+					}
+				} else {
+					su = b.splitOf(u, sv)
+				}
 				switch {
 				case su == sv:
 				case su == sv-1 && u == p.SyncHub[su] && p.InKind[e] == EdgeHubOut:
