@@ -351,6 +351,12 @@ func (b *builder) edges() error {
 			if root < 0 {
 				continue
 			}
+			latest := int64(-1 << 62) // of the members a reduction's root waits for
+			for i := range post {
+				if i != root {
+					latest = max(latest, ps[i])
+				}
+			}
 			for i := range post {
 				if i == root {
 					continue
@@ -359,7 +365,7 @@ func (b *builder) edges() error {
 					if w := de[i] - max(ps[root], ds[i]); de[i] >= ps[root] {
 						ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[root]), W: w, Kind: EdgeCollective})
 					}
-				} else if w := de[root] - max(ps[i], ds[root]); de[root] >= ps[i] { // every member's reaches the root
+				} else if w := de[root] - max(ps[i], ds[root], latest); de[root] >= ps[i] { // every member's reaches the root, the last one's transfer ending there
 					ship(wireEdge{Dst: p.E(done[root]), Src: p.S(post[i]), W: w, Kind: EdgeCollective})
 				}
 			}
@@ -402,8 +408,16 @@ func (b *builder) edges() error {
 		if d.kind == LateReceiver {
 			kind = EdgeLateReceiver
 		}
-		w := lg.End[d.done] - max(b.causeStart(d), b.waitFrom(d.done))
-		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, w), kind})
+		// The transfer runs from the later of the cause's start and when
+		// the completing call began to wait, and never from before the
+		// last-arriving cause of a call that completed several messages:
+		// an earlier message's transfer does not include the wait for a
+		// later one.
+		from := max(b.causeStart(d), b.waitFrom(d.done))
+		if k, ok := slices.BinarySearchFunc(p.Waits, d.done+p.CallLo, func(w Wait, c int32) int { return cmp.Compare(w.Call, c) }); ok {
+			from = max(from, b.waitFrom(d.done)+p.Waits[k].Ns)
+		}
+		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
 	}
 	b.deps, b.cache = nil, nil
 

@@ -16,9 +16,11 @@
 //   - program: E(c) → S(next call of the thread), the computation between;
 //   - call: S(c) → E(c), the call's time minus the time it waited;
 //   - late sender: S(send) → E(completion of the receive), the transfer:
-//     the completion minus the later of the send's start and the start of
+//     the completion minus the latest of the send's start, the start of
 //     the call that completed the receive (the MPI_Recv, or the Wait of an
-//     MPI_Irecv: what the receiver did before that call is its own);
+//     MPI_Irecv: what the receiver did before that call is its own), and
+//     the start of that call's last-arriving cause (of the messages one
+//     Waitall completes, only the last one's transfer ends at it);
 //   - late receiver: S(receive) → E(completion of a send that waits for
 //     its receiver), likewise;
 //   - collective: S(root) → E(member) of a broadcast, S(member) → E(root)
