@@ -359,6 +359,17 @@ func SplitDAG(rng *rand.Rand, n, k int, wide bool) (es []Edge, split, exit []int
 // error), as in a PAG. The target, the last split's exit, is the E of
 // the call that ends last after the last collective.
 func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []int32, target int32) {
+	es, split, exit, target, _ = FullPAGTime(rng, procs, steps, every)
+	return es, split, exit, target
+}
+
+// FullPAGTime is FullPAG (the same graph from the same rng) with each
+// vertex's time, as graph/ gives them: 0 for the start vertex, a call's
+// start and end for S and E, the last member's start for a hub. They are
+// consistent with the weights: every edge u->v has Time[u] <= Time[v] and
+// a weight of at most Time[v]-Time[u] (equal but for call and
+// communication edges, whose waiting is removed).
+func FullPAGTime(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []int32, target int32, time []int64) {
 	procs, steps, every = max(1, procs), max(2, steps), max(1, every)
 	ncoll := (steps - 1) / every // collectives at steps every-1, 2every-1, ... before the last
 	n := 1 + 2*procs*steps + ncoll
@@ -371,6 +382,7 @@ func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []
 		st[r], en[r] = make([]int64, steps), make([]int64, steps)
 	}
 	k := int32(0)
+	var hubTime []int64
 	last := make([]int64, procs) // each process's clock
 	first := make([]int, procs)  // each process's first step of the current split
 	for i := 0; i < steps; i++ {
@@ -395,6 +407,7 @@ func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []
 				latest = max(latest, st[r][i])
 				es = append(es, Edge{S(r, i), hub, 0})
 			}
+			hubTime = append(hubTime, latest)
 			k++
 			for r := 0; r < procs; r++ {
 				en[r][i] = latest + 1 + rng.Int63n(50)
@@ -442,5 +455,12 @@ func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []
 	}
 	target = S(best, steps-1) + 1
 	exit = append(exit, target)
-	return es, split, exit, target
+	time = make([]int64, n)
+	for r := 0; r < procs; r++ {
+		for i := 0; i < steps; i++ {
+			time[S(r, i)], time[S(r, i)+1] = st[r][i], en[r][i]
+		}
+	}
+	copy(time[1+2*procs*steps:], hubTime)
+	return es, split, exit, target, time
 }

@@ -22,9 +22,10 @@
 // ones), cycle (a chain with a positive back edge: every rank must return
 // a cycle error), split (a graph shaped like the full PAG cut at global
 // synchronisation points, cpathtest.SplitDAG, with -splits splits),
-// full-pag (cpathtest.FullPAG: -procs processes in lockstep, time-
+// full-pag (cpathtest.FullPAGTime: -procs processes in lockstep, time-
 // consistent weights, 1-3 communication in-edges per call, a global
-// collective through a hub vertex -splits times), bad-split (split with
+// collective through a hub vertex -splits times; with the vertices' times
+// unless -time=false), bad-split (split with
 // one vertex moved to the next split: Split must fail on every rank, the
 // other algorithms are unaffected); the other kinds are one split to
 // Split.
@@ -62,12 +63,13 @@ func main() {
 	nsplits := flag.Int("splits", 8, "split: splits of the generated graph")
 	check := flag.Bool("check", true, "compare with DAG on rank 0")
 	repeat := flag.Int("repeat", 1, "runs of each case; the times printed are the best")
+	useTime := flag.Bool("time", true, "full-pag: give the vertices their times (dijkstra and delta then take them latest first; false: the largest Dist first)")
 	flag.Parse()
 	mpi.Init()
 	c := mpix.World()
 	code := 0
 	if err := run(c, strings.Split(*kinds, ","), *n, *seed, *count, strings.Split(*algos, ","), *delta,
-		strings.Split(*splits, ","), *procs, *nsplits, *check, max(1, *repeat)); err != nil {
+		strings.Split(*splits, ","), *procs, *nsplits, *check, max(1, *repeat), *useTime); err != nil {
 		if c.Rank() == 0 {
 			fmt.Println(err)
 		}
@@ -80,14 +82,14 @@ func main() {
 // run returns an error on every rank after the first case that fails on
 // any rank.
 func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []string, delta int64,
-	splits []string, procs, nsplits int, check bool, repeat int) error {
+	splits []string, procs, nsplits int, check bool, repeat int, useTime bool) error {
 	P := c.Size()
 	if c.Rank() == 0 {
 		fmt.Printf("job size=%d\n", P)
 	}
 	for _, kind := range kinds {
 		for seed := seed0; seed < seed0+int64(count); seed++ {
-			g, target, sin, err := generate(kind, n, seed, procs, nsplits)
+			g, target, sin, err := generate(kind, n, seed, procs, nsplits, useTime)
 			if err != nil {
 				return err
 			}
@@ -247,8 +249,12 @@ func shareOf(g *cpath.Graph, target int32, bounds []int32, rank int) *cpath.Dist
 	for i := range st {
 		st[i] = g.InStart[int(lo)+i] - a
 	}
-	return &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
+	d := &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
 		InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+	if g.Time != nil {
+		d.Time = g.Time[lo:hi]
+	}
+	return d
 }
 
 // build makes the CSR-by-destination graph of n vertices and edges es.
@@ -260,7 +266,7 @@ func build(n int, es []cpathtest.Edge) *cpath.Graph {
 
 // generate makes the graph of kind, its target and its split input (one
 // split for the kinds other than split).
-func generate(kind string, n int, seed int64, procs, nsplits int) (*cpath.Graph, int32, *cpath.SplitInput, error) {
+func generate(kind string, n int, seed int64, procs, nsplits int, useTime bool) (*cpath.Graph, int32, *cpath.SplitInput, error) {
 	switch kind {
 	case "split", "full-pag", "bad-split":
 		rng := rand.New(rand.NewSource(seed))
@@ -286,7 +292,13 @@ func generate(kind string, n int, seed int64, procs, nsplits int) (*cpath.Graph,
 			}
 		} else {
 			steps := max(2, n/(2*max(1, procs)))
-			es, split, exit, target = cpathtest.FullPAG(rng, procs, steps, max(1, steps/max(1, nsplits)))
+			var tm []int64
+			es, split, exit, target, tm = cpathtest.FullPAGTime(rng, procs, steps, max(1, steps/max(1, nsplits)))
+			g := build(len(split), es)
+			if useTime {
+				g.Time = tm
+			}
+			return g, target, &cpath.SplitInput{Split: split, Exit: exit}, nil
 		}
 		return build(len(split), es), target, &cpath.SplitInput{Split: split, Exit: exit}, nil
 	}
