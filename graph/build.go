@@ -230,7 +230,8 @@ type builder struct {
 
 	doneStart []int64         // by member of a coordinated instance: when its completing call started
 	lastCall  int32           // the call whose end is the run's last event
-	collHub   []int32         // by coordinated instance: its first hub (owned index), -1 for none
+	collHub   []int32         // by coordinated instance: its first hub, -1 for none
+	hubTime   map[int32]int64 // by hub of a coordinated instance: when its last member started
 	hubbed    bitset          // by owned call: its call edge is replaced by a hub's edge
 	syncOfHub map[int32]int32 // synchronisation points by hub vertex
 	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start

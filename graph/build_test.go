@@ -2,10 +2,12 @@ package graph_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -454,5 +457,181 @@ func TestPollingIsWaiting(t *testing.T) {
 	pollCall := g.RankStart[1] + 2
 	if onPath[g.E(pollCall)] || !onPath[g.S(g.RankStart[0]+1)] || !onPath[g.E(testCall)] {
 		t.Fatalf("the path %v runs through the polls, or not from the send to the completing test", path.Vertices)
+	}
+}
+
+// TestPartsAreTheGraph builds generated runs (every pattern, and skewed
+// clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
+// together are the graph one process builds (vertex ids do not depend on
+// the cut), edge for edge, with the same times, waits, collectives,
+// synchronisation points and splits.
+func TestPartsAreTheGraph(t *testing.T) {
+	dirs := map[string]string{}
+	for _, p := range gen.Patterns {
+		dir := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 7, CallsPerRank: 1500, Pattern: p, Seed: 11}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[string(p)] = dir
+	}
+	for _, sc := range skewCases() {
+		dir := t.TempDir()
+		writeSkewed(t, dir, simulate(5), sc)
+		dirs["skew-"+sc.name] = dir
+	}
+	for name, dir := range dirs {
+		run, err := graph.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := graph.Build(&mpix.Single{}, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for P := 2; P <= 4; P++ {
+			parts := make([]*graph.PAG, P)
+			errs := make([]error, P)
+			mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+			for _, err := range errs {
+				if err != nil {
+					t.Fatalf("%s P=%d: %v", name, P, err)
+				}
+			}
+			comparePartsTo(t, fmt.Sprintf("%s P=%d", name, P), one, parts)
+			if P == 4 {
+				t.Logf("%s: %d vertices, %d edges, %d hubs, %d synchronisation points, the same in 2, 3 and 4 parts", name, one.NumVertices(), len(one.InSrc), one.Hubs, len(one.Syncs))
+			}
+		}
+	}
+}
+
+// comparePartsTo checks that parts, together, are the graph one.
+func comparePartsTo(t *testing.T, what string, one *graph.PAG, parts []*graph.PAG) {
+	t.Helper()
+	type in struct {
+		src  int32
+		w    int64
+		kind graph.EdgeKind
+	}
+	rows := func(g *graph.PAG, lo, hi int32) map[int32][]in {
+		m := map[int32][]in{}
+		for v := lo; v < hi; v++ {
+			l := v - lo
+			for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
+				m[v] = append(m[v], in{g.InSrc[e], g.InWeight[e], g.InKind[e]})
+			}
+			slices.SortFunc(m[v], func(a, b in) int {
+				return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.w, b.w), cmp.Compare(a.kind, b.kind))
+			})
+		}
+		return m
+	}
+	want := rows(one, 0, int32(one.NumVertices()))
+	var waits []graph.Wait
+	colls := 0
+	for q, p := range parts {
+		if p.NumVertices() != one.NumVertices() || p.Target != one.Target || p.StartVertex != one.StartVertex ||
+			p.T0 != one.T0 || p.T1 != one.T1 || p.Messages != one.Messages || p.Unmatched != one.Unmatched ||
+			p.ClockViolations != one.ClockViolations || p.Inconsistent != one.Inconsistent {
+			t.Fatalf("%s: part %d's counts differ from one process's", what, q)
+		}
+		if !reflect.DeepEqual(p.Syncs, one.Syncs) || !reflect.DeepEqual(p.SyncHub, one.SyncHub) {
+			t.Fatalf("%s: part %d has %d synchronisation points, one process %d", what, q, len(p.Syncs), len(one.Syncs))
+		}
+		lo, hi := p.Bounds[q], p.Bounds[q+1]
+		for v, es := range rows(p, lo, hi) {
+			if !reflect.DeepEqual(es, want[v]) {
+				t.Fatalf("%s: vertex %d: edges %v in part %d, %v in one process", what, v, es, q, want[v])
+			}
+			if p.Time(v) != one.Time(v) || p.Split[v-lo] != one.Split[v] {
+				t.Fatalf("%s: vertex %d: time %d split %d in part %d, %d %d in one process", what, v, p.Time(v), p.Split[v-lo], q, one.Time(v), one.Split[v])
+			}
+		}
+		waits = append(waits, p.Waits...)
+		colls += len(p.Colls)
+	}
+	if !reflect.DeepEqual(waits, one.Waits) || colls != len(one.Colls) {
+		t.Fatalf("%s: %d waits and %d collectives in the parts, %d and %d in one process", what, len(waits), colls, len(one.Waits), len(one.Colls))
+	}
+}
+
+// TestExactAlgorithmsAgree runs every exact algorithm on the graph of
+// generated runs (every pattern, and skewed clocks) built by 1 to 4
+// analyzer ranks of an in-process job: each returns the path one
+// process's dag finds, vertex for vertex, and its length.
+func TestExactAlgorithmsAgree(t *testing.T) {
+	type algo struct {
+		name string
+		run  func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error)
+	}
+	dist := func(g *graph.PAG) *cpath.DistGraph {
+		return &cpath.DistGraph{N: g.NumVertices(), Bounds: g.Bounds, Lo: g.Bounds[g.Part], Hi: g.Bounds[g.Part+1],
+			InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight, Target: g.Target}
+	}
+	algos := []algo{
+		{"dag", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAG(c, dist(g)) }},
+		{"dijkstra", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, dist(g)) }},
+		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			return cpath.ParallelDeltaStepping(c, dist(g), 0)
+		}},
+	}
+	for _, mode := range cpath.SplitModes {
+		algos = append(algos, algo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			return cpath.Split(c, dist(g), &cpath.SplitInput{Split: g.Split, Exit: append(slices.Clone(g.SyncHub), g.Target)}, mode)
+		}})
+	}
+	if testing.Short() {
+		algos = slices.DeleteFunc(algos, func(a algo) bool { return a.name == "dijkstra" || a.name == "delta" })
+		t.Log("-short: dijkstra and delta left out")
+	}
+	dirs := map[string]string{}
+	for _, p := range gen.Patterns {
+		dir := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 5, CallsPerRank: 600, Pattern: p, Seed: 13}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[string(p)] = dir
+	}
+	for _, sc := range skewCases() {
+		dir := t.TempDir()
+		writeSkewed(t, dir, simulate(7), sc)
+		dirs["skew-"+sc.name] = dir
+	}
+	for name, dir := range dirs {
+		run, err := graph.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := graph.Build(&mpix.Single{}, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := mustPath(t, one)
+		if ref.Length != one.T1-one.T0 {
+			t.Errorf("%s: path %d ns, run %d ns", name, ref.Length, one.T1-one.T0)
+		}
+		for _, a := range algos {
+			for P := 1; P <= 4; P++ {
+				res := make([]*cpath.DistResult, P)
+				errs := make([]error, P)
+				mpixtest.Run(P, func(c mpix.Comm) {
+					g, err := graph.Build(c, run)
+					if err != nil {
+						errs[c.Rank()] = err
+						return
+					}
+					res[c.Rank()], errs[c.Rank()] = a.run(c, g)
+				})
+				for _, err := range errs {
+					if err != nil {
+						t.Fatalf("%s %s P=%d: %v", name, a.name, P, err)
+					}
+				}
+				if got := res[0].Path; got.Length != ref.Length || !slices.Equal(got.Vertices, ref.Vertices) {
+					t.Fatalf("%s %s P=%d: path of %d vertices, %d ns; dag in one process: %d vertices, %d ns",
+						name, a.name, P, len(got.Vertices), got.Length, len(ref.Vertices), ref.Length)
+				}
+			}
+		}
 	}
 }

@@ -185,63 +185,105 @@ func hubsOf(op trace.Op, n int32) int32 {
 	return 0
 }
 
-// layout numbers the vertices: every rank learns how many hubs the others
-// coordinate, which fixes each rank's vertex range, the start vertex and
-// the target.
+// layout numbers the hubs, the same way at any number of analyzer ranks:
+// every rank learns which instances the others coordinate and how many
+// hubs each has, and the hubs are numbered by communicator and sequence
+// number after the calls' vertices, the start vertex last. The last
+// analyzer rank owns them (and the hubs' times, sent to it).
 func (b *builder) layout() error {
 	p, c := b.p, b.c
-	b.collHub = make([]int32, len(p.Colls))
-	hubs := int32(0)
+	size := c.Size()
+	var mine []int64 // comm, seq, hubs of the coordinated instances that have hubs
 	for k := range p.Colls {
 		col := &p.Colls[k]
-		b.collHub[k] = -1
 		if h := hubsOf(col.Op, col.N); h > 0 {
-			b.collHub[k] = hubs
-			hubs += h
+			mine = append(mine, int64(col.Comm), int64(col.Seq), int64(h))
 		}
 	}
-	counts, err := c.Allgatherv(mpix.Bytes([]int32{hubs}))
+	all, err := c.Allgatherv(mpix.Bytes(mine))
 	if err != nil {
 		return err
 	}
-	size := c.Size()
-	p.HubLo = make([]int32, size+1)
-	for q, bs := range counts {
-		h, err := mpix.FromBytes[int32](bs)
-		if err != nil || len(h) != 1 {
-			return fmt.Errorf("graph: hub count exchange: %d bytes from rank %d", len(bs), q)
+	type inst struct{ comm, seq, hubs int64 }
+	var insts []inst
+	for _, bs := range all {
+		xs, err := mpix.FromBytes[int64](bs)
+		if err != nil || len(xs)%3 != 0 {
+			return fmt.Errorf("graph: hub exchange: %d bytes", len(bs))
 		}
-		p.HubLo[q+1] = p.HubLo[q] + h[0]
+		for k := 0; k < len(xs); k += 3 {
+			insts = append(insts, inst{xs[k], xs[k+1], xs[k+2]})
+		}
 	}
-	p.Bounds = make([]int32, size+1)
-	for q := 1; q <= size; q++ {
-		p.Bounds[q] = 2*p.callLo(q) + p.HubLo[q] + 1 // + 1: rank 0's range ends with the start vertex
+	slices.SortFunc(insts, func(x, y inst) int { return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq)) })
+	first := make([]int64, len(insts)+1) // first hub of each instance, in that order
+	for k, x := range insts {
+		first[k+1] = first[k] + x.hubs
 	}
-	if int64(p.Bounds[size]) >= 1<<31-1 {
+	N := int64(2 * p.NumCalls())
+	if N+first[len(insts)]+1 >= 1<<31-1 {
 		return fmt.Errorf("graph: the graph has more than 2^31 vertices: too large for the analyzer")
 	}
-	p.StartVertex = p.Bounds[1] - 1
+	p.Hubs = int32(first[len(insts)])
+	p.Bounds = make([]int32, size+1)
+	for q := 0; q < size; q++ {
+		p.Bounds[q] = 2 * p.RankStart[p.PartRanks[q]]
+	}
+	p.StartVertex = int32(N) + p.Hubs
+	p.Bounds[size] = p.StartVertex + 1
 	p.Target = p.E(b.lastCall)
-	// When each hub's members (those it waits for) have all started.
-	p.HubTime = make([]int64, hubs)
+
+	// Each coordinated instance's first hub, and when each hub's members
+	// (those it waits for) have all started: kept here for the edges, and
+	// sent to the hubs' owner.
+	b.collHub = make([]int32, len(p.Colls))
+	b.hubTime = map[int32]int64{}
+	var times []int64 // hub, time pairs
 	for k := range p.Colls {
 		col := &p.Colls[k]
-		h := b.collHub[k]
-		if h < 0 {
+		b.collHub[k] = -1
+		if hubsOf(col.Op, col.N) == 0 {
 			continue
 		}
+		i, _ := slices.BinarySearchFunc(insts, inst{int64(col.Comm), int64(col.Seq), 0}, func(x, y inst) int {
+			return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq))
+		})
+		h := int32(first[i])
+		b.collHub[k] = h
+		t := int64(-1 << 62)
 		if _, flow := collKind(col.Op); flow == 'N' {
-			t := int64(-1 << 62)
 			for m := col.First; m < col.First+col.N; m++ {
 				t = max(t, p.PostStart[m])
 			}
-			p.HubTime[h] = t
+			b.hubTime[h] = t
+			times = append(times, int64(h), t)
 			continue
 		}
-		t := int64(-1 << 62)
 		for i, m := range b.scanOrder(col) {
 			t = max(t, p.PostStart[m])
-			p.HubTime[h+int32(i)] = t
+			b.hubTime[h+int32(i)] = t
+			times = append(times, int64(h+int32(i)), t)
+		}
+	}
+	send := make([][]byte, size)
+	send[size-1] = mpix.Bytes(times)
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	if p.Part == size-1 {
+		p.HubTime = make([]int64, p.Hubs)
+		for _, bs := range got {
+			xs, err := mpix.FromBytes[int64](bs)
+			if err != nil || len(xs)%2 != 0 {
+				return fmt.Errorf("graph: hub time exchange: %d bytes", len(bs))
+			}
+			for k := 0; k < len(xs); k += 2 {
+				if xs[k] < 0 || xs[k] >= int64(p.Hubs) {
+					return fmt.Errorf("graph: hub time exchange: hub %d of %d", xs[k], p.Hubs)
+				}
+				p.HubTime[xs[k]] = xs[k+1]
+			}
 		}
 	}
 	return nil
@@ -290,7 +332,7 @@ func (b *builder) edges() error {
 	me := p.Part
 	n := int32(len(lg.Op))
 	nloc := p.Bounds[me+1] - p.Bounds[me]
-	hubBase := 2 * n // local index of the first owned hub
+	hubBase := 2 * n // local index of the first hub, on the last rank
 	var extra []edge
 	out := make([][]wireEdge, c.Size())
 	ship := func(e wireEdge) {
@@ -315,20 +357,20 @@ func (b *builder) edges() error {
 		switch flow {
 		case 'N':
 			h := b.collHub[k]
-			hv := p.Bounds[me] + hubBase + h
+			ht := b.hubTime[h]
 			for i := range post {
-				extra = append(extra, edge{hubBase + h, p.S(post[i]), 0, EdgeHubIn})
-				if w := de[i] - max(p.HubTime[h], ds[i]); de[i] >= p.HubTime[h] {
-					ship(wireEdge{Dst: p.E(done[i]), Src: hv, W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
+				ship(wireEdge{Dst: p.Hub(h), Src: p.S(post[i]), Kind: EdgeHubIn})
+				if w := de[i] - max(ht, ds[i]); de[i] >= ht {
+					ship(wireEdge{Dst: p.E(done[i]), Src: p.Hub(h), W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
 				}
 			}
 		case 'S', 'E':
 			h0 := b.collHub[k]
 			for i, m := range b.scanOrder(col) {
 				h := h0 + int32(i)
-				extra = append(extra, edge{hubBase + h, p.S(p.CollPost[m]), 0, EdgeHubIn})
+				ship(wireEdge{Dst: p.Hub(h), Src: p.S(p.CollPost[m]), Kind: EdgeHubIn})
 				if i > 0 {
-					extra = append(extra, edge{hubBase + h, p.Bounds[me] + hubBase + h - 1, 0, EdgeHubIn})
+					ship(wireEdge{Dst: p.Hub(h), Src: p.Hub(h - 1), Kind: EdgeHubIn})
 				}
 				from := h // Scan: the prefix up to the member itself
 				if flow == 'E' {
@@ -337,8 +379,9 @@ func (b *builder) edges() error {
 				if from < h0 {
 					continue
 				}
-				if w := p.DoneEnd[m] - max(p.HubTime[from], b.doneStart[m]); p.DoneEnd[m] >= p.HubTime[from] {
-					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Bounds[me] + hubBase + from, W: w, Kind: EdgeHubOut})
+				if ht := b.hubTime[from]; p.DoneEnd[m] >= ht {
+					w := p.DoneEnd[m] - max(ht, b.doneStart[m])
+					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
 				}
 			}
 		case 'B', 'R':
@@ -387,8 +430,8 @@ func (b *builder) edges() error {
 		}
 		for _, e := range ws {
 			l := e.Dst - p.Bounds[me]
-			if l < 0 || l >= hubBase || l&1 == 0 {
-				return fmt.Errorf("graph: edge exchange: vertex %d is not an owned call's end", e.Dst)
+			if l < 0 || l >= nloc || (l < hubBase && l&1 == 0) {
+				return fmt.Errorf("graph: edge exchange: vertex %d is not an owned call's end or hub", e.Dst)
 			}
 			extra = append(extra, edge{l, e.Src, e.W, e.Kind})
 			if e.Replaces {
@@ -515,7 +558,7 @@ func (b *builder) syncPoints() error {
 	var mine []sp
 	for _, k := range b.syncCand {
 		col := &p.Colls[k]
-		last := p.HubTime[b.collHub[k]]
+		last := b.hubTime[b.collHub[k]]
 		ok := true
 		calls := make([]int32, p.Ranks)
 		for m := col.First; m < col.First+col.N; m++ {
@@ -523,7 +566,7 @@ func (b *builder) syncPoints() error {
 			calls[p.Rank(p.CollPost[m])] = p.CollPost[m]
 		}
 		if ok {
-			mine = append(mine, sp{last, col.Comm, col.Seq, p.Bounds[p.Part] + 2*(p.CallHi-p.CallLo) + b.collHub[k], calls})
+			mine = append(mine, sp{last, col.Comm, col.Seq, p.Hub(b.collHub[k]), calls})
 		}
 	}
 	// Shipped as flat int64s: t, comm, seq, hub, then the calls.

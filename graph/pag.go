@@ -121,10 +121,13 @@ type CommInfo struct {
 // The global counts, the notes and the vertex layout are the same on every
 // analyzer rank.
 //
-// Vertex ids are global and each analyzer rank owns a contiguous range
-// [Bounds[p], Bounds[p+1]): first S and E of its calls (S(c) at local index
-// 2·(c - CallLo), E(c) after it), then its hubs; analyzer rank 0's range
-// ends with the start vertex.
+// Vertex ids are global and the same at any number of analyzer ranks:
+// S(c) = 2c, E(c) = 2c+1, then the hubs (ordered by communicator and
+// sequence number), then the start vertex. Analyzer rank p owns the
+// contiguous range [Bounds[p], Bounds[p+1]): its calls' vertices; the
+// last one also the hubs and the start vertex. Because the ids do not
+// depend on how the graph is cut, neither do the searches' ties (broken
+// by the smaller id): the path is the same at every P.
 type PAG struct {
 	Ranks     int
 	RunID     string
@@ -137,12 +140,11 @@ type PAG struct {
 
 	Calls // the owned calls
 
-	// Bounds[p] is the first vertex of analyzer rank p (len size+1);
-	// HubLo[p] the global index of its first hub.
+	// Bounds[p] is the first vertex of analyzer rank p (len size+1).
 	Bounds      []int32
-	HubLo       []int32
-	StartVertex int32   // the virtual start vertex, at the run's start (T0)
-	HubTime     []int64 // by owned hub: when the last member it waits for started
+	Hubs        int32   // hub vertices in the graph: [2·NumCalls(), 2·NumCalls()+Hubs)
+	StartVertex int32   // the virtual start vertex, at the run's start (T0): the last vertex
+	HubTime     []int64 // on the last analyzer rank, by hub: when the last member it waits for started
 
 	// The edges into the owned vertices [Bounds[me], Bounds[me+1]), in
 	// compressed sparse rows indexed by v - Bounds[me], sources global.
@@ -202,23 +204,14 @@ func (g *PAG) vertexOwner(v int32) int {
 	return sort.Search(len(g.Bounds)-1, func(q int) bool { return g.Bounds[q+1] > v })
 }
 
-// callLo is analyzer rank q's first call.
-func (g *PAG) callLo(q int) int32 { return g.RankStart[g.PartRanks[q]] }
-
 // S returns the vertex id of call c's start (any call of the run).
-func (g *PAG) S(c int32) int32 {
-	q := g.Owner(c)
-	return g.Bounds[q] + 2*(c-g.callLo(q))
-}
+func (g *PAG) S(c int32) int32 { return 2 * c }
 
 // E returns the vertex id of call c's end.
-func (g *PAG) E(c int32) int32 { return g.S(c) + 1 }
+func (g *PAG) E(c int32) int32 { return 2*c + 1 }
 
-// Hub returns the vertex id of hub h (a global hub index).
-func (g *PAG) Hub(h int32) int32 {
-	q := sort.Search(len(g.HubLo)-1, func(q int) bool { return g.HubLo[q+1] > h })
-	return g.Bounds[q] + 2*(g.callLo(q+1)-g.callLo(q)) + (h - g.HubLo[q])
-}
+// Hub returns the vertex id of hub h.
+func (g *PAG) Hub(h int32) int32 { return 2*int32(g.NumCalls()) + h }
 
 // VertexKind is what a vertex stands for.
 type VertexKind uint8
@@ -233,13 +226,10 @@ const (
 // Vertex says what vertex v (any of the graph) is: a call's start or end
 // (call c), a hub, or the run's start vertex.
 func (g *PAG) Vertex(v int32) (c int32, kind VertexKind) {
-	q := g.vertexOwner(v)
-	lo := g.callLo(q)
-	off := v - g.Bounds[q]
-	if n := 2 * (g.callLo(q+1) - lo); off < n {
-		return lo + off>>1, VertexKind(off & 1)
-	}
-	if v == g.StartVertex {
+	switch {
+	case v < 2*int32(g.NumCalls()):
+		return v >> 1, VertexKind(v & 1)
+	case v == g.StartVertex:
 		return -1, VertexRun
 	}
 	return -1, VertexHub
@@ -250,15 +240,14 @@ func (g *PAG) local(v int32) int32 { return v - g.Bounds[g.Part] }
 
 // Time returns the time of an owned vertex.
 func (g *PAG) Time(v int32) int64 {
-	l := g.local(v)
-	n := 2 * (g.CallHi - g.CallLo)
-	switch {
-	case l < n && l&1 == 0:
-		return g.Start[l>>1]
-	case l < n:
-		return g.End[l>>1]
-	case v == g.StartVertex:
+	c, kind := g.Vertex(v)
+	switch kind {
+	case VertexStart:
+		return g.Start[c-g.CallLo]
+	case VertexEnd:
+		return g.End[c-g.CallLo]
+	case VertexRun:
 		return g.T0
 	}
-	return g.HubTime[l-n]
+	return g.HubTime[v-g.Hub(0)]
 }

@@ -270,7 +270,7 @@ func topoCalls(p *graph.PAG) *cpath.TopoCalls {
 		in.Prev[c] = -1
 		for e := p.InStart[2*c]; e < p.InStart[2*c+1]; e++ {
 			if p.InKind[e] == graph.EdgeProgram {
-				in.Prev[c] = (p.InSrc[e]-p.Bounds[p.Part])/2 + p.CallLo // E(prev) = base + 2·(prev - CallLo) + 1
+				in.Prev[c] = p.InSrc[e] >> 1 // from E(prev)
 			}
 		}
 	}
