@@ -78,7 +78,7 @@ func DistDefaultDelta(c mpix.Comm, g *DistGraph) (int64, error) {
 //
 // With vertex times (g.Time on every rank that owns vertices), the buckets
 // are of vertex times instead, delta ns wide, latest first (delta <= 0:
-// DistDefaultTimeDelta); see timedDelta.
+// DistDefaultTimeDelta); see distTimed.delta.
 func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult, error) {
 	timed, err := checkDistTimed(c, g, delta, true)
 	if err != nil {
@@ -261,15 +261,27 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 	return s.finish()
 }
 
-// distTimeBuckets is the number of buckets DistDefaultTimeDelta aims at.
-const distTimeBuckets = 64
+// distBucketVertices is the number of vertices DistDefaultTimeDelta aims
+// at per bucket, on average, and distTimeBuckets the fewest buckets.
+const (
+	distBucketVertices = 256
+	distTimeBuckets    = 64
+)
 
 // DistDefaultTimeDelta is the Δ ParallelDeltaStepping uses on a graph with
 // vertex times when given none, the same on every rank (one Allreduce):
-// the span of the vertex times over distTimeBuckets (64), rounded up, at
-// least 1. Why: a phase costs at least one exchange however little its
-// bucket holds, so the phases are bounded whatever the number of
-// vertices. Δ changes only the work, never the result.
+// the span of the vertex times (latest minus earliest) over the number of
+// buckets, N/256 but at least 64, rounded up, at least 1.
+//
+// Why: within a bucket the ranks do not wait for each other, so the work
+// per edge grows with the times the dependencies cross between ranks
+// within one bucket, i.e. with the bucket's share of the run, and a
+// phase costs at least one exchange however little its bucket holds. On
+// graphs shaped like the full PAG (cpathtest.FullPAGTime, 200k vertices,
+// 16 processes) span/64 made 7-13 relaxations per edge at 2-4 ranks,
+// span/N*256 1.5-1.9 in a quarter of ParallelDijkstra's rounds; small
+// graphs keep at least 64 buckets. Δ changes only the work, never the
+// result.
 func DistDefaultTimeDelta(c mpix.Comm, g *DistGraph) (int64, error) {
 	if c == nil {
 		return 0, errors.New("cpath: nil communicator")
@@ -287,8 +299,12 @@ func DistDefaultTimeDelta(c mpix.Comm, g *DistGraph) (int64, error) {
 	if x[0] == math.MinInt64 {
 		return 1, nil
 	}
+	n := 0
+	if g != nil {
+		n = g.N
+	}
 	span := float64(x[0]) + float64(x[1])
-	d := math.Ceil(span / distTimeBuckets)
+	d := math.Ceil(span / float64(max(distTimeBuckets, n/distBucketVertices)))
 	if d >= math.MaxInt64 {
 		return math.MaxInt64, nil
 	}

@@ -29,7 +29,7 @@ import (
 //
 // With vertex times (g.Time on every rank that owns vertices), the
 // priority is the time instead, as the paper has it: "start the search
-// from the vertex with the largest timestamp"; see timedDijkstra.
+// from the vertex with the largest timestamp"; see distTimed.dijkstra.
 //
 // Stats.Rounds counts the search's exchanges; extracting the path (see
 // finish) takes three more, whatever its length.

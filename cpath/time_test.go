@@ -369,3 +369,39 @@ func TestDistExchangeChunks(t *testing.T) {
 		}
 	}
 }
+
+func TestDistDefaultTimeDelta(t *testing.T) {
+	// 1000 vertices at times 5..5+999·640: 64 buckets.
+	n := 1000
+	tm := make([]int64, n)
+	var es []edge
+	for v := range tm {
+		tm[v] = 5 + int64(v)*640
+		if v > 0 {
+			es = append(es, edge{int32(v - 1), int32(v), 640})
+		}
+	}
+	g := withTime(build(n, es), tm)
+	for _, P := range []int{1, 2, 3} {
+		gs := distShares(g, int32(n-1), distRandomBounds(rand.New(rand.NewSource(int64(P))), n, P))
+		got := make([]int64, P)
+		distRun(gs, func(c mpix.Comm, d *DistGraph) (*DistResult, error) {
+			var err error
+			got[c.Rank()], err = DistDefaultTimeDelta(c, d)
+			return nil, err
+		})
+		for _, d := range got {
+			if d != (999*640+63)/64 {
+				t.Errorf("P=%d: DistDefaultTimeDelta %v, want %d", P, got, (999*640+63)/64)
+			}
+		}
+	}
+	// 99 840 vertices: N/256 = 390 buckets.
+	big := &DistGraph{N: 99_840, Time: []int64{-1000, 389_000}}
+	if d, _ := DistDefaultTimeDelta(&mpix.Single{}, big); d != 1000 {
+		t.Errorf("DistDefaultTimeDelta on 99 840 vertices = %d, want 1000", d)
+	}
+	if d, _ := DistDefaultTimeDelta(&mpix.Single{}, &DistGraph{N: 3, Time: []int64{7, 7, 7}}); d != 1 {
+		t.Errorf("DistDefaultTimeDelta of equal times = %d, want 1", d)
+	}
+}
