@@ -372,17 +372,8 @@ func (b *builder) match() error {
 		}
 		return cmp.Compare(a.Post, b.Post)
 	}
-	// byKey orders totally (a key's ends are one rank's, Post tells them
-	// apart): an unstable sort gives the one order.
-	if !slices.IsSortedFunc(sends, byKey) {
-		slices.SortFunc(sends, byKey)
-	}
-	if !slices.IsSortedFunc(recvs, byKey) {
-		slices.SortFunc(recvs, byKey)
-	}
-	sameKey := func(a, b *wireEnd) bool {
-		return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
-	}
+	sends, recvs = sortRuns(sends, byKey), sortRuns(recvs, byKey)
+	sameKey := sameKeyEnds
 	violations := 0
 	nm := min(len(sends), len(recvs))
 	b.msgs = make([]partMsg, 0, nm)
@@ -465,6 +456,40 @@ func (b *builder) match() error {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
 	}
 	return nil
+}
+
+// sortRuns sorts ends that come as runs of one key each, in posting order
+// (each key's ends are one rank's list: a run): it orders the runs by key
+// and moves each once, instead of sorting the ends. Ends not in runs like
+// that (a key met twice) are sorted whole; byKey orders totally (Post
+// tells a key's ends apart), so either way gives the one order.
+func sortRuns(ends []wireEnd, byKey func(a, b wireEnd) int) []wireEnd {
+	if slices.IsSortedFunc(ends, byKey) {
+		return ends
+	}
+	type run struct{ lo, hi int }
+	var runs []run
+	for i := 0; i < len(ends); {
+		j := i + 1
+		for j < len(ends) && byKey(ends[j-1], ends[j]) < 0 && sameKeyEnds(&ends[j-1], &ends[j]) {
+			j++
+		}
+		runs = append(runs, run{i, j})
+		i = j
+	}
+	slices.SortFunc(runs, func(a, b run) int { return byKey(ends[a.lo], ends[b.lo]) })
+	out := make([]wireEnd, 0, len(ends))
+	for _, r := range runs {
+		out = append(out, ends[r.lo:r.hi]...)
+	}
+	if !slices.IsSortedFunc(out, byKey) {
+		slices.SortFunc(out, byKey) // a key in two runs: not what the extractor makes, but handled
+	}
+	return out
+}
+
+func sameKeyEnds(a, b *wireEnd) bool {
+	return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
 }
 
 // wireDep is a dependency shipped to the owner of its done call.

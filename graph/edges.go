@@ -332,8 +332,8 @@ func (b *builder) edges() error {
 	me := p.Part
 	n := int32(len(lg.Op))
 	nloc := p.Bounds[me+1] - p.Bounds[me]
-	hubBase := 2 * n // local index of the first hub, on the last rank
-	var extra []edge
+	hubBase := 2 * n                                      // local index of the first hub, on the last rank
+	extra := make([]edge, 0, len(b.deps)+len(p.CollPost)) // about what the messages and collectives make
 	out := make([][]wireEdge, c.Size())
 	ship := func(e wireEdge) {
 		if q := p.vertexOwner(e.Dst); q == me {
@@ -439,6 +439,14 @@ func (b *builder) edges() error {
 			}
 		}
 	}
+	// waitIdx is each owned call's wait (index in p.Waits), -1 for none.
+	waitIdx := make([]int32, n)
+	for i := range waitIdx {
+		waitIdx[i] = -1
+	}
+	for i, w := range p.Waits {
+		waitIdx[w.Call-p.CallLo] = int32(i)
+	}
 	// The messages: S(send) → E(receive completion) at the receiver,
 	// S(receive) → E(send completion) for sends that wait for their
 	// receiver, weighted by the transfer.
@@ -457,7 +465,7 @@ func (b *builder) edges() error {
 		// an earlier message's transfer does not include the wait for a
 		// later one.
 		from := max(b.causeStart(d), b.waitFrom(d.done))
-		if k, ok := slices.BinarySearchFunc(p.Waits, d.done+p.CallLo, func(w Wait, c int32) int { return cmp.Compare(w.Call, c) }); ok {
+		if k := waitIdx[d.done]; k >= 0 {
 			from = max(from, b.waitFrom(d.done)+p.Waits[k].Ns)
 		}
 		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
@@ -469,16 +477,10 @@ func (b *builder) edges() error {
 	// The time each call waited: the part of its span inside the waiting
 	// of the completion it belongs to (itself, or the call its run of
 	// unproductive polls led to), from that wait's start to its cause's.
-	// Calls are taken in order, so the waits (by call) are walked along.
-	nextWait := 0
 	interval := func(c int32) (from, to int64, ok bool) {
-		ws := p.Waits
-		for nextWait < len(ws) && ws[nextWait].Call-p.CallLo < c {
-			nextWait++
-		}
-		if nextWait < len(ws) && ws[nextWait].Call-p.CallLo == c {
+		if k := waitIdx[c]; k >= 0 {
 			from = b.waitFrom(c)
-			return from, from + ws[nextWait].Ns, true
+			return from, from + p.Waits[k].Ns, true
 		}
 		return 0, 0, false
 	}
@@ -641,7 +643,7 @@ func (b *builder) splits() error {
 				var su int32
 				if u >= lo && u < hi {
 					su = p.Split[u-lo] // owned: labelled
-					if _, hub := b.syncOfHub[u]; !hub && p.InKind[e] == EdgeHubOut {
+					if p.InKind[e] == EdgeHubOut && !b.isSyncHub(u) {
 						su = sv // another collective's hub: its members' split
 					}
 				} else {
@@ -675,6 +677,8 @@ func (b *builder) splits() error {
 		p.Syncs, p.SyncHub = p.Syncs[:keep], p.SyncHub[:keep]
 	}
 }
+
+func (b *builder) isSyncHub(v int32) bool { _, ok := b.syncOfHub[v]; return ok }
 
 // callSplit is the split of call c's start on rank r: the number of
 // synchronisation points whose call on r comes before c.

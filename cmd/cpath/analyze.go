@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +31,7 @@ type analyzeOpts struct {
 	json      string
 	dot       string
 	top       int
+	cpuprof   string
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
@@ -44,6 +47,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
+	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
+	f.MarkHidden("cpuprofile")
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -94,6 +99,21 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	w := joinWorld()
 	defer w.leave()
 	c := mpix.World()
+	if o.cpuprof != "" {
+		name := o.cpuprof
+		if c.Size() > 1 {
+			name += "." + strconv.Itoa(c.Rank())
+		}
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	err := mpix.Agree(c, analyze(o, dir, c, stdout))
 	if err == nil || c.Size() == 1 {
 		return err
