@@ -244,6 +244,17 @@ type distHeader struct {
 	aux    []int64 // what it sent this rank in hdrAux
 }
 
+// queued reports whether any rank has a vertex queued, from a two-slot
+// header (the top's vertex; the top's time may be anything).
+func (hd distHeader) queued() bool {
+	for _, id := range hd.topIDs {
+		if id >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // distChunkBytes caps the bytes one rank ships in one collective call of
 // an exchange, all destinations together, well under MPI's 2 GiB limit
 // (counts are C ints): a larger exchange goes in several calls. A
@@ -785,13 +796,13 @@ func (s *distTimed) frontier(hd distHeader) (int64, int32) {
 		if p == s.rank {
 			continue
 		}
-		if t, id := hd.tops[p], hd.topIDs[p]; t != distNoTop && tabove(tentry{t, id}, tentry{ft, fid}) {
+		if t, id := hd.tops[p], hd.topIDs[p]; id >= 0 && (fid < 0 || tabove(tentry{t, id}, tentry{ft, fid})) {
 			ft, fid = t, id
 		}
-		if t := hd.aux[p]; t != distNoTop && tabove(tentry{t, math.MaxInt32}, tentry{ft, fid}) {
+		if t := hd.aux[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
 			ft, fid = t, math.MaxInt32
 		}
-		if t := s.sentMax[p]; t != distNoTop && tabove(tentry{t, math.MaxInt32}, tentry{ft, fid}) {
+		if t := s.sentMax[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
 			ft, fid = t, math.MaxInt32
 		}
 	}

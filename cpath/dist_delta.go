@@ -335,8 +335,8 @@ func (s *distTimed) delta(delta int64) error {
 		return err
 	}
 	light := int64(0)
-	for hd.top != distNoTop {
-		blo := floorDiv(hd.top, delta) * delta
+	for hd.queued() {
+		blo := bucketLow(hd.top, delta)
 		s.st.Phases++
 		for {
 			for len(s.q) > 0 && s.q[0].t >= blo && s.cycleAt < 0 {

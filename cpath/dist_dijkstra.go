@@ -180,7 +180,7 @@ func (s *distTimed) dijkstra() error {
 		if hd.cycle >= 0 {
 			return distCycleError(hd.cycle)
 		}
-		if !hd.sent && hd.top == distNoTop {
+		if !hd.sent && !hd.queued() {
 			return nil // nothing shipped, every queue empty
 		}
 		ft, fid = s.frontier(hd)

@@ -330,7 +330,7 @@ func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
 	q.push(tentry{tm[target], target})
 	queued[target/64] |= 1 << (target % 64)
 	st.Pushes, st.MaxQueue = 1, 1
-	blo := int64(math.MaxInt64) // delta: the current bucket's lower bound
+	blo := int64(0) // delta: the current bucket's lower bound
 	for len(q) > 0 {
 		e := q.pop()
 		v := e.v
@@ -341,8 +341,8 @@ func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
 				return nil, err
 			}
 		}
-		if delta > 0 && (e.t < blo || e.t-blo >= delta) {
-			blo = floorDiv(e.t, delta) * delta
+		if b := bucketLow(e.t, delta); delta > 0 && (st.Phases == 0 || b != blo) {
+			blo = b
 			st.Phases++
 		}
 		d := dist[v]
@@ -379,13 +379,21 @@ func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
 	return r, nil
 }
 
-// floorDiv is x/d rounded down, for d > 0.
-func floorDiv(x, d int64) int64 {
-	q := x / d
-	if x%d != 0 && x < 0 {
-		q--
+// bucketLow is the lower bound of the bucket of width d > 0 that holds
+// time t: the largest multiple of d at most t (math.MinInt64 if there is
+// none in range). 0 if d <= 0.
+func bucketLow(t, d int64) int64 {
+	if d <= 0 {
+		return 0
 	}
-	return q
+	m := t % d
+	if m < 0 {
+		m += d
+	}
+	if t < math.MinInt64+m { // t-m would wrap
+		return math.MinInt64
+	}
+	return t - m
 }
 
 // DefaultDelta is the mean positive edge weight, rounded up (1 if there is

@@ -50,6 +50,11 @@ func timeVariants(rng *rand.Rand, tm []int64) map[string][]int64 {
 		skew[i] += rng.Int63n(801) - 400
 	}
 	out["clock error"] = skew
+	ext := make([]int64, len(tm))
+	for i := range ext {
+		ext[i] = []int64{math.MinInt64, math.MaxInt64, 0, math.MinInt64 + 1}[rng.Intn(4)]
+	}
+	out["extreme"] = ext
 	out["nil"] = nil
 	return out
 }
@@ -141,6 +146,9 @@ func TestTimedRandomSequential(t *testing.T) {
 		case 1:
 			for v := range tm {
 				tm[v] = rng.Int63() - math.MaxInt64/2
+				if rng.Intn(10) == 0 {
+					tm[v] = []int64{math.MinInt64, math.MaxInt64}[rng.Intn(2)]
+				}
 			}
 		default: // a topological order's positions: consistent
 			pos := topoPositions(g)
@@ -265,6 +273,9 @@ func TestTimedRandomDist(t *testing.T) {
 			switch it % 3 {
 			case 0:
 				tm[v] = rng.Int63n(5)
+				if it%2 == 0 {
+					tm[v] = math.MinInt64 + tm[v] // buckets at the end of the range
+				}
 			case 1:
 				tm[v] = int64(pos[v])*7 + rng.Int63n(3)
 			default:
@@ -403,5 +414,18 @@ func TestDistDefaultTimeDelta(t *testing.T) {
 	}
 	if d, _ := DistDefaultTimeDelta(&mpix.Single{}, &DistGraph{N: 3, Time: []int64{7, 7, 7}}); d != 1 {
 		t.Errorf("DistDefaultTimeDelta of equal times = %d, want 1", d)
+	}
+}
+
+func TestBucketLow(t *testing.T) {
+	for _, c := range []struct{ t, d, want int64 }{
+		{0, 10, 0}, {9, 10, 0}, {10, 10, 10}, {-1, 10, -10}, {-10, 10, -10}, {-11, 10, -20},
+		{math.MaxInt64, 10, math.MaxInt64 - 7}, {math.MinInt64, 10, math.MinInt64},
+		{math.MinInt64 + 1, 10, math.MinInt64}, {math.MinInt64 + 9, 1 << 62, math.MinInt64},
+		{math.MaxInt64, math.MaxInt64, math.MaxInt64}, {5, math.MaxInt64, 0}, {-5, math.MaxInt64, -math.MaxInt64},
+	} {
+		if got := bucketLow(c.t, c.d); got != c.want {
+			t.Errorf("bucketLow(%d, %d) = %d, want %d", c.t, c.d, got, c.want)
+		}
 	}
 }
