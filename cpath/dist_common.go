@@ -853,6 +853,16 @@ func (s *distTimed) lookahead() ([]int64, error) {
 			}
 		}
 	}
+	cross := false
+	for _, t := range rt {
+		if t != math.MaxInt64 {
+			cross = true
+			break
+		}
+	}
+	if !cross {
+		return rt, nil // no edge leads to another rank (one rank, say): nothing to wait for
+	}
 	order := make([]int32, nv)
 	for i := range order {
 		order[i] = int32(i)
