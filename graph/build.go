@@ -283,7 +283,6 @@ func (b *builder) addCause(start int64) int32 {
 // owners) with the owned receives, as Build's match does.
 func (b *builder) match() error {
 	p, c := b.p, b.c
-	send := make([][]byte, c.Size())
 	// Sized first: these arrays hold every message end of the owned ranks.
 	nsend := make([]int, c.Size())
 	nrecv := 0
@@ -345,10 +344,7 @@ func (b *builder) match() error {
 		}
 		d.keys, d.ends = nil, endStore{}
 	}
-	for q := range out {
-		send[q] = mpix.Bytes(out[q])
-	}
-	got, err := c.Alltoallv(send)
+	got, err := mpix.Ship(c, out)
 	if err != nil {
 		return err
 	}
@@ -503,11 +499,7 @@ type wireDep struct {
 // shipDeps sends dependencies to the owners of their done calls, which
 // add them (and those sent to themselves) to their own.
 func (b *builder) shipDeps(out [][]wireDep) error {
-	send := make([][]byte, len(out))
-	for q := range out {
-		send[q] = mpix.Bytes(out[q])
-	}
-	got, err := b.c.Alltoallv(send)
+	got, err := mpix.Ship(b.c, out)
 	if err != nil {
 		return err
 	}
@@ -567,11 +559,7 @@ func (b *builder) collectives() error {
 		}
 		d.colls = nil
 	}
-	send := make([][]byte, c.Size())
-	for q := range out {
-		send[q] = mpix.Bytes(out[q])
-	}
-	got, err := c.Alltoallv(send)
+	got, err := mpix.Ship(c, out)
 	if err != nil {
 		return err
 	}

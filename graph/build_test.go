@@ -466,20 +466,7 @@ func TestPollingIsWaiting(t *testing.T) {
 // the cut), edge for edge, with the same times, waits, collectives,
 // synchronisation points and splits.
 func TestPartsAreTheGraph(t *testing.T) {
-	dirs := map[string]string{}
-	for _, p := range gen.Patterns {
-		dir := t.TempDir()
-		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 7, CallsPerRank: 1500, Pattern: p, Seed: 11}); err != nil {
-			t.Fatal(err)
-		}
-		dirs[string(p)] = dir
-	}
-	for _, sc := range skewCases() {
-		dir := t.TempDir()
-		writeSkewed(t, dir, simulate(5), sc)
-		dirs["skew-"+sc.name] = dir
-	}
-	for name, dir := range dirs {
+	for name, dir := range testRuns(t, 7, 1500, 11) {
 		run, err := graph.Load(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -503,6 +490,25 @@ func TestPartsAreTheGraph(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testRuns writes generated runs of every pattern (ranks × calls) and the
+// skew cases' simulated runs, and returns their directories by name.
+func testRuns(t *testing.T, ranks, calls int, seed int64) map[string]string {
+	dirs := map[string]string{}
+	for _, p := range gen.Patterns {
+		dir := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: p, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[string(p)] = dir
+	}
+	for _, sc := range skewCases() {
+		dir := t.TempDir()
+		writeSkewed(t, dir, simulate(seed), sc)
+		dirs["skew-"+sc.name] = dir
+	}
+	return dirs
 }
 
 // comparePartsTo checks that parts, together, are the graph one.
@@ -584,20 +590,7 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		algos = slices.DeleteFunc(algos, func(a algo) bool { return a.name == "dijkstra" || a.name == "delta" })
 		t.Log("-short: dijkstra and delta left out")
 	}
-	dirs := map[string]string{}
-	for _, p := range gen.Patterns {
-		dir := t.TempDir()
-		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 5, CallsPerRank: 600, Pattern: p, Seed: 13}); err != nil {
-			t.Fatal(err)
-		}
-		dirs[string(p)] = dir
-	}
-	for _, sc := range skewCases() {
-		dir := t.TempDir()
-		writeSkewed(t, dir, simulate(7), sc)
-		dirs["skew-"+sc.name] = dir
-	}
-	for name, dir := range dirs {
+	for name, dir := range testRuns(t, 5, 600, 13) {
 		run, err := graph.Load(dir)
 		if err != nil {
 			t.Fatal(err)

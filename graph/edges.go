@@ -414,15 +414,11 @@ func (b *builder) edges() error {
 			}
 		}
 	}
-	send := make([][]byte, c.Size())
-	for q := range out {
-		send[q] = mpix.Bytes(out[q])
-	}
-	got, err := c.Alltoallv(send)
+	got, err := mpix.Ship(c, out)
 	if err != nil {
 		return err
 	}
-	out, send = nil, nil
+	out = nil
 	for _, bs := range got {
 		ws, err := mpix.FromBytes[wireEdge](bs)
 		if err != nil {

@@ -120,11 +120,7 @@ func TestAnalyzeUnderMPI(t *testing.T) {
 	mpitest.Run(t, 2, lib, dir, t.TempDir(), halo, "30", "2000")
 	single := checkPath(t, dir)
 
-	bin := filepath.Join(t.TempDir(), "cpath")
-	build := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mpitest.CPathBin(t)
 	mpirun := func(args ...string) (int, string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()

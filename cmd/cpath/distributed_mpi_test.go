@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,31 +20,12 @@ import (
 	"github.com/cpath/cpath/report"
 )
 
-var (
-	mpiBinOnce sync.Once
-	mpiBin     string
-	mpiBinErr  error
-)
-
 // mpiCPath runs the cpath command (built with the mpi tag) as an MPI job of
 // np ranks and returns its exit status, stdout and stderr.
 func mpiCPath(t *testing.T, np int, args ...string) (int, string, string) {
 	t.Helper()
 	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
-	mpiBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cpath-mpi")
-		if err != nil {
-			mpiBinErr = err
-			return
-		}
-		mpiBin = filepath.Join(dir, "cpath")
-		if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".").CombinedOutput(); err != nil {
-			mpiBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if mpiBinErr != nil {
-		t.Fatal(mpiBinErr)
-	}
+	mpiBin := mpitest.CPathBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), mpiBin}, args...)...)

@@ -122,6 +122,17 @@ func Bytes[T any](xs []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(z)))
 }
 
+// Ship sends out[p], flat arrays of T, to rank p (Alltoallv of their
+// bytes) and returns what each rank sent to this one, as bytes for
+// FromBytes or Concat.
+func Ship[T any](c Comm, out [][]T) ([][]byte, error) {
+	send := make([][]byte, len(out))
+	for q := range out {
+		send[q] = Bytes(out[q])
+	}
+	return c.Alltoallv(send)
+}
+
 // FromBytes returns b as a []T: b itself when it is aligned for T (the
 // buffers the exchanges return are), else a copy. len(b) must be a
 // multiple of T's size. The result shares b's memory in the first case.

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -206,35 +205,8 @@ func TestPollCoalescing(t *testing.T) {
 	}
 }
 
-var (
-	cpathOnce sync.Once
-	cpathPath string
-	cpathErr  error
-)
-
-// cpathBin returns the analyzer: $CPATH_BIN, or bin/cpath built once by
-// the repository's make rule from the current source.
-func cpathBin(t *testing.T) string {
-	t.Helper()
-	cpathOnce.Do(func() {
-		if p := os.Getenv("CPATH_BIN"); p != "" {
-			cpathPath, cpathErr = filepath.Abs(p)
-			return
-		}
-		root := mpitest.RepoRoot(t)
-		cmd := exec.Command("make", "bin/cpath")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cpathErr = fmt.Errorf("make bin/cpath: %v\n%s", err, out)
-			return
-		}
-		cpathPath = filepath.Join(root, "bin", "cpath")
-	})
-	if cpathErr != nil {
-		t.Fatal(cpathErr)
-	}
-	return cpathPath
-}
+// cpathBin returns the cpath command under test (internal/mpitest).
+func cpathBin(t *testing.T) string { return mpitest.CPathBin(t) }
 
 // TestGrequestOtherThread: a generalized request completed by a second
 // thread while the first waits for it. The Wait completes the request, and

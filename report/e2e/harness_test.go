@@ -7,12 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,51 +18,8 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// tmpRoot holds what the package builds once for all its tests (cpath).
-var tmpRoot string
-
-func TestMain(m *testing.M) {
-	d, err := os.MkdirTemp("", "cpath-report-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tmpRoot = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
-}
-
-var (
-	cpathOnce sync.Once
-	cpathPath string
-	cpathErr  error
-)
-
-// cpathBin returns the cpath executable under test: $CPATH_BIN, or
-// ./cmd/cpath built once with the mpi tag from the current source.
-func cpathBin(t *testing.T) string {
-	t.Helper()
-	root := mpitest.RepoRoot(t)
-	cpathOnce.Do(func() {
-		if p := os.Getenv("CPATH_BIN"); p != "" {
-			cpathPath, cpathErr = filepath.Abs(p)
-			return
-		}
-		exe := filepath.Join(tmpRoot, "cpath")
-		cmd := exec.Command("go", "build", "-tags", "mpi", "-o", exe, "./cmd/cpath")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cpathErr = fmt.Errorf("go build -tags mpi ./cmd/cpath: %v\n%s", err, out)
-			return
-		}
-		cpathPath = exe
-	})
-	if cpathErr != nil {
-		t.Fatal(cpathErr)
-	}
-	return cpathPath
-}
+// cpathBin returns the cpath command under test (internal/mpitest).
+func cpathBin(t *testing.T) string { return mpitest.CPathBin(t) }
 
 // analyzeTimeout bounds one analyzer run on these small logs.
 const analyzeTimeout = 60 * time.Second
