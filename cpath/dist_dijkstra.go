@@ -160,12 +160,17 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 // None of this is needed for exactness: a vertex whose Dist increases
 // after it was taken is queued again (label-correcting), so whatever the
 // times the result is DAG's; inconsistent times only cost more work.
+// distMaxHeld bounds the vertices ParallelDijkstra's timed search holds
+// back in one round to take later ones that may go on.
+const distMaxHeld = 4096
+
 func (s *distTimed) dijkstra() error {
 	rt, err := s.lookahead()
 	if err != nil {
 		return err
 	}
 	ft, fid := int64(distNoTop), int32(-1) // nobody else has anything queued yet
+	var held []tentry
 	for {
 		for len(s.q) > 0 && s.cycleAt < 0 {
 			// What this rank offers another in this round may be queued
@@ -175,10 +180,24 @@ func (s *distTimed) dijkstra() error {
 			}
 			t, id := s.top()
 			if rt[id-s.lo] <= ft && !tabove(tentry{t, id}, tentry{ft, fid}) {
-				break
+				// Held back until the next round; the vertices after it
+				// may go on: on consistent clocks, one that depends on it
+				// through owned vertices has its lookahead (the minimum
+				// over them), and one that depends on it through another
+				// rank's vertex w has Time[w] <= Time[id] <= the frontier,
+				// so its lookahead holds it back too.
+				if len(held) >= distMaxHeld {
+					break
+				}
+				held = append(held, s.q.pop())
+				continue
 			}
 			s.process(-1)
 		}
+		for _, e := range held {
+			s.q.push(e) // still flagged as queued
+		}
+		held = held[:0]
 		hd, err := s.exchangeTimed()
 		if err != nil {
 			return err
