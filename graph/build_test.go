@@ -580,6 +580,16 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
 			return cpath.ParallelDeltaStepping(c, dist(g), 0)
 		}},
+		{"dijkstra-by-time", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			d := dist(g)
+			d.Time = g.Times()
+			return cpath.ParallelDijkstra(c, d)
+		}},
+		{"delta-by-time", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			d := dist(g)
+			d.Time = g.Times()
+			return cpath.ParallelDeltaStepping(c, d, 0)
+		}},
 	}
 	for _, mode := range cpath.SplitModes {
 		algos = append(algos, algo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
@@ -588,7 +598,7 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 	}
 	if testing.Short() {
 		algos = slices.DeleteFunc(algos, func(a algo) bool { return a.name == "dijkstra" || a.name == "delta" })
-		t.Log("-short: dijkstra and delta left out")
+		t.Log("-short: dijkstra and delta without times left out")
 	}
 	for name, dir := range testRuns(t, 5, 600, 13) {
 		run, err := graph.Load(dir)

@@ -251,3 +251,14 @@ func (g *PAG) Time(v int32) int64 {
 	}
 	return g.HubTime[v-g.Hub(0)]
 }
+
+// Times returns the time of every owned vertex, by local index: what the
+// time-ordered searches (dijkstra, delta) take their order from.
+func (g *PAG) Times() []int64 {
+	lo := g.Bounds[g.Part]
+	ts := make([]int64, g.Bounds[g.Part+1]-lo)
+	for l := range ts {
+		ts[l] = g.Time(lo + int32(l))
+	}
+	return ts
+}

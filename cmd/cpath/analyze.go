@@ -165,8 +165,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	case "dag":
 		res, err = cpath.DistDAG(c, g)
 	case "dijkstra":
+		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
 		res, err = cpath.ParallelDijkstra(c, g)
 	case "delta":
+		g.Time = p.Times() // buckets of time
 		res, err = cpath.ParallelDeltaStepping(c, g, o.delta)
 	case "split":
 		in.Algo = "split/" + o.splitMode
