@@ -161,8 +161,9 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 // after it was taken is queued again (label-correcting), so whatever the
 // times the result is DAG's; inconsistent times only cost more work.
 // distMaxHeld bounds the vertices ParallelDijkstra's timed search holds
-// back in one round to take later ones that may go on.
-const distMaxHeld = 4096
+// back in one round to take later ones that may go on (a variable for
+// the tests).
+var distMaxHeld = 4096
 
 func (s *distTimed) dijkstra() error {
 	rt, err := s.lookahead()

@@ -429,3 +429,31 @@ func TestBucketLow(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedDijkstraHeld: ParallelDijkstra's timed search gives the same
+// results whether it holds back no vertex (stops at the first that must
+// wait), one, or many per round.
+func TestTimedDijkstraHeld(t *testing.T) {
+	defer func(h int) { distMaxHeld = h }(distMaxHeld)
+	rng := rand.New(rand.NewSource(27))
+	g, target := fullPAGTimed(rng, 8, 40, 9)
+	ref, err := DAG(g, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tms := timeVariants(rng, g.Time)
+	tms["consistent"] = g.Time
+	for _, held := range []int{0, 1, 4096} {
+		distMaxHeld = held
+		for vname, tm := range tms {
+			for _, P := range []int{2, 3, 4} {
+				name := fmt.Sprintf("held=%d/%s times/P=%d", held, vname, P)
+				res, errs := distRun(distShares(withTime(g, tm), target, distRandomBounds(rng, g.N, P)), ParallelDijkstra)
+				checkDistResult(t, name, ref, res, errs)
+				if st := res[0].Stats; vname == "consistent" {
+					t.Logf("%s: %d rounds, %.3f relaxations per edge", name, st.Rounds, float64(st.Relaxations)/float64(st.Edges))
+				}
+			}
+		}
+	}
+}
