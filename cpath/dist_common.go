@@ -670,8 +670,9 @@ type distTimed struct {
 	q       tqueue
 	queued  []bool  // by owned vertex: in q
 	hops    []int32 // by owned vertex: edges of the walk that gave its Dist (the cycle bound)
-	sentMax []int64 // by destination rank: the latest time of a vertex that offered it a relaxation this round
+	sentMax []int64 // by destination rank: the latest time it was offered a relaxation at this round (see exchangeTimed)
 	sentTop int64   // the largest of sentMax
+	srcTime []int64 // ParallelDijkstra, by edge: a cross-rank edge's source's time (nil: not known)
 }
 
 func newDistTimed(c mpix.Comm, g *DistGraph) *distTimed {
@@ -735,8 +736,12 @@ func (s *distTimed) process(light int64) int64 {
 		if !s.owns(u) {
 			s.send(u, d+w, v, h)
 			p := g.Owner(u)
-			s.sentMax[p] = max(s.sentMax[p], e.t)
-			s.sentTop = max(s.sentTop, e.t)
+			bt := e.t // on consistent clocks, Time[u] <= Time[v]
+			if s.srcTime != nil {
+				bt = s.srcTime[j]
+			}
+			s.sentMax[p] = max(s.sentMax[p], bt)
+			s.sentTop = max(s.sentTop, bt)
 			continue
 		}
 		s.offer(u, d+w, v, h)
@@ -757,12 +762,12 @@ func (s *distTimed) top() (int64, int32) {
 }
 
 // exchangeTimed ships the round's relaxations with this rank's top in the
-// header, and, in each destination's header, the latest time of a vertex
-// that offered a relaxation to a third rank: on a graph with consistent
-// clocks, a bound on the times those offers may queue there (the edge
-// u->v gives Time[u] <= Time[v]). It applies the received offers and
-// returns the header; frontier then tells what the other ranks may
-// still do.
+// header, and, in each destination's header, the latest time this rank
+// offered a relaxation at to a third rank: the time of the offered vertex
+// u where lookahead learnt it (ParallelDijkstra), else that of the
+// offering vertex v, which bounds it on consistent clocks (the edge u->v
+// gives Time[u] <= Time[v]). It applies the received offers and returns
+// the header; frontier then tells what the other ranks may still do.
 func (s *distTimed) exchangeTimed() (distHeader, error) {
 	t, id := s.top()
 	s.hdrID = id
@@ -817,8 +822,9 @@ func (s *distTimed) frontier(hd distHeader) (int64, int32) {
 // another rank that can change Dist[u] directly: the destination w of a
 // cross-rank edge x->w from u or from an owned vertex x that u reaches
 // through owned vertices (MaxInt64 if none). One exchange tells each rank
-// the times of the cross-rank edges' destinations, by source; the owned
-// part follows in one pass latest first, which on consistent clocks is a
+// the times of the cross-rank edges' destinations, by source, and a
+// second one answers with the sources' times (srcTime); the owned part
+// follows in one pass latest first, which on consistent clocks is a
 // topological order (otherwise the bound is only rougher, and the search
 // does more work, never a wrong one).
 func (s *distTimed) lookahead() ([]int64, error) {
@@ -842,14 +848,42 @@ func (s *distTimed) lookahead() ([]int64, error) {
 	for i := range rt {
 		rt[i] = math.MaxInt64
 	}
+	reply := make([][]byte, s.size)
 	for p, b := range recv {
 		if len(b)%16 != 0 {
 			return nil, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole edges", p, len(b))
 		}
 		x := mpix.I64s(b)
 		for k := 0; k+1 < len(x); k += 2 {
+			t := int64(distNoTop)
 			if u := int32(x[k]); s.owns(u) {
 				rt[u-s.lo] = min(rt[u-s.lo], x[k+1])
+				t = s.tm[u-s.lo]
+			}
+			reply[p] = mpix.PutI64s(reply[p], t)
+		}
+	}
+	// The answers: the sources' times, by which an offer bounds the time
+	// it may queue at its destination (see exchangeTimed).
+	if recv, err = s.c.Alltoallv(reply); err != nil {
+		return nil, err
+	}
+	s.st.Rounds++
+	s.srcTime = make([]int64, len(g.InSrc))
+	at := make([]int, s.size)
+	ans := make([][]int64, s.size)
+	for p, b := range recv {
+		ans[p] = mpix.I64s(b)
+	}
+	for i := 0; i < nv; i++ {
+		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+			if u := g.InSrc[j]; !s.owns(u) {
+				p := g.Owner(u)
+				if at[p] >= len(ans[p]) {
+					return nil, fmt.Errorf("cpath: rank %d answered %d source times, too few", p, len(ans[p]))
+				}
+				s.srcTime[j] = ans[p][at[p]]
+				at[p]++
 			}
 		}
 	}

@@ -36,7 +36,7 @@ import (
 // where the largest-Dist order (which takes the vertices farthest from the
 // target first) made 10^2 to 10^4. Without times it stays as above.
 //
-// Stats.Rounds counts the search's exchanges (with times, one more to set
+// Stats.Rounds counts the search's exchanges (with times, two more to set
 // up the lookahead); extracting the path (see finish) takes three more,
 // whatever its length.
 func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
