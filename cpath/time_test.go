@@ -457,3 +457,31 @@ func TestTimedDijkstraHeld(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTimedFullPAG: the sequential searches on a full-PAG-like graph
+// of about 200k vertices (16 processes, 10 splits), with its times; the
+// largest-Dist order (no times) only at 10k vertices, as it is slow.
+func BenchmarkTimedFullPAG(b *testing.B) {
+	for _, c := range []struct {
+		steps int
+		time  bool
+	}{{6250, true}, {312, true}, {312, false}} {
+		g, target := fullPAGTimed(rand.New(rand.NewSource(1)), 16, c.steps, c.steps/10)
+		if !c.time {
+			g.Time = nil
+		}
+		for _, a := range []algo{{"dag", (*Solver).DAG}, {"dijkstra", (*Solver).Dijkstra}, deltaAlgo("delta", DefaultDelta)} {
+			b.Run(fmt.Sprintf("n=%d/time=%v/%s", g.N, c.time, a.name), func(b *testing.B) {
+				s := new(Solver)
+				var r *Result
+				for i := 0; i < b.N; i++ {
+					var err error
+					if r, err = a.run(s, g, target); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(r.Stats.Relaxations)/float64(len(g.InSrc)), "relax/edge")
+			})
+		}
+	}
+}
