@@ -1,11 +1,19 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
+	"github.com/cpath/cpath/report"
 
 	"github.com/cpath/cpath/trace"
 )
@@ -130,5 +138,94 @@ func TestAnalyzeFlags(t *testing.T) {
 		if code != 0 || !strings.Contains(out, `"algo":"`+algo) || !strings.Contains(out, `"length_ns"`) {
 			t.Fatalf("%s: %d %q %.200s", algo, code, errs, out)
 		}
+	}
+}
+
+// TestDOTRenders writes the PAG of a small run (every vertex, clustered by
+// rank) and of a large one (condensed to ranks × call sites), each in one
+// process and as a job of two in-process ranks, and has Graphviz render
+// them: valid DOT with the critical path highlighted, the same drawing at
+// either P.
+func TestDOTRenders(t *testing.T) {
+	dotBin, err := exec.LookPath("dot")
+	if err != nil {
+		t.Skip("Graphviz's dot is not installed (Debian package graphviz; make deps installs it)")
+	}
+	for _, tc := range []struct {
+		name  string
+		calls int
+		full  bool
+	}{{"full", 40, true}, {"condensed", 400, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: tc.calls, Pattern: gen.Imbalanced, Seed: 3}); err != nil {
+				t.Fatal(err)
+			}
+			var drawings [2]string
+			for i, P := range []int{1, 2} {
+				var b strings.Builder
+				var errs [2]error
+				mpixtest.Run(P, func(c mpix.Comm) {
+					out := io.Discard
+					if c.Rank() == 0 {
+						out = &b
+					}
+					errs[c.Rank()] = analyze(analyzeOpts{algo: "dag", dot: "-", top: 5}, dir, c, out)
+				})
+				if errs[0] != nil || errs[1] != nil {
+					t.Fatal(errs)
+				}
+				drawings[i] = b.String()
+			}
+			src := drawings[0]
+			if src != drawings[1] {
+				t.Fatal("the drawing at P=2 differs from one process's")
+			}
+			if strings.Contains(src, "label=\"S MPI_") != tc.full {
+				t.Fatalf("full drawing = %v, want %v", !tc.full, tc.full)
+			}
+			if !strings.Contains(src, "color=red") {
+				t.Fatal("the critical path is not highlighted")
+			}
+			cmd := exec.Command(dotBin, "-Tsvg")
+			cmd.Stdin = strings.NewReader(src)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("dot -Tsvg: %v", err)
+			}
+			if !strings.Contains(string(out), "<svg") {
+				t.Fatal("dot -Tsvg wrote no SVG")
+			}
+		})
+	}
+}
+
+// TestEveryDependencyCounted: the per-process table counts every edge of
+// the full graph into the rank's vertices, so on a run with messages every
+// rank has more edges than vertices (a pruned graph has at most one edge
+// per vertex).
+func TestEveryDependencyCounted(t *testing.T) {
+	dir := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: 500, Pattern: gen.Halo, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "analyze", "--json", "-", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Run.Messages == 0 {
+		t.Fatal("the run has no messages")
+	}
+	for _, p := range rep.Processes {
+		if p.NumEdges <= p.NumNodes {
+			t.Errorf("rank %d: %d edges for %d vertices", p.Rank, p.NumEdges, p.NumNodes)
+		}
+	}
+	if rep.Totals.NumEdges <= rep.Totals.NumNodes {
+		t.Errorf("totals: %d edges for %d vertices", rep.Totals.NumEdges, rep.Totals.NumNodes)
 	}
 }
