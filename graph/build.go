@@ -835,32 +835,65 @@ func (b *builder) correctClocks() error {
 func (b *builder) wrongOrder() bitset {
 	type sent struct {
 		t, recvEnd int64
-		dst        int32
 		m          int32
 	}
-	order := make([]sent, 0, len(b.msgs))
+	// The messages come by key, each key's in posting order: runs of one
+	// destination whose sends start in order. Runs are merged per
+	// destination instead of sorting all messages.
+	type run struct{ dst, lo, hi int32 }
+	items := make([]sent, len(b.msgs))
+	var runs []run
 	for k := range b.msgs {
 		m := &b.msgs[k]
-		order = append(order, sent{b.causeStart(&b.deps[k]), b.lg.End[m.recvDone-b.p.CallLo], int32(b.p.Rank(m.recvDone)), int32(k)})
-	}
-	slices.SortFunc(order, func(x, y sent) int {
-		if x.dst != y.dst {
-			return cmp.Compare(x.dst, y.dst)
+		items[k] = sent{b.causeStart(&b.deps[k]), b.lg.End[m.recvDone-b.p.CallLo], int32(k)}
+		dst := int32(b.lg.rank(m.recvDone - b.p.CallLo))
+		if n := len(runs); n > 0 && runs[n-1].dst == dst && items[k-1].t <= items[k].t {
+			runs[n-1].hi++
+		} else {
+			runs = append(runs, run{dst, int32(k), int32(k) + 1})
 		}
-		return cmp.Compare(x.t, y.t)
-	})
+	}
+	slices.SortStableFunc(runs, func(x, y run) int { return cmp.Compare(x.dst, y.dst) })
 	var wrong bitset
-	for i := 0; i < len(order); {
+	var order []sent
+	var heads []run
+	for i := 0; i < len(runs); {
 		j := i
-		for j < len(order) && order[j].dst == order[i].dst {
+		for j < len(runs) && runs[j].dst == runs[i].dst {
 			j++
 		}
+		// This destination's messages in send start order.
+		order, heads = order[:0], append(heads[:0], runs[i:j]...)
+		if len(heads) > 16 {
+			for _, r := range heads {
+				order = append(order, items[r.lo:r.hi]...)
+			}
+			slices.SortFunc(order, func(x, y sent) int { return cmp.Compare(x.t, y.t) })
+		} else {
+			for len(heads) > 0 {
+				k := 0
+				for h := 1; h < len(heads); h++ {
+					if items[heads[h].lo].t < items[heads[k].lo].t {
+						k = h
+					}
+				}
+				order = append(order, items[heads[k].lo])
+				if heads[k].lo++; heads[k].lo == heads[k].hi {
+					heads[k] = heads[len(heads)-1]
+					heads = heads[:len(heads)-1]
+				}
+			}
+		}
+		i = j
+		// Messages whose sends started at the same time were not sent one
+		// before the other: each is compared with those sent strictly
+		// earlier.
 		latest := int64(-1 << 62)
-		for k := i; k < j; {
+		for k := 0; k < len(order); {
 			t0 := order[k].t
 			l := k
 			groupLatest := latest
-			for ; l < j && order[l].t == t0; l++ {
+			for ; l < len(order) && order[l].t == t0; l++ {
 				if latest > order[l].recvEnd {
 					if wrong == nil {
 						wrong = newBitset(len(b.msgs))
@@ -872,7 +905,6 @@ func (b *builder) wrongOrder() bitset {
 			latest = groupLatest
 			k = l
 		}
-		i = j
 	}
 	return wrong
 }

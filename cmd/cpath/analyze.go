@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -150,6 +151,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	b1, _ := c.Stats()
 	gt := time.Since(t0)
 	run = nil
+	// What building needed (messages, dependencies, the edges before their
+	// rows) is garbage now: collect it before the search allocates, or the
+	// heap grows to twice what building left live.
+	runtime.GC()
 	buildBytes, err := mpix.AllreduceOne(c, b1-b0, mpix.Sum)
 	if err != nil {
 		return err
