@@ -801,13 +801,13 @@ func (s *distTimed) frontier(hd distHeader) (int64, int32) {
 		if p == s.rank {
 			continue
 		}
-		if t, id := hd.tops[p], hd.topIDs[p]; id >= 0 && (fid < 0 || tabove(tentry{t, id}, tentry{ft, fid})) {
+		if t, id := hd.tops[p], hd.topIDs[p]; id >= 0 && (fid < 0 || (tentry{t, id}).above(tentry{ft, fid})) {
 			ft, fid = t, id
 		}
-		if t := hd.aux[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
+		if t := hd.aux[p]; t != distNoTop && (fid < 0 || (tentry{t, math.MaxInt32}).above(tentry{ft, fid})) {
 			ft, fid = t, math.MaxInt32
 		}
-		if t := s.sentMax[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
+		if t := s.sentMax[p]; t != distNoTop && (fid < 0 || (tentry{t, math.MaxInt32}).above(tentry{ft, fid})) {
 			ft, fid = t, math.MaxInt32
 		}
 	}
@@ -905,7 +905,7 @@ func (s *distTimed) lookahead() ([]int64, error) {
 		if a == b {
 			return 0
 		}
-		if tabove(tentry{s.tm[a], a}, tentry{s.tm[b], b}) {
+		if (tentry{s.tm[a], a}).above(tentry{s.tm[b], b}) {
 			return -1
 		}
 		return 1

@@ -100,7 +100,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					switch ne := (entry{c, u, h}); {
 					case !haveNext:
 						next, haveNext = ne, true
-					case above(ne, next):
+					case ne.above(next):
 						q.push(next)
 						next = ne
 					default:
@@ -110,7 +110,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 					break
 				}
 			}
-			if haveNext && len(q) > 0 && above(q[0], next) {
+			if haveNext && len(q) > 0 && q[0].above(next) {
 				q.push(next)
 				haveNext = false
 			}
@@ -176,11 +176,11 @@ func (s *distTimed) dijkstra() error {
 		for len(s.q) > 0 && s.cycleAt < 0 {
 			// What this rank offers another in this round may be queued
 			// there as late as the offering vertex: the frontier rises.
-			if s.sentTop != distNoTop && tabove(tentry{s.sentTop, math.MaxInt32}, tentry{ft, fid}) {
+			if s.sentTop != distNoTop && (tentry{s.sentTop, math.MaxInt32}).above(tentry{ft, fid}) {
 				ft, fid = s.sentTop, math.MaxInt32
 			}
 			t, id := s.top()
-			if rt[id-s.lo] <= ft && !tabove(tentry{t, id}, tentry{ft, fid}) {
+			if rt[id-s.lo] <= ft && !(tentry{t, id}).above(tentry{ft, fid}) {
 				// Held back until the next round; the vertices after it
 				// may go on: on consistent clocks, one that depends on it
 				// through owned vertices has its lookahead (the minimum

@@ -1,5 +1,51 @@
 package cpath
 
+// heap is a binary max-heap of E by E's above: the searches' queues.
+type heap[E interface{ above(E) bool }] []E
+
+func (q *heap[E]) push(e E) {
+	h := append(*q, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.above(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+	*q = h
+}
+
+func (q *heap[E]) pop() E {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if r := c + 1; r < n && h[r].above(h[c]) {
+				c = r
+			}
+			if !h[c].above(last) {
+				break
+			}
+			h[i] = h[c]
+			i = c
+		}
+		h[i] = last
+	}
+	*q = h
+	return top
+}
+
 // entry is a queued vertex with the Dist it had when queued; it is stale
 // once Dist[v] has grown past d (each (v, d) is queued at most once, since
 // only a strict increase queues a vertex).
@@ -9,55 +55,12 @@ type entry struct {
 	h int32 // the distributed searches: edges of the walk that gave d (a cycle bound); 0 elsewhere
 }
 
-// queue is a binary max-heap on d: with negated weights, the paper's
-// minimum tentative distance is the maximum Dist. Equal d pop smallest v
-// first, which only makes Stats reproducible; results do not depend on it.
-type queue []entry
+// queue orders entries by d: with negated weights, the paper's minimum
+// tentative distance is the maximum Dist. Equal d pop smallest v first,
+// which only makes Stats reproducible; results do not depend on it.
+type queue = heap[entry]
 
-func above(a, b entry) bool { return a.d > b.d || (a.d == b.d && a.v < b.v) }
-
-func (q *queue) push(e entry) {
-	h := append(*q, e)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !above(e, h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-	*q = h
-}
-
-func (q *queue) pop() entry {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	if n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c >= n {
-				break
-			}
-			if r := c + 1; r < n && above(h[r], h[c]) {
-				c = r
-			}
-			if !above(h[c], last) {
-				break
-			}
-			h[i] = h[c]
-			i = c
-		}
-		h[i] = last
-	}
-	*q = h
-	return top
-}
+func (a entry) above(b entry) bool { return a.d > b.d || (a.d == b.d && a.v < b.v) }
 
 // tentry is a queued vertex of the time-ordered searches: a vertex is
 // queued at most once at a time (a flag marks it), under its time t, and
@@ -67,52 +70,9 @@ type tentry struct {
 	v int32
 }
 
-// tqueue is a binary max-heap on the vertices' times, the paper's "start
-// the search from the vertex with the largest timestamp": latest first,
-// the larger id first among equal times.
-type tqueue []tentry
+// tqueue orders them the paper's way, "start the search from the vertex
+// with the largest timestamp": latest first, the larger id first among
+// equal times.
+type tqueue = heap[tentry]
 
-func tabove(a, b tentry) bool { return a.t > b.t || (a.t == b.t && a.v > b.v) }
-
-func (q *tqueue) push(e tentry) {
-	h := append(*q, e)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !tabove(e, h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-	*q = h
-}
-
-func (q *tqueue) pop() tentry {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	if n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c >= n {
-				break
-			}
-			if r := c + 1; r < n && tabove(h[r], h[c]) {
-				c = r
-			}
-			if !tabove(h[c], last) {
-				break
-			}
-			h[i] = h[c]
-			i = c
-		}
-		h[i] = last
-	}
-	*q = h
-	return top
-}
+func (a tentry) above(b tentry) bool { return a.t > b.t || (a.t == b.t && a.v > b.v) }

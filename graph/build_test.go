@@ -387,8 +387,16 @@ func TestThreads(t *testing.T) {
 	checkLastArriving(t, g, mustPath(t, g))
 }
 
-// mustBuild loads and builds the run in dir, failing the test on error.
+// mustBuild loads and builds the run in dir in one process, failing the
+// test on error.
 func mustBuild(t *testing.T, dir string) *graph.PAG {
+	t.Helper()
+	_, g := loadBuild(t, dir)
+	return g
+}
+
+// loadBuild is mustBuild that returns the loaded run too.
+func loadBuild(t *testing.T, dir string) (*graph.Run, *graph.PAG) {
 	t.Helper()
 	run, err := graph.Load(dir)
 	if err != nil {
@@ -398,7 +406,7 @@ func mustBuild(t *testing.T, dir string) *graph.PAG {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return run, g
 }
 
 // TestPollingIsWaiting: a rank that posts MPI_Irecv and polls with
@@ -467,14 +475,7 @@ func TestPollingIsWaiting(t *testing.T) {
 // synchronisation points and splits.
 func TestPartsAreTheGraph(t *testing.T) {
 	for name, dir := range testRuns(t, 7, 1500, 11) {
-		run, err := graph.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := graph.Build(&mpix.Single{}, run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run, one := loadBuild(t, dir)
 		for P := 2; P <= 4; P++ {
 			parts := make([]*graph.PAG, P)
 			errs := make([]error, P)
@@ -601,14 +602,7 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		t.Log("-short: dijkstra and delta without times left out")
 	}
 	for name, dir := range testRuns(t, 5, 600, 13) {
-		run, err := graph.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := graph.Build(&mpix.Single{}, run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run, one := loadBuild(t, dir)
 		ref := mustPath(t, one)
 		if ref.Length != one.T1-one.T0 {
 			t.Errorf("%s: path %d ns, run %d ns", name, ref.Length, one.T1-one.T0)
