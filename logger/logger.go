@@ -72,6 +72,7 @@ type state struct {
 	dropped uint64
 	warned  bool
 	hdr     trace.Header
+	method  string // how the init sync was measured: every rank knows it, logging or not
 }
 
 var st state
@@ -182,6 +183,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	if err1 != nil && err2 != nil {
 		method = "none"
 	}
+	st.method = method
 
 	// The file. Every rank tries; the lowest rank that failed tells the user,
 	// once, and ranks that failed run on unlogged.
@@ -289,14 +291,44 @@ func cpathGoFlush(buf *C.cp_rec, n C.int, tick, ns C.int64_t) {
 	C.cp_cal_tick, C.cp_cal_ns = tick, ns
 }
 
+// finalSync measures the sync point at MPI_Finalize. Every rank that
+// initialised through the logger calls it, logging or not (a rank whose log
+// could not be opened, a rank paused by MPI_Pcontrol(0)): rank 0's
+// ping-pong waits for every other rank, so the ranks first agree, with one
+// Allreduce that all of them join, whether all of them can take part; if
+// one cannot (its init ping-pong failed), none measures.
+func finalSync() (trace.SyncPoint, bool) {
+	if st.comm == nil {
+		return trace.SyncPoint{}, false
+	}
+	unable := int64(0)
+	if st.method != "pingpong" {
+		unable = 1
+	}
+	if worst, err := st.comm.AllreduceMax(unable); err != nil || worst != 0 {
+		return trace.SyncPoint{}, false
+	}
+	sp, err := clocksync.PingPong(st.comm, localNow, pingPongRounds)
+	return sp, err == nil
+}
+
+// cpathGoFinalizeSync is MPI_Finalize on a rank that initialised but logs
+// nothing (its log could not be opened): it only answers the final clock
+// synchronisation, so that the other ranks do not wait for it forever.
+//
+//export cpathGoFinalizeSync
+func cpathGoFinalizeSync() {
+	_, _ = finalSync()
+}
+
 //export cpathGoFinish
 func cpathGoFinish(status, info C.int) {
 	if st.w == nil {
 		return
 	}
-	if status == C.CP_END_FINALIZED && st.hdr.Clock.Method == "pingpong" {
+	if status == C.CP_END_FINALIZED {
 		// All ranks are in MPI_Finalize: measure again for the drift.
-		if sp, err := clocksync.PingPong(st.comm, localNow, pingPongRounds); err == nil {
+		if sp, ok := finalSync(); ok {
 			_ = st.w.WriteClockFinal(sp)
 		}
 	}

@@ -819,23 +819,39 @@ static void cp_finish(int status, int info) {
 	cp_unlock();
 }
 
+/* Every rank that initialised through the logger takes part in the clock
+ * synchronisation at MPI_Finalize, or none does: rank 0's ping-pong waits
+ * for every other rank. A rank paused by MPI_Pcontrol(0) records no
+ * Finalize call but still finishes its log (with the final sync point, so
+ * drift is kept even when every rank is paused); a rank whose log could not
+ * be opened only answers the sync. */
 void cp_before_finalize(int64_t t0, uint64_t cs) {
-	if (!cp_on)
+	if (!cp_inited || cp_finished)
 		return;
-	cp_lock();
-	cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
-	cp_unlock();
+	if (!cp_logging) {
+		cp_depth++;
+		cpathGoFinalizeSync();
+		cp_depth--;
+		return;
+	}
+	if (cp_on) {
+		cp_lock();
+		cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
+		cp_unlock();
+	}
 	cp_finish(CP_END_FINALIZED, 0);
 }
 
 void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode) {
-	if (!cp_on)
+	if (!cp_logging)
 		return;
-	cp_lock();
-	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
-	r->tag = errorcode;
-	cp_unlock();
+	if (cp_on) {
+		cp_lock();
+		cp_comm *c = cp_comm_get(comm);
+		cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
+		r->tag = errorcode;
+		cp_unlock();
+	}
 	cp_finish(CP_END_ABORTED, errorcode);
 }
 
