@@ -18,12 +18,11 @@ package main
 #include <stdlib.h>
 #include "cpathlog.h"
 
-extern int cp_fd;
-extern volatile int cp_flush_written;
-extern volatile int64_t cp_cal_tick, cp_cal_ns;
+#include "encode.h"
+#include "modules.h"
 extern int64_t cp_skew_off, cp_skew_base;
 extern double cp_skew_ppm;
-extern unsigned char cp_rawhdr[7];
+extern int64_t cp_setup_tick, cp_setup_ns;
 uint64_t cp_load_address(void);
 
 static int64_t cp_go_now_ticks(void) { return cp_now(); }
@@ -35,7 +34,9 @@ import "C"
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,17 +63,13 @@ const DefaultDir = "cpath-logs"
 const pingPongRounds = 16
 
 type state struct {
-	f       *os.File
-	w       *trace.Writer
-	comm    *worldComm
-	skew    trace.Skew
-	calTick int64 // the calibration pair of the previous flush
-	calNs   int64
-	useTSC  bool
-	dropped uint64
-	warned  bool
-	hdr     trace.Header
-	method  string // how the init sync was measured: every rank knows it, logging or not
+	f      *os.File
+	comm   *worldComm
+	skew   trace.Skew
+	useTSC bool
+	hdr    trace.Header
+	mods   []trace.Module // modules known to the log so far
+	method string         // how the init sync was measured: every rank knows it, logging or not
 }
 
 var st state
@@ -220,20 +217,34 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		sk := st.skew
 		st.hdr.Clock.Injected = &sk
 	}
-	w, err := trace.NewWriter(f, &st.hdr)
+	// The tick rate, measured from MPI_Init's entry to now; the reader
+	// refines it with the calibration points of the stream.
+	tick0, raw0 := int64(C.cp_go_now_ticks()), int64(C.cp_go_mono())
+	ns0 := st.applySkew(raw0)
+	if !st.useTSC {
+		tick0 = raw0
+	}
+	rate := float64(ns0-st.applySkew(int64(C.cp_setup_ns))) / float64(tick0-int64(C.cp_setup_tick))
+	if !(rate > 0) || tick0 == int64(C.cp_setup_tick) {
+		rate = 1
+	}
+	st.hdr.Ticks = &trace.Ticks{Tick: tick0, Ns: ns0, NsPerTick: rate}
+	st.hdr.Modules = loadedModules()
+	st.mods = append([]trace.Module(nil), st.hdr.Modules...)
+	pre, err := trace.EncodeHeader(&st.hdr)
+	if err == nil {
+		_, err = f.Write(pre)
+	}
+	// Calibration points every 100 ms of ticks.
+	if err == nil && C.cp_enc_open(C.int(f.Fd()), C.uint64_t(len(pre)), C.int64_t(tick0), C.int64_t(1e8/rate)) == 0 {
+		err = fmt.Errorf("cannot map the log file")
+	}
 	if err != nil {
 		warnf("rank %d: writing %s: %v; not logging", rank, path, err)
 		f.Close()
 		return 0
 	}
-	st.f, st.w = f, w
-	st.calTick, st.calNs = int64(C.cp_go_now_ticks()), int64(C.cp_go_mono())
-	C.cp_cal_tick, C.cp_cal_ns = C.int64_t(st.calTick), C.int64_t(st.calNs)
-	hdr := trace.RawFrameHeader()
-	for i := range hdr {
-		C.cp_rawhdr[i] = C.uchar(hdr[i])
-	}
-	C.cp_fd = C.int(f.Fd())
+	st.f = f
 	return 1
 }
 
@@ -241,54 +252,8 @@ func openLog(dir, path string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// O_APPEND: the signal path in C appends its frame after Go's last one.
-	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
-}
-
-// toNs maps raw timestamps to local ns by the line through the previous
-// calibration pair and the one taken at this flush: the TSC is invariant,
-// so piecewise-linear is exact to well under a microsecond.
-func (s *state) toNs(recs []trace.Record, tick, ns int64) {
-	if !s.useTSC {
-		for i := range recs {
-			if !recs[i].Op.IsSub() {
-				recs[i].Start = s.applySkew(recs[i].Start)
-				recs[i].End = s.applySkew(recs[i].End)
-			}
-		}
-		return
-	}
-	scale := 1.0
-	if tick != s.calTick {
-		scale = float64(ns-s.calNs) / float64(tick-s.calTick)
-	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Op.IsSub() {
-			continue
-		}
-		r.Start = s.applySkew(s.calNs + int64(float64(r.Start-s.calTick)*scale))
-		r.End = s.applySkew(s.calNs + int64(float64(r.End-s.calTick)*scale))
-	}
-}
-
-//export cpathGoFlush
-func cpathGoFlush(buf *C.cp_rec, n C.int, tick, ns C.int64_t) {
-	if st.w == nil || n <= 0 {
-		return
-	}
-	recs := unsafe.Slice((*trace.Record)(unsafe.Pointer(buf)), int(n))
-	st.toNs(recs, int64(tick), int64(ns))
-	if err := st.w.WriteRecords(recs); err != nil {
-		st.dropped += uint64(n)
-		if !st.warned {
-			st.warned = true
-			warnf("rank %d: writing the log: %v; records are being lost", st.hdr.Rank, err)
-		}
-	}
-	C.cp_flush_written = 1
-	st.calTick, st.calNs = int64(tick), int64(ns)
-	C.cp_cal_tick, C.cp_cal_ns = tick, ns
+	// Read and write: the records go through a shared mapping of the file.
+	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 }
 
 // finalSync measures the sync point at MPI_Finalize. Every rank that
@@ -321,21 +286,76 @@ func cpathGoFinalizeSync() {
 	_, _ = finalSync()
 }
 
+// maxModules bounds the modules listed at once.
+const maxModules = 1024
+
+// loadedModules lists the objects mapped into the process, the executable
+// first, and tells the C runtime their address ranges.
+func loadedModules() []trace.Module {
+	buf := make([]C.cp_module, maxModules)
+	n := int(C.cp_modules(&buf[0], maxModules))
+	exe, _ := os.Executable()
+	mods := make([]trace.Module, 0, n)
+	for i := 0; i < n; i++ {
+		m := &buf[i]
+		path := C.GoString(m.name)
+		if i == 0 && path == "" {
+			path = exe
+		}
+		mods = append(mods, trace.Module{Path: path, Base: uint64(m.base), Start: uint64(m.start), End: uint64(m.end),
+			BuildID: hex.EncodeToString(C.GoBytes(unsafe.Pointer(&m.id[0]), m.idlen))})
+	}
+	C.cp_modules_known(&buf[0], C.int(n))
+	return mods
+}
+
+// cpathGoModules runs when a call site falls outside every known module:
+// the modules loaded since are written to the log as a module chunk.
+//
+//export cpathGoModules
+func cpathGoModules() {
+	if st.f == nil {
+		return
+	}
+	known := map[[2]uint64]bool{}
+	for _, m := range st.mods {
+		known[[2]uint64{m.Start, m.End}] = true
+	}
+	var fresh []trace.Module
+	for _, m := range loadedModules() {
+		if !known[[2]uint64{m.Start, m.End}] {
+			fresh = append(fresh, m)
+			st.mods = append(st.mods, m)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	js, err := json.Marshal(fresh)
+	if err == nil && len(js) > 0 {
+		C.cp_enc_chunk(trace.ChunkModules, unsafe.Pointer(&js[0]), C.int(len(js)))
+	}
+}
+
 //export cpathGoFinish
 func cpathGoFinish(status, info C.int) {
-	if st.w == nil {
+	if st.f == nil {
 		return
 	}
 	if status == C.CP_END_FINALIZED {
 		// All ranks are in MPI_Finalize: measure again for the drift.
 		if sp, ok := finalSync(); ok {
-			_ = st.w.WriteClockFinal(sp)
+			var b [24]byte
+			binary.LittleEndian.PutUint64(b[0:], uint64(sp.LocalNs))
+			binary.LittleEndian.PutUint64(b[8:], uint64(sp.OffsetNs))
+			binary.LittleEndian.PutUint64(b[16:], uint64(sp.ErrNs))
+			C.cp_enc_chunk(trace.ChunkClockFinal, unsafe.Pointer(&b[0]), 24)
 		}
 	}
-	if err := st.w.Close(trace.Trailer{Status: trace.EndStatus(status), Info: int32(info), Dropped: st.dropped}); err != nil && !st.warned {
-		warnf("rank %d: finishing the log: %v", st.hdr.Rank, err)
+	C.cp_enc_end(C.int(status), C.int(info), 1)
+	if C.cp_dropped != 0 {
+		warnf("rank %d: %d records could not be written to the log", st.hdr.Rank, uint64(C.cp_dropped))
 	}
-	C.cp_fd = -1
 	st.f.Close()
-	st.w = nil
+	st.f = nil
 }
