@@ -343,18 +343,25 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 	cp_res = cp_pos + need;
 	__atomic_store_n(&cp_coding, 1, __ATOMIC_SEQ_CST);
 	uint8_t *start = cp_map + (cp_pos - cp_win_off);
-	uint8_t first[CP_MAXREC];
+	/* The first items are coded aside: their first byte commits the batch. */
+	uint8_t first[2 * CP_MAXREC];
 	uint8_t *p = first;
 	int i = 0;
 	cp_cal_recs += (uint32_t)n;
 	if (!cp_is_sub(recs[0].op) && (recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS)) {
+		/* a CHECK of the stream so far, then a calibration point: the
+		 * reader hands out records once both have come */
 		cp_cal_recs = 0;
+		uint32_t c = cp_crc_to(cp_pos);
+		*p++ = TAG_CHECK;
+		memcpy(p, &c, 4);
+		p += 4;
 		cp_cal_last = cp_now();
 		p = cp_code_cal(p, cp_cal_last, cp_skew_ns(cp_use_tsc ? cp_mono_ns() : cp_cal_last));
-	} else {
-		p = cp_code(p, &recs[0]);
-		i = 1;
 	}
+	p = cp_code(p, &recs[0]);
+	i = 1;
+	int checked = cp_cal_recs == 0;
 	size_t fl = (size_t)(p - first);
 	memcpy(start + 1, first + 1, fl - 1);
 	p = start + fl;
@@ -364,6 +371,10 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 	__atomic_store_n(&cp_bend, end, __ATOMIC_SEQ_CST);
 	uint8_t zero = 0;
 	if (__atomic_compare_exchange_n(start, &zero, first[0], 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		if (checked) {
+			cp_crc = 0;
+			cp_crc_from = cp_pos + 5;
+		}
 		cp_pos = end;
 		cp_nrec += (uint64_t)n;
 	}

@@ -54,8 +54,11 @@ type Reader struct {
 	done    bool
 	ended   bool     // the trailer has been read
 	err     error    // the error that ended the log, for Next after the records before it
-	pend    []Record // decoded, times still in ticks
-	ready   []Record // decoded, times in ns
+	pend    []Record // decoded, not yet ready
+	nver    int      // pend[:nver] is verified by a CHECK
+	nconv   int      // pend[:nconv] has times in ns
+	nrecVer uint64   // nrec at the last CHECK
+	ready   []Record // verified, times in ns
 
 	// tick → ns: ns = calNs + (t − calTick)·scale; identity without Ticks
 	ticks            bool
@@ -165,10 +168,14 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 	return dst, nil
 }
 
-// fill decodes items until some records are ready (their times in ns) or
-// the log ends. Records with times in ticks wait in pend for the next
-// calibration point, so that their times are interpolated between the two
-// points around them, as the clock ran.
+// fill decodes items until some records are ready or the log ends. A
+// record is ready once a CHECK has verified it and, in a log timed in
+// ticks, the next calibration point has come, so that its times are
+// interpolated between the two points around them, as the clock ran. At a
+// clean end of the data (a zero byte or the end of the file between items:
+// a rank killed while logging) the records not yet verified are kept; when
+// the log is cut inside an item or fails a check, they are dropped, with
+// the error.
 func (r *Reader) fill() {
 	if cap(r.ready) > 0 && len(r.ready) == 0 {
 		r.ready = r.ready[:0:cap(r.ready)]
@@ -179,41 +186,59 @@ func (r *Reader) fill() {
 		ok, err := r.item(&rec)
 		if err != nil {
 			r.done = true
-			if !errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) {
+				r.nver = len(r.pend)
+			} else {
 				r.err = err
+				r.pend = r.pend[:r.nver]
+				r.nrec = r.nrecVer
+				if e, ok := err.(*Error); ok && errors.Is(err, ErrTruncated) {
+					e.Detail = fmt.Sprintf("log ends inside an item after %d records", r.nrec)
+				}
 			}
-			r.flushPend(false)
+			r.convert(len(r.pend)) // along the last rate
+			r.release()
 			return
 		}
-		if !ok {
-			continue
-		}
-		if !r.ticks {
-			r.ready = append(r.ready, rec)
-			continue
-		}
-		r.pend = append(r.pend, rec)
-		if len(r.pend) >= maxPend {
-			r.flushPend(false) // a log without calibration points: extrapolate
+		if ok {
+			r.pend = append(r.pend, rec)
+			if len(r.pend) >= maxPend { // no checks or calibration points: take them as they are
+				r.nver = len(r.pend)
+				r.nrecVer = r.nrec
+				r.convert(len(r.pend))
+				r.release()
+			}
 		}
 	}
 }
 
-// maxPend bounds the records held between calibration points.
+// maxPend bounds the records held waiting for a check or a calibration
+// point.
 const maxPend = 1 << 20
 
-// flushPend converts the pending records' tick times to ns and makes them
-// ready: through the line from the last calibration point to the new one
-// (at), or, without a new one, along the rate measured so far.
-func (r *Reader) flushPend(at bool) {
-	for i := range r.pend {
+// convert converts the times of pend[nconv:n] from ticks to ns along the
+// current line.
+func (r *Reader) convert(n int) {
+	for i := r.nconv; i < n; i++ {
 		rec := &r.pend[i]
 		if !rec.Op.IsSub() {
 			rec.Start, rec.End = r.toNs(rec.Start), r.toNs(rec.End)
 		}
 	}
-	r.ready = append(r.ready, r.pend...)
-	r.pend = r.pend[:0]
+	r.nconv = max(r.nconv, n)
+}
+
+// release makes the verified, converted records ready.
+func (r *Reader) release() {
+	n := min(r.nver, r.nconv)
+	if n == 0 {
+		return
+	}
+	r.ready = append(r.ready, r.pend[:n]...)
+	rest := copy(r.pend, r.pend[n:])
+	r.pend = r.pend[:rest]
+	r.nver -= n
+	r.nconv -= n
 }
 
 // Skim reads the rest of the log as Next does, and checks it the same way,
@@ -334,6 +359,11 @@ func (r *Reader) item(rec *Record) (bool, error) {
 			return false, r.errf(ErrCorrupt, "checksum mismatch after %d records", r.nrec)
 		}
 		src.resetCRC()
+		r.nver, r.nrecVer = len(r.pend), r.nrec
+		if !r.ticks {
+			r.nconv = len(r.pend)
+		}
+		r.release()
 		if r.ended {
 			return false, io.EOF
 		}
@@ -390,7 +420,8 @@ func (r *Reader) calibrate(tick, ns int64) {
 	if tick > r.calTick && ns > r.calNs {
 		r.scale = float64(ns-r.calNs) / float64(tick-r.calTick)
 	}
-	r.flushPend(true)
+	r.convert(len(r.pend))
+	r.release()
 	if tick > r.baseTick && ns > r.baseNs {
 		r.scale = float64(ns-r.baseNs) / float64(tick-r.baseTick)
 	}
