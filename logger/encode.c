@@ -72,6 +72,7 @@ static volatile uint64_t cp_pos; /* file offset of the end of the committed data
 static volatile uint64_t cp_res; /* end of the reservation of the batch being coded */
 static volatile uint64_t cp_bend; /* end of the batch being committed */
 static volatile int cp_coding;   /* a batch is being coded */
+static volatile int cp_finished_enc; /* the log has ended: commit nothing more */
 static uint64_t cp_crc_from;     /* CRC-32C of [cp_crc_from, cp_pos) is cp_crc */
 static uint32_t cp_crc;
 static int64_t cp_cal_last, cp_cal_every;
@@ -134,7 +135,9 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
 
 static inline int cp_is_sub(uint8_t op) { return op >= CP_OP_REQDONE && op <= CP_OP_MEMBER; }
 
-static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r) {
+/* cp_code codes r at p, except its first byte, which it puts in *first:
+ * the caller stores it (last, for the first item of a batch). */
+static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 	uint64_t kcs;
 	uint32_t ksub;
 	if (cp_is_sub(r->op)) {
@@ -150,6 +153,7 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r) {
 		     (uint64_t)ksub * 0x165667B19E3779F9ULL;
 	h ^= h >> 29;
 	unsigned s1 = 1 + (unsigned)(h % MAXSLOT), s2 = 1 + (unsigned)((h >> 32) % MAXSLOT), s;
+	int def = 0;
 	cp_slot *sl = &cp_slots[s1];
 	cp_clock++;
 	if (sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub && sl->callsite == r->callsite) {
@@ -167,13 +171,20 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r) {
 		sl->kcs = kcs;
 		sl->ksub = ksub;
 		sl->peer = sl->root = -1;
-		*p++ = TAG_DEF;
+		def = 1;
+	}
+	if (__builtin_expect(def, 0)) {
+		*first = TAG_DEF;
+		p++;
 		*p++ = (uint8_t)s;
 		*p++ = r->op;
 		p = uv(p, r->callsite);
+		*p++ = (uint8_t)s;
+	} else {
+		*first = (uint8_t)s;
+		p++;
 	}
 	sl->used = cp_clock;
-	*p++ = (uint8_t)s;
 	uint8_t *mp = p; /* the mask: one byte unless comm, root or thread differ */
 	p += 1;
 	unsigned mask = 0;
@@ -301,6 +312,8 @@ static int cp_grow(size_t need) {
 	void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, cp_efd, (off_t)off);
 	if (m == MAP_FAILED)
 		return 0;
+	/* (MADV_POPULATE_WRITE, to take the page faults in one batch here,
+	 * made no measurable difference and kept the whole window resident.) */
 	if (cp_map)
 		munmap(cp_map, (size_t)(cp_win_end - cp_win_off));
 	cp_map = m;
@@ -341,36 +354,45 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 		return;
 	}
 	cp_res = cp_pos + need;
-	__atomic_store_n(&cp_coding, 1, __ATOMIC_SEQ_CST);
 	uint8_t *start = cp_map + (cp_pos - cp_win_off);
-	/* The first items are coded aside: their first byte commits the batch. */
-	uint8_t first[2 * CP_MAXREC];
-	uint8_t *p = first;
-	int i = 0;
+	cp_coding = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Everything but the batch's first byte, which commits it. */
+	uint8_t first;
+	uint8_t *p = start;
+	int checked = 0;
 	cp_cal_recs += (uint32_t)n;
 	if (!cp_is_sub(recs[0].op) && (recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS)) {
 		/* a CHECK of the stream so far, then a calibration point: the
 		 * reader hands out records once both have come */
 		cp_cal_recs = 0;
+		checked = 1;
 		uint32_t c = cp_crc_to(cp_pos);
-		*p++ = TAG_CHECK;
-		memcpy(p, &c, 4);
-		p += 4;
+		first = TAG_CHECK;
+		memcpy(p + 1, &c, 4);
+		p += 5;
 		cp_cal_last = cp_now();
 		p = cp_code_cal(p, cp_cal_last, cp_skew_ns(cp_use_tsc ? cp_mono_ns() : cp_cal_last));
+		for (int i = 0; i < n; i++) {
+			uint8_t *at = p;
+			p = cp_code(p, &recs[i], at);
+		}
+	} else {
+		p = cp_code(p, &recs[0], &first);
+		for (int i = 1; i < n; i++) {
+			uint8_t *at = p;
+			p = cp_code(p, &recs[i], at);
+		}
 	}
-	p = cp_code(p, &recs[0]);
-	i = 1;
-	int checked = cp_cal_recs == 0;
-	size_t fl = (size_t)(p - first);
-	memcpy(start + 1, first + 1, fl - 1);
-	p = start + fl;
-	for (; i < n; i++)
-		p = cp_code(p, &recs[i]);
 	uint64_t end = cp_pos + (uint64_t)(p - start);
-	__atomic_store_n(&cp_bend, end, __ATOMIC_SEQ_CST);
-	uint8_t zero = 0;
-	if (__atomic_compare_exchange_n(start, &zero, first[0], 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	cp_bend = end;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Commit, unless the signal path has ended the log meanwhile (it then
+	 * skipped this batch). A plain store: x86 keeps stores in order, and
+	 * the signal path checks the byte. */
+	if (!cp_finished_enc) {
+		__atomic_store_n(start, first, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (checked) {
 			cp_crc = 0;
 			cp_crc_from = cp_pos + 5;
@@ -378,7 +400,8 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 		cp_pos = end;
 		cp_nrec += (uint64_t)n;
 	}
-	__atomic_store_n(&cp_coding, 0, __ATOMIC_SEQ_CST);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_coding = 0;
 }
 
 /* cp_enc_chunk appends a CHUNK item (from Go: the final clock point, a
@@ -409,13 +432,18 @@ int cp_enc_chunk(int kind, const void *payload, int len) {
 void cp_enc_end(int status, int info, int truncate) {
 	if (cp_efd < 0 || !cp_map)
 		return;
+	cp_finished_enc = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t pos = cp_pos;
-	if (__atomic_load_n(&cp_coding, __ATOMIC_SEQ_CST)) {
+	if (cp_coding) {
+		/* A batch is being coded (this thread was interrupted in it, or
+		 * another thread is in it): skip it unless it got committed. An
+		 * encoder that resumes sees cp_finished_enc and does not commit. */
 		uint8_t *at = cp_map + (pos - cp_win_off);
-		uint8_t zero = 0;
-		if (__atomic_compare_exchange_n(at, &zero, (uint8_t)TAG_SKIP, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		if (__atomic_load_n(at, __ATOMIC_ACQUIRE) == 0) {
 			uint32_t skip = (uint32_t)(cp_res - (pos + 5));
 			memcpy(at + 1, &skip, 4);
+			__atomic_store_n(at, (uint8_t)TAG_SKIP, __ATOMIC_RELEASE);
 			pos = cp_res;
 		} else {
 			pos = cp_bend; /* the batch got committed */
@@ -444,8 +472,8 @@ void cp_enc_end(int status, int info, int truncate) {
 	p += 4;
 	uint8_t *start = cp_map + (pos - cp_win_off);
 	memcpy(start + 1, tmp + 1, (size_t)(p - tmp) - 1);
-	uint8_t zero = 0;
-	__atomic_compare_exchange_n(start, &zero, tmp[0], 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(start, tmp[0], __ATOMIC_RELEASE);
 	cp_pos = pos + (uint64_t)(p - tmp);
 	if (truncate) {
 		munmap(cp_map, (size_t)(cp_win_end - cp_win_off));

@@ -271,17 +271,24 @@ int cp_comm_npeers(MPI_Comm h) {
 /* Datatype sizes. The sizes of predefined datatypes never change, so they
  * are cached; a derived datatype's handle may be freed and reused for
  * another type, so it is asked every time. Open MPI's predefined datatypes
- * are objects inside libmpi itself (MPI_INT is &ompi_mpi_int): a handle
- * inside libmpi's mapped segments is predefined. A cache entry is one word,
- * handle << 16 | size, so that threads read it whole without a lock. */
-static uintptr_t cp_mpi_lo, cp_mpi_hi;
+ * are static objects (MPI_INT is &ompi_mpi_int): inside libmpi, or inside
+ * the executable when its copy relocations moved them there; derived ones
+ * are on the heap. A handle inside libmpi's or the executable's segments is
+ * predefined. A cache entry is one word, handle << 16 | size, so that
+ * threads read it whole without a lock. */
+static uintptr_t cp_mpi_lo, cp_mpi_hi, cp_exe_lo, cp_exe_hi;
 #define CP_TCACHE 64
 static uint64_t cp_tcache[CP_TCACHE];
 
 static int cp_mpi_range_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	(void)size;
-	uintptr_t want = *(uintptr_t *)data, lo = UINTPTR_MAX, hi = 0;
-	int hit = 0;
+	int *first = data;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	int exe = *first;
+	*first = 0;
+	if (!exe && !strstr(name, "libmpi.so"))
+		return 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
@@ -291,29 +298,30 @@ static int cp_mpi_range_cb(struct dl_phdr_info *info, size_t size, void *data) {
 			lo = a;
 		if (b > hi)
 			hi = b;
-		if (want >= a && want < b)
-			hit = 1;
 	}
-	if (!hit)
-		return 0;
-	cp_mpi_lo = lo;
-	cp_mpi_hi = hi;
-	return 1;
+	if (hi >= ((uintptr_t)1 << 48))
+		return 0; /* cannot pack such a handle */
+	if (exe) {
+		cp_exe_lo = lo;
+		cp_exe_hi = hi;
+	} else {
+		cp_mpi_lo = lo;
+		cp_mpi_hi = hi;
+	}
+	return 0;
 }
 
 static void cp_types_setup(void) {
 #ifdef OPEN_MPI
-	uintptr_t a = (uintptr_t)(void *)MPI_INT;
-	dl_iterate_phdr(cp_mpi_range_cb, &a);
-	if (cp_mpi_hi >= ((uintptr_t)1 << 48))
-		cp_mpi_lo = cp_mpi_hi = 0; /* cannot pack the handle: no cache */
+	int first = 1;
+	dl_iterate_phdr(cp_mpi_range_cb, &first);
 #endif
 }
 
 static inline int cp_type_size(MPI_Datatype t) {
 	uintptr_t a = (uintptr_t)(void *)t;
 	int sz = 0;
-	if (a >= cp_mpi_lo && a < cp_mpi_hi) {
+	if ((a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi)) {
 		size_t j = (size_t)((a >> 3) ^ (a >> 9)) & (CP_TCACHE - 1);
 		uint64_t e = __atomic_load_n(&cp_tcache[j], __ATOMIC_RELAXED);
 		if (e >> 16 == (uint64_t)a)

@@ -34,6 +34,12 @@ type MicroCase struct {
 	Calls int64  `json:"calls"`
 	// NsPerCall[side][rep]; sides are base, the logger, then the reference.
 	NsPerCall [][]float64 `json:"ns_per_call"`
+	// CPUNsPerCall is the process's CPU time per call (all threads, kernel
+	// included): on a machine shared with other jobs it leaves out the time
+	// a rank waited for a core, which wall time does not.
+	CPUNsPerCall [][]float64 `json:"cpu_ns_per_call"`
+	AddedCPUNs   []float64   `json:"added_cpu_ns"`
+	BaseCPUNs    float64     `json:"base_cpu_ns"`
 	VmHWMKiB  [][]int64   `json:"vmhwm_kib"` // rank 0
 	// AddedNs is the median over repetitions of (side − base), per side
 	// (index 0 is 0).
@@ -47,8 +53,9 @@ type Micro struct {
 	Reps     int         `json:"reps"`
 	Cases    []MicroCase `json:"cases"`
 	HaloDisk []Disk      `json:"halo_example_disk,omitempty"` // per logger side (not the reference)
-	// ThreadRatio is added(threads-4) / added(threads-1) per side: the
-	// per-call cost of the logger with 4 threads over its cost with one.
+	// ThreadRatio is added(threads-4) / added(threads-1) per side, in CPU
+	// time: the per-call cost of the logger with 4 threads over its cost
+	// with one.
 	ThreadRatio []float64 `json:"thread_ratio"`
 }
 
@@ -67,8 +74,9 @@ var microSpecs = []microSpec{
 	{"threads-4", 1, []string{"threads", "400000", "4"}},
 }
 
-// microRun runs micro once and returns rank 0's ns per call and VmHWM.
-func (c *config) microRun(lib string, np int, args []string) (float64, int64, error) {
+// microRun runs micro once and returns rank 0's wall and CPU ns per call
+// and VmHWM.
+func (c *config) microRun(lib string, np int, args []string) (float64, float64, int64, error) {
 	runSeq++
 	logDir := filepath.Join(c.tmp, fmt.Sprintf("micro-logs-%03d", runSeq))
 	defer os.RemoveAll(logDir)
@@ -95,19 +103,20 @@ func (c *config) microRun(lib string, np int, args []string) (float64, int64, er
 		fmt.Fprintf(os.Stderr, "+ mpirun %s\n", strings.Join(a, " "))
 	}
 	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("mpirun %s: %v\n%s%s", strings.Join(a, " "), err, lastLines(out.String(), 5), lastLines(errb.String(), 10))
+		return 0, 0, 0, fmt.Errorf("mpirun %s: %v\n%s%s", strings.Join(a, " "), err, lastLines(out.String(), 5), lastLines(errb.String(), 10))
 	}
 	for _, l := range strings.Split(out.String(), "\n") {
 		f := strings.Fields(l)
-		if len(f) == 5 && f[0] == "micro" {
+		if len(f) == 6 && f[0] == "micro" {
 			ns, err1 := strconv.ParseFloat(f[2], 64)
 			kb, err2 := strconv.ParseInt(f[4], 10, 64)
-			if err1 == nil && err2 == nil {
-				return ns, kb, nil
+			cpu, err3 := strconv.ParseFloat(f[5], 64)
+			if err1 == nil && err2 == nil && err3 == nil {
+				return ns, cpu, kb, nil
 			}
 		}
 	}
-	return 0, 0, fmt.Errorf("mpirun %s: no result line in\n%s", strings.Join(a, " "), out.String())
+	return 0, 0, 0, fmt.Errorf("mpirun %s: no result line in\n%s", strings.Join(a, " "), out.String())
 }
 
 func benchMicro(c *config, rep *Report) error {
@@ -135,7 +144,8 @@ func benchMicro(c *config, rep *Report) error {
 	for _, sp := range microSpecs {
 		calls, _ := strconv.ParseInt(sp.args[1], 10, 64)
 		mc := MicroCase{Name: sp.name, Ranks: sp.ranks, Calls: calls,
-			NsPerCall: make([][]float64, len(sides)), VmHWMKiB: make([][]int64, len(sides)), AddedNs: make([]float64, len(sides))}
+			NsPerCall: make([][]float64, len(sides)), VmHWMKiB: make([][]int64, len(sides)), AddedNs: make([]float64, len(sides)),
+			CPUNsPerCall: make([][]float64, len(sides)), AddedCPUNs: make([]float64, len(sides))}
 		m.Cases = append(m.Cases, mc)
 	}
 	for rep := 0; rep < c.microReps; rep++ {
@@ -144,11 +154,12 @@ func benchMicro(c *config, rep *Report) error {
 			mc := &m.Cases[k]
 			for j := range sides {
 				s := (j + rep + k) % len(sides) // rotate the order
-				ns, kb, err := c.microRun(sides[s], sp.ranks, sp.args)
+				ns, cpu, kb, err := c.microRun(sides[s], sp.ranks, sp.args)
 				if err != nil {
 					return err
 				}
 				mc.NsPerCall[s] = append(mc.NsPerCall[s], ns)
+				mc.CPUNsPerCall[s] = append(mc.CPUNsPerCall[s], cpu)
 				mc.VmHWMKiB[s] = append(mc.VmHWMKiB[s], kb)
 			}
 		}
@@ -157,12 +168,15 @@ func benchMicro(c *config, rep *Report) error {
 	for k := range m.Cases {
 		mc := &m.Cases[k]
 		mc.BaseNs = median(mc.NsPerCall[0])
+		mc.BaseCPUNs = median(mc.CPUNsPerCall[0])
 		for s := 1; s < len(sides); s++ {
-			var d []float64
+			var d, dc []float64
 			for i := range mc.NsPerCall[s] {
 				d = append(d, mc.NsPerCall[s][i]-mc.NsPerCall[0][i])
+				dc = append(dc, mc.CPUNsPerCall[s][i]-mc.CPUNsPerCall[0][i])
 			}
 			mc.AddedNs[s] = median(d)
+			mc.AddedCPUNs[s] = median(dc)
 		}
 	}
 	m.ThreadRatio = make([]float64, len(sides))
@@ -176,8 +190,8 @@ func benchMicro(c *config, rep *Report) error {
 		}
 	}
 	for s := 1; s < len(sides); s++ {
-		if t1 != nil && t4 != nil && t1.AddedNs[s] > 0 {
-			m.ThreadRatio[s] = t4.AddedNs[s] / t1.AddedNs[s]
+		if t1 != nil && t4 != nil && t1.AddedCPUNs[s] > 0 {
+			m.ThreadRatio[s] = t4.AddedCPUNs[s] / t1.AddedCPUNs[s]
 		}
 	}
 	// On-disk size of the bundled example, logged by this logger.
@@ -220,16 +234,17 @@ func (c *config) haloExampleDisk() (Disk, error) {
 }
 
 func printMicro(w io.Writer, m *Micro) {
-	fmt.Fprintf(w, "Micro-benchmarks (mean ns per call over the timed loop, rank 0; added = side − base, median of %d interleaved repetitions)\n", m.Reps)
-	fmt.Fprintf(w, "  %-10s %5s %8s %9s", "case", "ranks", "calls", "base")
+	fmt.Fprintf(w, "Micro-benchmarks (ns per call over the timed loop, rank 0; added = side − base, median of %d interleaved repetitions;\n", m.Reps)
+	fmt.Fprintf(w, "wall = CLOCK_MONOTONIC, cpu = the process's CPU time, which leaves out waiting for a core on a shared machine)\n")
+	fmt.Fprintf(w, "  %-10s %5s %8s %9s %9s", "case", "ranks", "calls", "base", "base cpu")
 	for _, s := range m.Sides[1:] {
-		fmt.Fprintf(w, " %12s", "+"+s)
+		fmt.Fprintf(w, " %12s %12s", "+"+s, "+"+s+" cpu")
 	}
 	fmt.Fprintf(w, " %14s\n", "VmHWM +MiB")
 	for _, c := range m.Cases {
-		fmt.Fprintf(w, "  %-10s %5d %8d %9.1f", c.Name, c.Ranks, c.Calls, c.BaseNs)
+		fmt.Fprintf(w, "  %-10s %5d %8d %9.1f %9.1f", c.Name, c.Ranks, c.Calls, c.BaseNs, c.BaseCPUNs)
 		for s := 1; s < len(m.Sides); s++ {
-			fmt.Fprintf(w, " %12.1f", c.AddedNs[s])
+			fmt.Fprintf(w, " %12.1f %12.1f", c.AddedNs[s], c.AddedCPUNs[s])
 		}
 		var hw []string
 		for s := 1; s < len(m.Sides); s++ {
@@ -238,7 +253,7 @@ func printMicro(w io.Writer, m *Micro) {
 		fmt.Fprintf(w, " %14s\n", strings.Join(hw, "/"))
 	}
 	for s := 1; s < len(m.Sides); s++ {
-		fmt.Fprintf(w, "  %s: 4-thread added cost / 1-thread added cost = %.2f\n", m.Sides[s], m.ThreadRatio[s])
+		fmt.Fprintf(w, "  %s: 4-thread added CPU per call / 1-thread added CPU per call = %.2f\n", m.Sides[s], m.ThreadRatio[s])
 	}
 	for _, d := range m.HaloDisk {
 		fmt.Fprintf(w, "  on disk, %s: %d bytes, %d calls, %.2f B/call (%.2f without headers)\n", d.Run, d.Bytes, d.TimedRecords,

@@ -17,10 +17,13 @@
  *              reports wall ns per call (all threads' calls).
  *
  * Every mode first makes CALLS/10 calls of the same kind untimed (warm-up),
- * then times the whole loop with CLOCK_MONOTONIC, flushes included. Output
- * (rank 0 only, after MPI_Finalize, so that no output happens while timing):
+ * then times the whole loop with CLOCK_MONOTONIC (wall) and with
+ * CLOCK_PROCESS_CPUTIME_ID (CPU time of all the process's threads, kernel
+ * time included: on a machine shared with other jobs it does not count the
+ * time the rank waits for a core), flushes included. Output (rank 0 only,
+ * after MPI_Finalize, so that no output happens while timing):
  *
- *   micro MODE NS_PER_CALL CALLS VMHWM_KB
+ *   micro MODE NS_PER_CALL CALLS VMHWM_KB CPU_NS_PER_CALL
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -46,6 +49,12 @@ static long vmhwm_kb(void) {
 			kb = atol(line + 6);
 	fclose(f);
 	return kb;
+}
+
+static double cpu_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int rank;
@@ -122,37 +131,46 @@ int main(int argc, char **argv) {
 		MPI_Init(&argc, &argv);
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	double t0 = 0, t1 = 0;
+	double t0 = 0, t1 = 0, c0 = 0, c1 = 0;
 	if (!strcmp(mode, "self")) {
 		self_pairs(calls / 20, 1);
+		c0 = cpu_ns();
 		t0 = now_ns();
 		self_pairs(calls / 2, 1);
 		t1 = now_ns();
+		c1 = cpu_ns();
 	} else if (!strcmp(mode, "latency")) {
 		pingpong(calls / 20);
 		MPI_Barrier(MPI_COMM_WORLD);
+		c0 = cpu_ns();
 		t0 = now_ns();
 		pingpong(calls / 2);
 		t1 = now_ns();
+		c1 = cpu_ns();
 		calls = calls / 2 * 2; /* per rank: one send and one receive per round trip */
 		/* half a round trip per message: the time per call on one rank */
 	} else if (!strcmp(mode, "allreduce")) {
 		allreduce(calls / 10);
 		MPI_Barrier(MPI_COMM_WORLD);
+		c0 = cpu_ns();
 		t0 = now_ns();
 		allreduce(calls);
 		t1 = now_ns();
+		c1 = cpu_ns();
 	} else if (!strcmp(mode, "threads")) {
 		threads(calls / 20, nt);
+		c0 = cpu_ns();
 		t0 = now_ns();
 		threads(calls / 2, nt);
 		t1 = now_ns();
+		c1 = cpu_ns();
 	} else {
 		fprintf(stderr, "micro: unknown mode %s\n", mode);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
 	if (rank == 0)
-		printf("micro %s %.2f %ld %ld\n", mode, (t1 - t0) / (double)calls, calls, vmhwm_kb());
+		printf("micro %s %.2f %ld %ld %.2f\n", mode, (t1 - t0) / (double)calls, calls, vmhwm_kb(),
+		       (c1 - c0) / (double)calls);
 	return 0;
 }
