@@ -28,6 +28,7 @@ uint64_t cp_load_address(void);
 static int64_t cp_go_now_ticks(void) { return cp_now(); }
 static int64_t cp_go_mono(void) { return cp_mono_ns(); }
 static int cp_go_use_tsc(void) { return cp_use_tsc; }
+static uint64_t *cp_go_pend(void) { return cp_mods_pend; }
 static void cp_go_libversion(char *buf, int *len) { PMPI_Get_library_version(buf, len); }
 */
 import "C"
@@ -68,8 +69,9 @@ type state struct {
 	skew   trace.Skew
 	useTSC bool
 	hdr    trace.Header
-	mods   []trace.Module // modules known to the log so far
-	method string         // how the init sync was measured: every rank knows it, logging or not
+	mods   []trace.Module     // modules loaded
+	logged map[[2]uint64]bool // modules the log names, by address range
+	method string             // how the init sync was measured: every rank knows it, logging or not
 }
 
 var st state
@@ -229,8 +231,13 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		rate = 1
 	}
 	st.hdr.Ticks = &trace.Ticks{Tick: tick0, Ns: ns0, NsPerTick: rate}
-	st.hdr.Modules = loadedModules()
-	st.mods = append([]trace.Module(nil), st.hdr.Modules...)
+	st.mods = listModules()
+	st.logged = map[[2]uint64]bool{}
+	if len(st.mods) > 0 { // the executable; other modules when a call site needs them
+		st.hdr.Modules = st.mods[:1:1]
+		st.logged[[2]uint64{st.mods[0].Start, st.mods[0].End}] = true
+	}
+	setModules(st.mods, st.logged)
 	pre, err := trace.EncodeHeader(&st.hdr)
 	if err == nil {
 		_, err = f.Write(pre)
@@ -289,9 +296,9 @@ func cpathGoFinalizeSync() {
 // maxModules bounds the modules listed at once.
 const maxModules = 1024
 
-// loadedModules lists the objects mapped into the process, the executable
-// first, and tells the C runtime their address ranges.
-func loadedModules() []trace.Module {
+// listModules lists the objects mapped into the process, the executable
+// first.
+func listModules() []trace.Module {
 	buf := make([]C.cp_module, maxModules)
 	n := int(C.cp_modules(&buf[0], maxModules))
 	exe, _ := os.Executable()
@@ -305,29 +312,64 @@ func loadedModules() []trace.Module {
 		mods = append(mods, trace.Module{Path: path, Base: uint64(m.base), Start: uint64(m.start), End: uint64(m.end),
 			BuildID: hex.EncodeToString(C.GoBytes(unsafe.Pointer(&m.id[0]), m.idlen))})
 	}
-	C.cp_modules_known(&buf[0], C.int(n))
 	return mods
 }
 
-// cpathGoModules runs when a call site falls outside every known module:
-// the modules loaded since are written to the log as a module chunk.
+// setModules hands the module table to the C runtime, with which modules
+// the log names already.
+func setModules(mods []trace.Module, logged map[[2]uint64]bool) {
+	if len(mods) == 0 {
+		return
+	}
+	cm := make([]C.cp_module, len(mods))
+	lg := make([]C.int, len(mods))
+	for i, m := range mods {
+		cm[i].start, cm[i].end = C.uint64_t(m.Start), C.uint64_t(m.End)
+		if logged[[2]uint64{m.Start, m.End}] {
+			lg[i] = 1
+		}
+	}
+	C.cp_modules_known(&cm[0], &lg[0], C.int(len(mods)))
+}
+
+// cpathGoModules runs when call sites fall in modules the log does not
+// name yet: it writes those modules as a module chunk (listing the modules
+// again for a call site in none, a library loaded since).
 //
 //export cpathGoModules
 func cpathGoModules() {
 	if st.f == nil {
 		return
 	}
-	known := map[[2]uint64]bool{}
-	for _, m := range st.mods {
-		known[[2]uint64{m.Start, m.End}] = true
-	}
+	pend := unsafe.Slice(C.cp_go_pend(), int(C.cp_nmods_pend))
 	var fresh []trace.Module
-	for _, m := range loadedModules() {
-		if !known[[2]uint64{m.Start, m.End}] {
-			fresh = append(fresh, m)
-			st.mods = append(st.mods, m)
+	relisted := false
+	for _, a := range pend {
+		addr := uint64(a)
+		var m *trace.Module
+		for i := range st.mods {
+			if st.mods[i].Contains(addr) {
+				m = &st.mods[i]
+				break
+			}
 		}
+		if m == nil && !relisted {
+			st.mods = listModules()
+			relisted = true
+			for i := range st.mods {
+				if st.mods[i].Contains(addr) {
+					m = &st.mods[i]
+					break
+				}
+			}
+		}
+		if m == nil || st.logged[[2]uint64{m.Start, m.End}] {
+			continue
+		}
+		st.logged[[2]uint64{m.Start, m.End}] = true
+		fresh = append(fresh, *m)
 	}
+	setModules(st.mods, st.logged)
 	if len(fresh) == 0 {
 		return
 	}

@@ -1,9 +1,11 @@
 /* modules.c: the objects loaded in the process (dl_iterate_phdr), so that
  * the analyzer can resolve call sites inside shared libraries: path, load
  * address, address range and GNU build-id of each. Go lists them at
- * MPI_Init (the log header); when a call site falls outside every known
- * module (a library loaded later with dlopen), the runtime asks Go to list
- * them again and write the new ones as a module chunk. */
+ * MPI_Init; the log header names the executable, and a module chunk names
+ * each other module when the first call site in it is logged (so a log
+ * carries the modules its call sites need, not the dozens an MPI program
+ * loads); a call site outside every module known (a library loaded later
+ * with dlopen) makes Go list them again. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
@@ -15,10 +17,15 @@
 #define CP_MAXMODS 1024
 static struct {
 	uint64_t start, end;
+	int logged;
 } cp_known[CP_MAXMODS];
 static int cp_nknown;
-uint64_t cp_hit_lo, cp_hit_len; /* the module of the last call site looked up */
+uint64_t cp_hit_lo, cp_hit_len; /* a logged module: the last call site looked up was in it */
 int cp_mods_stale;
+/* Call sites that need a module logged (or the modules listed again). */
+#define CP_MAXPEND 64
+uint64_t cp_mods_pend[CP_MAXPEND];
+int cp_nmods_pend;
 
 struct cp_iter {
 	cp_module *out;
@@ -85,28 +92,38 @@ int cp_modules(cp_module *out, int max) {
 	return it.n;
 }
 
-void cp_modules_known(const cp_module *m, int n) {
+/* cp_modules_known sets the table of modules: address ranges, and whether
+ * each is in the log already. */
+void cp_modules_known(const cp_module *m, const int *logged, int n) {
 	if (n > CP_MAXMODS)
 		n = CP_MAXMODS;
 	for (int i = 0; i < n; i++) {
 		cp_known[i].start = m[i].start;
 		cp_known[i].end = m[i].end;
+		cp_known[i].logged = logged[i];
 	}
-	__atomic_store_n(&cp_nknown, n, __ATOMIC_RELEASE);
+	cp_nknown = n;
 	cp_hit_lo = cp_hit_len = 0;
 	cp_mods_stale = 0;
+	cp_nmods_pend = 0;
 }
 
-/* cp_module_miss looks up a call site outside every known module. */
+/* cp_module_miss looks up a call site outside the module of the last one:
+ * in a logged module, it becomes the last one; otherwise the call site is
+ * kept for Go to log its module (listing the modules again if it is in
+ * none known). */
 void cp_module_miss(uint64_t cs) {
-	int n = __atomic_load_n(&cp_nknown, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < cp_nknown; i++)
 		if (cs >= cp_known[i].start && cs < cp_known[i].end) {
-			cp_hit_lo = cp_known[i].start;
-			cp_hit_len = cp_known[i].end - cp_known[i].start;
-			return;
+			if (cp_known[i].logged) {
+				cp_hit_lo = cp_known[i].start;
+				cp_hit_len = cp_known[i].end - cp_known[i].start;
+				return;
+			}
+			cp_known[i].logged = 1; /* Go logs it */
+			break;
 		}
-	if (n)
-		cp_mods_stale = 1;
+	if (cp_nmods_pend < CP_MAXPEND)
+		cp_mods_pend[cp_nmods_pend++] = cs;
+	cp_mods_stale = 1;
 }
-

@@ -11,7 +11,9 @@ typedef struct cp_module {
 } cp_module;
 
 int cp_modules(cp_module *out, int max);
-void cp_modules_known(const cp_module *m, int n);
+void cp_modules_known(const cp_module *m, const int *logged, int n);
+extern uint64_t cp_mods_pend[];
+extern int cp_nmods_pend;
 void cp_module_miss(uint64_t cs);
 extern int cp_mods_stale;
 extern uint64_t cp_hit_lo, cp_hit_len;

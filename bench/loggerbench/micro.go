@@ -40,7 +40,7 @@ type MicroCase struct {
 	CPUNsPerCall [][]float64 `json:"cpu_ns_per_call"`
 	AddedCPUNs   []float64   `json:"added_cpu_ns"`
 	BaseCPUNs    float64     `json:"base_cpu_ns"`
-	VmHWMKiB  [][]int64   `json:"vmhwm_kib"` // rank 0
+	VmHWMKiB     [][]int64   `json:"vmhwm_kib"` // rank 0
 	// AddedNs is the median over repetitions of (side − base), per side
 	// (index 0 is 0).
 	AddedNs []float64 `json:"added_ns"`
