@@ -152,7 +152,8 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 	uint64_t h = kcs * 0x9E3779B97F4A7C15ULL ^ (uint64_t)r->op * 0xC2B2AE3D27D4EB4FULL ^
 		     (uint64_t)ksub * 0x165667B19E3779F9ULL;
 	h ^= h >> 29;
-	unsigned s1 = 1 + (unsigned)(h % MAXSLOT), s2 = 1 + (unsigned)((h >> 32) % MAXSLOT), s;
+	/* two candidate slots, 1..128 and 129..192: no division */
+	unsigned s1 = 1 + (unsigned)(h & 127), s2 = 129 + (unsigned)((h >> 32) & 63), s;
 	int def = 0;
 	cp_slot *sl = &cp_slots[s1];
 	cp_clock++;
