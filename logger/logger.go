@@ -3,12 +3,13 @@
 // internal/gen), the record buffer and the file writer.
 //
 // The per-call path is C only: a wrapper reads the TSC, calls PMPI, reads
-// the TSC again and fills a 64-byte record in a 1 MiB buffer. Go runs at
-// three moments: in MPI_Init (cpathGoInit: clock synchronisation, the log
-// header), when the buffer is full (cpathGoFlush: ticks to ns, delta coding,
-// one LZ4 frame per buffer, one write), and at the end (cpathGoFinish:
-// clock synchronisation again, trailer). A rank that dies by a signal or
-// exits without MPI_Finalize writes its buffer from C (runtime.c).
+// the TSC again, builds the call's records and codes them (encode.c) into a
+// shared mapping of the log file. Go runs at MPI_Init (cpathGoInit: clock
+// synchronisation, the log header, the modules), when a call site falls in
+// a module the log does not name yet (cpathGoModules), and at the end
+// (cpathGoFinish: clock synchronisation again; C writes the trailer). A
+// rank that dies by a signal or exits without MPI_Finalize ends its log
+// from C (runtime.c, encode.c).
 package main
 
 /*
