@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"math"
 	"math/rand"
 	"os"
@@ -339,4 +340,52 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("nil log without error")
 		}
 	})
+}
+
+// TestSkipAndZeroTail: what the logger leaves when a rank dies: a call
+// coded half-way when the signal came is covered by a SKIP, the trailer
+// follows it; a rank killed outright leaves its last calls unchecked before
+// the zero tail, which the reader keeps; bytes after a zero tag are not
+// read.
+func TestSkipAndZeroTail(t *testing.T) {
+	recs := haloRecords(20, 11)
+	h := testHeader()
+	pre, err := EncodeHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e encoder
+	e.prevEnd = h.T0
+	var body []byte
+	for i := range recs {
+		body = e.record(body, &recs[i])
+	}
+	// killed: the calls, a zero tail, and garbage of a half-coded call
+	// behind a zero first byte
+	killed := append(append(append([]byte(nil), pre...), body...), 0, 0x05, 0x77, 0x99, 0, 0, 0)
+	l, err := Read(bytes.NewReader(killed), "k.cplog")
+	if err != nil || l.Damage != nil || l.Trailer.Status != EndMissing || !reflect.DeepEqual(l.Records, recs) {
+		t.Fatalf("killed: err %v damage %v trailer %v, %d records, want %d as written", err, l.Damage, l.Trailer.Status, len(l.Records), len(recs))
+	}
+	// signal: a SKIP over a half-coded call, then the trailer and a CHECK
+	sig := append([]byte(nil), body...)
+	sig = append(sig, tagSkip, 6, 0, 0, 0, 0x05, 0x01, 0xFF, 0xFF, 0x07, 0x33)
+	var tr [24]byte
+	binary.LittleEndian.PutUint32(tr[0:], uint32(EndSignal))
+	binary.LittleEndian.PutUint32(tr[4:], 15)
+	binary.LittleEndian.PutUint64(tr[8:], uint64(len(recs)))
+	sig = appendChunk(sig, ChunkTrailer, tr[:])
+	sig = append(sig, tagCheck)
+	sig = binary.LittleEndian.AppendUint32(sig, crc32.Checksum(sig[:len(sig)-1], castagnoli))
+	sig = append(sig, 0, 0, 0, 0) // the zero tail
+	l, err = Read(bytes.NewReader(append(append([]byte(nil), pre...), sig...)), "s.cplog")
+	if err != nil || l.Damage != nil || l.Trailer.Status != EndSignal || l.Trailer.Info != 15 || !reflect.DeepEqual(l.Records, recs) {
+		t.Fatalf("signal: err %v damage %v trailer %+v, %d records", err, l.Damage, l.Trailer, len(l.Records))
+	}
+	// the same with one byte of the skipped stretch changed: the CHECK fails
+	bad := append([]byte(nil), sig...)
+	bad[len(body)+7] ^= 1
+	if _, err := Read(bytes.NewReader(append(append([]byte(nil), pre...), bad...)), "b.cplog"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("changed byte under the CHECK: %v, want ErrCorrupt", err)
+	}
 }
