@@ -360,30 +360,27 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Everything but the batch's first byte, which commits it. */
 	uint8_t first;
-	uint8_t *p = start;
-	int checked = 0;
+	uint8_t *p = cp_code(start, &recs[0], &first);
+	for (int i = 1; i < n; i++) {
+		uint8_t *at = p;
+		p = cp_code(p, &recs[i], at);
+	}
+	uint64_t cfrom = 0;
 	cp_cal_recs += (uint32_t)n;
 	if (!cp_is_sub(recs[0].op) && (recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS)) {
-		/* a CHECK of the stream so far, then a calibration point: the
-		 * reader hands out records once both have come */
+		/* After the call: a CHECK of the stream so far (this call
+		 * included), then a calibration point read now, after every time
+		 * before it and before every time after it, so that the reader's
+		 * interpolation keeps the calls in order across it. */
 		cp_cal_recs = 0;
-		checked = 1;
-		uint32_t c = cp_crc_to(cp_pos);
-		first = TAG_CHECK;
+		uint32_t c = cp_crc_update(cp_crc_to(cp_pos), &first, 1);
+		c = cp_crc_update(c, start + 1, (size_t)(p - start - 1));
+		*p = TAG_CHECK;
 		memcpy(p + 1, &c, 4);
 		p += 5;
+		cfrom = cp_pos + (uint64_t)(p - start);
 		cp_cal_last = cp_now();
 		p = cp_code_cal(p, cp_cal_last, cp_skew_ns(cp_use_tsc ? cp_mono_ns() : cp_cal_last));
-		for (int i = 0; i < n; i++) {
-			uint8_t *at = p;
-			p = cp_code(p, &recs[i], at);
-		}
-	} else {
-		p = cp_code(p, &recs[0], &first);
-		for (int i = 1; i < n; i++) {
-			uint8_t *at = p;
-			p = cp_code(p, &recs[i], at);
-		}
 	}
 	uint64_t end = cp_pos + (uint64_t)(p - start);
 	cp_bend = end;
@@ -394,9 +391,9 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 	if (!cp_finished_enc) {
 		__atomic_store_n(start, first, __ATOMIC_RELEASE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (checked) {
+		if (cfrom) {
 			cp_crc = 0;
-			cp_crc_from = cp_pos + 5;
+			cp_crc_from = cfrom;
 		}
 		cp_pos = end;
 		cp_nrec += (uint64_t)n;
