@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand"
@@ -286,24 +287,27 @@ func TestComms(t *testing.T) {
 	}
 }
 
-// TestOldVersion: a version-1 log (LZ4 frames) is rejected with one line
-// naming the file and both versions.
+// TestOldVersion: a version-1 log and a version-2 log (LZ4 frames; 2 with
+// coalesced polls, written by main's logger of issue 14) are rejected with
+// one line naming the file and both versions.
 func TestOldVersion(t *testing.T) {
-	path := filepath.Join("testdata", "halo-v1.cplog")
-	_, err := ReadFile(path)
-	if !errors.Is(err, ErrVersion) {
-		t.Fatalf("got %v, want ErrVersion", err)
-	}
-	want := path + ": unsupported log format version: format version 1, this cpath reads version 2"
-	if err.Error() != want {
-		t.Fatalf("error %q, want %q", err, want)
+	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog"} {
+		path := filepath.Join("testdata", name)
+		_, err := ReadFile(path)
+		if !errors.Is(err, ErrVersion) {
+			t.Fatalf("%s: got %v, want ErrVersion", name, err)
+		}
+		want := fmt.Sprintf("%s: unsupported log format version: format version %d, this cpath reads version 3", path, v)
+		if err.Error() != want {
+			t.Fatalf("error %q, want %q", err, want)
+		}
 	}
 }
 
 // TestGolden pins the on-disk format: a change that alters the bytes of a
-// version-2 log must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
+// version-3 log must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
 func TestGolden(t *testing.T) {
-	path := filepath.Join("testdata", "halo-v2.cplog")
+	path := filepath.Join("testdata", "halo-v3.cplog")
 	recs := haloRecords(50, 6)
 	data := writeLog(t, recs, &Trailer{Status: EndFinalized})
 	if os.Getenv("CPATH_UPDATE_GOLDEN") != "" {

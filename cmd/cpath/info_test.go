@@ -262,7 +262,7 @@ func TestInfo(t *testing.T) {
 				writeLog(t, dir, logSpec{rank: 1, size: 2, version: 9})
 			},
 			code: 1, errEmpty: true,
-			err: `^cpath: \S+/rank-000001\.cplog: unsupported log format version: format version 9, this cpath reads version 2$`,
+			err: `^cpath: \S+/rank-000001\.cplog: unsupported log format version: format version 9, this cpath reads version 3$`,
 		},
 		{
 			name: "corrupt block",

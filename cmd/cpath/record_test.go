@@ -207,7 +207,7 @@ func TestLoggerPath(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "cpath ") || !strings.Contains(out, "log format version 2\n") {
+	if code != 0 || !strings.HasPrefix(out, "cpath ") || !strings.Contains(out, "log format version 3\n") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
