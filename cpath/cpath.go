@@ -16,11 +16,19 @@ package cpath
 // Graph is a directed acyclic graph in compressed sparse rows, indexed by
 // destination: the incoming edges of vertex v are InSrc[InStart[v]:InStart[v+1]]
 // with weights InWeight[...]. Weights are in ns and non-negative.
+//
+// Time, if not nil, is each vertex's time in ns (len N): Dijkstra and
+// DeltaStepping then take the vertices latest first (the paper's "start
+// the search from the vertex with the largest timestamp"), which on a PAG
+// with consistent clocks (Time[u] <= Time[v] on every edge u->v) processes
+// almost every vertex once, with its final Dist. The times only order the
+// work: the results are exact whatever they are.
 type Graph struct {
 	N        int
 	InStart  []int32 // len N+1
 	InSrc    []int32
 	InWeight []int64
+	Time     []int64 // nil, or len N: each vertex's time, ns
 }
 
 // Path is a critical path.

@@ -35,6 +35,12 @@ type DistStats struct {
 	BytesSent int64 // bytes shipped between ranks, summed over the ranks
 	RawBytes  int64 // topo-shuffle with compression: the bytes before compressing
 	Splits    int   // split: the number of splits solved
+	// Edges is the number of edges in the whole graph (summed over the
+	// ranks), so that Relaxations/Edges is the work per edge: at most 1
+	// for dag and the seq split modes (each ancestor's edges once), any
+	// amount for the label-correcting searches (an edge is examined again
+	// each time its destination's Dist increases).
+	Edges int64
 }
 
 // DistResult is a distributed algorithm's answer. Path is complete on rank

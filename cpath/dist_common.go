@@ -42,6 +42,9 @@ type distSearch struct {
 	out        [][]distMsg // per destination rank; [0] is the header
 	in         []distMsg   // received relaxations of the last exchange
 	cycleAt    int32       // a vertex reached by a walk of n edges, or -1
+	hdrSlots   int         // header slots at the start of every part: 1, or 2 for the time-ordered searches
+	hdrID      int32       // the time-ordered searches: the vertex at this rank's top, for the header
+	hdrAux     []int64     // the time-ordered searches: a value for each destination's header
 	st         DistStats
 	reached    int64
 	bytes0     int64
@@ -105,15 +108,34 @@ func (g *DistGraph) checkLocal(rank, size int) error {
 // is malformed and whether they agree on N, the target, the vertex ranges
 // and delta. Either every rank goes on or every rank returns an error.
 func checkDist(c mpix.Comm, g *DistGraph, delta int64) error {
+	_, err := checkDistTimed(c, g, delta, false)
+	return err
+}
+
+// checkDistTimed is checkDist that, if useTime, also checks the vertex
+// times and tells whether the search can use them: every rank that owns
+// vertices has len(Time) = Hi-Lo (a rank without vertices may have none).
+// Ranks some of which have times and some not fail together.
+func checkDistTimed(c mpix.Comm, g *DistGraph, delta int64, useTime bool) (bool, error) {
 	if c == nil {
-		return errors.New("cpath: nil communicator")
+		return false, errors.New("cpath: nil communicator")
 	}
 	rank, size := c.Rank(), c.Size()
 	err := g.checkLocal(rank, size)
-	x := make([]int64, 9)
+	if err == nil && useTime && g.Time != nil && len(g.Time) != int(g.Hi-g.Lo) {
+		err = fmt.Errorf("cpath: rank %d has %d vertex times for %d vertices", rank, len(g.Time), g.Hi-g.Lo)
+	}
+	x := make([]int64, 11)
 	if err != nil {
 		x[0] = 1
 	} else {
+		if useTime && g.Hi > g.Lo {
+			if g.Time != nil {
+				x[9] = 1
+			} else {
+				x[10] = 1
+			}
+		}
 		h := uint64(14695981039346656037)
 		for _, b := range g.Bounds {
 			h = (h ^ uint64(uint32(b))) * 1099511628211
@@ -125,7 +147,7 @@ func checkDist(c mpix.Comm, g *DistGraph, delta int64) error {
 		x[7], x[8] = bh, -bh
 	}
 	if err := c.Allreduce(x, mpix.Max); err != nil {
-		return err
+		return false, err
 	}
 	if x[0] != 0 {
 		msg := []byte(nil)
@@ -134,14 +156,14 @@ func checkDist(c mpix.Comm, g *DistGraph, delta int64) error {
 		}
 		all, cerr := c.Allgatherv(msg)
 		if cerr != nil {
-			return cerr
+			return false, cerr
 		}
 		for p, m := range all {
 			if len(m) > 0 {
-				return fmt.Errorf("%s (rank %d)", m, p)
+				return false, fmt.Errorf("%s (rank %d)", m, p)
 			}
 		}
-		return errors.New("cpath: a rank's graph is malformed")
+		return false, errors.New("cpath: a rank's graph is malformed")
 	}
 	var what []string
 	if x[1] != -x[2] {
@@ -156,14 +178,22 @@ func checkDist(c mpix.Comm, g *DistGraph, delta int64) error {
 	if x[7] != -x[8] {
 		what = append(what, "the vertex ranges")
 	}
-	if len(what) > 0 {
-		return fmt.Errorf("cpath: the ranks disagree on %s", strings.Join(what, ", "))
+	if x[9] != 0 && x[10] != 0 {
+		what = append(what, "whether the vertices have times")
 	}
-	return nil
+	if len(what) > 0 {
+		return false, fmt.Errorf("cpath: the ranks disagree on %s", strings.Join(what, ", "))
+	}
+	return x[9] != 0, nil
 }
 
 func newDistSearch(c mpix.Comm, g *DistGraph) *distSearch {
-	s := &distSearch{c: c, g: g, rank: c.Rank(), size: c.Size(), lo: g.Lo, hi: g.Hi, n: int32(g.N), cycleAt: -1}
+	return newDistSearchSlots(c, g, 1)
+}
+
+// newDistSearchSlots is newDistSearch with hs header slots per part.
+func newDistSearchSlots(c mpix.Comm, g *DistGraph, hs int) *distSearch {
+	s := &distSearch{c: c, g: g, rank: c.Rank(), size: c.Size(), lo: g.Lo, hi: g.Hi, n: int32(g.N), cycleAt: -1, hdrSlots: hs}
 	s.bytes0, _ = c.Stats()
 	nv := int(g.Hi - g.Lo)
 	s.dist = make([]int64, nv)
@@ -173,8 +203,9 @@ func newDistSearch(c mpix.Comm, g *DistGraph) *distSearch {
 	}
 	s.out = make([][]distMsg, s.size)
 	for p := range s.out {
-		s.out[p] = make([]distMsg, 1, 16)
+		s.out[p] = make([]distMsg, hs, 16)
 	}
+	s.hdrAux = make([]int64, s.size)
 	return s
 }
 
@@ -207,58 +238,115 @@ type distHeader struct {
 	sent  bool  // some rank shipped relaxations
 	top   int64 // the largest top any rank reported (distNoTop if none)
 	cycle int32 // the smallest vertex any rank found on a walk of n edges, or -1
+	// With a two-slot header (the time-ordered searches), by sender rank:
+	tops   []int64 // its top (distNoTop if none)
+	topIDs []int32 // the vertex at its top
+	aux    []int64 // what it sent this rank in hdrAux
 }
 
-// exchange ships the batched relaxations, one Alltoallv, and leaves the
-// received ones in s.in. Every part starts with a header slot carrying
-// whether the sender shipped anything, its top (the Δ-stepping bucket
-// vote) and its cycle finding: so the exchange itself tells every rank
-// whether the round was the last and whether to give up, and no other
-// collective is needed per round.
+// queued reports whether any rank has a vertex queued, from a two-slot
+// header (the top's vertex; the top's time may be anything).
+func (hd distHeader) queued() bool {
+	for _, id := range hd.topIDs {
+		if id >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// distChunkBytes caps the bytes one rank ships in one collective call of
+// an exchange, all destinations together, well under MPI's 2 GiB limit
+// (counts are C ints): a larger exchange goes in several calls. A
+// variable so that the tests can make it small.
+var distChunkBytes = 1 << 30
+
+// exchange ships the batched relaxations and leaves the received ones in
+// s.in. Every part starts with a header (one slot, two in the time-ordered
+// searches) carrying whether the sender shipped anything, its top (the
+// Δ-stepping bucket vote, the time-ordered searches' frontier) and its
+// cycle finding: so the exchange itself tells every rank whether the
+// round was the last and whether to give up, and no other collective is
+// needed per round. It is one Alltoallv unless a rank has more than
+// distChunkBytes to ship: then the relaxations go in chunks, one
+// Alltoallv each, whose headers say whether more is coming (every rank
+// sees every header, so all make the same number of calls), rather than
+// one call failing over MPI's limit.
 func (s *distSearch) exchange(top int64) (distHeader, error) {
+	const sz = int(unsafe.Sizeof(distMsg{}))
+	hs := s.hdrSlots
 	sent := false
 	for p := range s.out {
-		if p != s.rank && len(s.out[p]) > 1 {
+		if p != s.rank && len(s.out[p]) > hs {
 			sent = true
 		}
 	}
-	hd := distMsg{C: top, V: s.cycleAt}
-	if sent {
-		hd.U = 1
-	}
-	parts := make([][]byte, s.size)
-	for p := range s.out {
-		s.out[p][0] = hd
-		parts[p] = mpix.Bytes(s.out[p])
-	}
-	recv, err := s.c.Alltoallv(parts)
-	s.st.Rounds++
-	if err != nil {
-		return distHeader{}, err
-	}
+	limit := max(1, distChunkBytes/sz/s.size-hs) // relaxations per part per call
 	res := distHeader{top: distNoTop, cycle: -1}
-	const sz = int(unsafe.Sizeof(distMsg{}))
+	if hs > 1 {
+		res.tops, res.topIDs, res.aux = make([]int64, s.size), make([]int32, s.size), make([]int64, s.size)
+	}
 	s.in = s.in[:0]
-	var h [1]distMsg
-	for p, b := range recv {
-		if len(b) < sz || len(b)%sz != 0 {
-			return distHeader{}, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole relaxations", p, len(b))
+	parts := make([][]byte, s.size)
+	var h [2]distMsg
+	s.st.Rounds++
+	for off := 0; ; off += limit {
+		more := false
+		for p := range s.out {
+			k := max(0, min(limit, len(s.out[p])-hs-off))
+			if len(s.out[p])-hs-off > k {
+				more = true
+			}
 		}
-		// Copy now: the send buffers are reused, and with one rank the
-		// received part is the sent one.
-		copy(mpix.Bytes(h[:]), b[:sz])
-		k := len(b)/sz - 1
-		i0 := len(s.in)
-		s.in = slices.Grow(s.in, k)[:i0+k]
-		copy(mpix.Bytes(s.in[i0:]), b[sz:])
-		res.sent = res.sent || h[0].U != 0
-		res.top = max(res.top, h[0].C)
-		if v := h[0].V; v >= 0 && (res.cycle < 0 || v < res.cycle) {
-			res.cycle = v
+		flags := int32(0)
+		if sent {
+			flags |= 1
+		}
+		if more {
+			flags |= 2
+		}
+		for p := range s.out {
+			k := max(0, min(limit, len(s.out[p])-hs-off))
+			start := min(off, len(s.out[p])-hs) // the chunk's header slots: already shipped relaxations
+			part := s.out[p][start : start+hs+k]
+			part[0] = distMsg{C: top, U: flags, V: s.cycleAt, H: s.hdrID}
+			if hs > 1 {
+				part[1] = distMsg{C: s.hdrAux[p]}
+			}
+			parts[p] = mpix.Bytes(part)
+		}
+		recv, err := s.c.Alltoallv(parts)
+		if err != nil {
+			return distHeader{}, err
+		}
+		again := false
+		for p, b := range recv {
+			if len(b) < hs*sz || len(b)%sz != 0 {
+				return distHeader{}, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole relaxations", p, len(b))
+			}
+			// Copy now: the send buffers are reused, and with one rank the
+			// received part is the sent one.
+			copy(mpix.Bytes(h[:hs]), b[:hs*sz])
+			k := len(b)/sz - hs
+			i0 := len(s.in)
+			s.in = slices.Grow(s.in, k)[:i0+k]
+			copy(mpix.Bytes(s.in[i0:]), b[hs*sz:])
+			res.sent = res.sent || h[0].U&1 != 0
+			again = again || h[0].U&2 != 0
+			res.top = max(res.top, h[0].C)
+			if v := h[0].V; v >= 0 && (res.cycle < 0 || v < res.cycle) {
+				res.cycle = v
+			}
+			if hs > 1 {
+				res.tops[p], res.topIDs[p], res.aux[p] = h[0].C, h[0].H, h[1].C
+			}
+		}
+		if !again {
+			break
 		}
 	}
 	for p := range s.out {
-		s.out[p] = s.out[p][:1]
+		s.out[p] = s.out[p][:hs]
 	}
 	return res, nil
 }
@@ -537,7 +625,7 @@ func (s *distSearch) sumStats(res *DistResult, failed bool) error {
 	bytes, _ := s.c.Stats()
 	st := &s.st
 	x := []int64{s.reached, st.Relaxations, st.Updates, st.Pushes, st.Pops, st.Stale, st.Phases,
-		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0}
+		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0, int64(len(s.g.InSrc))}
 	if failed {
 		x[12] = 1
 	}
@@ -563,10 +651,271 @@ func (s *distSearch) sumStats(res *DistResult, failed bool) error {
 		sum.MaxQueue = max(sum.MaxQueue, int(y[9]))
 		sum.Rounds = max(sum.Rounds, y[10])
 		sum.BytesSent += y[11]
+		sum.Edges += y[13]
 		if y[12] != 0 && s.rank != 0 {
 			return fmt.Errorf("cpath: rank %d could not assemble the critical path", p)
 		}
 	}
 	res.Stats = sum
 	return nil
+}
+
+// distTimed is one rank's state in a time-ordered search (ParallelDijkstra
+// and ParallelDeltaStepping on a graph with vertex times): its owned
+// vertices are queued under their times, latest first, each at most once
+// at a time, and processed with the Dist they have when taken.
+type distTimed struct {
+	*distSearch
+	tm      []int64 // owned vertices' times
+	q       tqueue
+	queued  []bool  // by owned vertex: in q
+	hops    []int32 // by owned vertex: edges of the walk that gave its Dist (the cycle bound)
+	sentMax []int64 // by destination rank: the latest time it was offered a relaxation at this round (see exchangeTimed)
+	sentTop int64   // the largest of sentMax
+	srcTime []int64 // ParallelDijkstra, by edge: a cross-rank edge's source's time (nil: not known)
+}
+
+func newDistTimed(c mpix.Comm, g *DistGraph) *distTimed {
+	s := &distTimed{distSearch: newDistSearchSlots(c, g, 2), tm: g.Time}
+	nv := int(g.Hi - g.Lo)
+	s.queued = make([]bool, nv)
+	s.hops = make([]int32, nv)
+	s.sentMax = make([]int64, s.size)
+	for p := range s.sentMax {
+		s.sentMax[p] = distNoTop
+	}
+	s.sentTop = distNoTop
+	if s.owns(g.Target) {
+		i := g.Target - s.lo
+		s.dist[i] = 0
+		s.queue(g.Target)
+	}
+	return s
+}
+
+// queue puts an owned vertex in the queue unless it is there.
+func (s *distTimed) queue(u int32) {
+	i := u - s.lo
+	if !s.queued[i] {
+		s.queued[i] = true
+		s.q.push(tentry{s.tm[i], u})
+		s.st.Pushes++
+		s.st.MaxQueue = max(s.st.MaxQueue, len(s.q))
+	}
+}
+
+// offer relaxes the edge u->v for an owned u and queues u if its Dist
+// increased.
+func (s *distTimed) offer(u int32, c int64, v int32, h int32) {
+	if s.relax(u, c, v, h) {
+		s.hops[u-s.lo] = h
+		s.queue(u)
+	}
+}
+
+// process takes the top vertex and relaxes its incoming edges: the local
+// ones at once, the cross-rank ones batched for the exchange. It returns
+// the number of edges relaxed with weight <= light.
+func (s *distTimed) process(light int64) int64 {
+	e := s.q.pop()
+	v := e.v
+	i := v - s.lo
+	s.queued[i] = false
+	s.st.Pops++
+	g := s.g
+	a, b := g.InStart[i], g.InStart[i+1]
+	s.st.Relaxations += int64(b - a)
+	d, h := s.dist[i], s.hops[i]+1
+	nl := int64(0)
+	for j := a; j < b; j++ {
+		u := g.InSrc[j]
+		w := g.InWeight[j]
+		if w <= light {
+			nl++
+		}
+		if !s.owns(u) {
+			s.send(u, d+w, v, h)
+			p := g.Owner(u)
+			bt := e.t // on consistent clocks, Time[u] <= Time[v]
+			if s.srcTime != nil {
+				bt = s.srcTime[j]
+			}
+			s.sentMax[p] = max(s.sentMax[p], bt)
+			s.sentTop = max(s.sentTop, bt)
+			continue
+		}
+		s.offer(u, d+w, v, h)
+		if s.cycleAt >= 0 {
+			break
+		}
+	}
+	return nl
+}
+
+// top is the time and vertex at the top of the queue (distNoTop, -1 if
+// it is empty).
+func (s *distTimed) top() (int64, int32) {
+	if len(s.q) == 0 {
+		return distNoTop, -1
+	}
+	return s.q[0].t, s.q[0].v
+}
+
+// exchangeTimed ships the round's relaxations with this rank's top in the
+// header, and, in each destination's header, the latest time this rank
+// offered a relaxation at to a third rank: the time of the offered vertex
+// u where lookahead learnt it (ParallelDijkstra), else that of the
+// offering vertex v, which bounds it on consistent clocks (the edge u->v
+// gives Time[u] <= Time[v]). It applies the received offers and returns
+// the header; frontier then tells what the other ranks may still do.
+func (s *distTimed) exchangeTimed() (distHeader, error) {
+	t, id := s.top()
+	s.hdrID = id
+	for p := range s.hdrAux {
+		x := int64(distNoTop)
+		for q, m := range s.sentMax {
+			if q != p {
+				x = max(x, m)
+			}
+		}
+		s.hdrAux[p] = x
+	}
+	hd, err := s.exchange(t)
+	if err != nil {
+		return hd, err
+	}
+	for _, m := range s.in {
+		s.offer(m.U, m.C, m.V, m.H)
+	}
+	return hd, nil
+}
+
+// frontier is, after an exchange, the latest time at which another rank
+// may have a vertex queued (its top, or the bound of what it was offered
+// in the exchange), and the vertex if it is a queued one (MaxInt32 for a
+// bound): on a graph with consistent clocks, every vertex of another rank
+// later than that is final, and so are the offers it made.
+func (s *distTimed) frontier(hd distHeader) (int64, int32) {
+	ft, fid := int64(distNoTop), int32(-1)
+	for p := range hd.tops {
+		if p == s.rank {
+			continue
+		}
+		if t, id := hd.tops[p], hd.topIDs[p]; id >= 0 && (fid < 0 || tabove(tentry{t, id}, tentry{ft, fid})) {
+			ft, fid = t, id
+		}
+		if t := hd.aux[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
+			ft, fid = t, math.MaxInt32
+		}
+		if t := s.sentMax[p]; t != distNoTop && (fid < 0 || tabove(tentry{t, math.MaxInt32}, tentry{ft, fid})) {
+			ft, fid = t, math.MaxInt32
+		}
+	}
+	for p := range s.sentMax {
+		s.sentMax[p] = distNoTop
+	}
+	s.sentTop = distNoTop
+	return ft, fid
+}
+
+// lookahead gives each owned vertex u the earliest time of a vertex of
+// another rank that can change Dist[u] directly: the destination w of a
+// cross-rank edge x->w from u or from an owned vertex x that u reaches
+// through owned vertices (MaxInt64 if none). One exchange tells each rank
+// the times of the cross-rank edges' destinations, by source, and a
+// second one answers with the sources' times (srcTime); the owned part
+// follows in one pass latest first, which on consistent clocks is a
+// topological order (otherwise the bound is only rougher, and the search
+// does more work, never a wrong one).
+func (s *distTimed) lookahead() ([]int64, error) {
+	g := s.g
+	nv := int(s.hi - s.lo)
+	parts := make([][]byte, s.size)
+	for i := 0; i < nv; i++ {
+		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+			if u := g.InSrc[j]; !s.owns(u) {
+				p := g.Owner(u)
+				parts[p] = mpix.PutI64s(parts[p], int64(u), s.tm[i])
+			}
+		}
+	}
+	recv, err := s.c.Alltoallv(parts)
+	if err != nil {
+		return nil, err
+	}
+	s.st.Rounds++
+	rt := make([]int64, nv)
+	for i := range rt {
+		rt[i] = math.MaxInt64
+	}
+	reply := make([][]byte, s.size)
+	for p, b := range recv {
+		if len(b)%16 != 0 {
+			return nil, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole edges", p, len(b))
+		}
+		x := mpix.I64s(b)
+		for k := 0; k+1 < len(x); k += 2 {
+			t := int64(distNoTop)
+			if u := int32(x[k]); s.owns(u) {
+				rt[u-s.lo] = min(rt[u-s.lo], x[k+1])
+				t = s.tm[u-s.lo]
+			}
+			reply[p] = mpix.PutI64s(reply[p], t)
+		}
+	}
+	// The answers: the sources' times, by which an offer bounds the time
+	// it may queue at its destination (see exchangeTimed).
+	if recv, err = s.c.Alltoallv(reply); err != nil {
+		return nil, err
+	}
+	s.st.Rounds++
+	s.srcTime = make([]int64, len(g.InSrc))
+	at := make([]int, s.size)
+	ans := make([][]int64, s.size)
+	for p, b := range recv {
+		ans[p] = mpix.I64s(b)
+	}
+	for i := 0; i < nv; i++ {
+		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+			if u := g.InSrc[j]; !s.owns(u) {
+				p := g.Owner(u)
+				if at[p] >= len(ans[p]) {
+					return nil, fmt.Errorf("cpath: rank %d answered %d source times, too few", p, len(ans[p]))
+				}
+				s.srcTime[j] = ans[p][at[p]]
+				at[p]++
+			}
+		}
+	}
+	cross := false
+	for _, t := range rt {
+		if t != math.MaxInt64 {
+			cross = true
+			break
+		}
+	}
+	if !cross {
+		return rt, nil // no edge leads to another rank (one rank, say): nothing to wait for
+	}
+	order := make([]int32, nv)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if a == b {
+			return 0
+		}
+		if tabove(tentry{s.tm[a], a}, tentry{s.tm[b], b}) {
+			return -1
+		}
+		return 1
+	})
+	for _, i := range order {
+		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
+			if u := g.InSrc[j]; s.owns(u) {
+				rt[u-s.lo] = min(rt[u-s.lo], rt[i])
+			}
+		}
+	}
+	return rt, nil
 }

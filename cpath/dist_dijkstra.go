@@ -1,6 +1,10 @@
 package cpath
 
-import "github.com/cpath/cpath/internal/mpix"
+import (
+	"math"
+
+	"github.com/cpath/cpath/internal/mpix"
+)
 
 // ParallelDijkstra is the paper's §4.3, exact: every rank keeps a priority
 // queue of its own vertices (largest tentative Dist first) and searches
@@ -23,11 +27,29 @@ import "github.com/cpath/cpath/internal/mpix"
 // found when a walk of more edges than vertices improves a Dist, and all
 // ranks return the error together, as they do for a malformed graph.
 //
-// Stats.Rounds counts the search's exchanges; extracting the path (see
-// finish) takes three more, whatever its length.
+// With vertex times (g.Time on every rank that owns vertices), the
+// priority is the time instead, as the paper has it: "start the search
+// from the vertex with the largest timestamp", and a rank waits for the
+// others where a dependency crosses ranks; see distTimed.dijkstra. On a
+// PAG with consistent clocks every vertex is then taken once, with its
+// final Dist: one relaxation per edge on cpathtest.FullPAGTime graphs,
+// where the largest-Dist order (which takes the vertices farthest from the
+// target first) made 10^2 to 10^4. Without times it stays as above.
+//
+// Stats.Rounds counts the search's exchanges (with times, two more to set
+// up the lookahead); extracting the path (see finish) takes three more,
+// whatever its length.
 func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
-	if err := checkDist(c, g, 0); err != nil {
+	timed, err := checkDistTimed(c, g, 0, true)
+	if err != nil {
 		return nil, err
+	}
+	if timed {
+		s := newDistTimed(c, g)
+		if err := s.dijkstra(); err != nil {
+			return nil, err
+		}
+		return s.finish()
 	}
 	s := newDistSearch(c, g)
 	var q queue
@@ -113,4 +135,80 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		s.st.MaxQueue = max(s.st.MaxQueue, len(q))
 	}
 	return s.finish()
+}
+
+// dijkstra is ParallelDijkstra on a graph with vertex times. Each rank
+// takes its queued vertices latest first (the larger id first among equal
+// times), each with the Dist it has then, relaxing its incoming edges: the
+// local ones at once, the cross-rank ones batched for the round's one
+// Alltoallv. On consistent clocks (Time[u] <= Time[v] on every edge u->v)
+// a vertex taken after every later vertex is final, which in one process
+// makes it about one relaxation per edge.
+//
+// Across ranks, a rank goes on only while its top vertex u cannot be
+// changed any more by the others: the headers of each exchange give every
+// rank the frontier, the latest time another rank may still have queued
+// (see frontier), and u is taken if the earliest time of another rank's
+// vertex that can change Dist[u] (its lookahead, see lookahead) is later
+// than the frontier, or if u itself is later than the frontier (then it is
+// the job's latest queued vertex, so some rank always goes on). So a round
+// advances every rank to about the others' frontier minus the lookahead,
+// and on consistent clocks every vertex is taken once, final, but for
+// ties of time across ranks; the rounds grow with the times the critical
+// dependencies cross between ranks, as DistDAG's do.
+//
+// None of this is needed for exactness: a vertex whose Dist increases
+// after it was taken is queued again (label-correcting), so whatever the
+// times the result is DAG's; inconsistent times only cost more work.
+// distMaxHeld bounds the vertices ParallelDijkstra's timed search holds
+// back in one round to take later ones that may go on (a variable for
+// the tests).
+var distMaxHeld = 4096
+
+func (s *distTimed) dijkstra() error {
+	rt, err := s.lookahead()
+	if err != nil {
+		return err
+	}
+	ft, fid := int64(distNoTop), int32(-1) // nobody else has anything queued yet
+	var held []tentry
+	for {
+		for len(s.q) > 0 && s.cycleAt < 0 {
+			// What this rank offers another in this round may be queued
+			// there as late as the offering vertex: the frontier rises.
+			if s.sentTop != distNoTop && tabove(tentry{s.sentTop, math.MaxInt32}, tentry{ft, fid}) {
+				ft, fid = s.sentTop, math.MaxInt32
+			}
+			t, id := s.top()
+			if rt[id-s.lo] <= ft && !tabove(tentry{t, id}, tentry{ft, fid}) {
+				// Held back until the next round; the vertices after it
+				// may go on: on consistent clocks, one that depends on it
+				// through owned vertices has its lookahead (the minimum
+				// over them), and one that depends on it through another
+				// rank's vertex w has Time[w] <= Time[id] <= the frontier,
+				// so its lookahead holds it back too.
+				if len(held) >= distMaxHeld {
+					break
+				}
+				held = append(held, s.q.pop())
+				continue
+			}
+			s.process(-1)
+		}
+		for _, e := range held {
+			s.q.push(e) // still flagged as queued
+		}
+		held = held[:0]
+		hd, err := s.exchangeTimed()
+		if err != nil {
+			return err
+		}
+		if hd.cycle >= 0 {
+			return distCycleError(hd.cycle)
+		}
+		if !hd.sent && !hd.queued() {
+			return nil // nothing shipped, every queue empty
+		}
+		ft, fid = s.frontier(hd)
+	}
 }

@@ -26,6 +26,9 @@ func distShares(g *Graph, target int32, bounds []int32) []*DistGraph {
 		}
 		out[p] = &DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
 			InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+		if g.Time != nil {
+			out[p].Time = g.Time[lo:hi]
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package cpath
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -15,6 +16,8 @@ type Solver struct {
 	q      queue    // Dijkstra, Δ-stepping: pending entries
 	cur    []entry  // Δ-stepping: the bucket being emptied
 	done   []entry  // Δ-stepping: vertices processed in this phase
+	tq     tqueue   // with vertex times: pending vertices, latest first
+	queued []uint64 // with vertex times: whether each vertex is in tq, a bit per vertex
 }
 
 // DAG is Solver.DAG with fresh buffers.
@@ -114,9 +117,14 @@ outer:
 // i.e. the largest Dist, from a binary heap. Negative weights void
 // Dijkstra's settled-vertex invariant, so it is label-correcting: a vertex
 // whose Dist increases is queued again, which makes it exact on any DAG.
+//
+// With g.Time, the priority is the vertex's time instead (see timed).
 func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 	if err := g.check(target); err != nil {
 		return nil, err
+	}
+	if g.Time != nil {
+		return s.timed(g, target, 0)
 	}
 	r := newResult(g.N)
 	dist, succ := r.Dist, r.Succ
@@ -172,6 +180,9 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 // so, as in Dijkstra, a vertex whose Dist increases is queued again and
 // the result is exact.
 //
+// With g.Time, the buckets are of vertex times instead, delta ns wide,
+// latest first (see timed).
+//
 // Only the current bucket is a list (FIFO). The others are kept in one heap
 // ordered by distance, whose top entries make up the next bucket: distances
 // are ns over a whole run, so an array of buckets would need up to
@@ -182,6 +193,9 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 	}
 	if delta <= 0 {
 		return nil, errors.New("cpath: delta must be positive")
+	}
+	if g.Time != nil {
+		return s.timed(g, target, delta)
 	}
 	r := newResult(g.N)
 	dist, succ := r.Dist, r.Succ
@@ -276,6 +290,110 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 		return nil, err
 	}
 	return r, nil
+}
+
+// timed is Dijkstra (delta 0) and DeltaStepping on a graph with vertex
+// times: the paper's search "from the vertex with the largest timestamp".
+// A vertex is queued under its time, at most once at a time, and processed
+// latest first (the larger id first among equal times) with the Dist it
+// has when it is taken, relaxing all its incoming edges. On a PAG with
+// consistent clocks every edge u->v has Time[u] <= Time[v], so when v is
+// taken everything after it is done and its Dist is final: each edge into
+// an ancestor of the target is relaxed about once, where the largest-Dist
+// order (which takes the vertices farthest from the target first) made
+// 10^2 to 10^4 relaxations per edge on graphs shaped like the full PAG.
+// The times only order the work: a vertex whose Dist increases after it
+// was taken is queued again (label-correcting), so the result is exact
+// whatever the times (ties, clock error, any order at all).
+//
+// In one process, Δ-stepping's buckets of times, emptied latest first in
+// time order, take the vertices in the same order: delta only counts
+// Phases (buckets emptied) and splits the relaxations into Light (weight
+// <= delta) and Heavy.
+func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
+	if len(g.Time) != g.N {
+		return nil, fmt.Errorf("cpath: graph has %d vertex times for %d vertices", len(g.Time), g.N)
+	}
+	r := newResult(g.N)
+	dist, succ, tm := r.Dist, r.Succ, g.Time
+	var st Stats
+	budget := cycleBudget(g)
+	words := (g.N + 63) / 64
+	if cap(s.queued) < words {
+		s.queued = make([]uint64, words)
+	}
+	queued := s.queued[:words]
+	clear(queued)
+	q := s.tq[:0]
+	defer func() { s.tq = q[:0] }()
+	dist[target] = 0
+	q.push(tentry{tm[target], target})
+	queued[target/64] |= 1 << (target % 64)
+	st.Pushes, st.MaxQueue = 1, 1
+	blo := int64(0) // delta: the current bucket's lower bound
+	for len(q) > 0 {
+		e := q.pop()
+		v := e.v
+		queued[v/64] &^= 1 << (v % 64)
+		if st.Pops++; st.Pops > budget && st.CycleChecks == 0 {
+			st.CycleChecks++
+			if err := findCycle(g, target); err != nil {
+				return nil, err
+			}
+		}
+		if b := bucketLow(e.t, delta); delta > 0 && (st.Phases == 0 || b != blo) {
+			blo = b
+			st.Phases++
+		}
+		d := dist[v]
+		lo, hi := g.InStart[v], g.InStart[v+1]
+		st.Relaxations += int64(hi - lo)
+		for j := lo; j < hi; j++ {
+			u := g.InSrc[j]
+			w := g.InWeight[j]
+			if delta > 0 {
+				if w <= delta {
+					st.Light++
+				} else {
+					st.Heavy++
+				}
+			}
+			if c := d + w; c > dist[u] {
+				dist[u], succ[u] = c, v
+				st.Updates++
+				if queued[u/64]&(1<<(u%64)) == 0 {
+					queued[u/64] |= 1 << (u % 64)
+					q.push(tentry{tm[u], u})
+					st.Pushes++
+				}
+			} else if c == dist[u] && v < succ[u] {
+				succ[u] = v
+			}
+		}
+		st.MaxQueue = max(st.MaxQueue, len(q))
+	}
+	r.Stats = st
+	if err := r.finish(g, target); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// bucketLow is the lower bound of the bucket of width d > 0 that holds
+// time t: the largest multiple of d at most t (math.MinInt64 if there is
+// none in range). 0 if d <= 0.
+func bucketLow(t, d int64) int64 {
+	if d <= 0 {
+		return 0
+	}
+	m := t % d
+	if m < 0 {
+		m += d
+	}
+	if t < math.MinInt64+m { // t-m would wrap
+		return math.MinInt64
+	}
+	return t - m
 }
 
 // DefaultDelta is the mean positive edge weight, rounded up (1 if there is

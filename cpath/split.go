@@ -1,19 +1,20 @@
 package cpath
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/cpath/cpath/internal/mpix"
 )
 
 // SplitMode says how the global split (paper §4.4) solves its splits:
 // the first word is the algorithm inside a split (seq: the sequential
-// walk on the split gathered to one rank; par: the ranks walk it together
-// in rounds), the second how the splits are taken (seq: one after another,
-// each from where the later one left; par: all at once, each from every
-// vertex a later split can be entered from, then stitched).
+// reference, Solver.DAG, on the split shipped whole to one rank; par: the
+// ranks sweep it together in rounds, see splitter.search), the
+// second how the splits are taken (seq: one after another from the last;
+// par: all at once, then stitched).
 type SplitMode string
 
 const (
@@ -26,653 +27,736 @@ const (
 // SplitModes lists the modes, the default first.
 var SplitModes = []SplitMode{ParPar, SeqPar, ParSeq, SeqSeq}
 
-// SplitInput is what the global split needs besides the graph: where the
-// global synchronisation points cut each logged rank's calls.
+// SplitInput is where the global synchronisation points cut the graph
+// into splits 0..K-1, in time order (K = len(Exit)).
+//
+// The builder guarantees: every edge u->v has Split(u) == Split(v),
+// except edges out of Exit[k] (k < K-1), which go into split k+1 (the
+// cross edges). Exit[k] is in split k, and Exit[K-1] is the target. So
+// every path from a vertex of split k to the target leaves the split
+// through Exit[k] (the hub vertex of synchronisation point k), and with
+// the cross edges removed the splits are disconnected.
+//
+// Split checks what it can cheaply (lengths, ranges, the exits, every
+// edge against the rule above: one exchange of 8 bytes per edge whose
+// source another rank owns) and returns an error on every rank if any
+// check fails on any rank.
 type SplitInput struct {
-	RankStart      []int32   // global call numbering by logged rank
-	RankLo, RankHi int       // the logged ranks this analyzer rank owns (its vertices are theirs)
-	Syncs          [][]int32 // by synchronisation point, in time order: each logged rank's call in it
+	// Split, by owned vertex (len Hi-Lo): its split, 0..len(Exit)-1, in
+	// time order.
+	Split []int32
+	// Exit, by split: the global vertex every path from the split to the
+	// Target leaves through (the hub vertex of sync point k for split k;
+	// the Target for the last split). The same on every rank.
+	Exit []int32
 }
 
 // Split finds the critical path by cutting the graph at the global
-// synchronisation points: split k holds each rank's calls after its call
-// in sync point k-1, up to and including its call in sync point k. The
-// path crosses from one split into an earlier one only along edges into a
-// split, so each split can be solved on its own from the vertices such
-// edges leave from, and the pieces stitched together from the target back.
+// synchronisation points: each split is solved on its own, backwards from
+// its exit, and the pieces are stitched together. It is exact: Dist, Succ
+// and the path equal DAG's on the same graph, vertex for vertex.
 //
-// It needs the PAG's shape: at most one incoming edge per vertex (so the
-// vertices that reach the target are the chain of predecessors from it);
-// a graph with more is an error, as is an edge from a later split into an
-// earlier one (the synchronisation points would not be global).
+// Why it is exact: for u in split k, Dist(u) = L_k(u) + Dist(Exit[k]),
+// where L_k(u) is the longest distance from u to Exit[k] inside split k;
+// and Dist(Exit[k]) = D_k + Dist(Exit[k+1]), where D_k is the longest
+// distance from Exit[k] through a cross edge into split k+1 to Exit[k+1]
+// (Dist(Exit[K-1]) = 0). The searches inside the splits give L and D; a
+// constant per split changes no argmax, so the Succ they find (smallest id
+// among equals) is the global one, and the Dists are stitched by adding
+// each split's offset Dist(Exit[k]), a suffix sum of the K-1 values D_k
+// that every rank gets in one Allreduce. The exit vertex has two roles:
+// it starts the search of its own split (L = 0) and is the source of the
+// cross edges into the next one, which give its D and its Succ. An edge
+// from Exit[k] back into split k that the search of split k reaches
+// closes a cycle and is reported as one.
+//
+// Stats: Relaxations and Pops are the searches' (for seq modes DAG's on
+// each split: each edge into an ancestor once; for par modes two passes:
+// twice), Rounds the collective calls before the path extraction, Splits
+// K, Edges the edges of the graph.
 func Split(c mpix.Comm, g *DistGraph, in *SplitInput, mode SplitMode) (*DistResult, error) {
-	b0, calls0 := c.Stats()
-	s := &splitter{c: c, g: g}
-	err := s.label(in)
-	if err = mpix.Agree(c, err); err != nil {
+	if err := checkDist(c, g, 0); err != nil {
 		return nil, err
 	}
-	var res *DistResult
+	_, calls0 := c.Stats()
+	ds := newDistSearch(c, g)
+	sp := &splitter{c: c, g: g, ds: ds}
+	if err := sp.check(in, mode); err != nil {
+		return nil, err
+	}
+	var err error
 	switch mode {
-	case ParPar, ParSeq:
-		res, err = s.parallel(mode == ParSeq)
-	case SeqPar, SeqSeq:
-		res, err = s.sequential(mode == SeqSeq)
-	default:
-		err = fmt.Errorf("cpath: unknown split mode %q (seq-seq, par-seq, par-par, seq-par)", mode)
+	case ParPar:
+		err = sp.parallel(false)
+	case ParSeq:
+		err = sp.parallel(true)
+	case SeqPar:
+		err = sp.sequential(false)
+	case SeqSeq:
+		err = sp.sequential(true)
 	}
 	if err != nil {
 		return nil, err
 	}
-	b1, calls1 := c.Stats()
-	st := []int64{b1 - b0, s.pops, s.relax}
-	if err := c.Allreduce(st, mpix.Sum); err != nil {
+	if err := sp.stitch(); err != nil {
 		return nil, err
 	}
-	res.Stats.BytesSent, res.Stats.Pops, res.Stats.Relaxations = st[0], st[1], st[2]
-	res.Stats.Rounds = calls1 - calls0
-	res.Stats.Splits = s.nsplits
+	_, calls1 := c.Stats()
+	ds.st.Rounds = calls1 - calls0
+	res, err := ds.finish()
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Splits = sp.k
 	return res, nil
 }
 
+// splitter is one rank's state in Split. The searches keep L_k (the
+// distance to the split's exit) in ds.dist and the Succ in ds.succ, by
+// owned vertex; stitch turns them into the global ones.
 type splitter struct {
-	c       mpix.Comm
-	g       *DistGraph
-	split   []int32 // by owned vertex
-	nsplits int
-	// starts: owned vertices that a later split is entered from (and the
-	// target), where the pieces of the path begin.
-	starts []int32
-	pops   int64 // vertices walked
-	relax  int64 // edges followed
+	c     mpix.Comm
+	g     *DistGraph
+	ds    *distSearch
+	k     int     // splits
+	split []int32 // by owned vertex
+	exit  []int32 // by split
+	// By split k < K-1, on the rank that owns Exit[k] (Unreached
+	// elsewhere): D_k and the Succ of Exit[k], from the cross edges.
+	bdist []int64
+	bsucc []int32
+	// The par modes' search, by owned vertex: its out-edges into
+	// ancestors not yet relaxed (-1: not an ancestor, -2: processed).
+	pending []int32
 }
 
-// pred returns owned vertex v's one predecessor and the edge's weight.
-func (s *splitter) pred(v int32) (int32, int64) {
-	g := s.g
-	l := v - g.Lo
-	if e := g.InStart[l]; e < g.InStart[l+1] {
-		return g.InSrc[e], g.InWeight[e]
-	}
-	return -1, 0
+// isExit reports whether owned vertex u is the exit of a split other than
+// the last, and which.
+func (sp *splitter) isExit(u int32) (int32, bool) {
+	k := sp.split[u-sp.g.Lo]
+	return k, int(k) < sp.k-1 && sp.exit[k] == u
 }
 
-// label gives every owned vertex its split and finds the starts.
-func (s *splitter) label(in *SplitInput) error {
-	g, c := s.g, s.c
-	s.nsplits = len(in.Syncs) + 1
-	s.split = make([]int32, g.Hi-g.Lo)
-	for r := in.RankLo; r < in.RankHi; r++ {
-		k := int32(0)
-		for call := in.RankStart[r]; call < in.RankStart[r+1]; call++ {
-			for int(k) < len(in.Syncs) && in.Syncs[k][r] < call {
-				k++
-			}
-			v := 2*call - g.Lo
-			s.split[v], s.split[v+1] = k, k
-		}
+// offer offers the exit of split k D_k = c through v, with the tie-break.
+func (sp *splitter) offer(k int32, c int64, v int32) {
+	if c > sp.bdist[k] {
+		sp.bdist[k], sp.bsucc[k] = c, v
+		sp.ds.st.Updates++
+	} else if c == sp.bdist[k] && v < sp.bsucc[k] {
+		sp.bsucc[k] = v
 	}
-	for l := range s.split {
-		if g.InStart[l+1]-g.InStart[l] > 1 {
-			return fmt.Errorf("cpath: split needs at most one incoming edge per vertex (vertex %d has %d)", int32(l)+g.Lo, g.InStart[l+1]-g.InStart[l])
-		}
+}
+
+// check checks in on every rank and makes them agree: first what each rank
+// can check alone, then whether they hold the same exits, then the edges
+// whose source another rank owns, by asking its owner for its split.
+func (sp *splitter) check(in *SplitInput, mode SplitMode) error {
+	c, g := sp.c, sp.g
+	err := sp.checkLocal(in, mode)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
 	}
-	// The owner of an edge's destination knows both ends' splits only if
-	// it owns the source too: ask the owners of remote sources for theirs.
+	h := uint64(14695981039346656037)
+	for _, x := range sp.exit {
+		h = (h ^ uint64(uint32(x))) * 1099511628211
+	}
+	x := []int64{int64(h >> 2), -int64(h >> 2), int64(sp.k), -int64(sp.k)}
+	if err := c.Allreduce(x, mpix.Max); err != nil {
+		return err
+	}
+	if x[0] != -x[1] || x[2] != -x[3] {
+		return errors.New("cpath: split: the ranks disagree on the exits of the splits")
+	}
+	// Ask the owners of remote sources for their splits: (u, split of v).
 	size := c.Size()
 	ask := make([][]int32, size)
-	for l := range s.split {
-		if u, _ := s.pred(int32(l) + g.Lo); u >= 0 {
+	for l, k := range sp.split {
+		v := int32(l) + g.Lo
+		for j := g.InStart[l]; j < g.InStart[l+1]; j++ {
+			u := g.InSrc[j]
+			if k > 0 && u == sp.exit[k-1] {
+				continue // a cross edge; Exit[k-1]'s owner checks its split
+			}
+			if sp.ds.owns(u) {
+				if ku := sp.split[u-g.Lo]; ku != k && err == nil {
+					err = crossError(u, v, ku, k)
+				}
+				continue
+			}
 			q := g.Owner(u)
-			ask[q] = append(ask[q], u, s.split[l])
+			ask[q] = append(ask[q], u, k, v)
 		}
 	}
 	send := make([][]byte, size)
 	for q := range ask {
 		send[q] = mpix.Bytes(ask[q])
 	}
-	got, err := c.Alltoallv(send)
-	if err != nil {
-		return err
+	got, xerr := c.Alltoallv(send)
+	if xerr != nil {
+		return xerr
 	}
-	isStart := make(map[int32]bool)
-	var bad error
-	for _, bs := range got {
-		xs, err := mpix.FromBytes[int32](bs)
+	for _, b := range got {
+		xs, ferr := mpix.FromBytes[int32](b)
+		if ferr != nil || len(xs)%3 != 0 {
+			if err == nil {
+				err = errors.New("cpath: split: a rank shipped a malformed edge check")
+			}
+			continue
+		}
+		for i := 0; i+2 < len(xs) && err == nil; i += 3 {
+			u, k, v := xs[i], xs[i+1], xs[i+2]
+			if !sp.ds.owns(u) {
+				err = errors.New("cpath: split: a rank shipped an edge check for a vertex it does not own")
+			} else if ku := sp.split[u-g.Lo]; ku != k {
+				err = crossError(u, v, ku, k)
+			}
+		}
+	}
+	return mpix.Agree(c, err)
+}
+
+func crossError(u, v, ku, kv int32) error {
+	return fmt.Errorf("cpath: split: edge %d->%d leads from split %d into split %d, not out of the exit of split %d into the next",
+		u, v, ku, kv, ku)
+}
+
+// checkLocal checks this rank's share of in.
+func (sp *splitter) checkLocal(in *SplitInput, mode SplitMode) error {
+	g := sp.g
+	switch mode {
+	case ParPar, ParSeq, SeqPar, SeqSeq:
+	default:
+		return fmt.Errorf("cpath: unknown split mode %q (seq-seq, par-seq, par-par, seq-par)", mode)
+	}
+	if in == nil {
+		return errors.New("cpath: split: no split input")
+	}
+	sp.split, sp.exit, sp.k = in.Split, in.Exit, len(in.Exit)
+	if sp.k == 0 {
+		return errors.New("cpath: split: no splits (Exit is empty)")
+	}
+	if len(in.Split) != int(g.Hi-g.Lo) {
+		return fmt.Errorf("cpath: split: %d splits given for %d owned vertices", len(in.Split), g.Hi-g.Lo)
+	}
+	for l, k := range in.Split {
+		if k < 0 || int(k) >= sp.k {
+			return fmt.Errorf("cpath: split: vertex %d in split %d of %d", int32(l)+g.Lo, k, sp.k)
+		}
+	}
+	for k, x := range in.Exit {
+		if x < 0 || int(x) >= g.N {
+			return fmt.Errorf("cpath: split: the exit of split %d is vertex %d, out of range", k, x)
+		}
+		if sp.ds.owns(x) && int(in.Split[x-g.Lo]) != k {
+			return fmt.Errorf("cpath: split: the exit of split %d, vertex %d, is in split %d", k, x, in.Split[x-g.Lo])
+		}
+	}
+	if in.Exit[sp.k-1] != g.Target {
+		return fmt.Errorf("cpath: split: the exit of the last split is vertex %d, not the target %d", in.Exit[sp.k-1], g.Target)
+	}
+	sp.bdist = make([]int64, sp.k-1)
+	sp.bsucc = make([]int32, sp.k-1)
+	for k := range sp.bdist {
+		sp.bdist[k], sp.bsucc[k] = Unreached, NoVertex
+	}
+	return nil
+}
+
+// parallel searches the splits with every rank taking part (par-par,
+// par-seq), from the exits, relaxing edges inside a split and turning
+// cross edges into offers to the boundary slot of the previous split's
+// exit. With seqSplits the splits are searched one after another from the
+// last, each from its own exit; otherwise all at once, from every exit.
+func (sp *splitter) parallel(seqSplits bool) error {
+	g := sp.g
+	nv := int(g.Hi - g.Lo)
+	sp.pending = make([]int32, nv)
+	for i := range sp.pending {
+		sp.pending[i] = -1
+	}
+	if !seqSplits {
+		var seeds []int32
+		for _, x := range sp.exit {
+			if sp.ds.owns(x) {
+				seeds = append(seeds, x)
+			}
+		}
+		return sp.search(seeds)
+	}
+	for k := sp.k - 1; k >= 0; k-- {
+		var seeds []int32
+		if x := sp.exit[k]; x >= g.Lo && x < g.Hi {
+			seeds = append(seeds, x)
+		}
+		if err := sp.search(seeds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// search solves the splits of seeds (owned exits, L = 0) in two passes
+// over their ancestors, each relaxing every edge into an ancestor once:
+//
+//  1. Ancestors: a search backwards from the seeds marks the vertices that
+//     reach them and counts, for each, its out-edges into ancestors (inside
+//     its split): pending[u] is that count, -1 for a vertex not (yet)
+//     found.
+//  2. Sweep: a vertex is processed once no out-edge is pending, when its
+//     Dist is final (a topological order, as DAG's, distributed): it
+//     relaxes its in-edges, each offer counting one pending edge of its
+//     source down, locally or batched for the source's owner.
+//
+// Both end when a round ships nothing. The work is bounded: two
+// relaxations per edge into an ancestor (a label-correcting search, in
+// any order, processes a vertex again each time a later offer improves
+// it, which on graphs with many in-edges per vertex crossing ranks grows
+// with the size of the splits). The rounds are the number of times the
+// longest chain of dependencies crosses between ranks. A vertex left with
+// pending edges after the sweep is on or before a cycle.
+func (sp *splitter) search(seeds []int32) error {
+	s, g := sp.ds, sp.g
+	lo := s.lo
+	pending := sp.pending
+	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
+	// Pass 1.
+	var stack, found []int32
+	for _, x := range seeds {
+		pending[x-lo] = 0
+		stack = append(stack, x)
+	}
+	mark := func(u int32) {
+		i := u - lo
+		if pending[i] < 0 {
+			pending[i] = 0
+			stack = append(stack, u)
+		}
+		pending[i]++
+	}
+	for {
+		for len(stack) > 0 && s.cycleAt < 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			found = append(found, v)
+			i := v - lo
+			s.st.Pops++
+			k := sp.split[i]
+			a, b := inStart[i], inStart[i+1]
+			s.st.Relaxations += int64(b - a)
+			for j := a; j < b; j++ {
+				u := inSrc[j]
+				if k > 0 && u == sp.exit[k-1] {
+					continue // a cross edge: the exit has its own pass
+				}
+				if u == sp.exit[k] {
+					// v reaches the exit of its split and the exit
+					// leads to v.
+					if s.cycleAt < 0 || u < s.cycleAt {
+						s.cycleAt = u
+					}
+					break
+				}
+				if s.owns(u) {
+					mark(u)
+				} else {
+					s.send(u, 0, v, 0)
+				}
+			}
+			s.st.MaxQueue = max(s.st.MaxQueue, len(stack))
+		}
+		hd, err := s.exchange(distNoTop)
 		if err != nil {
 			return err
 		}
-		for i := 0; i+1 < len(xs); i += 2 {
-			u, ks := xs[i], xs[i+1]
-			ku := s.split[u-g.Lo]
-			switch {
-			case ku > ks && bad == nil:
-				bad = fmt.Errorf("cpath: an edge leads from split %d back into split %d: the synchronisation points are not global", ku, ks)
-			case ku < ks:
-				isStart[u] = true
-			}
+		if hd.cycle >= 0 {
+			return distCycleError(hd.cycle)
 		}
-	}
-	if g.Target >= g.Lo && g.Target < g.Hi {
-		isStart[g.Target] = true
-	}
-	for v := range isStart {
-		s.starts = append(s.starts, v)
-	}
-	slices.Sort(s.starts)
-	return bad
-}
-
-// vstore is the vertices a rank walks: its own (par) or the splits
-// shipped to it (seq), by local index.
-type vstore interface {
-	find(v int32) (int32, bool)
-	pred(l int32) (int32, int64)
-	split(l int32) int32
-	size() int
-}
-
-// ownStore is a rank's own vertices.
-type ownStore struct{ s *splitter }
-
-func (o ownStore) find(v int32) (int32, bool) {
-	g := o.s.g
-	return v - g.Lo, v >= g.Lo && v < g.Hi
-}
-func (o ownStore) pred(l int32) (int32, int64) { return o.s.pred(l + o.s.g.Lo) }
-func (o ownStore) split(l int32) int32         { return o.s.split[l] }
-func (o ownStore) size() int                   { return len(o.s.split) }
-
-// shipped is a vertex shipped to the rank that walks its split.
-type shipped struct {
-	V, Pred, Split int32
-	_              int32
-	W              int64
-}
-
-// mapStore holds shipped vertices.
-type mapStore struct {
-	idx map[int32]int32
-	vs  []shipped
-}
-
-func (m *mapStore) find(v int32) (int32, bool)  { l, ok := m.idx[v]; return l, ok }
-func (m *mapStore) pred(l int32) (int32, int64) { return m.vs[l].Pred, m.vs[l].W }
-func (m *mapStore) split(l int32) int32         { return m.vs[l].Split }
-func (m *mapStore) size() int                   { return len(m.vs) }
-
-func newMapStore(vs []shipped) *mapStore {
-	m := &mapStore{idx: make(map[int32]int32, len(vs)), vs: vs}
-	for i, x := range vs {
-		m.idx[x.V] = int32(i)
-	}
-	return m
-}
-
-// walk is the path from a start being followed back through its split.
-type walk struct {
-	ID     int32 // the start it began at
-	V      int32 // the next vertex to take
-	Step   int32 // vertices taken so far
-	_      int32
-	Length int64 // from the start to V
-}
-
-// outcome is what a walk became: it left its split at Exit (a vertex of an
-// earlier split), began at a source (Exit -1, Root the source), or joined
-// the walk Join at that walk's step JoinStep.
-type outcome struct {
-	ID, Exit, Root, Join int32
-	JoinStep             int32
-	_                    int32
-	Length               int64 // to Exit, or to the vertex where it joined
-	JoinAt               int64 // the joined walk's length there
-}
-
-// walker follows walks over a store, marking each vertex with the walk
-// that took it first, so that no vertex is walked twice.
-type walker struct {
-	st    vstore
-	by    []int32 // by local index: the walk that took it, -1 none
-	step  []int32
-	at    []int64
-	outs  []outcome
-	pops  int64
-	relax int64
-}
-
-func newWalker(st vstore) *walker {
-	w := &walker{st: st, by: make([]int32, st.size()), step: make([]int32, st.size()), at: make([]int64, st.size())}
-	for i := range w.by {
-		w.by[i] = -1
-	}
-	return w
-}
-
-// run follows x while its vertices are in the store and in one split; it
-// returns the walk to hand over (its next vertex is elsewhere), if any.
-func (w *walker) run(x walk) (walk, bool) {
-	for {
-		l, ok := w.st.find(x.V)
-		if !ok {
-			if _, whole := w.st.(*mapStore); whole {
-				// The store holds whole splits: x left its split.
-				w.outs = append(w.outs, outcome{ID: x.ID, Exit: x.V, Root: -1, Join: -1, Length: x.Length})
-				return x, false
-			}
-			return x, true
-		}
-		if b := w.by[l]; b >= 0 {
-			w.outs = append(w.outs, outcome{ID: x.ID, Exit: -1, Root: -1, Join: b, JoinStep: w.step[l], Length: x.Length, JoinAt: w.at[l]})
-			return x, false
-		}
-		w.by[l], w.step[l], w.at[l] = x.ID, x.Step, x.Length
-		w.pops++
-		u, wt := w.st.pred(l)
-		if u < 0 {
-			w.outs = append(w.outs, outcome{ID: x.ID, Exit: -1, Root: x.V, Join: -1, Length: x.Length})
-			return x, false
-		}
-		w.relax++
-		k := w.st.split(l)
-		x.V, x.Step, x.Length = u, x.Step+1, x.Length+wt
-		if lu, ok := w.st.find(u); ok && w.st.split(lu) != k {
-			w.outs = append(w.outs, outcome{ID: x.ID, Exit: u, Root: -1, Join: -1, Length: x.Length})
-			return x, false
-		}
-	}
-}
-
-// handed is a walk handed to the owner of its next vertex, with the split
-// it is in: the receiver ends it if the vertex is in another.
-type handed struct {
-	walk
-	Split int32
-	_     int32
-}
-
-// parallel walks the pieces with every rank taking part (par-par,
-// par-seq): a walk follows predecessors on the rank that owns them and
-// moves to the owner of the next one in the exchange of a round. With
-// seqSplits the splits are walked one after another from the target's,
-// each from where the later one left; otherwise all starts at once.
-func (s *splitter) parallel(seqSplits bool) (*DistResult, error) {
-	g, c := s.g, s.c
-	size := c.Size()
-	wk := newWalker(ownStore{s})
-	var active []walk
-	if !seqSplits {
-		for _, v := range s.starts {
-			active = append(active, walk{ID: v, V: v})
-		}
-	}
-	next := g.Target // seqSplits: the start of the split to walk next
-	for {
-		if seqSplits {
-			if next < 0 {
-				break
-			}
-			if next >= g.Lo && next < g.Hi {
-				active = append(active, walk{ID: next, V: next})
-			}
-		}
-		for {
-			out := make([][]handed, size)
-			for _, x := range active {
-				k := s.split[x.V-g.Lo]
-				if h, ok := wk.run(x); ok {
-					q := g.Owner(h.V)
-					out[q] = append(out[q], handed{walk: h, Split: k})
-				}
-			}
-			active = active[:0]
-			busy := false
-			for q := range out {
-				busy = busy || len(out[q]) > 0
-			}
-			more, err := mpix.Any(c, busy)
-			if err != nil {
-				return nil, err
-			}
-			if !more {
-				break
-			}
-			send := make([][]byte, size)
-			for q := range out {
-				send[q] = mpix.Bytes(out[q])
-			}
-			got, err := c.Alltoallv(send)
-			if err != nil {
-				return nil, err
-			}
-			for _, bs := range got {
-				hs, err := mpix.FromBytes[handed](bs)
-				if err != nil {
-					return nil, err
-				}
-				for _, h := range hs {
-					if s.split[h.V-g.Lo] != h.Split {
-						wk.outs = append(wk.outs, outcome{ID: h.ID, Exit: h.V, Root: -1, Join: -1, Length: h.Length})
-						continue
-					}
-					active = append(active, h.walk)
-				}
-			}
-		}
-		if !seqSplits {
+		if !hd.sent {
 			break
 		}
-		// Where the next split's walk begins: the exit of this one, known
-		// to the rank that ended it (-1: a source, the path is complete).
-		mine := int64(-2)
-		for i := len(wk.outs) - 1; i >= 0; i-- {
-			if o := wk.outs[i]; o.ID == next {
-				mine = int64(o.Exit)
-				break
-			}
+		for _, m := range s.in {
+			mark(m.U)
 		}
-		v, err := mpix.AllreduceOne(c, mine, mpix.Max)
-		if err != nil {
-			return nil, err
-		}
-		if v == -2 {
-			return nil, fmt.Errorf("cpath: split: the walk from vertex %d was lost", next)
-		}
-		next = int32(v)
 	}
-	s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
-	return s.finish(wk)
+	// Pass 2.
+	dist := s.dist
+	ready := stack[:0]
+	for _, x := range seeds {
+		dist[x-lo] = 0
+		if pending[x-lo] == 0 {
+			ready = append(ready, x)
+		}
+	}
+	done := func(u int32) {
+		if pending[u-lo]--; pending[u-lo] == 0 {
+			ready = append(ready, u)
+		}
+	}
+	for {
+		for len(ready) > 0 {
+			v := ready[len(ready)-1]
+			ready = ready[:len(ready)-1]
+			i := v - lo
+			pending[i] = -2 // processed
+			d := dist[i]
+			s.st.Pops++
+			k := sp.split[i]
+			a, b := inStart[i], inStart[i+1]
+			s.st.Relaxations += int64(b - a)
+			for j := a; j < b; j++ {
+				u := inSrc[j]
+				c := d + inWeight[j]
+				switch {
+				case k > 0 && u == sp.exit[k-1]:
+					if s.owns(u) {
+						sp.offer(k-1, c, v)
+					} else {
+						s.send(u, c, v, 0)
+					}
+				case !s.owns(u):
+					s.send(u, c, v, 0)
+				default:
+					s.relax(u, c, v, 0)
+					done(u)
+				}
+			}
+			s.st.MaxQueue = max(s.st.MaxQueue, len(ready))
+		}
+		hd, err := s.exchange(distNoTop)
+		if err != nil {
+			return err
+		}
+		if !hd.sent {
+			break
+		}
+		for _, m := range s.in {
+			if k, ok := sp.isExit(m.U); ok {
+				sp.offer(k, m.C, m.V) // the senders sent no other offers to an exit
+				continue
+			}
+			s.relax(m.U, m.C, m.V, 0)
+			done(m.U)
+		}
+	}
+	// Every ancestor must have been processed; one that was not waits,
+	// directly or not, on itself.
+	stuck := NoVertex
+	for _, v := range found {
+		if pending[v-lo] != -2 && (stuck == NoVertex || v < stuck) {
+			stuck = v
+		}
+	}
+	x, err := mpix.AllreduceOne(sp.c, int64(stuck), mpix.Max)
+	if err != nil {
+		return err
+	}
+	if x >= 0 {
+		return fmt.Errorf("cpath: the graph has a cycle: vertex %d waits on itself", x)
+	}
+	return nil
 }
 
-// sequential solves each split on one rank (seq-par, seq-seq): the
-// vertices of a split are shipped to the rank that walks it, which
-// follows every start of the split there. With seqSplits rank 0 takes
-// the splits one at a time, from the target's back, each from where the
-// later one left; otherwise each rank takes a block of splits at once.
-func (s *splitter) sequential(seqSplits bool) (*DistResult, error) {
-	g, c := s.g, s.c
+// stitch adds each split's offset to the Dists of its vertices and gives
+// the exits their Succ from the cross edges, so that ds holds the global
+// Dist and Succ.
+func (sp *splitter) stitch() error {
+	s, lo := sp.ds, sp.g.Lo
+	D := slices.Clone(sp.bdist)
+	if err := sp.c.Allreduce(D, mpix.Max); err != nil {
+		return err
+	}
+	off := make([]int64, sp.k)
+	for k := sp.k - 2; k >= 0; k-- {
+		off[k] = Unreached
+		if D[k] != Unreached && off[k+1] != Unreached {
+			off[k] = D[k] + off[k+1]
+		}
+	}
+	for i, d := range s.dist {
+		if d == Unreached {
+			continue
+		}
+		v := lo + int32(i)
+		k, isExit := sp.isExit(v)
+		switch {
+		case off[k] == Unreached:
+			s.dist[i], s.succ[i] = Unreached, NoVertex
+		case isExit:
+			s.dist[i], s.succ[i] = off[k], sp.bsucc[k]
+		default:
+			s.dist[i] = d + off[k]
+		}
+	}
+	return nil
+}
+
+// shipVertex is an owned vertex shipped to the rank that solves its split,
+// with its in-degree; its in-edges follow as shipEdges.
+type shipVertex struct{ V, K, Deg, _ int32 }
+
+type shipEdge struct {
+	U int32
+	_ int32
+	W int64
+}
+
+// solved is a vertex's L and Succ sent back to its owner; Boundary: the
+// D_k and the Succ of exit V from the cross edges instead.
+type solved struct {
+	V, Succ  int32
+	Dist     int64
+	Boundary int32
+	_        int32
+}
+
+// sequential solves each split with DAG on one rank (seq-par, seq-seq): the
+// split's vertices and in-edges are shipped to that rank, which solves it
+// and sends each reached vertex's L and Succ back to its owner. With
+// seqSplits rank 0 takes the splits one at a time from the last, each with
+// Gatherv; otherwise the splits are spread over the ranks in blocks of
+// about equal numbers of vertices and shipped in one exchange.
+func (sp *splitter) sequential(seqSplits bool) error {
+	c, g := sp.c, sp.g
 	size := c.Size()
-	// Which rank walks split k: blocks of about equal numbers of vertices.
-	counts := make([]int64, s.nsplits)
-	for _, k := range s.split {
+	counts := make([]int64, sp.k)
+	for _, k := range sp.split {
 		counts[k]++
 	}
-	if err := c.Allreduce(counts, mpix.Sum); err != nil {
-		return nil, err
-	}
-	walker := make([]int, s.nsplits)
-	if !seqSplits {
+	solver := make([]int, sp.k)
+	if !seqSplits && size > 1 {
+		if err := c.Allreduce(counts, mpix.Sum); err != nil {
+			return err
+		}
 		total := int64(0)
 		for _, n := range counts {
 			total += n
 		}
 		acc := int64(0)
 		for k, n := range counts {
-			walker[k] = int(min(int64(size-1), (acc+n/2)*int64(size)/max(total, 1)))
+			solver[k] = int(min(int64(size-1), (acc+n/2)*int64(size)/max(total, 1)))
 			acc += n
 		}
 	}
-	isStart := make(map[int32]bool, len(s.starts))
-	for _, v := range s.starts {
-		isStart[v] = true
-	}
-	// The owned vertices by split (a counting sort), so that shipping one
-	// split costs its vertices, not all of them.
-	first := make([]int32, s.nsplits+1)
-	for _, k := range s.split {
+	// The owned vertices by split (a stable counting sort), so that
+	// shipping one split costs its vertices, not all of them.
+	first := make([]int32, sp.k+1)
+	for _, k := range sp.split {
 		first[k+1]++
 	}
-	for k := 1; k <= s.nsplits; k++ {
+	for k := 1; k <= sp.k; k++ {
 		first[k] += first[k-1]
 	}
-	bySplit := make([]int32, len(s.split))
-	fill := slices.Clone(first[:s.nsplits])
-	for l, k := range s.split {
+	bySplit := make([]int32, len(sp.split))
+	fill := slices.Clone(first[:sp.k])
+	for l, k := range sp.split {
 		bySplit[fill[k]] = int32(l)
 		fill[k]++
 	}
-	ship := func(lo, hi int32) (*mapStore, []int32, error) {
-		out := make([][]shipped, size)
-		var starts [][]int32 = make([][]int32, size)
-		for _, l := range bySplit[first[lo]:first[hi]] {
-			k := s.split[l]
-			v := l + g.Lo
-			u, w := s.pred(v)
-			q := walker[k]
-			out[q] = append(out[q], shipped{V: v, Pred: u, Split: k, W: w})
-			if isStart[v] {
-				starts[q] = append(starts[q], v)
+	// pack encodes the splits [k0, k1) for their solvers.
+	pack := func(k0, k1 int) ([][]shipVertex, [][]shipEdge) {
+		vs, es := make([][]shipVertex, size), make([][]shipEdge, size)
+		for _, l := range bySplit[first[k0]:first[k1]] {
+			k := sp.split[l]
+			q := solver[k]
+			a, b := g.InStart[l], g.InStart[l+1]
+			vs[q] = append(vs[q], shipVertex{V: l + g.Lo, K: k, Deg: b - a})
+			for j := a; j < b; j++ {
+				es[q] = append(es[q], shipEdge{U: g.InSrc[j], W: g.InWeight[j]})
 			}
 		}
-		send := make([][]byte, size)
-		for q := range out {
-			send[q] = mpix.Bytes(out[q])
-		}
-		got, err := c.Alltoallv(send)
-		if err != nil {
-			return nil, nil, err
-		}
-		vs, err := mpix.Concat[shipped](got)
-		if err != nil {
-			return nil, nil, err
-		}
-		for q := range starts {
-			send[q] = mpix.Bytes(starts[q])
-		}
-		got, err = c.Alltoallv(send)
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := mpix.Concat[int32](got)
-		if err != nil {
-			return nil, nil, err
-		}
-		slices.Sort(st)
-		return newMapStore(vs), st, nil
+		return vs, es
 	}
-	var outs []outcome
-	var marks []mark
+	var results []solved // what this rank solved, for the owners
+	var serr error       // the first failure of this rank's solves
+	solve := func(vs []shipVertex, es []shipEdge) {
+		if serr == nil {
+			results, serr = sp.solveShipped(vs, es, results)
+		}
+	}
 	if !seqSplits {
-		ms, starts, err := ship(0, int32(s.nsplits))
+		vs, es := pack(0, sp.k)
+		sendV, sendE := make([][]byte, size), make([][]byte, size)
+		for q := range vs {
+			sendV[q], sendE[q] = mpix.Bytes(vs[q]), mpix.Bytes(es[q])
+		}
+		gotV, err := c.Alltoallv(sendV)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		wk := newWalker(ms)
-		for _, v := range starts {
-			wk.run(walk{ID: v, V: v})
-		}
-		s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
-		return s.finish(wk)
-	}
-	// seq-seq: the splits to rank 0 one at a time, last first.
-	next := g.Target
-	for k := int32(s.nsplits - 1); k >= 0 && next >= 0; k-- {
-		ms, _, err := ship(k, k+1)
+		gotE, err := c.Alltoallv(sendE)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		exit := int64(-2)
-		if c.Rank() == 0 {
-			if _, ok := ms.find(next); ok {
-				wk := newWalker(ms)
-				wk.run(walk{ID: next, V: next})
-				s.pops, s.relax = s.pops+wk.pops, s.relax+wk.relax
-				o := wk.outs[len(wk.outs)-1]
-				outs = append(outs, o)
-				exit = int64(o.Exit)
-				marks = append(marks, wk.marks()...)
+		allV, err := mpix.Concat[shipVertex](gotV)
+		if err != nil {
+			return err
+		}
+		allE, err := mpix.Concat[shipEdge](gotE)
+		if err != nil {
+			return err
+		}
+		solve(allV, allE)
+	} else {
+		for k := sp.k - 1; k >= 0; k-- {
+			vs, es := pack(k, k+1)
+			gotV, err := c.Gatherv(mpix.Bytes(vs[0]))
+			if err != nil {
+				return err
+			}
+			gotE, err := c.Gatherv(mpix.Bytes(es[0]))
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 && serr == nil {
+				allV, err := mpix.Concat[shipVertex](gotV)
+				if err != nil {
+					return err
+				}
+				allE, err := mpix.Concat[shipEdge](gotE)
+				if err != nil {
+					return err
+				}
+				solve(allV, allE)
 			}
 		}
-		v, err := mpix.AllreduceOne(c, exit, mpix.Max)
-		if err != nil {
-			return nil, err
-		}
-		if v != -2 {
-			next = int32(v)
-		}
 	}
-	return s.stitchAndExpand(outs, marks)
-}
-
-// mark is a vertex a walk took: its step from the walk's start.
-type mark struct{ V, Walk, Step int32 }
-
-func (w *walker) marks() []mark {
-	var ms []mark
-	for l, b := range w.by {
-		if b >= 0 {
-			ms = append(ms, mark{w.vertex(int32(l)), b, w.step[l]})
-		}
+	if err := mpix.Agree(c, serr); err != nil {
+		return err
 	}
-	return ms
-}
-
-// vertex is the global id of local index l.
-func (w *walker) vertex(l int32) int32 {
-	switch st := w.st.(type) {
-	case ownStore:
-		return l + st.s.g.Lo
-	case *mapStore:
-		return st.vs[l].V
+	// The results to the owners.
+	out := make([][]solved, size)
+	for _, r := range results {
+		q := g.Owner(r.V)
+		out[q] = append(out[q], r)
 	}
-	panic("cpath: unknown vertex store")
-}
-
-// seg is a stretch of the path: the vertices walk Walk took from step
-// From on.
-type seg struct{ Walk, From int32 }
-
-// chainSegments follows the outcomes from the target's walk back to a
-// source: the walks the path runs through, in order from the target, and
-// the path's length.
-func chainSegments(outs []outcome, target int32) ([]seg, int64, error) {
-	byID := make(map[int32]outcome, len(outs))
-	for _, o := range outs {
-		byID[o.ID] = o
+	send := make([][]byte, size)
+	for q := range out {
+		send[q] = mpix.Bytes(out[q])
 	}
-	var segs []seg
-	length := int64(0)
-	w, from, base := target, int32(0), int64(0) // base: the path's length where it enters walk w, minus w's length there
-	for {
-		o, ok := byID[w]
-		if !ok {
-			return nil, 0, fmt.Errorf("cpath: split: no outcome for the walk from vertex %d", w)
-		}
-		if len(segs) > len(outs) {
-			return nil, 0, fmt.Errorf("cpath: split: the walks form a cycle")
-		}
-		segs = append(segs, seg{w, from})
-		if o.Join >= 0 {
-			base += o.Length - o.JoinAt
-			w, from = o.Join, o.JoinStep
-			continue
-		}
-		length = base + o.Length
-		if o.Exit < 0 {
-			return segs, length, nil
-		}
-		base, w, from = length, o.Exit, 0
-	}
-}
-
-// gather collects every rank's xs on rank 0 (nil elsewhere).
-func gather[T any](c mpix.Comm, xs []T) ([]T, error) {
-	send := make([][]byte, c.Size())
-	send[0] = mpix.Bytes(xs)
 	got, err := c.Alltoallv(send)
-	if err != nil || c.Rank() != 0 {
-		return nil, err
-	}
-	return mpix.Concat[T](got)
-}
-
-// finish stitches the walks' outcomes into the path on rank 0 and collects
-// its vertices from the ranks that walked them.
-func (s *splitter) finish(wk *walker) (*DistResult, error) {
-	c := s.c
-	outs, err := gather(c, wk.outs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var segs []seg
-	res := &DistResult{}
-	if c.Rank() == 0 {
-		segs, res.Path.Length, err = chainSegments(outs, s.g.Target)
-	}
-	if err = mpix.Agree(c, err); err != nil {
-		return nil, err
-	}
-	all, err := c.Allgatherv(mpix.Bytes(segs))
+	rs, err := mpix.Concat[solved](got)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if segs, err = mpix.FromBytes[seg](all[0]); err != nil {
-		return nil, err
-	}
-	type at struct{ idx, from int32 }
-	bySeg := make(map[int32]at, len(segs))
-	for i, sg := range segs {
-		bySeg[sg.Walk] = at{int32(i), sg.From}
-	}
-	// Each vertex on the path, as (segment, step, vertex).
-	type onPath struct{ Seg, Step, V int32 }
-	var mine []onPath
-	for l, b := range wk.by {
-		if b < 0 {
+	s := sp.ds
+	for _, r := range rs {
+		if !s.owns(r.V) {
+			return errors.New("cpath: split: a rank sent a result for a vertex this one does not own")
+		}
+		if r.Boundary != 0 {
+			k, ok := sp.isExit(r.V)
+			if !ok {
+				return errors.New("cpath: split: a rank sent a boundary result for a vertex that is no exit")
+			}
+			sp.bdist[k], sp.bsucc[k] = r.Dist, r.Succ
 			continue
 		}
-		if a, ok := bySeg[b]; ok && wk.step[l] >= a.from {
-			mine = append(mine, onPath{a.idx, wk.step[l], wk.vertex(int32(l))})
-		}
+		s.dist[r.V-s.lo], s.succ[r.V-s.lo] = r.Dist, r.Succ
 	}
-	got, err := gather(c, mine)
-	if err != nil || c.Rank() != 0 {
-		return res, err
-	}
-	// In path order from the target: by segment, then step; reversed to
-	// run from the source.
-	slices.SortFunc(got, func(a, b onPath) int {
-		if a.Seg != b.Seg {
-			return cmp.Compare(a.Seg, b.Seg)
-		}
-		return cmp.Compare(a.Step, b.Step)
-	})
-	vs := make([]int32, len(got))
-	for i, x := range got {
-		vs[len(got)-1-i] = x.V
-	}
-	res.Path.Vertices = vs
-	return res, nil
+	return nil
 }
 
-// stitchAndExpand is finish for seq-seq, where rank 0 walked every split
-// itself: outs and marks are rank 0's.
-func (s *splitter) stitchAndExpand(outs []outcome, marks []mark) (*DistResult, error) {
-	res := &DistResult{}
-	if s.c.Rank() != 0 {
-		return res, nil
+// solveShipped solves each split among the shipped vertices (grouped by
+// split, ascending ids within each: the order they were packed and
+// concatenated in, rank by rank) with DAG, and appends the results.
+func (sp *splitter) solveShipped(vs []shipVertex, es []shipEdge, results []solved) ([]solved, error) {
+	estart := make([]int32, len(vs)+1)
+	for i, x := range vs {
+		estart[i+1] = estart[i] + x.Deg
 	}
-	segs, length, err := chainSegments(outs, s.g.Target)
+	if int(estart[len(vs)]) != len(es) {
+		return results, errors.New("cpath: split: the shipped vertices and edges do not match")
+	}
+	// Group the vertices by split, stably: ascending ids within each.
+	idx := make([]int32, len(vs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return int(vs[a].K) - int(vs[b].K) })
+	var solver Solver
+	for a := 0; a < len(idx); {
+		k := vs[idx[a]].K
+		b := a
+		for b < len(idx) && vs[idx[b]].K == k {
+			b++
+		}
+		var err error
+		if results, err = sp.solveOne(k, vs, es, estart, idx[a:b], &solver, results); err != nil {
+			return results, err
+		}
+		a = b
+	}
+	return results, nil
+}
+
+// solveOne solves split k, whose vertices are vs[ids] (ascending ids), as
+// a Graph: local ids in the order of the global ones (so that the
+// tie-break is the same), plus, for k > 0, the previous split's exit as
+// one more vertex, the source of the cross edges.
+func (sp *splitter) solveOne(k int32, vs []shipVertex, es []shipEdge, estart, ids []int32, solver *Solver, results []solved) ([]solved, error) {
+	n := len(ids)
+	verts := make([]int32, n)
+	for i, x := range ids {
+		verts[i] = vs[x].V
+	}
+	local := func(u int32) int32 {
+		j := sort.Search(n, func(j int) bool { return verts[j] >= u })
+		if j < n && verts[j] == u {
+			return int32(j)
+		}
+		return -1
+	}
+	nl := n
+	boundary := NoVertex
+	if k > 0 {
+		boundary = sp.exit[k-1]
+		nl++
+	}
+	g := &Graph{N: nl, InStart: make([]int32, nl+1)}
+	for i, x := range ids {
+		for j := estart[x]; j < estart[x+1]; j++ {
+			e := es[j]
+			u := local(e.U)
+			if u < 0 {
+				if e.U != boundary {
+					return results, crossError(e.U, verts[i], -1, k)
+				}
+				u = int32(n)
+			}
+			g.InSrc = append(g.InSrc, u)
+			g.InWeight = append(g.InWeight, e.W)
+		}
+		g.InStart[i+1] = int32(len(g.InSrc))
+	}
+	g.InStart[nl] = int32(len(g.InSrc))
+	target := local(sp.exit[k])
+	if target < 0 {
+		return results, fmt.Errorf("cpath: split: the exit of split %d, vertex %d, was not shipped with it", k, sp.exit[k])
+	}
+	r, err := solver.DAG(g, target)
 	if err != nil {
-		return nil, err
+		// DAG names a local vertex: name the split instead.
+		return results, fmt.Errorf("cpath: the graph has a cycle in split %d (%v)", k, err)
 	}
-	res.Path.Length = length
-	order := make(map[int32]int32, len(segs))
-	for i, sg := range segs {
-		order[sg.Walk] = int32(i)
-	}
-	slices.SortFunc(marks, func(a, b mark) int {
-		if oa, ob := order[a.Walk], order[b.Walk]; oa != ob {
-			return cmp.Compare(oa, ob)
+	st := &sp.ds.st
+	st.Relaxations += r.Stats.Relaxations
+	st.Pops += r.Stats.Pops
+	st.Updates += r.Stats.Updates
+	for i := 0; i < n; i++ {
+		if r.Dist[i] == Unreached {
+			continue
 		}
-		return cmp.Compare(a.Step, b.Step)
-	})
-	vs := make([]int32, 0, len(marks))
-	for i := len(marks) - 1; i >= 0; i-- {
-		if _, ok := order[marks[i].Walk]; ok {
-			vs = append(vs, marks[i].V)
+		succ := NoVertex
+		if s := r.Succ[i]; s >= 0 {
+			succ = verts[s]
 		}
+		results = append(results, solved{V: verts[i], Succ: succ, Dist: r.Dist[i]})
 	}
-	res.Path.Vertices = vs
-	return res, nil
+	if k > 0 && r.Dist[n] != Unreached {
+		results = append(results, solved{V: boundary, Succ: verts[r.Succ[n]], Dist: r.Dist[n], Boundary: 1})
+	}
+	return results, nil
 }

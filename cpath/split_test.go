@@ -1,55 +1,266 @@
-package cpath_test
+package cpath
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/cpath/cpath/bench/gen"
-	"github.com/cpath/cpath/cpath"
-	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/cpath/internal/cpathtest"
 	"github.com/cpath/cpath/internal/mpix"
 )
 
-// TestSplitOneRank: every split mode in one process returns the path of
-// the sequential reference on generated runs (the MPI job's ranks are
-// tested through the cpath command).
-func TestSplitOneRank(t *testing.T) {
-	for _, pat := range gen.Patterns {
-		dir := t.TempDir()
-		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 5, CallsPerRank: 3000, Pattern: pat, Seed: 4}); err != nil {
-			t.Fatal(err)
-		}
-		run, err := graph.Load(dir)
+// splitGraph is a generated split-structured graph.
+type splitGraph struct {
+	g      *Graph
+	edges  int
+	split  []int32
+	exit   []int32
+	target int32
+}
+
+func genSplit(rng *rand.Rand, n, k int, wide bool) splitGraph {
+	es, split, exit, target := cpathtest.SplitDAG(rng, n, k, wide)
+	g := &Graph{N: len(split)}
+	g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(len(split), es)
+	return splitGraph{g, len(es), split, exit, target}
+}
+
+// splitAlgos are Split in every mode and DistDAG, on the whole split input.
+func splitAlgos(sg splitGraph) []distAlgo {
+	var out []distAlgo
+	for _, m := range SplitModes {
+		out = append(out, distAlgo{"split/" + string(m), func(c mpix.Comm, g *DistGraph) (*DistResult, error) {
+			in := &SplitInput{Split: sg.split[g.Lo:g.Hi], Exit: slices.Clone(sg.exit)}
+			return Split(c, g, in, m)
+		}})
+	}
+	return append(out, distAlgo{"distdag", DistDAG})
+}
+
+// TestSplitAgainstDAG: on random split-structured graphs (many in-edges,
+// hubs, dead ends after the exits, ties), every split mode and DistDAG
+// give DAG's path vertex for vertex at 1-4 ranks with random bounds.
+func TestSplitAgainstDAG(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	count := 120
+	if testing.Short() {
+		count = 30
+	}
+	for i := 0; i < count; i++ {
+		k := []int{1, 2, 3, 5, 12}[i%5]
+		n := 2*k + 1 + rng.Intn(40*k)
+		sg := genSplit(rng, n, k, i%3 == 0)
+		ref, err := DAG(sg.g, sg.target)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("case %d: dag: %v", i, err)
 		}
-		g, err := graph.Build(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := cpath.DAG(cpath.FromPAG(g), g.Target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := graph.BuildPart(&mpix.Single{}, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := &cpath.SplitInput{RankStart: p.RankStart, RankLo: p.RankLo, RankHi: p.RankHi, Syncs: p.Syncs}
-		for _, mode := range cpath.SplitModes {
-			t.Run(fmt.Sprintf("%s/%s", pat, mode), func(t *testing.T) {
-				res, err := cpath.Split(&mpix.Single{}, cpath.FromPart(p), in, mode)
-				if err != nil {
-					t.Fatal(err)
+		for P := 1; P <= 4; P++ {
+			bounds := distRandomBounds(rng, sg.g.N, P)
+			if i%4 == 0 {
+				bounds = distEvenBounds(sg.g.N, P)
+			}
+			for _, a := range splitAlgos(sg) {
+				name := fmt.Sprintf("case %d (n=%d k=%d)/P=%d/%s", i, sg.g.N, k, P, a.name)
+				res, errs := distRun(distShares(sg.g, sg.target, bounds), a.run)
+				checkDistResult(t, name, ref, res, errs)
+				st := res[0].Stats
+				if st.Edges != int64(sg.edges) {
+					t.Fatalf("%s: Edges %d, want %d", name, st.Edges, sg.edges)
 				}
-				if res.Path.Length != want.Path.Length || !slices.Equal(res.Path.Vertices, want.Path.Vertices) {
-					t.Errorf("length %d, %d vertices; want %d, %d", res.Path.Length, len(res.Path.Vertices), want.Path.Length, len(want.Path.Vertices))
+				if strings.HasPrefix(a.name, "split") && st.Splits != k {
+					t.Fatalf("%s: %d splits, want %d", name, st.Splits, k)
 				}
-				if pat == gen.Collectives && res.Stats.Splits < 2 {
-					t.Errorf("%d splits in a collectives-heavy run", res.Stats.Splits)
+				checkWork(t, name, a.name, st, sg.edges)
+			}
+		}
+	}
+}
+
+// TestSplitFullPAG: the same on graphs shaped like the full PAG
+// (processes in lockstep, 1-3 communication in-edges per call, global
+// collectives through hub vertices, time-consistent weights).
+func TestSplitFullPAG(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i, c := range []struct{ procs, steps, every int }{{1, 5, 2}, {3, 40, 7}, {8, 60, 10}, {5, 30, 100}, {4, 50, 1}} {
+		es, split, exit, target := cpathtest.FullPAG(rng, c.procs, c.steps, c.every)
+		g := &Graph{N: len(split)}
+		g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(len(split), es)
+		sg := splitGraph{g, len(es), split, exit, target}
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatalf("case %d: dag: %v", i, err)
+		}
+		for P := 1; P <= 4; P++ {
+			for _, a := range splitAlgos(sg) {
+				name := fmt.Sprintf("case %d %+v/P=%d/%s", i, c, P, a.name)
+				res, errs := distRun(distShares(g, target, distRandomBounds(rng, g.N, P)), a.run)
+				checkDistResult(t, name, ref, res, errs)
+				st := res[0].Stats
+				if st.Edges != int64(len(es)) || (strings.HasPrefix(a.name, "split") && st.Splits != len(exit)) {
+					t.Fatalf("%s: %d edges, %d splits; want %d, %d", name, st.Edges, st.Splits, len(es), len(exit))
 				}
-			})
+				checkWork(t, name, a.name, st, len(es))
+			}
+		}
+	}
+}
+
+// checkWork checks the bound on the work: each edge into an ancestor
+// relaxed once by DAG (distdag, the seq modes) and twice by the par modes.
+func checkWork(t *testing.T, name, algo string, st DistStats, edges int) {
+	t.Helper()
+	bound := int64(edges)
+	if strings.HasPrefix(algo, "split/par") {
+		bound *= 2
+	}
+	if st.Relaxations > bound {
+		t.Fatalf("%s: %d relaxations for %d edges", name, st.Relaxations, edges)
+	}
+}
+
+// TestSplitKnown: small hand-made cases, where the exit's two roles and
+// ties across a cut matter.
+func TestSplitKnown(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int
+		edges []edge
+		split []int32
+		exit  []int32
+	}{
+		// 0 -> 1 (exit 0) -> {2, 3} -> 4 (exit 1, target); tie 2/3.
+		{"tie after the cut", 5, []edge{{0, 1, 1}, {1, 3, 2}, {1, 2, 2}, {2, 4, 1}, {3, 4, 1}}, []int32{0, 0, 1, 1, 1}, []int32{1, 4}},
+		// Two sources in split 0, one only reaches a dead end of the exit.
+		{"dead end after the exit", 6, []edge{{0, 2, 4}, {1, 2, 4}, {2, 3, 0}, {2, 5, 9}, {3, 4, 3}}, []int32{0, 0, 0, 1, 1, 0}, []int32{2, 4}},
+		// The target's split is entered only from the start's exit.
+		{"exit is the start", 3, []edge{{0, 1, 5}, {0, 2, 1}, {2, 1, 4}}, []int32{0, 1, 1}, []int32{0, 1}},
+		// A split that does not reach its exit, and an unreached exit.
+		{"unreached exit", 6, []edge{{0, 1, 1}, {2, 3, 1}, {3, 5, 2}, {4, 5, 1}}, []int32{0, 0, 1, 1, 2, 2}, []int32{1, 3, 5}},
+		{"one split", 3, []edge{{0, 1, 1}, {1, 2, 1}, {0, 2, 2}}, []int32{0, 0, 0}, []int32{2}},
+	}
+	for _, tc := range tests {
+		g := build(tc.n, tc.edges)
+		target := tc.exit[len(tc.exit)-1]
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatalf("%s: dag: %v", tc.name, err)
+		}
+		sg := splitGraph{g, len(tc.edges), tc.split, tc.exit, target}
+		for P := 1; P <= tc.n+1; P++ {
+			for _, a := range splitAlgos(sg) {
+				name := fmt.Sprintf("%s/P=%d/%s", tc.name, P, a.name)
+				res, errs := distRun(distShares(g, target, distEvenBounds(tc.n, P)), a.run)
+				checkDistResult(t, name, ref, res, errs)
+			}
+		}
+	}
+}
+
+// TestSplitBadInput: a split input that breaks the builder's guarantee,
+// or a cycle, gives one error on every rank, in every mode.
+func TestSplitBadInput(t *testing.T) {
+	// 0 -> 1 -> 2 (exit 0) -> 3 -> 4 (exit 1) -> 5 -> 6 (exit 2, target)
+	base := []edge{{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}, {5, 6, 1}}
+	split := []int32{0, 0, 0, 1, 1, 2, 2}
+	exit := []int32{2, 4, 6}
+	type tcase struct {
+		name  string
+		extra []edge
+		in    func(rank int, lo, hi int32) *SplitInput
+		want  string
+	}
+	std := func(rank int, lo, hi int32) *SplitInput {
+		return &SplitInput{Split: slices.Clone(split[lo:hi]), Exit: slices.Clone(exit)}
+	}
+	tests := []tcase{
+		{"edge between splits not via the exit", []edge{{1, 3, 5}}, std, "leads from split 0 into split 1"},
+		{"cross edge skips a split", []edge{{2, 5, 5}}, std, "leads from split 0 into split 2"},
+		{"edge into an earlier split", []edge{{3, 1, 0}}, std, "leads from split 1 into split 0"},
+		{"unreached bad edge", []edge{{1, 5, 0}}, std, "leads from split 0 into split 2"},
+		{"cycle through an exit", []edge{{4, 3, 1}}, std, "cycle"},
+		{"zero-weight cycle through an exit", []edge{{4, 3, 0}}, std, "cycle"},
+		{"cycle inside a split", []edge{{1, 0, 1}}, std, "cycle"},
+		{"long Split", nil, func(rank int, lo, hi int32) *SplitInput {
+			in := std(rank, lo, hi)
+			if rank == 0 {
+				in.Split = append(in.Split, 0)
+			}
+			return in
+		}, "owned vertices"},
+		{"split out of range", nil, func(rank int, lo, hi int32) *SplitInput {
+			in := std(rank, lo, hi)
+			for i := range in.Split {
+				in.Split[i] = 3
+			}
+			return in
+		}, "in split 3 of 3"},
+		{"last exit not the target", nil, func(rank int, lo, hi int32) *SplitInput {
+			in := std(rank, lo, hi)
+			in.Exit[2] = 5
+			return in
+		}, "not the target"},
+		{"exit in another split", nil, func(rank int, lo, hi int32) *SplitInput {
+			in := std(rank, lo, hi)
+			in.Exit[0] = 3
+			return in
+		}, "the exit of split 0"},
+		{"no exits", nil, func(rank int, lo, hi int32) *SplitInput { return &SplitInput{Split: split[lo:hi]} }, "no splits"},
+		{"nil input", nil, func(rank int, lo, hi int32) *SplitInput { return nil }, "no split input"},
+		{"ranks disagree on the exits", nil, func(rank int, lo, hi int32) *SplitInput {
+			in := std(rank, lo, hi)
+			if rank == 1 {
+				in.Exit = []int32{1, 4, 6}
+			}
+			return in
+		}, "disagree"},
+	}
+	for _, tc := range tests {
+		g := build(7, append(slices.Clone(base), tc.extra...))
+		for P := 1; P <= 4; P++ {
+			if tc.name == "ranks disagree on the exits" && P == 1 {
+				continue
+			}
+			for _, m := range SplitModes {
+				name := fmt.Sprintf("%s/P=%d/%s", tc.name, P, m)
+				rng := rand.New(rand.NewSource(int64(P)))
+				_, errs := distRun(distShares(g, 6, distRandomBounds(rng, 7, P)), func(c mpix.Comm, g *DistGraph) (*DistResult, error) {
+					return Split(c, g, tc.in(c.Rank(), g.Lo, g.Hi), m)
+				})
+				err := distSameError(t, name, errs)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+				}
+			}
+		}
+	}
+	// An unknown mode.
+	g := build(7, base)
+	_, errs := distRun(distShares(g, 6, distEvenBounds(7, 2)), func(c mpix.Comm, g *DistGraph) (*DistResult, error) {
+		return Split(c, g, &SplitInput{Split: split[g.Lo:g.Hi], Exit: exit}, "par")
+	})
+	if err := distSameError(t, "unknown mode", errs); err == nil || !strings.Contains(err.Error(), "unknown split mode") {
+		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+// TestDistDAGBadInput: DistDAG fails on every rank together on a cycle
+// and a malformed share.
+func TestDistDAGBadInput(t *testing.T) {
+	g := build(4, []edge{{0, 1, 1}, {1, 2, 1}, {2, 1, 1}, {2, 3, 1}})
+	for P := 1; P <= 4; P++ {
+		_, errs := distRun(distShares(g, 3, distEvenBounds(4, P)), DistDAG)
+		if err := distSameError(t, "cycle", errs); err == nil || !strings.Contains(err.Error(), "cycle") {
+			t.Errorf("P=%d cycle: %v", P, err)
+		}
+		gs := distShares(build(4, []edge{{0, 1, 1}, {1, 2, 1}, {2, 3, 1}}), 3, distEvenBounds(4, P))
+		gs[P-1].Target = 2
+		if P > 1 {
+			_, errs = distRun(gs, DistDAG)
+			if err := distSameError(t, "targets differ", errs); err == nil {
+				t.Errorf("P=%d: targets differ accepted", P)
+			}
 		}
 	}
 }

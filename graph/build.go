@@ -2,357 +2,618 @@ package graph
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"unsafe"
 
+	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
-// Build reads the run's logs and builds its PAG. Each rank's log is
-// streamed chunk by chunk (ranks in parallel up to GOMAXPROCS), twice: a
-// skim (decompression, little decoding) for the number of calls, the
-// communicators and the clock, then a full reading straight into the PAG's
-// arrays, so that memory holds the calls and what matching needs, never
-// the records, and nothing is copied as it grows. A log damaged past its
-// header (a corrupt or cut frame) is an error naming the file; a rank that
-// died between frames (no trailer, a signal's) is analysed up to its last
-// record, with a note.
-func Build(run *Run) (*PAG, error) {
-	P := len(run.Files)
-	if P == 0 {
+// assignRanks splits the logged ranks into size contiguous blocks of
+// about equal log bytes (the work of reading and building grows with
+// them), every block but possibly trailing ones non-empty.
+func assignRanks(files []string, size int) []int {
+	sizes := make([]int64, len(files))
+	total := int64(0)
+	for r, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			sizes[r] = st.Size()
+		}
+		sizes[r]++ // no rank weighs nothing
+		total += sizes[r]
+	}
+	b := make([]int, size+1)
+	acc, p := int64(0), 1
+	for r := range files {
+		// Rank r goes to the block its middle byte falls in.
+		mid := acc + sizes[r]/2
+		for p < size && mid >= total*int64(p)/int64(size) {
+			b[p] = r
+			p++
+		}
+		acc += sizes[r]
+	}
+	for ; p <= size; p++ {
+		b[p] = len(files)
+	}
+	// Keep blocks non-empty while ranks remain, so that P up to the number
+	// of logged ranks uses every analyzer rank.
+	for p := 1; p < size; p++ {
+		if b[p] <= b[p-1] && b[p-1] < len(files) {
+			b[p] = b[p-1] + 1
+		}
+	}
+	for p := size - 1; p >= 1; p-- {
+		if b[p] > b[p+1] {
+			b[p] = b[p+1]
+		}
+	}
+	return b
+}
+
+// rankSummary is what every analyzer rank learns of each logged rank from
+// its owner after the first reading.
+type rankSummary struct {
+	N       int32
+	Firsts  int32
+	Ordered bool
+	Open    int
+	Comms   []trace.Comm
+	Note    string
+}
+
+// Build builds this analyzer rank's part of the run's PAG, together with
+// the other ranks of c (one process: mpix.Single): each reads only the logs
+// of its logged ranks (blocks of about equal log bytes), and what matching,
+// the clock correction and the edges need of other ranks' calls is
+// exchanged with MPI. A log damaged past its header is an error naming the
+// file; a rank that died between frames is analysed up to its last record,
+// with a note. Any rank's error ends every rank's Build with the same
+// message.
+func Build(c mpix.Comm, run *Run) (*PAG, error) {
+	R := len(run.Files)
+	if R == 0 {
 		return nil, fmt.Errorf("%s: no logs", run.Dir)
 	}
-	// First skim every log for its calls, communicators and clock, so that
-	// the second reading can put each call where it belongs in the PAG's
-	// arrays, times on the global clock, communicators in the run's table.
-	rds := make([]*rankData, P)
-	errs := make([]error, P)
-	parallel(P, func(r int) { rds[r], errs[r] = skimRank(run.Files[r], r) })
-	for _, err := range errs {
-		if err != nil {
+	size, me := c.Size(), c.Rank()
+	p := &PAG{Ranks: R, RunID: run.Headers[0].RunID, PartRanks: assignRanks(run.Files, size), Part: me,
+		Exe: make([]string, R), LoadAddress: make([]uint64, R), Notes: append([]string(nil), run.Notes...)}
+	p.RankLo, p.RankHi = p.PartRanks[me], p.PartRanks[me+1]
+	for r := range run.Headers {
+		p.Exe[r], p.LoadAddress[r] = run.Headers[r].Exe, run.Headers[r].LoadAddress
+	}
+	own := p.RankHi - p.RankLo
+
+	// First reading of the owned logs: calls, communicators, how it ended.
+	rds := make([]*rankData, own)
+	errs := make([]error, own)
+	parallel(own, func(i int) { rds[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
+	if err := mpix.Agree(c, firstErr(errs)); err != nil {
+		return nil, err
+	}
+	sums := make([]rankSummary, R)
+	{
+		mine := make([]rankSummary, own)
+		for i, d := range rds {
+			s := &mine[i]
+			s.N, s.Comms = d.n, d.comms
+			if d.trailer.Status != trace.EndFinalized {
+				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
+					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
+			}
+		}
+		if err := allgatherJSON(c, mine, func(part int, got []rankSummary) {
+			copy(sums[p.PartRanks[part]:], got)
+		}); err != nil {
 			return nil, err
 		}
 	}
-	g := &PAG{Ranks: P, RunID: rds[0].hdr.RunID, RankStart: make([]int32, P+1),
-		Exe: make([]string, P), LoadAddress: make([]uint64, P), Notes: append([]string(nil), run.Notes...)}
-	for r, d := range rds {
-		if d.trailer.Status != trace.EndFinalized {
-			g.Notes = append(g.Notes, fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
-				filepath.Base(run.Files[r]), d.hdr.Rank, d.trailer.Status))
+	p.RankStart = make([]int32, R+1)
+	var tooMany error
+	for r := range sums {
+		if sums[r].Note != "" {
+			p.Notes = append(p.Notes, sums[r].Note)
 		}
-	}
-	for r, d := range rds {
-		if int64(g.RankStart[r])+int64(d.n) > 1<<30 {
-			return nil, fmt.Errorf("%s: more than 2^30 calls in the run: too large for one analyzer process", run.Dir)
+		if int64(p.RankStart[r])+int64(sums[r].N) > 1<<30 {
+			tooMany = fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
+			break
 		}
-		g.RankStart[r+1] = g.RankStart[r] + d.n
-		g.Exe[r], g.LoadAddress[r] = d.hdr.Exe, d.hdr.LoadAddress
+		p.RankStart[r+1] = p.RankStart[r] + sums[r].N
 	}
-	N := int(g.RankStart[P])
-	if N == 0 {
+	if tooMany != nil {
+		return nil, tooMany
+	}
+	if p.RankStart[R] == 0 {
 		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
 	}
-	gids := g.globalComms(rds)
-	g.Op = make([]trace.Op, N)
-	g.Thread = make([]uint16, N)
-	g.Start = make([]int64, N)
-	g.End = make([]int64, N)
-	g.CallSite = make([]uint64, N)
-	g.Comm = make([]int32, N)
-	g.Bytes = make([]uint64, N)
-	parallel(P, func(r int) { errs[r] = readRank(run.Files[r], r, g, rds[r], gids[r]) })
-	for _, err := range errs {
-		if err != nil {
+	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
+
+	// The communicator table, built by every rank from all ranks' tables
+	// in rank order, so that the indices agree.
+	all := make([]*rankData, R)
+	for r := range all {
+		all[r] = &rankData{comms: sums[r].Comms}
+	}
+	var gidsAll [][]int32
+	p.Comms, gidsAll = globalComms(all)
+
+	// Second reading, into the owned calls, numbered from 0 (the numbers
+	// the extractor and the clock shifter work with).
+	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
+		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo))}
+	for i := 0; i <= own; i++ {
+		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
+	}
+	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rds[i], gidsAll[p.RankLo+i]) })
+	if err := mpix.Agree(c, firstErr(errs)); err != nil {
+		return nil, err
+	}
+	p.Calls = lg.Calls
+
+	b := &builder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}
+	open := 0
+	for i, d := range rds {
+		lg.multi[i], lg.ordered[i] = d.firsts > 1, d.ordered
+		open += d.open
+	}
+	counts := []int64{int64(open)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return nil, err
+	}
+	if counts[0] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
+	}
+	steps := []func() error{b.match, b.collectives, b.correctClocks, b.waits, b.finalTimes, b.layout, b.edges, b.syncPoints, b.splits}
+	for _, step := range steps {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
-	firsts := 0
-	multi, ordered := make([]bool, P), make([]bool, P)
-	for r, d := range rds {
-		firsts += int(d.firsts)
-		multi[r], ordered[r] = d.firsts > 1, d.ordered
-	}
-
-	open := 0
-	for _, d := range rds {
-		open += d.open
-	}
-	if open > 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", open))
-	}
-	b := &builder{g: g, multi: multi, ordered: ordered}
-	b.match(rds, gids)
-	b.collectives(rds, gids)
-	rds = nil
-	b.dependencies()
-	b.correctClocks()
-	b.waitsAndEdges(N + (N - firsts))
-	// Let what follows (the critical path) reuse the messages' memory.
-	b = nil
-	runtime.GC()
-	return g, nil
+	return p, nil
 }
 
-// globalComms builds the run's communicator table from the ranks' tables,
-// by name, and returns each rank's local-index → global-index map.
-func (g *PAG) globalComms(rds []*rankData) [][]int32 {
-	byName := map[string]int32{}
-	gids := make([][]int32, len(rds))
-	for r, d := range rds {
-		gids[r] = make([]int32, len(d.comms))
-		for i, c := range d.comms {
-			if c.Name == "" {
-				gids[r][i] = -1 // made by a call the logger does not wrap
-				continue
-			}
-			id, ok := byName[c.Name]
-			if !ok {
-				id = int32(len(g.Comms))
-				byName[c.Name] = id
-				g.Comms = append(g.Comms, CommInfo{Name: c.Name, Members: c.Members})
-			}
-			gids[r][i] = id
+func firstErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
 		}
-		d.comms = nil
 	}
-	return gids
+	return nil
 }
 
-func gid(gids []int32, local uint32) int32 {
-	if int(local) < len(gids) {
-		return gids[local]
+// allgatherJSON gathers every rank's mine, handing each rank's to got.
+func allgatherJSON[T any](c mpix.Comm, mine T, got func(part int, v T)) error {
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return err
 	}
-	return -1
+	all, err := c.Allgatherv(b)
+	if err != nil {
+		return err
+	}
+	for part, bs := range all {
+		var v T
+		if err := json.Unmarshal(bs, &v); err != nil {
+			return fmt.Errorf("graph: exchange: %v", err)
+		}
+		got(part, v)
+	}
+	return nil
 }
 
-// builder holds what Build needs between its steps.
+// builder holds what BuildPart needs between its steps.
 type builder struct {
-	g       *PAG
-	multi   []bool // by rank: more than one thread
-	ordered []bool // by rank: its calls are in time order, none overlapping (as read, before any correction)
+	p    *PAG
+	c    mpix.Comm
+	lg   *rankCalls // the owned calls with local numbers
+	rds  []*rankData
+	gids [][]int32 // by owned rank: local communicator index → global
 
-	msgs []msgPair // matched messages, by key (communicator, source, destination, tag), then in order
-	runs []msgRun  // the messages of each key
+	msgs []partMsg // the messages into the owned ranks, by key then order
+	deps []dep     // the dependencies of the owned calls
+	// For the clock correction: the remote causes this rank reads, by
+	// owner (asked[q] the calls asked of q, slot[q] where their starts
+	// go in cache), and what the others asked of this rank.
+	cache  []int64
+	wanted [][]int32 // by asking rank: local call ids whose starts it wants
 
-	coll    []dep   // collective dependencies, after the messages' in order
-	dropped bitset  // dependencies left out as contradictions (bit set), nil if none
-	best    []int32 // per call: the dependency it waited for, -1 for none
+	// The collective memberships this rank sent out, by coordinator, to
+	// send their final times in the same order.
+	sentColls [][]int32 // (post, done) pairs, local ids
+	collIdx   [][]int32 // by sending rank: member index in p.CollPost of each received membership
+	syncCand  []int32   // the instances in p.Colls that may be global synchronisation points
+	t         *shifter  // the clock correction's, once it has moved a call
+
+	doneStart []int64         // by member of a coordinated instance: when its completing call started
+	lastCall  int32           // the call whose end is the run's last event
+	collHub   []int32         // by coordinated instance: its first hub, -1 for none
+	hubTime   map[int32]int64 // by hub of a coordinated instance: when its last member started
+	hubbed    bitset          // by owned call: its call edge is replaced by a hub's edge
+	syncOfHub map[int32]int32 // synchronisation points by hub vertex
+	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start
+	runOf     map[int32]int32 // by owned unproductive poll: the call its run led to
 }
 
-// threadWalk gives the calls' previous calls on their threads (-1 for
-// the first), for calls taken in increasing order.
-type threadWalk struct {
-	g     *PAG
-	multi []bool
-	rank  int
-	last  []int32 // by thread, on a rank with more than one
-	used  []uint16
-}
-
-func (b *builder) walk() *threadWalk { return &threadWalk{g: b.g, multi: b.multi} }
-
-func (w *threadWalk) prev(c int32) int32 {
-	rs := w.g.RankStart
-	if c >= rs[w.rank+1] {
-		for c >= rs[w.rank+1] {
-			w.rank++
-		}
-		for _, t := range w.used {
-			w.last[t] = -1
-		}
-		w.used = w.used[:0]
-	}
-	if !w.multi[w.rank] {
-		if c == rs[w.rank] {
-			return -1
-		}
-		return c - 1
-	}
-	t := w.g.Thread[c]
-	for int(t) >= len(w.last) {
-		w.last = append(w.last, -1)
-	}
-	p := w.last[t]
-	if p < 0 {
-		w.used = append(w.used, t)
-	}
-	w.last[t] = c
-	return p
-}
-
-// msgPair is a matched message: the calls that posted and completed the
-// send and the receive.
-type msgPair struct {
+// partMsg is a matched message into an owned rank.
+type partMsg struct {
 	sendPost, sendDone, recvPost, recvDone int32
-	sync                                   bool // a synchronous send, or a rendezvous-sized one
+	comm, src                              int32
+	sync                                   bool
+	slot                                   int32 // sendPost's start: index in cache
 }
 
-// msgRun is the messages of one key: msgs[lo:hi], from rank src to rank
-// dst; sync if any of the sends waits for its receive.
-type msgRun struct {
-	src, dst int32
-	lo, hi   int32
-	sync     bool
+// dep is a dependency of an owned call (done, local id) on a call of any
+// rank (cause, global id): done cannot complete before cause started.
+type dep struct {
+	done  int32 // local
+	cause int32 // global
+	slot  int32 // cache index of cause's start
+	kind  WaitKind
+	comm  int32
+	// ord breaks ties between two dependencies of one call on the same
+	// cause, as Build's dependency order does: only a Sendrecv pair can
+	// make them (its partner's send and receive), and Build takes the
+	// message of the smaller (source, destination) first.
+	ord     int64
+	dropped bool // still violated after the correction: a contradiction, left out
 }
 
-// keyRef is one rank's list of message ends with one key, in the run's
-// terms.
-type keyRef struct {
-	comm, src, dst, tag int32
-	recv                bool
-	rank, key           int32
+// wireEnd is a send shipped to its receiver's owner for matching.
+type wireEnd struct {
+	Comm, Src, Dst, Tag int32
+	Post, Done          int32
+	Sync                int32
+	_                   int32
+	Start               int64 // when the post call started
 }
 
-// endRef is a message end in global call numbers.
-type endRef struct {
-	post, done int32
-	sync       bool
+func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
+
+// addCause gives a cause a slot in the cache of cause starts.
+func (b *builder) addCause(start int64) int32 {
+	b.cache = append(b.cache, start)
+	return int32(len(b.cache) - 1)
 }
 
-// match pairs sends and receives as MPI does: per communicator, source,
-// destination and tag, in the order they were posted (the k-th send with the
-// k-th receive); wildcard receives were resolved from their status.
-func (b *builder) match(rds []*rankData, gids [][]int32) {
-	g := b.g
-	var refs []keyRef
-	sends, recvs := 0, 0
-	for r, d := range rds {
+// match pairs the sends into the owned ranks (shipped here by their
+// owners) with the owned receives, as Build's match does.
+func (b *builder) match() error {
+	p, c := b.p, b.c
+	// Sized first: these arrays hold every message end of the owned ranks.
+	nsend := make([]int, c.Size())
+	nrecv := 0
+	for _, d := range b.rds {
 		for k := range d.keys {
 			l := &d.keys[k]
-			ref := keyRef{comm: gid(gids[r], l.comm), src: int32(r), dst: l.peer, tag: l.tag, recv: l.recv, rank: int32(r), key: int32(k)}
 			if l.recv {
-				ref.src, ref.dst = l.peer, int32(r)
-				recvs += int(l.n)
-			} else {
-				sends += int(l.n)
+				nrecv += int(l.n)
+			} else if l.peer >= 0 && int(l.peer) < p.Ranks {
+				nsend[p.ownerOfRank(int(l.peer))] += int(l.n)
 			}
-			if ref.comm < 0 {
-				g.Unmatched += int(l.n)
+		}
+	}
+	out := make([][]wireEnd, c.Size())
+	for q := range out {
+		out[q] = make([]wireEnd, 0, nsend[q])
+	}
+	recvs := make([]wireEnd, 0, nrecv)
+	unmatched := 0
+	var ends []msgEnd
+	for i, d := range b.rds {
+		r := p.RankLo + i
+		base := p.RankStart[r]
+		for k := range d.keys {
+			l := &d.keys[k]
+			comm := gid(b.gids[i], l.comm)
+			if comm < 0 {
+				unmatched += int(l.n)
 				continue
 			}
-			refs = append(refs, ref)
-		}
-	}
-	slices.SortFunc(refs, func(a, b keyRef) int {
-		switch {
-		case a.comm != b.comm:
-			return cmp.Compare(a.comm, b.comm)
-		case a.src != b.src:
-			return cmp.Compare(a.src, b.src)
-		case a.dst != b.dst:
-			return cmp.Compare(a.dst, b.dst)
-		case a.tag != b.tag:
-			return cmp.Compare(a.tag, b.tag)
-		case a.recv != b.recv:
-			if !a.recv {
-				return -1
+			ends = ends[:0]
+			for e := l.head; e >= 0; {
+				x := d.ends.at(e)
+				e = x.next
+				ends = append(ends, *x)
 			}
-			return 1
-		case a.rank != b.rank:
-			return cmp.Compare(a.rank, b.rank)
+			if l.unsorted {
+				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
+			}
+			for _, x := range ends {
+				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^syncBit + base}
+				if x.done < 0 {
+					w.Sync = 1
+				}
+				if l.recv {
+					w.Src, w.Dst = l.peer, int32(r)
+					recvs = append(recvs, w)
+					continue
+				}
+				w.Src, w.Dst = int32(r), l.peer
+				if l.peer < 0 || int(l.peer) >= p.Ranks {
+					unmatched++
+					continue
+				}
+				w.Start = p.Start[w.Post-p.CallLo]
+				q := p.ownerOfRank(int(l.peer))
+				out[q] = append(out[q], w)
+			}
 		}
-		return cmp.Compare(a.key, b.key)
-	})
-	b.msgs = make([]msgPair, 0, min(sends, recvs))
-	var ss, rs []endRef
-	for i := 0; i < len(refs); {
-		j := i
-		for j < len(refs) && refs[j].comm == refs[i].comm && refs[j].src == refs[i].src &&
-			refs[j].dst == refs[i].dst && refs[j].tag == refs[i].tag {
-			j++
-		}
-		ss, rs = ss[:0], rs[:0]
-		k := i
-		for ; k < j && !refs[k].recv; k++ {
-		}
-		ss = gatherEnds(ss, rds, g.RankStart, refs[i:k])
-		rs = gatherEnds(rs, rds, g.RankStart, refs[k:j])
-		i = j
-		n := min(len(ss), len(rs))
-		g.Unmatched += len(ss) + len(rs) - 2*n
-		if n == 0 {
-			continue
-		}
-		run := msgRun{src: refs[k].src, dst: refs[k].dst, lo: int32(len(b.msgs))}
-		for m := 0; m < n; m++ {
-			b.msgs = append(b.msgs, msgPair{ss[m].post, ss[m].done, rs[m].post, rs[m].done, ss[m].sync})
-			run.sync = run.sync || ss[m].sync
-		}
-		run.hi = int32(len(b.msgs))
-		b.runs = append(b.runs, run)
-	}
-	for _, d := range rds {
 		d.keys, d.ends = nil, endStore{}
 	}
-	g.Messages = len(b.msgs)
-	if g.Unmatched > 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", g.Unmatched))
+	got, err := mpix.Ship(c, out)
+	if err != nil {
+		return err
 	}
-}
-
-// gatherEnds appends the ends of the lists refs (one key, one side) to
-// dst in the order they were posted.
-func gatherEnds(dst []endRef, rds []*rankData, rankStart []int32, refs []keyRef) []endRef {
-	sorted := len(refs) <= 1
-	for _, ref := range refs {
-		d := rds[ref.rank]
-		base := rankStart[ref.rank]
-		l := &d.keys[ref.key]
-		sorted = sorted && !l.unsorted
-		for e := l.head; e >= 0; {
-			x := d.ends.at(e)
-			e = x.next
-			dst = append(dst, endRef{x.post + base, x.done&^syncBit + base, x.done < 0})
+	sends, err := mpix.Concat[wireEnd](got)
+	if err != nil {
+		return err
+	}
+	out = nil
+	// Group both sides by key; within a key, posting order (a key's ends
+	// come from one rank, so call order).
+	byKey := func(a, b wireEnd) int {
+		switch {
+		case a.Comm != b.Comm:
+			return cmp.Compare(a.Comm, b.Comm)
+		case a.Src != b.Src:
+			return cmp.Compare(a.Src, b.Src)
+		case a.Dst != b.Dst:
+			return cmp.Compare(a.Dst, b.Dst)
+		case a.Tag != b.Tag:
+			return cmp.Compare(a.Tag, b.Tag)
 		}
+		return cmp.Compare(a.Post, b.Post)
 	}
-	if !sorted {
-		slices.SortStableFunc(dst, func(a, b endRef) int { return cmp.Compare(a.post, b.post) })
-	}
-	return dst
-}
-
-// collectives groups the members of each collective instance by
-// communicator and sequence number, members in call order.
-func (b *builder) collectives(rds []*rankData, gids [][]int32) {
-	g := b.g
-	total := 0
-	for r, d := range rds {
-		total += len(d.colls)
-		for i := range d.colls {
-			c := &d.colls[i]
-			c.comm = gid(gids[r], uint32(c.comm))
-			c.post += g.RankStart[r]
-			c.done += g.RankStart[r]
+	sends, recvs = sortRuns(sends, byKey), sortRuns(recvs, byKey)
+	sameKey := sameKeyEnds
+	violations := 0
+	nm := min(len(sends), len(recvs))
+	b.msgs = make([]partMsg, 0, nm)
+	b.cache = make([]int64, 0, nm+nm/2)
+	b.deps = make([]dep, 0, nm+nm/2)
+	i, j := 0, 0
+	for i < len(sends) || j < len(recvs) {
+		var k int
+		switch {
+		case i >= len(sends):
+			k = 1
+		case j >= len(recvs):
+			k = -1
+		default:
+			a, r := sends[i], recvs[j]
+			a.Post, r.Post = 0, 0
+			k = byKey(a, r)
 		}
-	}
-	all := sortColls(rds, total, len(g.Comms))
-	for _, d := range rds {
-		d.colls = nil
-	}
-	partial, mixed := 0, 0
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j].comm == all[i].comm && all[j].seq == all[i].seq {
-			j++
-		}
-		grp := all[i:j]
-		i = j
-		if grp[0].comm < 0 {
+		if k < 0 { // sends without receives
+			i2 := i
+			for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
+				i2++
+			}
+			unmatched += i2 - i
+			i = i2
 			continue
 		}
+		if k > 0 {
+			j2 := j
+			for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
+				j2++
+			}
+			unmatched += j2 - j
+			j = j2
+			continue
+		}
+		i2, j2 := i, j
+		for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
+			i2++
+		}
+		for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
+			j2++
+		}
+		n := min(i2-i, j2-j)
+		unmatched += i2 - i + j2 - j - 2*n
+		for m := 0; m < n; m++ {
+			s, r := &sends[i+m], &recvs[j+m]
+			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
+				comm: s.Comm, src: s.Src, sync: s.Sync != 0, slot: b.addCause(s.Start)}
+			if p.End[r.Done-p.CallLo] < s.Start {
+				violations++
+			}
+			b.msgs = append(b.msgs, pm)
+		}
+		i, j = i2, j2
+	}
+	// The Late Sender dependencies are this rank's; the Late Receiver ones
+	// (synchronous sends) go to the sender's owner.
+	lr := make([][]wireDep, c.Size())
+	for k := range b.msgs {
+		m := &b.msgs[k]
+		dst := int32(p.Rank(m.recvDone))
+		b.deps = append(b.deps, dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
+			comm: m.comm, ord: int64(m.src)<<32 | int64(dst)})
+		if m.sync {
+			q := p.Owner(m.sendDone)
+			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: int32(LateReceiver), Comm: m.comm,
+				Ord: int64(m.src)<<32 | int64(dst), Start: p.Start[m.recvPost-p.CallLo]})
+		}
+	}
+	if err := b.shipDeps(lr); err != nil {
+		return err
+	}
+	counts := []int64{int64(len(b.msgs)), int64(unmatched), int64(violations)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
+	}
+	p.Messages, p.Unmatched, p.ClockViolations = int(counts[0]), int(counts[1]), int(counts[2])
+	if p.Unmatched > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
+	}
+	return nil
+}
+
+// sortRuns sorts ends that come as runs of one key each, in posting order
+// (each key's ends are one rank's list: a run): it orders the runs by key
+// and moves each once, instead of sorting the ends. Ends not in runs like
+// that (a key met twice) are sorted whole; byKey orders totally (Post
+// tells a key's ends apart), so either way gives the one order.
+func sortRuns(ends []wireEnd, byKey func(a, b wireEnd) int) []wireEnd {
+	if slices.IsSortedFunc(ends, byKey) {
+		return ends
+	}
+	type run struct{ lo, hi int }
+	var runs []run
+	for i := 0; i < len(ends); {
+		j := i + 1
+		for j < len(ends) && byKey(ends[j-1], ends[j]) < 0 && sameKeyEnds(&ends[j-1], &ends[j]) {
+			j++
+		}
+		runs = append(runs, run{i, j})
+		i = j
+	}
+	slices.SortFunc(runs, func(a, b run) int { return byKey(ends[a.lo], ends[b.lo]) })
+	out := make([]wireEnd, 0, len(ends))
+	for _, r := range runs {
+		out = append(out, ends[r.lo:r.hi]...)
+	}
+	if !slices.IsSortedFunc(out, byKey) {
+		slices.SortFunc(out, byKey) // a key in two runs: not what the extractor makes, but handled
+	}
+	return out
+}
+
+func sameKeyEnds(a, b *wireEnd) bool {
+	return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
+}
+
+// wireDep is a dependency shipped to the owner of its done call.
+type wireDep struct {
+	Done, Cause int32
+	Kind, Comm  int32
+	Ord         int64
+	Start       int64 // when the cause started
+}
+
+// shipDeps sends dependencies to the owners of their done calls, which
+// add them (and those sent to themselves) to their own.
+func (b *builder) shipDeps(out [][]wireDep) error {
+	got, err := mpix.Ship(b.c, out)
+	if err != nil {
+		return err
+	}
+	for _, bs := range got {
+		ws, err := mpix.FromBytes[wireDep](bs)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			b.deps = append(b.deps, dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
+				kind: WaitKind(w.Kind), comm: w.Comm, ord: w.Ord})
+		}
+	}
+	return nil
+}
+
+// wireColl is a collective membership shipped to the instance's
+// coordinator.
+type wireColl struct {
+	Comm       int32
+	Seq        uint32
+	Op         trace.Op
+	Clean      bool
+	_          [2]byte
+	Root       int32
+	Post, Done int32
+	Start, End int64
+}
+
+// coordinator is the analyzer rank that decides collective instance
+// (comm, seq): spread by a hash so that no rank coordinates them all.
+func coordinator(comm int32, seq uint32, size int) int {
+	h := uint32(comm)*0x9E3779B1 ^ seq*0x85EBCA77
+	h ^= h >> 15
+	return int(h % uint32(size))
+}
+
+// collectives sends every membership to its instance's coordinator,
+// which groups the members as Build does, finds the dependencies (sent to
+// the owners of the completing calls) and keeps the instance for the
+// imbalance analysis.
+func (b *builder) collectives() error {
+	p, c := b.p, b.c
+	out := make([][]wireColl, c.Size())
+	b.sentColls = make([][]int32, c.Size())
+	for i, d := range b.rds {
+		base := p.RankStart[p.RankLo+i]
+		for _, m := range d.colls {
+			comm := gid(b.gids[i], uint32(m.comm))
+			if comm < 0 {
+				continue
+			}
+			q := coordinator(comm, m.seq, c.Size())
+			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
+				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo]})
+			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
+		}
+		d.colls = nil
+	}
+	got, err := mpix.Ship(c, out)
+	if err != nil {
+		return err
+	}
+	type member struct {
+		wireColl
+		from, idx int32 // sending rank and position in its list
+	}
+	var ms []member
+	for q, bs := range got {
+		ws, err := mpix.FromBytes[wireColl](bs)
+		if err != nil {
+			return err
+		}
+		for k, w := range ws {
+			ms = append(ms, member{w, int32(q), int32(k)})
+		}
+	}
+	b.collIdx = make([][]int32, c.Size())
+	for q, bs := range got {
+		b.collIdx[q] = make([]int32, len(bs)/sizeOf[wireColl]())
+		for k := range b.collIdx[q] {
+			b.collIdx[q][k] = -1 // a member of an instance left out
+		}
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		switch {
+		case a.Comm != b.Comm:
+			return cmp.Compare(a.Comm, b.Comm)
+		case a.Seq != b.Seq:
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return cmp.Compare(a.Post, b.Post)
+	})
+	deps := make([][]wireDep, c.Size())
+	cd := collDepper{ranks: p.Ranks, comms: p.Comms, rank: p.Rank}
+	partial, mixed := 0, 0
+	for i := 0; i < len(ms); {
+		j := i
+		for j < len(ms) && ms[j].Comm == ms[i].Comm && ms[j].Seq == ms[i].Seq {
+			j++
+		}
+		grp := ms[i:j]
+		i = j
 		ok := true
 		for _, m := range grp {
-			if m.op != grp[0].op {
-				ok = false
-			}
+			ok = ok && m.Op == grp[0].Op
 		}
 		if !ok {
 			mixed++
 			continue
 		}
-		if want := len(g.Comms[grp[0].comm].Members); len(grp) != want && !isIntercomm(g, grp[0].comm) {
+		name := p.Comms[grp[0].Comm].Name
+		inter := len(name) > 0 && name[0] == 'I'
+		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
 			partial++
 			if len(grp) < 2 {
 				continue
@@ -360,101 +621,289 @@ func (b *builder) collectives(rds []*rankData, gids [][]int32) {
 		}
 		root := int32(-1)
 		for _, m := range grp {
-			if m.root >= 0 {
-				root = m.root
+			if m.Root >= 0 {
+				root = m.Root
 			}
 		}
-		g.Colls = append(g.Colls, Collective{Op: grp[0].op, Comm: grp[0].comm, Seq: grp[0].seq, Root: root,
-			First: int32(len(g.CollPost)), N: int32(len(grp))})
-		for _, m := range grp {
-			g.CollPost = append(g.CollPost, m.post)
-			g.CollDone = append(g.CollDone, m.done)
+		col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
+			First: int32(len(p.CollPost)), N: int32(len(grp))}
+		post := make([]int32, len(grp))
+		done := make([]int32, len(grp))
+		start := make([]int64, len(grp))
+		for k, m := range grp {
+			post[k], done[k], start[k] = m.Post, m.Done, m.Start
+			b.collIdx[m.from][m.idx] = int32(len(p.CollPost))
+			p.CollPost = append(p.CollPost, m.Post)
+			p.CollDone = append(p.CollDone, m.Done)
+			p.PostStart = append(p.PostStart, m.Start)
+			p.DoneEnd = append(p.DoneEnd, m.End)
+			b.doneStart = append(b.doneStart, 0) // known once the times are final
+		}
+		p.Colls = append(p.Colls, col)
+		for _, d := range cd.deps(&col, post, start) {
+			q := p.Owner(done[d.member])
+			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: int32(d.kind), Comm: col.Comm,
+				Ord: 1 << 62, Start: start[d.cause]})
+		}
+		// A candidate global synchronisation point (paper §4.4): every
+		// rank, a blocking collective that synchronises (everyone needs
+		// everyone), no request pending on any member; the clock condition
+		// on its edges is checked once the times are final (syncPoints).
+		if _, flow := collKind(col.Op); flow == 'N' && len(grp) == p.Ranks && !inter {
+			clean := true
+			for _, m := range grp {
+				clean = clean && m.Clean && m.Post == m.Done
+			}
+			if clean {
+				b.syncCand = append(b.syncCand, int32(len(p.Colls)-1))
+			}
 		}
 	}
-	if partial > 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("%d collective instances lack members in the logs (a rank ended early); analysed with the members present", partial))
+	if err := b.shipDeps(deps); err != nil {
+		return err
 	}
-	if mixed > 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("%d collective instances disagree on the operation across ranks; skipped", mixed))
+	counts := []int64{int64(partial), int64(mixed)}
+	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
 	}
+	if counts[0] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances lack members in the logs (a rank ended early); analysed with the members present", counts[0]))
+	}
+	if counts[1] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances disagree on the operation across ranks; skipped", counts[1]))
+	}
+	return nil
 }
 
-// sortColls returns the ranks' collective memberships sorted by
-// communicator, sequence number and post: a counting sort by instance
-// (sequence numbers run densely on each communicator), members of one
-// instance by call.
-func sortColls(rds []*rankData, total, ncomms int) []collEnd {
-	cmpColl := func(a, b collEnd) int {
-		if a.comm != b.comm {
-			return cmp.Compare(a.comm, b.comm)
+func sizeOf[T any]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// startOf is when dependency d's cause starts now.
+func (b *builder) causeStart(d *dep) int64 {
+	if b.local(d.cause) {
+		lc := d.cause - b.p.CallLo
+		if b.t != nil {
+			return b.t.start(lc)
 		}
-		if a.seq != b.seq {
-			return cmp.Compare(a.seq, b.seq)
-		}
-		return cmp.Compare(a.post, b.post)
+		return b.lg.Start[lc]
 	}
-	// Sequence range per communicator (slot 0: none known, -1).
-	lo := make([]uint32, ncomms+1)
-	hi := make([]uint32, ncomms+1)
-	seen := make([]bool, ncomms+1)
-	for _, d := range rds {
-		for _, c := range d.colls {
-			k := c.comm + 1
-			if !seen[k] {
-				seen[k], lo[k], hi[k] = true, c.seq, c.seq
+	return b.cache[d.slot]
+}
+
+func (b *builder) endOf(lc int32) int64 {
+	if b.t != nil {
+		return b.t.end(lc)
+	}
+	return b.lg.End[lc]
+}
+
+// correctClocks enforces the clock condition as Build does (see
+// builder.correctClocks), in rounds: each rank corrects its own calls
+// against the causes' starts it knows until nothing moves, then the ranks
+// that moved calls send the new starts to the ranks whose dependencies
+// name them, until no rank moves any. Every correction only moves times
+// forward, by the least that satisfies a dependency, so the order does not
+// change the result: the least times that satisfy them all.
+func (b *builder) correctClocks() error {
+	p, c := b.p, b.c
+	size := c.Size()
+	// Ask the owners of remote causes for their starts, once; each round
+	// they send them in the same order.
+	asked := make([][]int32, size) // by owner: the dependencies waiting for its answers
+	req := make([][]int32, size)
+	for i := range b.deps {
+		d := &b.deps[i]
+		if !b.local(d.cause) {
+			q := p.Owner(d.cause)
+			asked[q] = append(asked[q], int32(i))
+			req[q] = append(req[q], d.cause)
+		}
+	}
+	send := make([][]byte, size)
+	for q := range req {
+		send[q] = mpix.Bytes(req[q])
+	}
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	b.wanted = make([][]int32, size)
+	for q, bs := range got {
+		ids, err := mpix.FromBytes[int32](bs)
+		if err != nil {
+			return err
+		}
+		for k := range ids {
+			ids[k] -= p.CallLo
+		}
+		b.wanted[q] = ids
+	}
+	refresh := func() error {
+		out := make([][]byte, size)
+		for q, ids := range b.wanted {
+			ts := make([]int64, len(ids))
+			for k, lc := range ids {
+				if b.t != nil {
+					ts[k] = b.t.start(lc)
+				} else {
+					ts[k] = b.lg.Start[lc]
+				}
 			}
-			lo[k], hi[k] = min(lo[k], c.seq), max(hi[k], c.seq)
+			out[q] = mpix.Bytes(ts)
+		}
+		got, err := c.Alltoallv(out)
+		if err != nil {
+			return err
+		}
+		starts, err := mpix.Answers[int64](got, func(q int) int { return len(asked[q]) }, "clock exchange")
+		if err != nil {
+			return err
+		}
+		for q, ts := range starts {
+			for k, i := range asked[q] {
+				b.cache[b.deps[i].slot] = ts[k]
+			}
+		}
+		return nil
+	}
+	const maxRounds = 50
+	for round := 0; round < maxRounds; round++ {
+		changed := false
+		for pass := 0; pass < maxRounds; pass++ {
+			moved := false
+			for i := range b.deps {
+				d := &b.deps[i]
+				need := b.causeStart(d)
+				if b.endOf(d.done) >= need {
+					continue
+				}
+				if b.t == nil {
+					b.t = newShifter(b.lg)
+				}
+				b.t.raise(d.done, need, 0)
+				moved = true
+			}
+			if !moved {
+				break
+			}
+			changed = true
+		}
+		anyMoved, err := mpix.Any(c, changed)
+		if err != nil {
+			return err
+		}
+		if !anyMoved {
+			break
+		}
+		// Every round that moved a call ends with a refresh, so the cache
+		// is current whichever way the loop ends.
+		if err := refresh(); err != nil {
+			return err
 		}
 	}
-	base := make([]int, ncomms+2)
-	for k := range lo {
-		n := 0
-		if seen[k] {
-			n = int(hi[k]-lo[k]) + 1
-		}
-		base[k+1] = base[k] + n
+	if b.t != nil {
+		b.t.flush()
+		b.t = nil
 	}
-	all := make([]collEnd, total)
-	if buckets := base[ncomms+1]; buckets > 4*total+1024 {
-		i := 0
-		for _, d := range rds {
-			i += copy(all[i:], d.colls)
-		}
-		slices.SortFunc(all, cmpColl)
-		return all
-	}
-	start := make([]int32, base[ncomms+1]+1)
-	for _, d := range rds {
-		for _, c := range d.colls {
-			start[base[c.comm+1]+int(c.seq-lo[c.comm+1])+1]++
+	bad := 0
+	for i := range b.deps {
+		d := &b.deps[i]
+		if b.lg.End[d.done] < b.causeStart(d) {
+			d.dropped = true
+			bad++
 		}
 	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
+	n, err := mpix.AllreduceOne(c, int64(bad), mpix.Sum)
+	if err != nil {
+		return err
 	}
-	for _, d := range rds {
-		for _, c := range d.colls {
-			k := base[c.comm+1] + int(c.seq-lo[c.comm+1])
-			all[start[k]] = c
-			start[k]++
+	if n > 0 {
+		p.Inconsistent = int(n)
+		p.Notes = append(p.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", n))
+	}
+	if p.ClockViolations > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", p.ClockViolations))
+	}
+	return nil
+}
+
+// wrongOrder marks the messages (by index in b.msgs) whose receiver got
+// them after a message sent to it strictly earlier was received, as
+// Build's wrongOrder does; nil if none.
+func (b *builder) wrongOrder() bitset {
+	type sent struct {
+		t, recvEnd int64
+		dst        int32
+		m          int32
+	}
+	order := make([]sent, 0, len(b.msgs))
+	for k := range b.msgs {
+		m := &b.msgs[k]
+		order = append(order, sent{b.causeStart(&b.deps[k]), b.lg.End[m.recvDone-b.p.CallLo], int32(b.p.Rank(m.recvDone)), int32(k)})
+	}
+	slices.SortFunc(order, func(x, y sent) int {
+		if x.dst != y.dst {
+			return cmp.Compare(x.dst, y.dst)
 		}
-	}
-	// Members of one instance came rank by rank; within a rank, in the
-	// order they completed: put them in call order.
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].comm == all[i].comm && all[j].seq == all[i].seq {
+		return cmp.Compare(x.t, y.t)
+	})
+	var wrong bitset
+	for i := 0; i < len(order); {
+		j := i
+		for j < len(order) && order[j].dst == order[i].dst {
 			j++
 		}
-		if !slices.IsSortedFunc(all[i:j], cmpColl) {
-			slices.SortStableFunc(all[i:j], cmpColl)
+		latest := int64(-1 << 62)
+		for k := i; k < j; {
+			t0 := order[k].t
+			l := k
+			groupLatest := latest
+			for ; l < j && order[l].t == t0; l++ {
+				if latest > order[l].recvEnd {
+					if wrong == nil {
+						wrong = newBitset(len(b.msgs))
+					}
+					wrong.set(int(order[l].m))
+				}
+				groupLatest = max(groupLatest, order[l].recvEnd)
+			}
+			latest = groupLatest
+			k = l
 		}
 		i = j
 	}
-	return all
+	return wrong
 }
 
-func isIntercomm(g *PAG, comm int32) bool {
-	n := g.Comms[comm].Name
-	return len(n) > 0 && n[0] == 'I'
+// finalTimes sends the coordinators their members' times after the clock
+// correction, for the imbalance analysis and the synchronisation points.
+func (b *builder) finalTimes() error {
+	p, c := b.p, b.c
+	out := make([][]byte, c.Size())
+	for q, ids := range b.sentColls {
+		ts := make([]int64, 0, len(ids))
+		for k := 0; k < len(ids); k += 2 {
+			ts = append(ts, p.Start[ids[k]-p.CallLo], p.Start[ids[k+1]-p.CallLo], p.End[ids[k+1]-p.CallLo])
+		}
+		out[q] = mpix.Bytes(ts)
+	}
+	got, err := c.Alltoallv(out)
+	if err != nil {
+		return err
+	}
+	times, err := mpix.Answers[int64](got, func(q int) int { return 3 * len(b.collIdx[q]) }, "collective exchange")
+	if err != nil {
+		return err
+	}
+	for q, ts := range times {
+		for k, m := range b.collIdx[q] {
+			if m >= 0 {
+				p.PostStart[m], b.doneStart[m], p.DoneEnd[m] = ts[3*k], ts[3*k+1], ts[3*k+2]
+			}
+		}
+	}
+	b.sentColls, b.collIdx = nil, nil
+	return nil
 }

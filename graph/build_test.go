@@ -2,10 +2,12 @@ package graph_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 	"github.com/cpath/cpath/bench/gen"
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -56,8 +60,9 @@ func expected(t testing.TB, dir string, ranks int) (messages, unmatched, instanc
 }
 
 // TestGenerated analyses generated runs of every pattern: all messages and
-// collective instances are found, and the critical path is as long as the
-// run.
+// collective instances are found, the graph has the shape and weights of
+// the package comment, the critical path is as long as the run and is the
+// chain of last-arriving causes.
 func TestGenerated(t *testing.T) {
 	for _, p := range gen.Patterns {
 		for _, procs := range []int{1, 4} {
@@ -81,26 +86,47 @@ func TestGenerated(t *testing.T) {
 						t.Fatalf("collective %v seq %d has %d members, want %d", c.Op, c.Seq, c.N, ranks)
 					}
 				}
-				res, err := cpath.DAG(cpath.FromPAG(g), g.Target)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Path.Length != g.T1-g.T0 {
-					t.Errorf("critical path %d ns, run time %d ns", res.Path.Length, g.T1-g.T0)
-				}
 				checkEdges(t, g)
+				path := mustPath(t, g)
+				if path.Length != g.T1-g.T0 {
+					t.Errorf("critical path %d ns, run time %d ns", path.Length, g.T1-g.T0)
+				}
+				checkLastArriving(t, g, path)
 			})
 		}
 	}
 }
 
-// checkEdges checks the PAG's shape: one edge into every E(c), one into
-// S(c) from the end of the previous call of its thread unless it is the
-// first, and the weights are the time differences.
+// graphOf is the whole graph of a one-process build, for cpath's
+// sequential solver.
+func graphOf(g *graph.PAG) *cpath.Graph {
+	return &cpath.Graph{N: g.NumVertices(), InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight}
+}
+
+// mustPath is the critical path of a one-process build by the sequential
+// reference.
+func mustPath(t *testing.T, g *graph.PAG) cpath.Path {
+	t.Helper()
+	res, err := cpath.DAG(graphOf(g), g.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Path
+}
+
+// checkEdges checks the PAG's shape and weights (package comment): every
+// S(c) has one program edge from the previous call of its thread, or a
+// launch edge from the start vertex; every E(c) its call edge unless a
+// hub's replaces it; every weight lies between 0 and the time between its
+// ends, and every vertex but the start (and the end of a poll, which
+// waits) has an edge whose weight is that time exactly (its last-arriving
+// cause), so that the longest distance to every vertex is its time since
+// the run's start.
 func checkEdges(t *testing.T, g *graph.PAG) {
 	t.Helper()
-	if len(g.InStart) != g.NumVertices()+1 || int(g.InStart[g.NumVertices()]) != len(g.InSrc) {
-		t.Fatalf("CSR of %d vertices has %d row starts and %d edges", g.NumVertices(), len(g.InStart), len(g.InSrc))
+	n := g.NumVertices()
+	if len(g.InStart) != n+1 || int(g.InStart[n]) != len(g.InSrc) {
+		t.Fatalf("CSR of %d vertices has %d row starts and %d edges", n, len(g.InStart), len(g.InSrc))
 	}
 	last := map[[2]int]int32{}
 	for c := int32(0); c < int32(g.NumCalls()); c++ {
@@ -110,16 +136,97 @@ func checkEdges(t *testing.T, g *graph.PAG) {
 			p = -1
 		}
 		last[key] = c
-		if got := g.Prev(c); got != p {
-			t.Fatalf("Prev(%d) = %d, want %d", c, got, p)
+		s := g.S(c)
+		progs := 0
+		for e := g.InStart[s]; e < g.InStart[s+1]; e++ {
+			switch g.InKind[e] {
+			case graph.EdgeProgram:
+				progs++
+				if p < 0 || g.InSrc[e] != g.E(p) {
+					t.Fatalf("program edge into S(%d) from %d, want E(%d)", c, g.InSrc[e], p)
+				}
+			case graph.EdgeLaunch:
+				progs++
+				if p >= 0 || g.InSrc[e] != g.StartVertex {
+					t.Fatalf("launch edge into S(%d), a call after %d", c, p)
+				}
+			}
 		}
-		src, w, kind := g.Pred(2 * c)
-		if p < 0 && src != -1 || p >= 0 && (src != 2*p+1 || kind != graph.EdgeProgram || w != max(0, g.Start[c]-g.End[p])) {
-			t.Fatalf("edge into S(%d): %d %d %v", c, src, w, kind)
+		if progs != 1 {
+			t.Fatalf("S(%d) has %d program or launch edges", c, progs)
 		}
-		src, w, kind = g.Pred(2*c + 1)
-		if src < 0 || w != max(0, g.Time(2*c+1)-g.Time(src)) || (kind == graph.EdgeCall) != (src == 2*c) {
-			t.Fatalf("edge into E(%d): %d %d %v", c, src, w, kind)
+	}
+	edges := 0
+	for v := int32(0); v < int32(n); v++ {
+		tight := v == g.StartVertex
+		for e := g.InStart[v]; e < g.InStart[v+1]; e++ {
+			edges++
+			u, w := g.InSrc[e], g.InWeight[e]
+			d := g.Time(v) - g.Time(u)
+			if w < 0 || w > d {
+				t.Fatalf("%v edge %d -> %d: weight %d, time between %d", g.InKind[e], u, v, w, d)
+			}
+			tight = tight || w == d
+		}
+		if c, kind := g.Vertex(v); !tight && !(kind == graph.VertexEnd && g.Op[c].IsPoll()) {
+			// (A poll that completed nothing is waiting: no edge carries it.)
+			t.Fatalf("vertex %d: no edge into it carries the time since its cause", v)
+		}
+	}
+	if g.Messages > 0 && edges <= n {
+		t.Fatalf("%d edges for %d vertices in a run with messages", edges, n)
+	}
+}
+
+// checkLastArriving compares the critical path with the oracle: the walk
+// back from the last event through each completion's last-arriving cause
+// (the Waits), each call's start, the previous call of its thread, and
+// the run's start. Where they part, the two predecessors must be equally
+// late (a tie the path breaks by vertex id).
+func checkLastArriving(t *testing.T, g *graph.PAG, path cpath.Path) {
+	t.Helper()
+	cause := map[int32]int32{}
+	for _, w := range g.Waits {
+		cause[w.Call] = w.Cause
+	}
+	prev := map[int32]int32{}
+	last := map[[2]int]int32{}
+	for c := int32(0); c < int32(g.NumCalls()); c++ {
+		key := [2]int{g.Rank(c), int(g.Thread[c])}
+		if p, ok := last[key]; ok {
+			prev[c] = p
+		} else {
+			prev[c] = -1
+		}
+		last[key] = c
+	}
+	var vs []int32 // the path without hubs, from the target back
+	for i := len(path.Vertices) - 1; i >= 0; i-- {
+		if _, kind := g.Vertex(path.Vertices[i]); kind != graph.VertexHub {
+			vs = append(vs, path.Vertices[i])
+		}
+	}
+	if vs[0] != g.Target || vs[len(vs)-1] != g.StartVertex {
+		t.Fatalf("path runs from %d to %d, want the start %d to the target %d", vs[len(vs)-1], vs[0], g.StartVertex, g.Target)
+	}
+	for i := 0; i+1 < len(vs); i++ {
+		v := vs[i]
+		c, kind := g.Vertex(v)
+		var want int32
+		switch kind {
+		case graph.VertexEnd:
+			want = g.S(c)
+			if x, ok := cause[c]; ok {
+				want = g.S(x)
+			}
+		case graph.VertexStart:
+			want = g.StartVertex
+			if p := prev[c]; p >= 0 {
+				want = g.E(p)
+			}
+		}
+		if got := vs[i+1]; got != want && g.Time(got) != g.Time(want) {
+			t.Fatalf("path reaches %d from %d (time %d); its last-arriving cause is %d (time %d)", v, got, g.Time(got), want, g.Time(want))
 		}
 	}
 }
@@ -195,7 +302,7 @@ func TestDamage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err) // the header is intact
 			}
-			_, err = graph.Build(run)
+			_, err = graph.Build(&mpix.Single{}, run)
 			var te *trace.Error
 			if !errors.As(err, &te) || te.File != p || !errors.Is(err, tc.kind) {
 				t.Fatalf("Build: %v, want a %v error for %s", err, tc.kind, p)
@@ -220,7 +327,7 @@ func BenchmarkBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g, err := graph.Build(run)
+		g, err := graph.Build(&mpix.Single{}, run)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -271,9 +378,13 @@ func TestThreads(t *testing.T) {
 	}
 	g := mustBuild(t, dir)
 	checkEdges(t, g)
-	if c := g.RankStart[1] + 5; g.Prev(c) != c-3 {
-		t.Fatalf("Prev(%d) = %d, want %d", c, g.Prev(c), c-3)
+	c := g.RankStart[1] + 5
+	for e := g.InStart[g.S(c)]; e < g.InStart[g.S(c)+1]; e++ {
+		if g.InKind[e] == graph.EdgeProgram && g.InSrc[e] != g.E(c-3) {
+			t.Fatalf("S(%d) follows %d, want E(%d)", c, g.InSrc[e], c-3)
+		}
 	}
+	checkLastArriving(t, g, mustPath(t, g))
 }
 
 // mustBuild loads and builds the run in dir, failing the test on error.
@@ -283,9 +394,247 @@ func mustBuild(t *testing.T, dir string) *graph.PAG {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.Build(run)
+	g, err := graph.Build(&mpix.Single{}, run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// TestPollingIsWaiting: a rank that posts MPI_Irecv and polls with
+// MPI_Test (one coalesced record of 5000 unproductive polls) until the
+// message arrives waits from the first poll: the Late Sender wait covers
+// the polls, and the critical path runs through the sender, not through
+// the polls as MPI time.
+func TestPollingIsWaiting(t *testing.T) {
+	none := trace.PeerNone
+	call := func(op trace.Op, start, end int64) trace.Record {
+		return trace.Record{Op: op, Start: start, End: end, Comm: trace.CommNone, Peer: none, Root: none, CallSite: 0x1000}
+	}
+	barrier := func(start, end int64) trace.Record {
+		r := call(trace.OpBarrier, start, end)
+		r.Comm, r.Seq = trace.CommWorld, 1
+		return r
+	}
+	send := call(trace.OpSend, 1000, 1010)
+	send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 8
+	irecv := call(trace.OpIrecv, 100, 105)
+	irecv.Comm, irecv.Peer, irecv.Flags, irecv.Req = trace.CommWorld, 0, trace.FlagNewReq, 1
+	polls := call(trace.OpTest, 200, 990)
+	polls.Root = 5000 // coalesced: 5000 calls that completed nothing
+	test := call(trace.OpTest, 995, 1020)
+	done := trace.Record{Op: trace.OpReqDone, Req: 1, Peer: 0, Bytes: 8}
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), send, barrier(2000, 3010)},
+		{call(trace.OpInit, 0, 10), irecv, polls, test, done, barrier(3000, 3010)},
+	}
+	if !recs[1][2].Unproductive() || recs[1][3].Unproductive() {
+		t.Fatal("the test's records are not what the logger writes for polls")
+	}
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	g := mustBuild(t, dir)
+	checkEdges(t, g)
+	testCall := g.RankStart[1] + 3
+	var w *graph.Wait
+	for i := range g.Waits {
+		if g.Waits[i].Call == testCall {
+			w = &g.Waits[i]
+		}
+	}
+	if w == nil || w.Kind != graph.LateSender || w.Ns != 800 {
+		t.Fatalf("the completing MPI_Test's wait: %+v, want Late Sender of 800 ns (from the first poll at 200 to the send at 1000)", w)
+	}
+	path := mustPath(t, g)
+	if path.Length != g.T1-g.T0 {
+		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+	}
+	checkLastArriving(t, g, path)
+	onPath := map[int32]bool{}
+	for _, v := range path.Vertices {
+		onPath[v] = true
+	}
+	pollCall := g.RankStart[1] + 2
+	if onPath[g.E(pollCall)] || !onPath[g.S(g.RankStart[0]+1)] || !onPath[g.E(testCall)] {
+		t.Fatalf("the path %v runs through the polls, or not from the send to the completing test", path.Vertices)
+	}
+}
+
+// TestPartsAreTheGraph builds generated runs (every pattern, and skewed
+// clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
+// together are the graph one process builds (vertex ids do not depend on
+// the cut), edge for edge, with the same times, waits, collectives,
+// synchronisation points and splits.
+func TestPartsAreTheGraph(t *testing.T) {
+	for name, dir := range testRuns(t, 7, 1500, 11) {
+		run, err := graph.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := graph.Build(&mpix.Single{}, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for P := 2; P <= 4; P++ {
+			parts := make([]*graph.PAG, P)
+			errs := make([]error, P)
+			mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+			for _, err := range errs {
+				if err != nil {
+					t.Fatalf("%s P=%d: %v", name, P, err)
+				}
+			}
+			comparePartsTo(t, fmt.Sprintf("%s P=%d", name, P), one, parts)
+			if P == 4 {
+				t.Logf("%s: %d vertices, %d edges, %d hubs, %d synchronisation points, the same in 2, 3 and 4 parts", name, one.NumVertices(), len(one.InSrc), one.Hubs, len(one.Syncs))
+			}
+		}
+	}
+}
+
+// testRuns writes generated runs of every pattern (ranks × calls) and the
+// skew cases' simulated runs, and returns their directories by name.
+func testRuns(t *testing.T, ranks, calls int, seed int64) map[string]string {
+	dirs := map[string]string{}
+	for _, p := range gen.Patterns {
+		dir := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: p, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[string(p)] = dir
+	}
+	for _, sc := range skewCases() {
+		dir := t.TempDir()
+		writeSkewed(t, dir, simulate(seed), sc)
+		dirs["skew-"+sc.name] = dir
+	}
+	return dirs
+}
+
+// comparePartsTo checks that parts, together, are the graph one.
+func comparePartsTo(t *testing.T, what string, one *graph.PAG, parts []*graph.PAG) {
+	t.Helper()
+	type in struct {
+		src  int32
+		w    int64
+		kind graph.EdgeKind
+	}
+	rows := func(g *graph.PAG, lo, hi int32) map[int32][]in {
+		m := map[int32][]in{}
+		for v := lo; v < hi; v++ {
+			l := v - lo
+			for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
+				m[v] = append(m[v], in{g.InSrc[e], g.InWeight[e], g.InKind[e]})
+			}
+			slices.SortFunc(m[v], func(a, b in) int {
+				return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.w, b.w), cmp.Compare(a.kind, b.kind))
+			})
+		}
+		return m
+	}
+	want := rows(one, 0, int32(one.NumVertices()))
+	var waits []graph.Wait
+	colls := 0
+	for q, p := range parts {
+		if p.NumVertices() != one.NumVertices() || p.Target != one.Target || p.StartVertex != one.StartVertex ||
+			p.T0 != one.T0 || p.T1 != one.T1 || p.Messages != one.Messages || p.Unmatched != one.Unmatched ||
+			p.ClockViolations != one.ClockViolations || p.Inconsistent != one.Inconsistent {
+			t.Fatalf("%s: part %d's counts differ from one process's", what, q)
+		}
+		if !reflect.DeepEqual(p.Syncs, one.Syncs) || !reflect.DeepEqual(p.SyncHub, one.SyncHub) {
+			t.Fatalf("%s: part %d has %d synchronisation points, one process %d", what, q, len(p.Syncs), len(one.Syncs))
+		}
+		lo, hi := p.Bounds[q], p.Bounds[q+1]
+		for v, es := range rows(p, lo, hi) {
+			if !reflect.DeepEqual(es, want[v]) {
+				t.Fatalf("%s: vertex %d: edges %v in part %d, %v in one process", what, v, es, q, want[v])
+			}
+			if p.Time(v) != one.Time(v) || p.Split[v-lo] != one.Split[v] {
+				t.Fatalf("%s: vertex %d: time %d split %d in part %d, %d %d in one process", what, v, p.Time(v), p.Split[v-lo], q, one.Time(v), one.Split[v])
+			}
+		}
+		waits = append(waits, p.Waits...)
+		colls += len(p.Colls)
+	}
+	if !reflect.DeepEqual(waits, one.Waits) || colls != len(one.Colls) {
+		t.Fatalf("%s: %d waits and %d collectives in the parts, %d and %d in one process", what, len(waits), colls, len(one.Waits), len(one.Colls))
+	}
+}
+
+// TestExactAlgorithmsAgree runs every exact algorithm on the graph of
+// generated runs (every pattern, and skewed clocks) built by 1 to 4
+// analyzer ranks of an in-process job: each returns the path one
+// process's dag finds, vertex for vertex, and its length.
+func TestExactAlgorithmsAgree(t *testing.T) {
+	type algo struct {
+		name string
+		run  func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error)
+	}
+	dist := func(g *graph.PAG) *cpath.DistGraph {
+		return &cpath.DistGraph{N: g.NumVertices(), Bounds: g.Bounds, Lo: g.Bounds[g.Part], Hi: g.Bounds[g.Part+1],
+			InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight, Target: g.Target}
+	}
+	algos := []algo{
+		{"dag", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAG(c, dist(g)) }},
+		{"dijkstra", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, dist(g)) }},
+		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			return cpath.ParallelDeltaStepping(c, dist(g), 0)
+		}},
+		{"dijkstra-by-time", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			d := dist(g)
+			d.Time = g.Times()
+			return cpath.ParallelDijkstra(c, d)
+		}},
+		{"delta-by-time", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			d := dist(g)
+			d.Time = g.Times()
+			return cpath.ParallelDeltaStepping(c, d, 0)
+		}},
+	}
+	for _, mode := range cpath.SplitModes {
+		algos = append(algos, algo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			return cpath.Split(c, dist(g), &cpath.SplitInput{Split: g.Split, Exit: append(slices.Clone(g.SyncHub), g.Target)}, mode)
+		}})
+	}
+	if testing.Short() {
+		algos = slices.DeleteFunc(algos, func(a algo) bool { return a.name == "dijkstra" || a.name == "delta" })
+		t.Log("-short: dijkstra and delta without times left out")
+	}
+	for name, dir := range testRuns(t, 5, 600, 13) {
+		run, err := graph.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := graph.Build(&mpix.Single{}, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := mustPath(t, one)
+		if ref.Length != one.T1-one.T0 {
+			t.Errorf("%s: path %d ns, run %d ns", name, ref.Length, one.T1-one.T0)
+		}
+		for _, a := range algos {
+			for P := 1; P <= 4; P++ {
+				res := make([]*cpath.DistResult, P)
+				errs := make([]error, P)
+				mpixtest.Run(P, func(c mpix.Comm) {
+					g, err := graph.Build(c, run)
+					if err != nil {
+						errs[c.Rank()] = err
+						return
+					}
+					res[c.Rank()], errs[c.Rank()] = a.run(c, g)
+				})
+				for _, err := range errs {
+					if err != nil {
+						t.Fatalf("%s %s P=%d: %v", name, a.name, P, err)
+					}
+				}
+				if got := res[0].Path; got.Length != ref.Length || !slices.Equal(got.Vertices, ref.Vertices) {
+					t.Fatalf("%s %s P=%d: path of %d vertices, %d ns; dag in one process: %d vertices, %d ns",
+						name, a.name, P, len(got.Vertices), got.Length, len(ref.Vertices), ref.Length)
+				}
+			}
+		}
+	}
 }

@@ -112,8 +112,8 @@ func skimRank(path string, rank int) (*rankData, error) {
 }
 
 // readRank reads rank r's log again, into the PAG's calls from
-// g.RankStart[r] on and d's message ends and collective memberships.
-func readRank(path string, rank int, g *PAG, d *rankData, gid []int32) error {
+// g.rankStart[rank] on and d's message ends and collective memberships.
+func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) error {
 	f, rd, err := openLog(path, 256<<10)
 	if err != nil {
 		return err
@@ -166,13 +166,17 @@ type extractor struct {
 	free    []int32
 	active  [][]int32 // persistent requests' Start calls not yet completed, oldest first
 	keyTab  []int32   // open addressing into keys
-	pending int32     // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	base    int32     // the rank's first call among the analyzer rank's
+	// unproductive marks the coalesced runs of polls that completed
+	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
+	unproductive bitset
+	pending      int32 // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 }
 
-func newExtractor(d *rankData, g *PAG, rank int, gid []int32) *extractor {
-	lo, hi := g.RankStart[rank], g.RankStart[rank+1]
+func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
+	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	d.ordered = true
-	x := &extractor{rankData: d, cur: -1, gid: gid, clk: newClock(&d.hdr.Clock),
+	x := &extractor{rankData: d, cur: -1, gid: gid, clk: newClock(&d.hdr.Clock), base: lo, unproductive: g.unproductive,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
 		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
 	x.keyTab = make([]int32, 16)
@@ -223,6 +227,9 @@ func (x *extractor) add(rec *trace.Record) {
 	}
 	x.site[c] = rec.CallSite
 	x.bytes[c] = rec.Bytes
+	if rec.Unproductive() {
+		x.unproductive.setAtomic(int(x.base + c)) // ranks are read in parallel
+	}
 	if int(rec.Comm) < len(x.gid) {
 		x.comm[c] = x.gid[rec.Comm]
 	} else {
@@ -263,7 +270,7 @@ func (x *extractor) add(rec *trace.Record) {
 			}
 		}
 	case trace.ClassCommCreate:
-		if rec.Op == trace.OpCommIdup {
+		if rec.Op.IsNonblockingCommCreate() {
 			if rec.Flags&trace.FlagNewReq != 0 {
 				*x.newReq(rec.Req) = reqInfo{class: trace.ClassIcollective, post: c, comm: rec.Comm, op: rec.Op, seq: rec.Seq, root: -1, active: -1}
 				x.pending++

@@ -45,8 +45,7 @@ func TestWrongOrder(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for iter := 0; iter < 200; iter++ {
 		P, n := 2+rng.Intn(4), 50
-		b := randomBuilder(rng, P, n, false)
-		g := b.g
+		g := randomCalls(rng, P, n, false)
 		for c := range g.Start {
 			if rng.Intn(3) == 0 {
 				g.Start[c] = g.Start[c] / 10 * 10 // ties
@@ -55,16 +54,29 @@ func TestWrongOrder(t *testing.T) {
 				g.Start[c] -= 100 // runs out of start order
 			}
 		}
+		var msgs []partMsg
+		var deps []dep
+		for k := 0; k < P*n/3; k++ {
+			src, dst := rng.Intn(P), rng.Intn(P)
+			if src == dst {
+				continue
+			}
+			sp, rd := int32(src*n+rng.Intn(n)), int32(dst*n+rng.Intn(n))
+			msgs = append(msgs, partMsg{sendPost: sp, sendDone: sp, recvPost: rd, recvDone: rd})
+			deps = append(deps, dep{done: rd, cause: sp, kind: LateSender})
+		}
+		b := oneRankBuilder(g, deps)
+		b.msgs = msgs
 		got := b.wrongOrder()
-		for i, m := range b.msgs {
+		for i, m := range msgs {
 			want := false
-			for _, o := range b.msgs {
-				if g.Rank(o.recvDone) == g.Rank(m.recvDone) && g.Start[o.sendPost] < g.Start[m.sendPost] && g.End[o.recvDone] > g.End[m.recvDone] {
+			for _, o := range msgs {
+				if g.rank(o.recvDone) == g.rank(m.recvDone) && g.Start[o.sendPost] < g.Start[m.sendPost] && g.End[o.recvDone] > g.End[m.recvDone] {
 					want = true
 				}
 			}
-			if got.has(i) != want {
-				t.Fatalf("iter %d: message %d wrong order %v, want %v", iter, i, got.has(i), want)
+			if has := got != nil && got.has(i); has != want {
+				t.Fatalf("iter %d: message %d wrong order %v, want %v", iter, i, has, want)
 			}
 		}
 	}

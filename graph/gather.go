@@ -21,14 +21,6 @@ type CallInfo struct {
 // CallTable holds the CallInfo of the calls a rank asked for.
 type CallTable map[int32]CallInfo
 
-// Time returns the time of vertex v, whose call must be in the table.
-func (t CallTable) Time(v int32) int64 {
-	if v&1 == 0 {
-		return t[v>>1].Start
-	}
-	return t[v>>1].End
-}
-
 // Op returns call c's operation.
 func (t CallTable) Op(c int32) trace.Op { return t[c].Op }
 
@@ -37,7 +29,7 @@ func (t CallTable) CallSite(c int32) uint64 { return t[c].CallSite }
 
 // FetchCalls gets the CallInfo of calls (any rank's) from their owners.
 // Every rank of c takes part, each with the calls it wants (possibly none).
-func (p *Part) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
+func (p *PAG) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
 	size := c.Size()
 	ask := make([][]int32, size)
 	for _, x := range calls {
@@ -112,10 +104,13 @@ func GatherGob[T any](c mpix.Comm, v T) ([]T, error) {
 }
 
 // Summary is a PAG holding only what a report needs of the whole run: its
-// counts, communicators, collective instances (colls, in the order the
-// imbalance analysis numbers them) and notes, without calls or edges.
-func (p *Part) Summary(colls []Collective) *PAG {
-	return &PAG{Ranks: p.Ranks, RunID: p.RunID, RankStart: p.RankStart, Comms: p.Comms, Colls: colls,
+// counts, communicators, vertex layout, collective instances (colls, in
+// the order the imbalance analysis numbers them) and notes, without calls
+// or edges.
+func (p *PAG) Summary(colls []Collective) *PAG {
+	return &PAG{Ranks: p.Ranks, RunID: p.RunID, RankStart: p.RankStart, PartRanks: p.PartRanks, Part: -1,
+		Bounds: p.Bounds, Hubs: p.Hubs, StartVertex: p.StartVertex, Comms: p.Comms, Colls: colls,
+		Syncs: p.Syncs, SyncHub: p.SyncHub,
 		Messages: p.Messages, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, Inconsistent: p.Inconsistent,
 		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress, Notes: p.Notes}
 }

@@ -120,7 +120,7 @@ func Load(dir string) (*Run, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: no log for rank %s of %d (a rank whose log is missing cannot be analysed around)",
-			dir, rankList(missing), hs[0].Size)
+			dir, RankList(missing), hs[0].Size)
 	}
 	run := &Run{Dir: dir, Files: make([]string, len(files)), Headers: make([]trace.Header, len(files))}
 	for i, h := range hs {
@@ -185,19 +185,4 @@ func readHeader(path string) (*trace.Header, error) {
 	}
 	f.Close()
 	return rd.Header(), nil
-}
-
-func rankList(rs []int) string {
-	var b strings.Builder
-	for i, r := range rs {
-		if i == 8 {
-			fmt.Fprintf(&b, " and %d more", len(rs)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(r))
-	}
-	return b.String()
 }

@@ -1,25 +1,45 @@
 // Package graph reads a run's logs, puts every rank's events on one
 // timeline, matches point-to-point messages and collective instances as MPI
 // does, and builds the program activity graph (PAG) of SPEC §3 in flat
-// arrays, together with the waits that shaped it.
+// arrays, distributed over the ranks of the analyzer's MPI job (one
+// process is the job of one rank), together with the waits that shaped it.
 //
-// Each logged call c gives two vertices, S(c) = 2c (enter) and E(c) = 2c+1
-// (leave). Every vertex has at most one incoming edge, because the critical
-// path never waits (paper §2): S(c) is entered from the previous call of its
-// thread (a program edge: computation); E(c) from S(c) (a call edge) unless
-// the call waited, in which case it is entered from the start of what it
-// waited for on another rank (the remote cause: the matching send of a late
-// sender, the receive of a late receiver, the last member to arrive at a
-// collective, the root of a broadcast). Edge weights are time differences,
-// so the longest path to the run's last event walks back through the causes
-// of every wait and its length is the run time, up to clock error. The
-// edges are kept in compressed sparse rows by destination, the form the
-// critical-path algorithms (package cpath) take as they are.
+// The PAG is Yang and Miller's, as the paper uses it: it keeps every
+// happened-before dependency, not only the one a completion waited for.
+// Each logged call c gives two vertices, S(c) (enter) and E(c) (leave);
+// every collective instance that needs all its members (Barrier,
+// Allreduce, …) a hub vertex, so that it costs O(members) edges; and the
+// run a virtual start vertex. Edge weights are the time of real activity
+// with waiting removed:
 //
-// Load checks a run's logs from their headers; Build streams each rank's
-// records chunk by chunk (ranks in parallel up to GOMAXPROCS) and keeps
-// only the calls and what matching needs, so memory grows with the calls,
-// not with the records, and no phase sorts the calls or messages.
+//   - launch: start vertex → S(first call of a thread), the thread's start delay;
+//   - program: E(c) → S(next call of the thread), the computation between;
+//   - call: S(c) → E(c), the call's time minus the time it waited;
+//   - late sender: S(send) → E(completion of the receive), the transfer:
+//     the completion minus the latest of the send's start, the start of
+//     the call that completed the receive (the MPI_Recv, or the Wait of an
+//     MPI_Irecv: what the receiver did before that call is its own), and
+//     the start of that call's last-arriving cause (of the messages one
+//     Waitall completes, only the last one's transfer ends at it);
+//   - late receiver: S(receive) → E(completion of a send that waits for
+//     its receiver), likewise;
+//   - collective: S(root) → E(member) of a broadcast, S(member) → E(root)
+//     of a reduction, likewise;
+//   - hub: S(member) → hub (0) and hub → E(member) (the completion minus
+//     the later of when the last member started and when the completing
+//     call did), for collectives that need everyone.
+//
+// The critical path is the longest path from the start vertex to the
+// run's last event (package cpath searches it). With consistent clocks every
+// vertex's longest distance is its time since the run's start, so the path
+// is the chain of last-arriving causes, waiting is never on it, and its
+// length is the run time.
+//
+// Build reads each log twice (a skim for the calls' places, then the
+// calls), matches messages at the receiver's owner and collectives at a
+// coordinator, enforces the clock condition in rounds, and builds the
+// edges into the owned vertices in compressed sparse rows, the form the
+// algorithms take as they are.
 package graph
 
 import (
@@ -34,13 +54,16 @@ type EdgeKind uint8
 const (
 	EdgeNone         EdgeKind = iota
 	EdgeProgram               // E(c_i) → S(c_i+1) on one thread: computation
-	EdgeCall                  // S(c) → E(c): inside an MPI call that did not wait
-	EdgeLateSender            // S(send) → E(completion of the receive that waited for it)
-	EdgeLateReceiver          // S(receive) → E(completion of a send that waited for it)
-	EdgeCollective            // S(cause) → E(member) of a collective
+	EdgeCall                  // S(c) → E(c): inside an MPI call, less what it waited
+	EdgeLateSender            // S(send) → E(completion of its receive)
+	EdgeLateReceiver          // S(receive) → E(completion of a send that waits for it)
+	EdgeCollective            // S(root) → E(member) of a broadcast, S(member) → E(root) of a reduction
+	EdgeLaunch                // start vertex → S(first call of a thread): the thread's start delay
+	EdgeHubIn                 // S(member) → hub of a collective instance (weight 0)
+	EdgeHubOut                // hub → E(member): from the last member's start to the member's completion
 )
 
-var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective"}
+var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective", "launch", "hub in", "hub out"}
 
 func (k EdgeKind) String() string { return edgeNames[k] }
 
@@ -61,7 +84,8 @@ var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "
 
 func (k WaitKind) String() string { return waitNames[k] }
 
-// Wait is a call that waited for another rank.
+// Wait is a call that waited for another rank: its last-arriving cause
+// started after it.
 type Wait struct {
 	Call       int32 // the call that waited
 	Cause      int32 // the call on another rank it waited for
@@ -89,85 +113,152 @@ type CommInfo struct {
 	Members []int32 // world ranks in local rank order (one side's view for intercommunicators)
 }
 
-// PAG is the program activity graph of a run with its calls, messages,
-// collectives and waits. Calls are numbered by rank, then in log order.
+// PAG is one analyzer rank's part of the run's program activity graph:
+// the calls of the logged ranks [RankLo, RankHi), their vertices, this
+// rank's hubs, and all the edges into them. Call numbers are global (rank
+// by rank, in log order), so waits and collectives name calls of other
+// parts directly; the call arrays hold the owned calls, at index c - CallLo.
+// The global counts, the notes and the vertex layout are the same on every
+// analyzer rank.
+//
+// Vertex ids are global and the same at any number of analyzer ranks:
+// S(c) = 2c, E(c) = 2c+1, then the hubs (ordered by communicator and
+// sequence number), then the start vertex. Analyzer rank p owns the
+// contiguous range [Bounds[p], Bounds[p+1]): its calls' vertices; the
+// last one also the hubs and the start vertex. Because the ids do not
+// depend on how the graph is cut, neither do the searches' ties (broken
+// by the smaller id): the path is the same at every P.
 type PAG struct {
 	Ranks     int
 	RunID     string
-	RankStart []int32 // rank r's calls are [RankStart[r], RankStart[r+1])
+	RankStart []int32 // global: rank r's calls are [RankStart[r], RankStart[r+1])
+	// PartRanks[p] is the first logged rank analyzer rank p owns; len size+1.
+	PartRanks      []int
+	Part           int // this analyzer rank
+	RankLo, RankHi int
+	CallLo, CallHi int32
 
-	// Calls, struct of arrays. Times are global ns, after clock correction.
-	Op       []trace.Op
-	Thread   []uint16
-	Start    []int64
-	End      []int64
-	CallSite []uint64
-	Comm     []int32 // index in Comms, -1 for none
-	Bytes    []uint64
+	Calls // the owned calls
 
-	// The edges in compressed sparse rows indexed by destination vertex
-	// (2c: S(c), 2c+1: E(c)), the form cpath.Graph takes without copying:
-	// the edges into v are InSrc[InStart[v]:InStart[v+1]], with weights
-	// InWeight and kinds InKind. Every vertex has at most one incoming edge
-	// (Pred returns it); the first vertex of each thread has none.
-	InStart  []int32 // len 2·NumCalls()+1
+	// Bounds[p] is the first vertex of analyzer rank p (len size+1).
+	Bounds      []int32
+	Hubs        int32   // hub vertices in the graph: [2·NumCalls(), 2·NumCalls()+Hubs)
+	StartVertex int32   // the virtual start vertex, at the run's start (T0): the last vertex
+	HubTime     []int64 // on the last analyzer rank, by hub: when the last member it waits for started
+
+	// The edges into the owned vertices [Bounds[me], Bounds[me+1]), in
+	// compressed sparse rows indexed by v - Bounds[me], sources global.
+	InStart  []int32
 	InSrc    []int32
 	InWeight []int64
 	InKind   []EdgeKind
 
-	Waits    []Wait // by Call, ascending
-	Colls    []Collective
-	CollPost []int32
-	CollDone []int32
-	Comms    []CommInfo
+	Waits []Wait // the owned calls', by Call
 
-	Messages        int      // matched point-to-point messages
-	Unmatched       int      // sends and receives left without a partner
-	ClockViolations int      // receives that ended before their send started (corrected)
-	Inconsistent    int      // dependencies no clock correction could satisfy (dropped)
-	Target          int32    // the vertex with the latest time: where the critical path ends
-	T0, T1          int64    // earliest and latest event
-	Exe             []string // per rank, for symbolising call sites
-	LoadAddress     []uint64
-	Notes           []string
+	// The collective instances this rank coordinated (each instance has one
+	// coordinator), with their members' calls and final times.
+	Colls     []Collective
+	CollPost  []int32
+	CollDone  []int32
+	PostStart []int64 // by member: when its post call started
+	DoneEnd   []int64 // by member: when its completing call ended
+	Comms     []CommInfo
+
+	// Syncs are the run's global synchronisation points (paper §4.4), in
+	// time order: for each, the blocking call every logged rank made in
+	// it, by rank, and its hub vertex (SyncHub). The same on every
+	// analyzer rank. Split is the split of each owned vertex: the number
+	// of synchronisation points before it.
+	Syncs   [][]int32
+	SyncHub []int32
+	Split   []int32
+
+	Messages, Unmatched, ClockViolations, Inconsistent int
+	Target                                             int32 // the vertex with the latest time: where the critical path ends
+	T0, T1                                             int64 // earliest and latest event
+	Exe                                                []string
+	LoadAddress                                        []uint64
+	Notes                                              []string
 }
 
-// NumCalls is the number of logged calls.
-func (g *PAG) NumCalls() int { return len(g.Op) }
+// NumCalls is the number of calls in the whole run.
+func (g *PAG) NumCalls() int { return int(g.RankStart[g.Ranks]) }
 
-// NumVertices is the number of vertices, 2·NumCalls().
-func (g *PAG) NumVertices() int { return 2 * len(g.Op) }
+// NumVertices is the number of vertices in the whole graph.
+func (g *PAG) NumVertices() int { return int(g.Bounds[len(g.Bounds)-1]) }
 
-// Pred returns the one incoming edge of vertex v: its source, weight and
-// kind, or src -1 (and EdgeNone) for a vertex without one.
-func (g *PAG) Pred(v int32) (src int32, w int64, kind EdgeKind) {
-	if e := g.InStart[v]; e < g.InStart[v+1] {
-		return g.InSrc[e], g.InWeight[e], g.InKind[e]
-	}
-	return -1, 0, EdgeNone
-}
-
-// Prev returns the previous call of the same thread as call c, -1 for the
-// first.
-func (g *PAG) Prev(c int32) int32 {
-	if e := g.InStart[2*c]; e < g.InStart[2*c+1] {
-		return g.InSrc[e] >> 1
-	}
-	return -1
-}
-
-// Rank returns the rank that made call c.
+// Rank returns the logged rank that made call c (any call of the run).
 func (g *PAG) Rank(c int32) int { return rankOf(g.RankStart, g.Ranks, c) }
 
-// rankOf is the rank whose calls [rankStart[r], rankStart[r+1]) hold c.
-func rankOf(rankStart []int32, ranks int, c int32) int {
-	return sort.Search(ranks, func(r int) bool { return rankStart[r+1] > c })
+// Owner returns the analyzer rank that owns call c.
+func (g *PAG) Owner(c int32) int { return g.ownerOfRank(g.Rank(c)) }
+
+// ownerOfRank is the analyzer rank whose block of logged ranks holds r:
+// the first whose block ends after r (empty blocks end where they start).
+func (g *PAG) ownerOfRank(r int) int {
+	return sort.Search(len(g.PartRanks)-1, func(q int) bool { return g.PartRanks[q+1] > r })
 }
 
-// Time returns the time of vertex v.
-func (g *PAG) Time(v int32) int64 {
-	if v&1 == 0 {
-		return g.Start[v>>1]
+// vertexOwner is the analyzer rank that owns vertex v.
+func (g *PAG) vertexOwner(v int32) int {
+	return sort.Search(len(g.Bounds)-1, func(q int) bool { return g.Bounds[q+1] > v })
+}
+
+// S returns the vertex id of call c's start (any call of the run).
+func (g *PAG) S(c int32) int32 { return 2 * c }
+
+// E returns the vertex id of call c's end.
+func (g *PAG) E(c int32) int32 { return 2*c + 1 }
+
+// Hub returns the vertex id of hub h.
+func (g *PAG) Hub(h int32) int32 { return 2*int32(g.NumCalls()) + h }
+
+// VertexKind is what a vertex stands for.
+type VertexKind uint8
+
+const (
+	VertexStart VertexKind = iota // S(c): a call's start
+	VertexEnd                     // E(c): a call's end
+	VertexHub                     // a collective instance's hub
+	VertexRun                     // the run's virtual start vertex
+)
+
+// Vertex says what vertex v (any of the graph) is: a call's start or end
+// (call c), a hub, or the run's start vertex.
+func (g *PAG) Vertex(v int32) (c int32, kind VertexKind) {
+	switch {
+	case v < 2*int32(g.NumCalls()):
+		return v >> 1, VertexKind(v & 1)
+	case v == g.StartVertex:
+		return -1, VertexRun
 	}
-	return g.End[v>>1]
+	return -1, VertexHub
+}
+
+// local is v's index among the owned vertices.
+func (g *PAG) local(v int32) int32 { return v - g.Bounds[g.Part] }
+
+// Time returns the time of an owned vertex.
+func (g *PAG) Time(v int32) int64 {
+	c, kind := g.Vertex(v)
+	switch kind {
+	case VertexStart:
+		return g.Start[c-g.CallLo]
+	case VertexEnd:
+		return g.End[c-g.CallLo]
+	case VertexRun:
+		return g.T0
+	}
+	return g.HubTime[v-g.Hub(0)]
+}
+
+// Times returns the time of every owned vertex, by local index: what the
+// time-ordered searches (dijkstra, delta) take their order from.
+func (g *PAG) Times() []int64 {
+	lo := g.Bounds[g.Part]
+	ts := make([]int64, g.Bounds[g.Part+1]-lo)
+	for l := range ts {
+		ts[l] = g.Time(lo + int32(l))
+	}
+	return ts
 }

@@ -1,43 +1,11 @@
 package graph
 
 import (
-	"cmp"
-	"fmt"
 	"math"
-	"slices"
+	"sync/atomic"
 
 	"github.com/cpath/cpath/trace"
 )
-
-// dep says that call done cannot complete before call cause has started:
-// the receive of a message needs its send, a synchronous send its receive,
-// a collective member the member (or root) it needs data from.
-//
-// The dependencies are numbered, in the order the clock correction takes
-// them: 2k is message k's (the receive needs the send: Late Sender), 2k+1
-// its synchronous send's (Late Receiver; none for other sends), then the
-// collectives' (builder.coll) from 2·len(msgs) on. Only the collectives'
-// are stored; the messages' are read from msgs.
-type dep struct {
-	done, cause int32
-	kind        WaitKind
-}
-
-func (b *builder) ndeps() int { return 2*len(b.msgs) + len(b.coll) }
-
-// dep returns dependency i; ok is false for the Late Receiver slot of a
-// send that does not wait for its receiver.
-func (b *builder) dep(i int) (done, cause int32, ok bool) {
-	if k := i >> 1; k < len(b.msgs) {
-		m := &b.msgs[k]
-		if i&1 == 0 {
-			return m.recvDone, m.sendPost, true
-		}
-		return m.sendDone, m.recvPost, m.sync
-	}
-	d := &b.coll[i-2*len(b.msgs)]
-	return d.done, d.cause, true
-}
 
 // collKind classifies a collective by its data flow (SPEC §3).
 func collKind(op trace.Op) (kind WaitKind, flow byte) {
@@ -56,31 +24,6 @@ func collKind(op trace.Op) (kind WaitKind, flow byte) {
 	// Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter(_block), their
 	// I-forms, and communicator constructors: everyone needs everyone.
 	return WaitAtNxN, 'N'
-}
-
-// dependencies lists the collectives' dependencies (the messages' are
-// implicit in msgs).
-func (b *builder) dependencies() {
-	g := b.g
-	n := 0
-	for _, c := range g.Colls {
-		n += int(c.N)
-	}
-	b.coll = make([]dep, 0, n)
-	cd := collDepper{ranks: g.Ranks, comms: g.Comms, rank: g.Rank}
-	var start []int64
-	for k := range g.Colls {
-		c := &g.Colls[k]
-		post := g.CollPost[c.First : c.First+c.N]
-		done := g.CollDone[c.First : c.First+c.N]
-		start = start[:0]
-		for _, x := range post {
-			start = append(start, g.Start[x])
-		}
-		for _, d := range cd.deps(c, post, start) {
-			b.coll = append(b.coll, dep{done[d.member], post[d.cause], d.kind})
-		}
-	}
 }
 
 // collDep says that member `member` of a collective instance could not
@@ -179,122 +122,12 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 
 type bitset []uint64
 
-func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
-func (s bitset) set(i int)      { s[i>>6] |= 1 << (i & 63) }
-func (s bitset) has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+func (s bitset) set(i int)   { s[i>>6] |= 1 << (i & 63) }
 
-// correctClocks enforces the clock condition: no call completes before
-// what it needed has started. A violation (clock error larger than the
-// message latency) is corrected by moving the completion forward, and the
-// rest of its thread with it as far as needed to keep its order; the
-// corrections are repeated, in passes over the dependencies in order, until
-// none is needed (at most 50 passes), since moving one event can uncover
-// another.
-func (b *builder) correctClocks() {
-	g := b.g
-	var t *shifter
-	changed := false
-	nd := int64(b.ndeps())
-	// A dependency can only become violated when its cause starts later:
-	// passes after the first skip the messages of a key if no call of the
-	// rank of their causes has moved since they were last checked, and a
-	// dependency if no call of the block of its cause has. raised[r] is
-	// when rank r last moved, in checks (pass·nd + dependency); the shifter
-	// keeps when each block did.
-	raised := make([]int64, g.Ranks)
-	runChecked := make([]int64, len(b.runs))
-	collChecked := make([]int64, len(b.coll))
-	check := func(i int, done, cause int32, tick int64) {
-		need := t.start(cause)
-		if t.end(done) >= need {
-			return
-		}
-		changed = true
-		if r, moved := t.raise(done, need, tick); moved {
-			raised[r] = tick
-		}
-	}
-	// The violations are the receives that, as logged, end before their
-	// send started, whatever the order the corrections take them in.
-	for k := range b.msgs {
-		if m := &b.msgs[k]; g.End[m.recvDone] < g.Start[m.sendPost] {
-			g.ClockViolations++
-		}
-	}
-	for pass := int64(0); pass < 50; pass++ {
-		changed = false
-		for ri := range b.runs {
-			run := &b.runs[ri]
-			tick := pass*nd + 2*int64(run.lo)
-			since := runChecked[ri]
-			if pass > 0 && raised[run.src] < since && (!run.sync || raised[run.dst] < since) {
-				runChecked[ri] = tick
-				continue
-			}
-			runChecked[ri] = tick
-			for k := run.lo; k < run.hi; k++ {
-				m := &b.msgs[k]
-				if pass > 0 && t.moved[m.sendPost>>shiftBits] < since && (!m.sync || t.moved[m.recvPost>>shiftBits] < since) {
-					continue
-				}
-				if t == nil {
-					// Until the first correction, times are read directly.
-					if g.End[m.recvDone] >= g.Start[m.sendPost] && (!m.sync || g.End[m.sendDone] >= g.Start[m.recvPost]) {
-						continue
-					}
-					t = newShifter(b)
-				}
-				check(2*int(k), m.recvDone, m.sendPost, pass*nd+2*int64(k))
-				if m.sync {
-					check(2*int(k)+1, m.sendDone, m.recvPost, pass*nd+2*int64(k)+1)
-				}
-			}
-		}
-		for j := range b.coll {
-			d := &b.coll[j]
-			i := 2*len(b.msgs) + j
-			tick := pass*nd + int64(i)
-			if pass > 0 && t.moved[d.cause>>shiftBits] < collChecked[j] {
-				collChecked[j] = tick
-				continue
-			}
-			collChecked[j] = tick
-			if t == nil {
-				if g.End[d.done] >= g.Start[d.cause] {
-					continue
-				}
-				t = newShifter(b)
-			}
-			check(i, d.done, d.cause, tick)
-		}
-		if !changed {
-			break
-		}
-	}
-	// Dependencies that still cannot hold are contradictions, not clock
-	// error: a matching the logs do not support (a cycle of waits). They
-	// are dropped, and counted, rather than let into the graph.
-	bad := 0
-	if t != nil {
-		t.flush()
-		for i := 0; i < int(nd); i++ {
-			if done, cause, ok := b.dep(i); ok && g.End[done] < g.Start[cause] {
-				if b.dropped == nil {
-					b.dropped = newBitset(int(nd))
-				}
-				b.dropped.set(i)
-				bad++
-			}
-		}
-	}
-	if bad > 0 {
-		g.Inconsistent = bad
-		g.Notes = append(g.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", bad))
-	}
-	if g.ClockViolations > 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", g.ClockViolations))
-	}
-}
+// setAtomic is set for bitsets written by several goroutines at once.
+func (s bitset) setAtomic(i int) { atomic.OrUint64(&s[i>>6], 1<<(i&63)) }
+func (s bitset) has(i int) bool  { return s[i>>6]&(1<<(i&63)) != 0 }
 
 // shiftBits sets the size of the blocks of calls a shifter raises at once.
 const shiftBits = 5
@@ -313,7 +146,7 @@ const shiftBits = 5
 // costs the blocks it reaches, not the calls; flush applies them. Other
 // ranks' calls are pushed one by one along their threads.
 type shifter struct {
-	g      *PAG
+	g      *rankCalls
 	next   []int32 // the next call of the same thread, for ranks pushed one by one
 	fast   []bool  // by rank: one thread, in order
 	floors []floor // by block of calls wholly inside one fast rank
@@ -326,9 +159,8 @@ type floor struct {
 	off int32
 }
 
-func newShifter(b *builder) *shifter {
-	g := b.g
-	t := &shifter{g: g, fast: make([]bool, g.Ranks)}
+func newShifter(g *rankCalls) *shifter {
+	t := &shifter{g: g, fast: make([]bool, g.ranks)}
 	nb := (len(g.Op) >> shiftBits) + 1
 	t.floors = make([]floor, nb)
 	t.moved = make([]int64, nb)
@@ -336,13 +168,13 @@ func newShifter(b *builder) *shifter {
 		t.floors[i].v, t.moved[i] = math.MinInt64, -1
 	}
 	slow := false
-	for r := 0; r < g.Ranks; r++ {
-		t.fast[r] = !b.multi[r] && b.ordered[r]
+	for r := 0; r < g.ranks; r++ {
+		t.fast[r] = !g.multi[r] && g.ordered[r]
 		slow = slow || !t.fast[r]
 	}
 	if slow {
 		t.next = make([]int32, len(g.Op))
-		w := b.walk()
+		w := g.walk()
 		for c := range t.next {
 			t.next[c] = -1
 			if p := w.prev(int32(c)); p >= 0 {
@@ -370,7 +202,7 @@ func (t *shifter) end(c int32) int64 { return max(t.g.End[c], t.floorAt(c)) }
 func (t *shifter) raise(c int32, v int64, tick int64) (rank int, moved bool) {
 	g := t.g
 	g.End[c] = v // its floor, if any, is below v
-	r := g.Rank(c)
+	r := g.rank(c)
 	if !t.fast[r] {
 		for c, w := c, t.next[c]; w >= 0 && g.Start[w] < g.End[c]; c, w = w, t.next[w] {
 			shift := g.End[c] - g.Start[w]
@@ -384,7 +216,7 @@ func (t *shifter) raise(c int32, v int64, tick int64) (rank int, moved bool) {
 		return r, moved
 	}
 	const B = 1 << shiftBits
-	lo, hi := g.RankStart[r], g.RankStart[r+1]
+	lo, hi := g.rankStart[r], g.rankStart[r+1]
 	w := c + 1
 	if w >= hi || t.start(w) >= v {
 		return r, false
@@ -455,204 +287,4 @@ func (t *shifter) flush() {
 		t.apply(int32(blk))
 	}
 	t.floors = nil
-}
-
-// waitsAndEdges decides for every completion whether it waited and for
-// what: the latest-starting of what it needed (the smaller call, then the
-// earlier dependency among equals), if that started after the completion
-// call did. Then it sets each vertex's one incoming edge, in compressed
-// sparse rows (nE edges: every E(c), and S(c) of every call after the first
-// of its thread), and finds the run's first and last events.
-func (b *builder) waitsAndEdges(nE int) {
-	g := b.g
-	N := int32(len(g.Op))
-	start, end := g.Start, g.End
-	msgs, coll, dropped := b.msgs, b.coll, b.dropped
-	nm := int32(2 * len(msgs))
-	// best[c] is the dependency call c waited for, -1 for none. It lives
-	// in the tail of the edge sources: the edges of calls up to c never
-	// reach best[c+1] (at most N - firsts of them go into S vertices).
-	inSrc := make([]int32, nE)
-	best := inSrc[nE-int(N):]
-	for i := range best {
-		best[i] = -1
-	}
-	causeOf := func(i int32) int32 {
-		if i < nm {
-			if m := &msgs[i>>1]; i&1 == 0 {
-				return m.sendPost
-			} else {
-				return m.recvPost
-			}
-		}
-		return coll[i-nm].cause
-	}
-	nw, lateSenders := 0, false
-	consider := func(i, done, cause int32) {
-		s := start[cause]
-		if s <= start[done] || (dropped != nil && dropped.has(int(i))) {
-			return
-		}
-		if j := best[done]; j >= 0 {
-			c := causeOf(j)
-			if t := start[c]; s < t || (s == t && cause >= c) {
-				return
-			}
-		} else {
-			nw++
-		}
-		best[done] = i
-		lateSenders = lateSenders || i < nm && i&1 == 0
-	}
-	for k := range msgs {
-		m := &msgs[k]
-		consider(int32(2*k), m.recvDone, m.sendPost)
-		if m.sync {
-			consider(int32(2*k+1), m.sendDone, m.recvPost)
-		}
-	}
-	for j := range coll {
-		consider(nm+int32(j), coll[j].done, coll[j].cause)
-	}
-	var wrong bitset
-	if lateSenders {
-		wrong = b.wrongOrder()
-	}
-
-	waits := make([]Wait, 0, nw)
-	walk := b.walk()
-	inStart := make([]int32, 2*N+1)
-	inWeight := make([]int64, nE)
-	inKind := make([]EdgeKind, nE)
-	t0, t1 := start[0], end[0]
-	target, targetEnd := int32(1), end[0]
-	e := int32(0)
-	rank, rankLo, rankHi := -1, int32(0), int32(0)
-	for c := int32(0); c < N; c++ {
-		s, en, bc := start[c], end[c], best[c]
-		inStart[2*c] = e
-		for c >= rankHi {
-			rank++
-			rankLo, rankHi = g.RankStart[rank], g.RankStart[rank+1]
-		}
-		p := c - 1 // one thread: the call before, if the rank's
-		if b.multi[rank] {
-			p = walk.prev(c)
-		} else if c == rankLo {
-			p = -1
-		}
-		if p >= 0 {
-			inSrc[e], inWeight[e], inKind[e] = 2*p+1, max(0, s-end[p]), EdgeProgram
-			e++
-		}
-		inStart[2*c+1] = e
-		if i := bc; i >= 0 {
-			cause := causeOf(i)
-			w := Wait{Call: c, Cause: cause, Ns: min(start[cause], en) - s, Comm: g.Comm[c]}
-			if w.Comm < 0 {
-				w.Comm = g.Comm[cause] // a Wait/Test call: the communicator of what it completed
-			}
-			kind := EdgeCollective
-			switch {
-			case i >= nm:
-				w.Kind = coll[i-nm].kind
-			case i&1 == 0:
-				w.Kind, kind = LateSender, EdgeLateSender
-				w.WrongOrder = wrong.has(int(i >> 1))
-			default:
-				w.Kind, kind = LateReceiver, EdgeLateReceiver
-			}
-			waits = append(waits, w)
-			inSrc[e], inWeight[e], inKind[e] = 2*cause, max(0, en-start[cause]), kind
-		} else {
-			inSrc[e], inWeight[e], inKind[e] = 2*c, max(0, en-s), EdgeCall
-		}
-		e++
-		t0, t1 = min(t0, s), max(t1, en)
-		if en > targetEnd {
-			target, targetEnd = 2*c+1, en
-		}
-	}
-	inStart[2*N] = e
-	g.Waits = waits
-	g.InStart, g.InSrc, g.InWeight, g.InKind = inStart, inSrc, inWeight, inKind
-	g.T0, g.T1, g.Target = t0, t1, target
-	b.msgs, b.runs, b.coll, b.dropped = nil, nil, nil, nil
-}
-
-// wrongOrder marks the messages whose receiver got them before a message
-// sent to it earlier (whose send started strictly earlier): a Late Sender
-// on such a message is "wrong order".
-func (b *builder) wrongOrder() bitset {
-	g := b.g
-	wrong := newBitset(len(b.msgs))
-	runs := slices.Clone(b.runs)
-	slices.SortStableFunc(runs, func(x, y msgRun) int { return cmp.Compare(x.dst, y.dst) })
-	type sent struct {
-		t    int64 // when the send started
-		m    int32
-		last int32 // head of a run: its end
-	}
-	var heads []sent
-	var order []sent
-	for i := 0; i < len(runs); {
-		j := i
-		for j < len(runs) && runs[j].dst == runs[i].dst {
-			j++
-		}
-		// Merge the runs of this destination by send start (then message).
-		// A run is in posting order, which is almost always start order too:
-		// the merged order is sorted unless a run was not.
-		heads, order = heads[:0], order[:0]
-		for _, r := range runs[i:j] {
-			heads = append(heads, sent{g.Start[b.msgs[r.lo].sendPost], r.lo, r.hi})
-		}
-		sorted := true
-		for len(heads) > 0 {
-			k := 0
-			for h := 1; h < len(heads); h++ {
-				if heads[h].t < heads[k].t || (heads[h].t == heads[k].t && heads[h].m < heads[k].m) {
-					k = h
-				}
-			}
-			hd := &heads[k]
-			sorted = sorted && (len(order) == 0 || order[len(order)-1].t <= hd.t)
-			order = append(order, sent{hd.t, hd.m, 0})
-			if hd.m++; hd.m < hd.last {
-				hd.t = g.Start[b.msgs[hd.m].sendPost]
-			} else {
-				heads[k] = heads[len(heads)-1]
-				heads = heads[:len(heads)-1]
-			}
-		}
-		if !sorted {
-			slices.SortFunc(order, func(x, y sent) int {
-				if c := cmp.Compare(x.t, y.t); c != 0 {
-					return c
-				}
-				return cmp.Compare(x.m, y.m)
-			})
-		}
-		// Messages whose sends started at the same time were not sent one
-		// before the other: each is compared with those sent strictly
-		// earlier.
-		latest := int64(-1 << 62)
-		for k := 0; k < len(order); {
-			t0 := order[k].t
-			l := k
-			groupLatest := latest
-			for ; l < len(order) && order[l].t == t0; l++ {
-				m := order[l].m
-				t := g.End[b.msgs[m].recvDone]
-				if latest > t {
-					wrong.set(int(m))
-				}
-				groupLatest = max(groupLatest, t)
-			}
-			latest = groupLatest
-			k = l
-		}
-		i = j
-	}
-	return wrong
 }

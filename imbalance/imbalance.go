@@ -52,34 +52,11 @@ type Result struct {
 	ByComm    map[int32]*Waits // -1: no communicator known
 }
 
-// Analyze computes the imbalance and wait states of a PAG.
-func Analyze(g *graph.PAG) *Result {
-	res := newResult(g.Ranks)
-	for r := range res.Processes {
-		res.addCalls(r, g.RankStart[r], g.RankStart[r+1], g.Start, g.End, g.InStart, g.InWeight, g.InKind)
-	}
-	var ps, de []int64
-	var rk []int
-	for k := range g.Colls {
-		c := &g.Colls[k]
-		ps, de, rk = ps[:0], de[:0], rk[:0]
-		for m := c.First; m < c.First+c.N; m++ {
-			ps = append(ps, g.Start[g.CollPost[m]])
-			de = append(de, g.End[g.CollDone[m]])
-			rk = append(rk, g.Rank(g.CollPost[m]))
-		}
-		res.addInstance(int32(k), ps, de, rk)
-	}
-	res.addWaits(g.Waits, g.Op, 0, g.RankStart)
-	res.finish()
-	return res
-}
-
-// AnalyzePart computes one analyzer rank's share of the analysis of a
-// distributed PAG: its ranks' processes, its coordinated collective
-// instances (their Coll indices are into p.Colls) and its calls' waits.
-// Merge the shares of all ranks with Merge.
-func AnalyzePart(p *graph.Part) *Result {
+// Analyze computes one analyzer rank's share of the analysis of the PAG:
+// its ranks' processes, its coordinated collective instances (their Coll
+// indices are into p.Colls) and its calls' waits. Merge the shares of all
+// ranks with Merge (one process: a share of one).
+func Analyze(p *graph.PAG) *Result {
 	res := newResult(p.Ranks)
 	for r := p.RankLo; r < p.RankHi; r++ {
 		res.addCalls(r, p.RankStart[r]-p.CallLo, p.RankStart[r+1]-p.CallLo, p.Start, p.End, p.InStart, p.InWeight, p.InKind)

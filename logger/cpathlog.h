@@ -89,6 +89,7 @@ typedef struct cp_comm {
 	int32_t *world;       /* local rank -> world rank (NULL: identity, for MPI_COMM_WORLD) */
 	int32_t *rworld;      /* remote rank -> world rank */
 	uint32_t seq;         /* collectives so far */
+	int refs;             /* the table's (while the handle is live) + pending requests' */
 } cp_comm;
 
 /* Request table entry. */
@@ -148,7 +149,17 @@ void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 		 int rc);
 void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
 		  MPI_Request req, int rc);
-void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm old, int rc);
+cp_comm *cp_comm_hold(MPI_Comm c);
+void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *c, int rc);
+void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm, int rc);
+void cp_comm_get_parent(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, int rc);
+/* The Test family: as cp_complete, and idle when the call completed nothing. */
+void cp_poll(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
+	     const MPI_Status *st, int rc, int idle);
+void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
+	       const MPI_Status *st, int rc);
+void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request req, int rc);
+void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
 
 /* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */

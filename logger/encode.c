@@ -81,6 +81,9 @@ static int64_t cp_cal_last, cp_cal_every;
 static uint32_t cp_cal_recs;
 #define CP_CAL_RECS 16384
 uint64_t cp_nrec, cp_dropped;
+/* Set from the entry to the exit of cp_enc_batch and cp_enc_chunk (wider
+ * than cp_coding: it covers growing the window), for the signal path. */
+volatile int cp_enc_busy;
 static int cp_broken; /* the file could not grow: records are dropped */
 
 int64_t cp_skew_ns(int64_t ns); /* runtime.c: test-only distortion */
@@ -348,9 +351,19 @@ int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every) {
 
 /* cp_enc_batch codes n records (whole calls) and commits them. Caller holds
  * the logger's lock. */
+static void cp_enc_batch1(const cp_rec *recs, int n);
+
 void cp_enc_batch(const cp_rec *recs, int n) {
 	if (n <= 0)
 		return;
+	cp_enc_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_enc_batch1(recs, n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_enc_busy = 0;
+}
+
+static void cp_enc_batch1(const cp_rec *recs, int n) {
 	if (cp_broken || cp_efd < 0) {
 		cp_dropped += (uint64_t)n;
 		return;
@@ -411,7 +424,18 @@ void cp_enc_batch(const cp_rec *recs, int n) {
 
 /* cp_enc_chunk appends a CHUNK item (from Go: the final clock point, a
  * module list). */
+static int cp_enc_chunk1(int kind, const void *payload, int len);
+
 int cp_enc_chunk(int kind, const void *payload, int len) {
+	cp_enc_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int ok = cp_enc_chunk1(kind, payload, len);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_enc_busy = 0;
+	return ok;
+}
+
+static int cp_enc_chunk1(int kind, const void *payload, int len) {
 	if (cp_broken || cp_efd < 0 || len < 0)
 		return 0;
 	size_t need = (size_t)len + 32;

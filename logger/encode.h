@@ -9,4 +9,5 @@ void cp_enc_batch(const cp_rec *recs, int n);
 int cp_enc_chunk(int kind, const void *payload, int len);
 void cp_enc_end(int status, int info, int truncate);
 extern uint64_t cp_nrec, cp_dropped;
+extern volatile int cp_enc_busy;
 #endif

@@ -31,6 +31,11 @@ static int64_t cp_go_mono(void) { return cp_mono_ns(); }
 static int cp_go_use_tsc(void) { return cp_use_tsc; }
 static uint64_t *cp_go_pend(void) { return cp_mods_pend; }
 static void cp_go_libversion(char *buf, int *len) { PMPI_Get_library_version(buf, len); }
+static int cp_go_spawned(void) {
+	MPI_Comm p = MPI_COMM_NULL;
+	PMPI_Comm_get_parent(&p);
+	return p != MPI_COMM_NULL;
+}
 */
 import "C"
 
@@ -190,6 +195,11 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	dir := os.Getenv("CPATH_DIR")
 	if dir == "" {
 		dir = DefaultDir
+	}
+	if C.cp_go_spawned() != 0 {
+		// A job started by MPI_Comm_spawn is a run of its own, whose ranks
+		// would overwrite the parent job's files of the same numbers.
+		dir = filepath.Join(dir, "spawned-"+hex.EncodeToString(idb[:]))
 	}
 	path := filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", rank))
 	f, ferr := openLog(dir, path)

@@ -48,9 +48,15 @@ static void cp_flush(void) {
 	cp_n = 0;
 }
 
+/* Set while some thread holds the logger's lock (or, without
+ * MPI_THREAD_MULTIPLE, is inside it): the signal path then leaves the poll
+ * runs alone. */
+static volatile int cp_held;
+
 void cp_lock(void) {
 	if (cp_mt)
 		pthread_mutex_lock(&cp_mu);
+	cp_held = 1;
 }
 void cp_unlock(void) {
 	if (cp_n)
@@ -62,6 +68,7 @@ void cp_unlock(void) {
 		cpathGoModules();
 		cp_depth--;
 	}
+	cp_held = 0;
 	if (cp_mt)
 		pthread_mutex_unlock(&cp_mu);
 }
@@ -85,7 +92,48 @@ static inline void cp_reserve(int n) {
 		cp_flush();
 }
 
+/* Runs of unproductive polls. A poll that completed nothing is not coded
+ * when it returns: its record stays open in its thread's slot here, and
+ * the thread's next identical poll extends it (end, and the number of calls
+ * in root). Any other recorded call of the thread (cp_call), MPI_Pcontrol,
+ * and the ends of the log (finalize, abort, exit, a signal) close the run:
+ * its one record is then coded, ahead of whatever closed it. A rank killed
+ * outright loses the open runs (at most one record per thread). Threads
+ * beyond CP_MAXRUNS record each poll alone, as a run of one call. The
+ * slots are touched under the logger's lock only. */
+#define CP_MAXRUNS 1024
+typedef struct cp_run {
+	cp_rec rec;
+	uint64_t key; /* hash of the poll's arguments */
+	int open;
+} cp_run;
+static cp_run cp_runs[CP_MAXRUNS];
+static volatile int cp_nruns; /* slots ever opened: 0..cp_nruns-1 */
+
+static inline void cp_tid_init(void) {
+	if (__builtin_expect(cp_tid < 0, 0))
+		cp_tid = atomic_fetch_add(&cp_ntid, 1);
+}
+
+/* cp_run_close stages thread tid's open run, if any, for coding. */
+static inline void cp_run_close(int tid) {
+	if (tid < 0 || tid >= CP_MAXRUNS || !cp_runs[tid].open)
+		return;
+	cp_runs[tid].open = 0;
+	if (cp_n == CP_BUFRECS)
+		cp_flush();
+	cp_buf[cp_n++] = cp_runs[tid].rec;
+}
+
+/* cp_runs_close stages every thread's open run (caller holds the lock). */
+static void cp_runs_close(void) {
+	for (int i = 0; i < cp_nruns; i++)
+		cp_run_close(i);
+}
+
 static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
+	cp_tid_init();
+	cp_run_close(cp_tid);
 	cp_rec *r = cp_put();
 	cp_module_seen(cs);
 	r->op = (uint8_t)op;
@@ -111,6 +159,25 @@ static inline cp_rec *cp_sub(int op) {
 /* ---- communicators ---- */
 
 static cp_comm cp_cworld, cp_cself;
+
+/* A communicator's record is shared by the table (while its handle is
+ * live) and by every pending request on it: MPI_Comm_free only marks a
+ * communicator for freeing once its pending operations complete, and their
+ * completions still need its rank map. The last reference frees it. */
+static inline int cp_comm_predef(const cp_comm *c) { return c == &cp_cworld || c == &cp_cself; }
+
+static void cp_comm_ref(cp_comm *c) {
+	if (c && !cp_comm_predef(c))
+		c->refs++;
+}
+
+static void cp_comm_unref(cp_comm *c) {
+	if (!c || cp_comm_predef(c) || --c->refs > 0)
+		return;
+	free(c->world);
+	free(c->rworld);
+	free(c);
+}
 static cp_comm **cp_ctab; /* open addressing by handle */
 static int cp_ccap, cp_clen;
 static uint32_t cp_next_comm = 2;
@@ -143,28 +210,30 @@ static void cp_ctab_put(cp_comm *c) {
 		j = (j + 1) & (size_t)(cp_ccap - 1);
 	if (!cp_ctab[j])
 		cp_clen++;
+	else if (cp_ctab[j] != c) /* the handle was freed by a call not wrapped and reused */
+		cp_comm_unref(cp_ctab[j]);
 	cp_ctab[j] = c;
 }
 
-static void cp_ctab_del(MPI_Comm h) {
-	if (!cp_ccap)
+/* cp_ctab_unlink takes c out of the table (its handle is no longer valid)
+ * and drops the table's reference. */
+static void cp_ctab_unlink(cp_comm *c) {
+	if (!cp_ccap || !c || cp_comm_predef(c))
 		return;
-	size_t j = cp_hash(h, cp_ccap);
-	while (cp_ctab[j] && cp_ctab[j]->h != h)
+	size_t j = cp_hash(c->h, cp_ccap);
+	while (cp_ctab[j] && cp_ctab[j] != c)
 		j = (j + 1) & (size_t)(cp_ccap - 1);
 	if (!cp_ctab[j])
 		return;
-	free(cp_ctab[j]->world);
-	free(cp_ctab[j]->rworld);
-	free(cp_ctab[j]);
 	cp_ctab[j] = NULL;
 	cp_clen--;
+	cp_comm_unref(c);
 	/* re-insert the rest of the cluster so lookups still find them */
 	for (size_t k = (j + 1) & (size_t)(cp_ccap - 1); cp_ctab[k]; k = (k + 1) & (size_t)(cp_ccap - 1)) {
-		cp_comm *c = cp_ctab[k];
+		cp_comm *o = cp_ctab[k];
 		cp_ctab[k] = NULL;
 		cp_clen--;
-		cp_ctab_put(c);
+		cp_ctab_put(o);
 	}
 }
 
@@ -188,6 +257,7 @@ static cp_comm *cp_comm_register(MPI_Comm h) {
 	cp_comm *c = calloc(1, sizeof *c);
 	c->h = h;
 	c->id = cp_next_comm++;
+	c->refs = 1; /* the table's */
 	MPI_Group g;
 	PMPI_Comm_size(h, &c->size);
 	PMPI_Comm_group(h, &g);
@@ -413,7 +483,7 @@ static void cp_rtab_grow(void) {
 	cp_rcap = ncap;
 }
 
-static void cp_req_put(const cp_req *e) {
+static void cp_req_insert(const cp_req *e) {
 	if ((cp_rlen + 1) * 2 > cp_rcap)
 		cp_rtab_grow();
 	size_t j = cp_hash(e->h, cp_rcap);
@@ -421,6 +491,12 @@ static void cp_req_put(const cp_req *e) {
 		j = (j + 1) & (size_t)(cp_rcap - 1);
 	cp_rlen++;
 	cp_rtab[j] = *e;
+}
+
+/* cp_req_put adds a new request, which keeps its communicator's record. */
+static void cp_req_put(const cp_req *e) {
+	cp_comm_ref(e->c);
+	cp_req_insert(e);
 }
 
 /* cp_req_claim returns the oldest entry for h not yet claimed in this
@@ -456,14 +532,16 @@ static void cp_req_del(MPI_Request h, uint32_t id) {
 	if (!e)
 		return;
 	size_t j = (size_t)(e - cp_rtab);
+	cp_comm *c = e->c;
 	e->id = 0;
 	cp_rlen--;
 	for (size_t k = (j + 1) & (size_t)(cp_rcap - 1); cp_rtab[k].id; k = (k + 1) & (size_t)(cp_rcap - 1)) {
 		cp_req tmp = cp_rtab[k];
 		cp_rtab[k].id = 0;
 		cp_rlen--;
-		cp_req_put(&tmp);
+		cp_req_insert(&tmp);
 	}
+	cp_comm_unref(c);
 }
 
 void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
@@ -473,10 +551,12 @@ void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
 	uint32_t gen = ++cp_claim_gen;
 	for (int i = 0; i < p->n; i++) {
 		cp_req *e = cp_req_claim(reqs[i], gen);
-		if (e)
+		if (e) {
 			p->ents[i] = *e;
-		else
+		} else { /* the handle still identifies the request to cp_poll */
 			p->ents[i].id = 0;
+			p->ents[i].h = reqs[i];
+		}
 	}
 	cp_unlock();
 }
@@ -667,6 +747,103 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 	cp_unlock();
 }
 
+static inline uint64_t cp_mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001B3ULL; }
+
+/* cp_poll_extend extends this thread's open run if the call is the same
+ * poll (op, argument hash); the caller holds the lock. The call site may
+ * differ: a compiler that unrolls a polling loop makes one loop call from
+ * several. A run is cut at 2^31-1 calls. */
+static inline int cp_poll_extend(int op, uint64_t key, int64_t t1) {
+	cp_tid_init();
+	if (cp_tid >= CP_MAXRUNS)
+		return 0;
+	cp_run *u = &cp_runs[cp_tid];
+	if (!u->open || u->key != key || u->rec.op != op || u->rec.root == INT32_MAX)
+		return 0;
+	u->rec.end = t1;
+	u->rec.root++;
+	return 1;
+}
+
+/* cp_poll_open makes r, the last record staged (by cp_call), this thread's
+ * open run of one call, taking it back out of the staging buffer; a thread
+ * without a slot codes it as it is. */
+static inline void cp_poll_open(cp_rec *r, uint64_t key) {
+	r->root = 1;
+	if (cp_tid >= CP_MAXRUNS)
+		return;
+	cp_run *u = &cp_runs[cp_tid];
+	u->rec = *r;
+	u->key = key;
+	u->open = 1;
+	cp_n--;
+	if (cp_tid >= cp_nruns)
+		cp_nruns = cp_tid + 1;
+}
+
+/* cp_poll records a call of the Test family. One that completed nothing
+ * (idle) joins the thread's run of identical unproductive polls: one
+ * record, first start to last end, with the number of calls in root. */
+void cp_poll(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
+	     const MPI_Status *st, int rc, int idle) {
+	if (!idle || rc != MPI_SUCCESS || !cp_on) {
+		cp_complete(op, t0, t1, cs, p, ndone, idx, st, rc);
+		return;
+	}
+	uint64_t key = cp_mix(0xCBF29CE484222325ULL, (uint64_t)p->n);
+	for (int i = 0; i < p->n; i++)
+		key = cp_mix(cp_mix(key, (uint64_t)(uintptr_t)p->ents[i].h), p->ents[i].id);
+	cp_lock();
+	if (!cp_poll_extend(op, key, t1))
+		cp_poll_open(cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc), key);
+	cp_unlock();
+}
+
+/* cp_iprobe records MPI_Iprobe; one that found no message is a poll. */
+void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
+	       const MPI_Status *st, int rc) {
+	cp_lock();
+	if (!flag && rc == MPI_SUCCESS) {
+		uint64_t key = cp_mix(cp_mix(cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)comm), (uint64_t)source),
+				      (uint64_t)tag);
+		if (!cp_poll_extend(op, key, t1)) {
+			cp_comm *c = cp_comm_get(comm);
+			cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+			cp_fill_from_status(r, c, source, tag, NULL);
+			cp_poll_open(r, key);
+		}
+	} else {
+		cp_comm *c = cp_comm_get(comm);
+		cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+		cp_fill_from_status(r, c, source, tag, flag ? st : NULL);
+	}
+	cp_unlock();
+}
+
+/* Generalized requests: the program completes them itself, possibly on
+ * another thread; MPI_Grequest_complete's record names the request, and
+ * its Thread the thread that completed it. */
+void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request req, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = ++cp_next_req, .kind = CP_RK_OTHER, .comm = 0xFFFFFFFFu,
+			    .peer = CP_PEER_NONE, .tid = cp_tid};
+		cp_req_put(&e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
+	}
+	cp_unlock();
+}
+
+void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
+	cp_lock();
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (p->n == 1 && p->ents[0].id)
+		r->req = p->ents[0].id;
+	cp_unlock();
+}
+
 void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int root, uint64_t bytes,
 	     int flags, int rc) {
 	cp_lock();
@@ -770,6 +947,7 @@ void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, 
 		cp_comm *nc = calloc(1, sizeof *nc);
 		nc->h = newcomm;
 		nc->id = cp_next_comm++;
+		nc->refs = 1;
 		nc->size = pc->size;
 		nc->rsize = pc->rsize;
 		nc->world = malloc(sizeof(int32_t) * (size_t)nc->size);
@@ -794,13 +972,90 @@ void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, 
 	cp_unlock();
 }
 
-void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm old, int rc) {
+/* cp_comm_hold runs before MPI_Comm_free (or _disconnect): it finds the
+ * record, or makes it while MPI can still answer, and keeps it for
+ * cp_comm_free, which never queries the handle. */
+cp_comm *cp_comm_hold(MPI_Comm h) {
 	cp_lock();
-	cp_comm *c = cp_comm_get(old);
+	cp_comm *c = cp_comm_get(h);
+	cp_comm_ref(c);
+	cp_unlock();
+	return c;
+}
+
+void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *c, int rc) {
+	cp_lock();
 	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
 	r->seq = c ? ++c->seq : 0;
-	if (c && c != &cp_cworld && c != &cp_cself)
-		cp_ctab_del(old);
+	if (rc == MPI_SUCCESS)
+		cp_ctab_unlink(c); /* pending requests keep the record */
+	cp_comm_unref(c);
+	cp_unlock();
+}
+
+/* cp_comm_dyn records a dynamic-process constructor (spawn, accept,
+ * connect, join). When every rank of the other group is in this job's
+ * MPI_COMM_WORLD (accept/connect or join within one job), the other side
+ * runs the logger too and both agree on a name as for MPI_Intercomm_create.
+ * Otherwise the other group is another job, perhaps not logged, so nothing
+ * goes over the new intercommunicator: the local group names it, after its
+ * own leader (local rank 0) and that leader's counter, broadcast over the
+ * parent. The two jobs' names differ; ranks of the other job are
+ * CP_PEER_UNKNOWN. Both sides make the same test, so both exchange or
+ * neither does. */
+void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm, int rc) {
+	cp_comm *pc, *nc = NULL;
+	cp_lock();
+	pc = cp_comm_get(parent);
+	uint32_t seq = pc ? ++pc->seq : 0;
+	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL)
+		nc = cp_comm_register(newcomm);
+	cp_unlock();
+	int counter = 0;
+	int32_t leader = nc ? nc->world[0] : CP_PEER_NONE;
+	int samejob = nc && nc->rsize > 0;
+	for (int i = 0; samejob && i < nc->rsize; i++)
+		samejob = nc->rworld[i] >= 0;
+	if (samejob) {
+		cp_comm_name(parent, newcomm, op, &leader, &counter);
+	} else if (nc) {
+		int lr = 0, n = 1, inter = 0;
+		PMPI_Comm_rank(parent, &lr);
+		PMPI_Comm_size(parent, &n);
+		PMPI_Comm_test_inter(parent, &inter);
+		counter = lr == 0 ? ++cp_created : 0;
+		if (!inter && n > 1)
+			PMPI_Bcast(&counter, 1, MPI_INT, 0, parent);
+	}
+	cp_lock();
+	if (nc)
+		cp_reserve(1 + nc->size + nc->rsize);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
+	r->seq = seq;
+	if (nc) {
+		r->req = nc->id;
+		r->tag = counter;
+		r->root = leader;
+		cp_put_members(r, nc);
+	}
+	cp_unlock();
+}
+
+/* MPI_Comm_get_parent: the intercommunicator to the parent job, made in
+ * MPI_Init. Not collective, so named without agreement: "Y" + world rank of
+ * local rank 0 + ".0" (a process has one parent). Every call repeats the
+ * same entry, so that a log read from any point finds it. */
+void cp_comm_get_parent(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, int rc) {
+	cp_lock();
+	cp_comm *nc = (rc == MPI_SUCCESS && parent != MPI_COMM_NULL) ? cp_comm_get(parent) : NULL;
+	if (nc)
+		cp_reserve(1 + nc->size + nc->rsize);
+	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (nc) {
+		r->req = nc->id;
+		r->root = nc->world[0];
+		cp_put_members(r, nc);
+	}
 	cp_unlock();
 }
 
@@ -888,6 +1143,7 @@ static void cp_finish(int status, int info) {
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
+	cp_runs_close();
 	cp_flush();
 	cp_depth++;
 	cpathGoFinish(status, info);
@@ -912,6 +1168,7 @@ void cp_before_finalize(int64_t t0, uint64_t cs) {
 	}
 	if (cp_on) {
 		cp_lock();
+		cp_runs_close(); /* every thread's, before the Finalize */
 		cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
 		cp_unlock();
 	}
@@ -924,6 +1181,7 @@ void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode) {
 	if (cp_on) {
 		cp_lock();
 		cp_comm *c = cp_comm_get(comm);
+		cp_runs_close();
 		cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
 		r->tag = errorcode;
 		cp_unlock();
@@ -935,6 +1193,7 @@ void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
 	if (!cp_inited || cp_finished || !cp_logging)
 		return;
 	cp_lock();
+	cp_runs_close(); /* MPI_Pcontrol cuts every thread's run of polls */
 	cp_rec *r = cp_call(CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
 	r->tag = level;
 	cp_on = level != 0;
@@ -949,6 +1208,34 @@ int64_t cp_skew_ns(int64_t ns) {
 	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
 }
 
+/* cp_runs_rescue codes the open poll runs on the way out, if no thread is
+ * inside the logger (it would be changing them, or coding) and the lock can
+ * be had without waiting; otherwise they are lost, with the call in flight.
+ * Records go through a small array: the signal stack may be small. */
+static void cp_runs_rescue(void) {
+	if (cp_held || cp_enc_busy || cp_nruns == 0)
+		return;
+	if (cp_mt && pthread_mutex_trylock(&cp_mu) != 0)
+		return;
+	if (!cp_held && !cp_enc_busy) {
+		cp_rec tmp[8];
+		int n = 0;
+		for (int i = 0; i < cp_nruns; i++) {
+			if (!cp_runs[i].open)
+				continue;
+			cp_runs[i].open = 0;
+			tmp[n++] = cp_runs[i].rec;
+			if (n == 8) {
+				cp_enc_batch(tmp, n);
+				n = 0;
+			}
+		}
+		cp_enc_batch(tmp, n);
+	}
+	if (cp_mt)
+		pthread_mutex_unlock(&cp_mu);
+}
+
 /* The committed calls are in the file already (the kernel holds the mapped
  * pages): only the trailer is left to write, without allocation or Go.
  * The call in flight, if any, is lost. The file is not cut to size here (a
@@ -960,6 +1247,7 @@ static void cp_emergency(int status, int info, int truncate) {
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
+	cp_runs_rescue();
 	cp_enc_end(status, info, truncate);
 }
 

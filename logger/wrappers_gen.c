@@ -377,6 +377,67 @@ void mpi_probe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *stat
 void mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
 void MPI_PROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
 
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_Iprobe(source, tag, comm, flag, status);
+	CP_ENTER();
+	const int OP = CP_OP_IPROBE;
+	uint64_t cs = CP_CALLSITE();
+	int c_source = source;
+	int c_tag = tag;
+	MPI_Comm c_comm = comm;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+	int64_t t1 = cp_now();
+	int c_flag = *flag;
+	cp_iprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_iprobe_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_iprobe_(source, tag, comm, flag, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_IPROBE;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_iprobe_(source, tag, comm, flag, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_iprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
+void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
+void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
+void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -1617,7 +1678,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 	int rc = PMPI_Test(request, flag, st);
 	int64_t t1 = cp_now();
 	int c_flag = *flag;
-	cp_complete(OP, t0, t1, cs, &p, c_flag != 0, NULL, st, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag != 0, NULL, st, rc, !c_flag);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_flag;
@@ -1650,7 +1711,7 @@ static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MP
 	MPI_Status st_c;
 	PMPI_Status_f2c(fst, &st_c);
 	const MPI_Status *st = &st_c;
-	cp_complete(OP, t0, t1, cs, &p, c_flag != 0, NULL, st, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag != 0, NULL, st, rc, !c_flag);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_flag;
@@ -1677,7 +1738,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	int rc = PMPI_Testall(count, array_of_requests, flag, sts);
 	int64_t t1 = cp_now();
 	int c_flag = *flag;
-	cp_complete(OP, t0, t1, cs, &p, c_flag ? c_count : 0, NULL, sts, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag ? c_count : 0, NULL, sts, rc, !c_flag);
 	cp_statuses_free(sts, array_of_statuses, sts_small);
 	cp_pre_free(&p);
 	(void)c_count;
@@ -1711,7 +1772,7 @@ static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	int rc = (int)*ierr;
 	int c_flag = *flag != 0;
 	MPI_Status *sts = cp_f_statuses_out(fsts, c_count);
-	cp_complete(OP, t0, t1, cs, &p, c_flag ? c_count : 0, NULL, sts, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag ? c_count : 0, NULL, sts, rc, !c_flag);
 	if (c_array_of_requests != rq_small) free(c_array_of_requests);
 	cp_f_statuses_free(fsts, array_of_statuses, sts);
 	cp_pre_free(&p);
@@ -1742,7 +1803,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	int64_t t1 = cp_now();
 	int c_index = *index;
 	int c_flag = *flag;
-	cp_complete(OP, t0, t1, cs, &p, c_flag && c_index != MPI_UNDEFINED, &c_index, st, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag && c_index != MPI_UNDEFINED, &c_index, st, rc, !c_flag);
 	cp_pre_free(&p);
 	(void)c_count;
 	(void)c_array_of_requests;
@@ -1780,7 +1841,7 @@ static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	MPI_Status st_c;
 	PMPI_Status_f2c(fst, &st_c);
 	const MPI_Status *st = &st_c;
-	cp_complete(OP, t0, t1, cs, &p, c_flag && c_index != MPI_UNDEFINED, &c_index, st, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_flag && c_index != MPI_UNDEFINED, &c_index, st, rc, !c_flag);
 	if (c_array_of_requests != rq_small) free(c_array_of_requests);
 	cp_pre_free(&p);
 	(void)c_count;
@@ -1811,7 +1872,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	int64_t t1 = cp_now();
 	int c_outcount = *outcount;
 	const int *c_array_of_indices = array_of_indices;
-	cp_complete(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc, c_outcount == 0);
 	cp_statuses_free(sts, array_of_statuses, sts_small);
 	cp_pre_free(&p);
 	(void)c_incount;
@@ -1847,7 +1908,7 @@ static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 	int c_outcount = (int)*outcount;
 	int *c_array_of_indices = cp_f_indices(array_of_indices, c_outcount);
 	MPI_Status *sts = cp_f_statuses_out(fsts, c_incount);
-	cp_complete(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc);
+	cp_poll(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc, c_outcount == 0);
 	if (c_array_of_requests != rq_small) free(c_array_of_requests);
 	free(c_array_of_indices);
 	cp_f_statuses_free(fsts, array_of_statuses, sts);
@@ -4913,6 +4974,592 @@ void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newint
 void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
 void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
 
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_dup_with_info(comm, info, newcomm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_DUP_WITH_INFO;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newcomm = *newcomm;
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_comm_dup_with_info_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_dup_with_info_(comm, info, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_DUP_WITH_INFO;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_comm_dup_with_info_(comm, info, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_dup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
+void MPI_COMM_DUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
+
+#if MPI_VERSION >= 4
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_IDUP_WITH_INFO;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newcomm = *newcomm;
+	MPI_Request c_request = *request;
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_comm_idup_with_info_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_idup_with_info_(comm, info, newcomm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_IDUP_WITH_INFO;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_comm_idup_with_info_(comm, info, newcomm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
+void mpi_comm_idup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
+void mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
+void MPI_COMM_IDUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_CREATE_FROM_GROUP;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Group c_group = group;
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = info;
+	MPI_Errhandler c_errhandler = errhandler;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newcomm = *newcomm;
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newcomm, rc);
+	(void)c_group;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newcomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
+static void cpf_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs) {
+	if (!pmpi_comm_create_from_group_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_create_from_group_(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_CREATE_FROM_GROUP;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Errhandler c_errhandler = PMPI_Errhandler_f2c(*errhandler);
+	int64_t t0 = cp_now();
+	pmpi_comm_create_from_group_(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newcomm, rc);
+	(void)c_group;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void mpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_comm_create_from_group__(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
+void MPI_COMM_CREATE_FROM_GROUP(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	CP_ENTER();
+	const int OP = CP_OP_INTERCOMM_CREATE_FROM_GROUPS;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Group c_local_group = local_group;
+	int c_local_leader = local_leader;
+	MPI_Group c_remote_group = remote_group;
+	int c_remote_leader = remote_leader;
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = info;
+	MPI_Errhandler c_errhandler = errhandler;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newintercomm = *newintercomm;
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newintercomm, rc);
+	(void)c_local_group;
+	(void)c_local_leader;
+	(void)c_remote_group;
+	(void)c_remote_leader;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newintercomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
+static void cpf_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs) {
+	if (!pmpi_intercomm_create_from_groups_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_intercomm_create_from_groups_(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_INTERCOMM_CREATE_FROM_GROUPS;
+	MPI_Group c_local_group = PMPI_Group_f2c(*local_group);
+	int c_local_leader = (int)*local_leader;
+	MPI_Group c_remote_group = PMPI_Group_f2c(*remote_group);
+	int c_remote_leader = (int)*remote_leader;
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Errhandler c_errhandler = PMPI_Errhandler_f2c(*errhandler);
+	int64_t t0 = cp_now();
+	pmpi_intercomm_create_from_groups_(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newintercomm = PMPI_Comm_f2c(*newintercomm);
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newintercomm, rc);
+	(void)c_local_group;
+	(void)c_local_leader;
+	(void)c_remote_group;
+	(void)c_remote_leader;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newintercomm;
+	CP_LEAVE();
+}
+void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_intercomm_create_from_groups__(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
+void MPI_INTERCOMM_CREATE_FROM_GROUPS(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
+#endif
+
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_SPAWN;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_command = (const void *)command;
+	const void *c_argv = (const void *)argv;
+	int c_maxprocs = maxprocs;
+	MPI_Info c_info = info;
+	int c_root = root;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+	int64_t t1 = cp_now();
+	MPI_Comm c_intercomm = *intercomm;
+	const int *c_array_of_errcodes = array_of_errcodes;
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_command;
+	(void)c_argv;
+	(void)c_maxprocs;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) __attribute__((weak));
+static void cpf_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len, uint64_t cs) {
+	if (!pmpi_comm_spawn_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_SPAWN;
+	const void *c_command = (const void *)command;
+	const void *c_argv = (const void *)argv;
+	int c_maxprocs = (int)*maxprocs;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const int *c_array_of_errcodes = (const int *)array_of_errcodes;
+	int64_t t0 = cp_now();
+	pmpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_command;
+	(void)c_argv;
+	(void)c_maxprocs;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+}
+void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn__(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
+void MPI_COMM_SPAWN(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
+
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char * *array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_SPAWN_MULTIPLE;
+	uint64_t cs = CP_CALLSITE();
+	int c_count = count;
+	const void *c_array_of_commands = (const void *)array_of_commands;
+	const void *c_array_of_argv = (const void *)array_of_argv;
+	const int *c_array_of_maxprocs = array_of_maxprocs;
+	const MPI_Info *c_array_of_info = array_of_info;
+	int c_root = root;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+	int64_t t1 = cp_now();
+	MPI_Comm c_intercomm = *intercomm;
+	const int *c_array_of_errcodes = array_of_errcodes;
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_count;
+	(void)c_array_of_commands;
+	(void)c_array_of_argv;
+	(void)c_array_of_maxprocs;
+	(void)c_array_of_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) __attribute__((weak));
+static void cpf_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len, uint64_t cs) {
+	if (!pmpi_comm_spawn_multiple_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_spawn_multiple_(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_SPAWN_MULTIPLE;
+	int c_count = (int)*count;
+	const void *c_array_of_commands = (const void *)array_of_commands;
+	const void *c_array_of_argv = (const void *)array_of_argv;
+	const int *c_array_of_maxprocs = (const int *)array_of_maxprocs;
+	const int *c_array_of_info = (const int *)array_of_info;
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const int *c_array_of_errcodes = (const int *)array_of_errcodes;
+	int64_t t0 = cp_now();
+	pmpi_comm_spawn_multiple_(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_count;
+	(void)c_array_of_commands;
+	(void)c_array_of_argv;
+	(void)c_array_of_maxprocs;
+	(void)c_array_of_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+}
+void mpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn_multiple__(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
+void MPI_COMM_SPAWN_MULTIPLE(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
+
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_ACCEPT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = info;
+	int c_root = root;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newcomm = *newcomm;
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
+static void cpf_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs) {
+	if (!pmpi_comm_accept_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_accept_(port_name, info, root, comm, newcomm, ierr, port_name_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_ACCEPT;
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_comm_accept_(port_name, info, root, comm, newcomm, ierr, port_name_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void mpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_accept__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void MPI_COMM_ACCEPT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_CONNECT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = info;
+	int c_root = root;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_newcomm = *newcomm;
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
+static void cpf_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs) {
+	if (!pmpi_comm_connect_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_connect_(port_name, info, root, comm, newcomm, ierr, port_name_len);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_CONNECT;
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_comm_connect_(port_name, info, root, comm, newcomm, ierr, port_name_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void mpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_connect__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void MPI_COMM_CONNECT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+
+int MPI_Comm_join(int fd, MPI_Comm *intercomm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_join(fd, intercomm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_JOIN;
+	uint64_t cs = CP_CALLSITE();
+	int c_fd = fd;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_join(fd, intercomm);
+	int64_t t1 = cp_now();
+	MPI_Comm c_intercomm = *intercomm;
+	cp_comm_dyn(OP, t0, t1, cs, MPI_COMM_SELF, c_intercomm, rc);
+	(void)c_fd;
+	(void)c_intercomm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_comm_join_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_join_(fd, intercomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_JOIN;
+	int c_fd = (int)*fd;
+	int64_t t0 = cp_now();
+	pmpi_comm_join_(fd, intercomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, MPI_COMM_SELF, c_intercomm, rc);
+	(void)c_fd;
+	(void)c_intercomm;
+	CP_LEAVE();
+}
+void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
+void mpi_comm_join__(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
+void mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
+void MPI_COMM_JOIN(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
+
+int MPI_Comm_get_parent(MPI_Comm *parent) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_get_parent(parent);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_GET_PARENT;
+	uint64_t cs = CP_CALLSITE();
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_get_parent(parent);
+	int64_t t1 = cp_now();
+	MPI_Comm c_parent = *parent;
+	cp_comm_get_parent(OP, t0, t1, cs, c_parent, rc);
+	(void)c_parent;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_comm_get_parent_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_get_parent_(parent, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_GET_PARENT;
+	int64_t t0 = cp_now();
+	pmpi_comm_get_parent_(parent, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_parent = PMPI_Comm_f2c(*parent);
+	cp_comm_get_parent(OP, t0, t1, cs, c_parent, rc);
+	(void)c_parent;
+	CP_LEAVE();
+}
+void mpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
+void mpi_comm_get_parent__(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
+void mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
+void MPI_COMM_GET_PARENT(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
+
 int MPI_Comm_free(MPI_Comm *comm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_free(comm);
@@ -4920,10 +5567,11 @@ int MPI_Comm_free(MPI_Comm *comm) {
 	const int OP = CP_OP_COMM_FREE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = *comm;
+	cp_comm *fc = cp_comm_hold(c_comm);
 	int64_t t0 = cp_now();
 	int rc = PMPI_Comm_free(comm);
 	int64_t t1 = cp_now();
-	cp_comm_free(OP, t0, t1, cs, c_comm, rc);
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
 	(void)c_comm;
 	CP_LEAVE();
 	return rc;
@@ -4942,11 +5590,12 @@ static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 	CP_ENTER();
 	const int OP = CP_OP_COMM_FREE;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	cp_comm *fc = cp_comm_hold(c_comm);
 	int64_t t0 = cp_now();
 	pmpi_comm_free_(comm, ierr);
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
-	cp_comm_free(OP, t0, t1, cs, c_comm, rc);
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
 	(void)c_comm;
 	CP_LEAVE();
 }
@@ -4954,6 +5603,156 @@ void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ie
 void mpi_comm_free__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
 void mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
 void MPI_COMM_FREE(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
+
+int MPI_Comm_disconnect(MPI_Comm *comm) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Comm_disconnect(comm);
+	CP_ENTER();
+	const int OP = CP_OP_COMM_DISCONNECT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Comm c_comm = *comm;
+	cp_comm *fc = cp_comm_hold(c_comm);
+	int64_t t0 = cp_now();
+	int rc = PMPI_Comm_disconnect(comm);
+	int64_t t1 = cp_now();
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_comm_disconnect_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_comm_disconnect_(comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_COMM_DISCONNECT;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	cp_comm *fc = cp_comm_hold(c_comm);
+	int64_t t0 = cp_now();
+	pmpi_comm_disconnect_(comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
+void mpi_comm_disconnect__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
+void mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
+void MPI_COMM_DISCONNECT(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
+
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
+	CP_ENTER();
+	const int OP = CP_OP_GREQUEST_START;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_query_fn = (const void *)query_fn;
+	const void *c_free_fn = (const void *)free_fn;
+	const void *c_cancel_fn = (const void *)cancel_fn;
+	const void *c_extra_state = extra_state;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_grequest_start(OP, t0, t1, cs, c_request, rc);
+	(void)c_query_fn;
+	(void)c_free_fn;
+	(void)c_cancel_fn;
+	(void)c_extra_state;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_grequest_start_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_grequest_start_(query_fn, free_fn, cancel_fn, extra_state, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_GREQUEST_START;
+	const void *c_query_fn = (const void *)query_fn;
+	const void *c_free_fn = (const void *)free_fn;
+	const void *c_cancel_fn = (const void *)cancel_fn;
+	const void *c_extra_state = cp_f_buf(extra_state);
+	int64_t t0 = cp_now();
+	pmpi_grequest_start_(query_fn, free_fn, cancel_fn, extra_state, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_grequest_start(OP, t0, t1, cs, c_request, rc);
+	(void)c_query_fn;
+	(void)c_free_fn;
+	(void)c_cancel_fn;
+	(void)c_extra_state;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
+void mpi_grequest_start__(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
+void mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
+void MPI_GREQUEST_START(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
+
+int MPI_Grequest_complete(MPI_Request request) {
+	if (CP_SKIP())
+		return PMPI_Grequest_complete(request);
+	CP_ENTER();
+	const int OP = CP_OP_GREQUEST_COMPLETE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Request c_request = request;
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	int rc = PMPI_Grequest_complete(request);
+	int64_t t1 = cp_now();
+	cp_grequest_complete(OP, t0, t1, cs, &p, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+	if (!pmpi_grequest_complete_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_grequest_complete_(request, ierr);
+		return;
+	}
+	CP_ENTER();
+	const int OP = CP_OP_GREQUEST_COMPLETE;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	pmpi_grequest_complete_(request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_grequest_complete(OP, t0, t1, cs, &p, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
+void mpi_grequest_complete__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
+void mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
+void MPI_GREQUEST_COMPLETE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
 
 #if MPI_VERSION >= 4
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {

@@ -11,8 +11,13 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// Computation is the name by_op uses for time outside MPI.
-const Computation = "computation"
+// Computation is the name by_op uses for time outside MPI, Launch for the
+// time before a rank's first call.
+const (
+	Computation = "computation"
+	Launch      = "launch"
+	launchOp    = 256 // Launch's slot among the operations
+)
 
 // Input is everything a report is made of.
 type Input struct {
@@ -24,9 +29,9 @@ type Input struct {
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
 	// PathCalls gives the times, operations and call sites of the path's
-	// calls when PAG holds only the run's summary (a distributed analysis:
-	// the calls stay with the analyzer ranks that own them); nil: PAG's.
-	PathCalls PathCalls
+	// calls: PAG holds only the run's summary (the calls stay with the
+	// analyzer ranks that own them).
+	PathCalls graph.CallTable
 	// Agreement is a heuristic algorithm's agreement with the exact path
 	// (share of the path's time attributed to the same rank and segment),
 	// negative if not measured.
@@ -45,19 +50,6 @@ type HeuristicSegment struct {
 	Call       int32
 	Start, End int64
 }
-
-// PathCalls is what the report needs of the calls on the critical path.
-type PathCalls interface {
-	Time(v int32) int64
-	Op(c int32) trace.Op
-	CallSite(c int32) uint64
-}
-
-type pagCalls struct{ g *graph.PAG }
-
-func (p pagCalls) Time(v int32) int64      { return p.g.Time(v) }
-func (p pagCalls) Op(c int32) trace.Op     { return p.g.Op[c] }
-func (p pagCalls) CallSite(c int32) uint64 { return p.g.CallSite[c] }
 
 // Build assembles the report.
 func Build(in *Input) *Report {
@@ -142,10 +134,7 @@ func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 // criticalPath turns the path's vertices into segments and profiles.
 func criticalPath(in *Input) CriticalPath {
 	g := in.PAG
-	var pc PathCalls = pagCalls{g}
-	if in.PathCalls != nil {
-		pc = in.PathCalls
-	}
+	pc := in.PathCalls
 	cp := CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: make([]Segment, 0, max(0, len(in.Path.Vertices)-1))}
 	byRank := make([]RankShare, g.Ranks)
 	for i := range byRank {
@@ -156,13 +145,17 @@ func criticalPath(in *Input) CriticalPath {
 		count int
 	}
 	byOp := map[string]*opAcc{}
-	var opAccs [256]*opAcc // by operation; computation is opAccs[0] (OpInvalid)
-	acc := func(op trace.Op, ns int64) {
+	var opAccs [257]*opAcc // by operation; computation is opAccs[0] (OpInvalid), launch opAccs[256]
+	acc := func(op int, ns int64) {
 		a := opAccs[op]
 		if a == nil {
 			name := Computation
-			if op != trace.OpInvalid {
-				name = op.String()
+			switch op {
+			case launchOp:
+				name = Launch
+			case int(trace.OpInvalid):
+			default:
+				name = trace.Op(op).String()
 			}
 			if a = byOp[name]; a == nil {
 				a = &opAcc{}
@@ -194,52 +187,75 @@ func criticalPath(in *Input) CriticalPath {
 		return s
 	}
 	for _, h := range in.Heuristic {
-		op := pc.Op(h.Call)
+		op := pc[h.Call].Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
-			Callsite: site(h.Rank, pc.CallSite(h.Call))}
+			Callsite: site(h.Rank, pc[h.Call].CallSite)}
 		ns := h.End - h.Start
 		if h.Kind == 'c' {
 			seg.Kind = "compute"
 			byRank[h.Rank].ComputeNs += ns
-			acc(trace.OpInvalid, ns)
+			acc(int(trace.OpInvalid), ns)
 		} else {
 			seg.Kind = "mpi"
 			byRank[h.Rank].MPINs += ns
-			acc(op, ns)
+			acc(int(op), ns)
 		}
 		cp.Segments = append(cp.Segments, seg)
 	}
-	vs := in.Path.Vertices
+	// The path's vertices but its hubs: a hub joins the start of the
+	// last member to arrive with each member's end, so the stretch
+	// across it is one.
+	type pv struct {
+		call int32
+		kind graph.VertexKind
+	}
+	var vs []pv
+	for _, v := range in.Path.Vertices {
+		if c, kind := g.Vertex(v); kind != graph.VertexHub {
+			vs = append(vs, pv{c, kind})
+		}
+	}
+	time := func(x pv) int64 {
+		switch x.kind {
+		case graph.VertexStart:
+			return pc[x.call].Start
+		case graph.VertexEnd:
+			return pc[x.call].End
+		}
+		return g.T0
+	}
 	for i := 1; i < len(vs); i++ {
 		u, v := vs[i-1], vs[i]
-		cu, cv := u>>1, v>>1
-		ru := rankOf(cu)
-		rv := rankOf(cv)
-		op := pc.Op(cv)
-		tu, tv := pc.Time(u), pc.Time(v)
+		rv := rankOf(v.call)
+		op := pc[v.call].Op
+		tu, tv := time(u), time(v)
 		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
-			Callsite: site(rv, pc.CallSite(cv))}
+			Callsite: site(rv, pc[v.call].CallSite)}
 		ns := tv - tu
 		switch {
-		case ru != rv:
+		case u.kind == graph.VertexRun: // the run's start → the thread's first call
+			seg.Kind = "launch"
+			byRank[rv].LaunchNs += ns
+			acc(launchOp, ns)
+		case rankOf(u.call) != rv:
 			seg.Kind = "transfer"
 			byRank[rv].TransferNs += ns
-			acc(op, ns)
-		case u&1 == 1: // E(c) → S(next): between calls
+			acc(int(op), ns)
+		case u.kind == graph.VertexEnd: // E(c) → S(next): between calls
 			seg.Kind = "compute"
 			byRank[rv].ComputeNs += ns
-			acc(trace.OpInvalid, ns)
+			acc(int(trace.OpInvalid), ns)
 		default:
 			seg.Kind = "mpi"
 			byRank[rv].MPINs += ns
-			acc(op, ns)
+			acc(int(op), ns)
 		}
 		cp.Segments = append(cp.Segments, seg)
 	}
 	for i := range byRank {
 		b := &byRank[i]
 		if cp.LengthNs > 0 {
-			b.Share = float64(b.ComputeNs+b.MPINs+b.TransferNs) / float64(cp.LengthNs)
+			b.Share = float64(b.LaunchNs+b.ComputeNs+b.MPINs+b.TransferNs) / float64(cp.LengthNs)
 		}
 	}
 	cp.ByRank = byRank

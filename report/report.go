@@ -31,7 +31,8 @@ type RunInfo struct {
 type CriticalPath struct {
 	Algo     string `json:"algo"`
 	LengthNs int64  `json:"length_ns"`
-	// DiffNs is LengthNs - RuntimeNs: clock error and ranks' start skew.
+	// DiffNs is LengthNs - RuntimeNs: clock error only (the path starts at
+	// the run's start, through the launch of the rank it runs on first).
 	DiffNs   int64       `json:"diff_ns"`
 	Segments []Segment   `json:"segments"`
 	ByRank   []RankShare `json:"by_rank"`
@@ -48,19 +49,24 @@ type CriticalPath struct {
 
 // AnalyzerStats is the work of a distributed analysis.
 type AnalyzerStats struct {
-	Ranks      int    `json:"ranks"`                // analyzer ranks
-	Rounds     int64  `json:"rounds"`               // the algorithm's exchange rounds
-	BytesSent  int64  `json:"bytes_sent"`           // bytes shipped between analyzer ranks by the algorithm, all ranks
-	RawBytes   int64  `json:"raw_bytes"`            // topo-shuffle --compress: the shuffled bytes before compression
-	BuildBytes int64  `json:"build_bytes"`          // bytes shipped to build the distributed graph, all ranks
-	Splits     int    `json:"splits"`               // split: the parts the graph was cut into
-	ExactAlgo  string `json:"exact_algo,omitempty"` // the exact algorithm agreement was measured against
+	Ranks      int   `json:"ranks"`       // analyzer ranks
+	Rounds     int64 `json:"rounds"`      // the algorithm's exchange rounds
+	BytesSent  int64 `json:"bytes_sent"`  // bytes shipped between analyzer ranks by the algorithm, all ranks
+	RawBytes   int64 `json:"raw_bytes"`   // topo-shuffle --compress: the shuffled bytes before compression
+	BuildBytes int64 `json:"build_bytes"` // bytes shipped to build the distributed graph, all ranks
+	Splits     int   `json:"splits"`      // split: the parts the graph was cut into
+	// Relaxations is the edges the algorithm examined, Edges the edges of
+	// the graph: their ratio is the work per edge (1 for dag).
+	Relaxations        int64   `json:"relaxations"`
+	Edges              int64   `json:"edges"`
+	RelaxationsPerEdge float64 `json:"relaxations_per_edge"`
+	ExactAlgo          string  `json:"exact_algo,omitempty"` // the exact algorithm agreement was measured against
 }
 
 // Segment is a stretch of the critical path on one rank.
 type Segment struct {
 	Rank     int    `json:"rank"`
-	Kind     string `json:"kind"` // "compute" (between calls), "mpi" (inside a call), "transfer" (to another rank)
+	Kind     string `json:"kind"` // "launch" (before a rank's first call), "compute" (between calls), "mpi" (inside a call), "transfer" (to another rank)
 	Op       string `json:"op"`   // the MPI call (compute: the call that ends the stretch)
 	StartNs  int64  `json:"start_ns"`
 	EndNs    int64  `json:"end_ns"`
@@ -70,6 +76,7 @@ type Segment struct {
 // RankShare is how much of the critical path runs on one rank.
 type RankShare struct {
 	Rank       int     `json:"rank"`
+	LaunchNs   int64   `json:"launch_ns"` // before the rank's first call
 	ComputeNs  int64   `json:"compute_ns"`
 	MPINs      int64   `json:"mpi_ns"`
 	TransferNs int64   `json:"transfer_ns"` // transfers that arrive on this rank

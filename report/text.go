@@ -19,7 +19,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}
 	cp := &r.CriticalPath
 	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
-	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error and start skew)\n",
+	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
 	if a := cp.Analyzer; a != nil {
 		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
@@ -29,7 +29,11 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if a.Splits > 0 {
 			fmt.Fprintf(w, ", %d splits", a.Splits)
 		}
-		fmt.Fprintf(w, "; %d bytes to build the graph\n", a.BuildBytes)
+		fmt.Fprintf(w, "; %d bytes to build the graph", a.BuildBytes)
+		if a.Edges > 0 {
+			fmt.Fprintf(w, "; %.2f relaxations per edge", a.RelaxationsPerEdge)
+		}
+		fmt.Fprintln(w)
 	}
 	if cp.Agreement != nil {
 		fmt.Fprintf(w, "agreement with the exact path (%s): %s of its time on the same rank and segment\n", cp.Analyzer.ExactAlgo, pct(*cp.Agreement))
@@ -38,19 +42,19 @@ func WriteText(w io.Writer, r *Report, top int) {
 
 	fmt.Fprintln(w, "Where the critical path runs, by rank:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tcomputation\tin MPI\ttransfers\tshare\t")
+	fmt.Fprintln(tw, "rank\tlaunch\tcomputation\tin MPI\ttransfers\tshare\t")
 	ranks := slices.Clone(cp.ByRank)
 	slices.SortFunc(ranks, func(a, b RankShare) int { return cmpF(b.Share, a.Share) })
 	for i, b := range ranks {
 		if i == top {
-			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\n", len(ranks)-top)
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(ranks)-top)
 			break
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", b.Rank, ns(b.ComputeNs), ns(b.MPINs), ns(b.TransferNs), pct(b.Share))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", b.Rank, ns(b.LaunchNs), ns(b.ComputeNs), ns(b.MPINs), ns(b.TransferNs), pct(b.Share))
 	}
 	tw.Flush()
 
-	fmt.Fprintln(w, "\nBy operation (computation is time between MPI calls):")
+	fmt.Fprintln(w, "\nBy operation (computation is time between MPI calls, launch before a rank's first):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "operation\ttime\tshare\tsegments\t")
 	for i, o := range cp.ByOp {

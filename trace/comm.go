@@ -10,7 +10,8 @@ type Comm struct {
 	// communicator rank 2 led, made by MPI_Comm_split). Both sides of an
 	// intercommunicator take the name of the leader with the lower world
 	// rank; MPI_Comm_idup's is "d" + the parent's name + "." + the idup's
-	// sequence number on the parent ("dW0.0.7").
+	// sequence number on the parent ("dW0.0.7"), MPI_Comm_idup_with_info's
+	// the same with "e".
 	Name    string
 	Op      Op      // the constructor (OpInvalid for the predefined ones)
 	Parent  uint32  // index of the communicator it was created from
@@ -83,7 +84,7 @@ func (b *CommBuilder) add(r *Record) {
 	idx := r.Req
 	c := Comm{Op: r.Op, Parent: r.Comm,
 		Name: string(r.Op.CommLetter()) + strconv.Itoa(int(r.Root)) + "." + strconv.Itoa(int(r.Tag))}
-	if r.Op == OpCommIdup {
+	if r.Op.IsNonblockingCommCreate() {
 		// Nothing can be sent on a communicator before its idup
 		// completes, so the logger cannot agree on a counter: the name is
 		// the parent's and the idup's sequence number on it, which every
@@ -96,7 +97,7 @@ func (b *CommBuilder) add(r *Record) {
 		if int(r.Comm) < len(b.comms) && b.comms[r.Comm].Name != "" {
 			parent = b.comms[r.Comm].Name
 		}
-		c.Name = "d" + parent + "." + strconv.Itoa(int(r.Seq))
+		c.Name = string(r.Op.CommLetter()) + parent + "." + strconv.Itoa(int(r.Seq))
 	}
 	if idx == 0 || idx > 1<<20 {
 		return

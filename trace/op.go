@@ -28,6 +28,10 @@ const (
 	ClassCommFree                 // Comm_free
 	ClassPartitioned              // Pready*, Parrived
 	ClassSub                      // sub-record: belongs to the timed record before it
+	// Classes added in format version 2 (appended: the values above are
+	// unchanged for code that keys tables by class).
+	ClassGrequest         // MPI_Grequest_start: creates a request the program completes itself
+	ClassGrequestComplete // MPI_Grequest_complete: Req is the request completed, Thread the thread that did it
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -136,6 +140,22 @@ const (
 	OpPreadyList
 	OpParrived
 
+	// Format version 2.
+	OpCommDupWithInfo
+	OpCommIdupWithInfo
+	OpCommCreateFromGroup
+	OpIntercommCreateFromGroups
+	OpCommSpawn
+	OpCommSpawnMultiple
+	OpCommAccept
+	OpCommConnect
+	OpCommJoin
+	OpCommGetParent
+	OpCommDisconnect
+	OpIprobe
+	OpGrequestStart
+	OpGrequestComplete
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -143,110 +163,141 @@ type opInfo struct {
 	name   string // the MPI name, as users know it
 	class  Class
 	letter byte // communicator constructors: the mpisee name letter
+	attr   opAttr
 }
 
+// opAttr marks operations that some code treats apart within their class.
+type opAttr uint8
+
+const (
+	// attrPoll: a non-blocking test (Test family, Iprobe). Unproductive
+	// calls of it are coalesced into one record; see Record.Polls.
+	attrPoll opAttr = 1 << iota
+	// attrIdup: a non-blocking communicator constructor (MPI_Comm_idup and
+	// its _with_info form): it creates request Req, the new index is in Tag.
+	attrIdup
+)
+
 var ops = [NumOps]opInfo{
-	OpInvalid:    {"invalid", ClassOther, 0},
-	OpReqDone:    {"(request done)", ClassSub, 0},
-	OpReqStart:   {"(request start)", ClassSub, 0},
-	OpRecvPart:   {"(receive part)", ClassSub, 0},
-	OpMember:     {"(member)", ClassSub, 0},
-	OpInit:       {"MPI_Init", ClassOther, 0},
-	OpInitThread: {"MPI_Init_thread", ClassOther, 0},
-	OpFinalize:   {"MPI_Finalize", ClassOther, 0},
-	OpAbort:      {"MPI_Abort", ClassOther, 0},
-	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0},
+	OpInvalid:    {"invalid", ClassOther, 0, 0},
+	OpReqDone:    {"(request done)", ClassSub, 0, 0},
+	OpReqStart:   {"(request start)", ClassSub, 0, 0},
+	OpRecvPart:   {"(receive part)", ClassSub, 0, 0},
+	OpMember:     {"(member)", ClassSub, 0, 0},
+	OpInit:       {"MPI_Init", ClassOther, 0, 0},
+	OpInitThread: {"MPI_Init_thread", ClassOther, 0, 0},
+	OpFinalize:   {"MPI_Finalize", ClassOther, 0, 0},
+	OpAbort:      {"MPI_Abort", ClassOther, 0, 0},
+	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0, 0},
 
-	OpSend:            {"MPI_Send", ClassSend, 0},
-	OpSsend:           {"MPI_Ssend", ClassSend, 0},
-	OpBsend:           {"MPI_Bsend", ClassSend, 0},
-	OpRsend:           {"MPI_Rsend", ClassSend, 0},
-	OpRecv:            {"MPI_Recv", ClassRecv, 0},
-	OpSendrecv:        {"MPI_Sendrecv", ClassSendRecv, 0},
-	OpSendrecvReplace: {"MPI_Sendrecv_replace", ClassSendRecv, 0},
+	OpSend:            {"MPI_Send", ClassSend, 0, 0},
+	OpSsend:           {"MPI_Ssend", ClassSend, 0, 0},
+	OpBsend:           {"MPI_Bsend", ClassSend, 0, 0},
+	OpRsend:           {"MPI_Rsend", ClassSend, 0, 0},
+	OpRecv:            {"MPI_Recv", ClassRecv, 0, 0},
+	OpSendrecv:        {"MPI_Sendrecv", ClassSendRecv, 0, 0},
+	OpSendrecvReplace: {"MPI_Sendrecv_replace", ClassSendRecv, 0, 0},
 
-	OpIsend:  {"MPI_Isend", ClassIsend, 0},
-	OpIssend: {"MPI_Issend", ClassIsend, 0},
-	OpIbsend: {"MPI_Ibsend", ClassIsend, 0},
-	OpIrsend: {"MPI_Irsend", ClassIsend, 0},
-	OpIrecv:  {"MPI_Irecv", ClassIrecv, 0},
+	OpIsend:  {"MPI_Isend", ClassIsend, 0, 0},
+	OpIssend: {"MPI_Issend", ClassIsend, 0, 0},
+	OpIbsend: {"MPI_Ibsend", ClassIsend, 0, 0},
+	OpIrsend: {"MPI_Irsend", ClassIsend, 0, 0},
+	OpIrecv:  {"MPI_Irecv", ClassIrecv, 0, 0},
 
-	OpSendInit:    {"MPI_Send_init", ClassSendInit, 0},
-	OpSsendInit:   {"MPI_Ssend_init", ClassSendInit, 0},
-	OpBsendInit:   {"MPI_Bsend_init", ClassSendInit, 0},
-	OpRsendInit:   {"MPI_Rsend_init", ClassSendInit, 0},
-	OpRecvInit:    {"MPI_Recv_init", ClassRecvInit, 0},
-	OpStart:       {"MPI_Start", ClassStart, 0},
-	OpStartall:    {"MPI_Startall", ClassStart, 0},
-	OpRequestFree: {"MPI_Request_free", ClassRequestFree, 0},
+	OpSendInit:    {"MPI_Send_init", ClassSendInit, 0, 0},
+	OpSsendInit:   {"MPI_Ssend_init", ClassSendInit, 0, 0},
+	OpBsendInit:   {"MPI_Bsend_init", ClassSendInit, 0, 0},
+	OpRsendInit:   {"MPI_Rsend_init", ClassSendInit, 0, 0},
+	OpRecvInit:    {"MPI_Recv_init", ClassRecvInit, 0, 0},
+	OpStart:       {"MPI_Start", ClassStart, 0, 0},
+	OpStartall:    {"MPI_Startall", ClassStart, 0, 0},
+	OpRequestFree: {"MPI_Request_free", ClassRequestFree, 0, 0},
 
-	OpWait:     {"MPI_Wait", ClassComplete, 0},
-	OpWaitall:  {"MPI_Waitall", ClassComplete, 0},
-	OpWaitany:  {"MPI_Waitany", ClassComplete, 0},
-	OpWaitsome: {"MPI_Waitsome", ClassComplete, 0},
-	OpTest:     {"MPI_Test", ClassComplete, 0},
-	OpTestall:  {"MPI_Testall", ClassComplete, 0},
-	OpTestany:  {"MPI_Testany", ClassComplete, 0},
-	OpTestsome: {"MPI_Testsome", ClassComplete, 0},
-	OpProbe:    {"MPI_Probe", ClassProbe, 0},
+	OpWait:     {"MPI_Wait", ClassComplete, 0, 0},
+	OpWaitall:  {"MPI_Waitall", ClassComplete, 0, 0},
+	OpWaitany:  {"MPI_Waitany", ClassComplete, 0, 0},
+	OpWaitsome: {"MPI_Waitsome", ClassComplete, 0, 0},
+	OpTest:     {"MPI_Test", ClassComplete, 0, attrPoll},
+	OpTestall:  {"MPI_Testall", ClassComplete, 0, attrPoll},
+	OpTestany:  {"MPI_Testany", ClassComplete, 0, attrPoll},
+	OpTestsome: {"MPI_Testsome", ClassComplete, 0, attrPoll},
+	OpProbe:    {"MPI_Probe", ClassProbe, 0, 0},
 
-	OpBarrier:            {"MPI_Barrier", ClassCollective, 0},
-	OpBcast:              {"MPI_Bcast", ClassCollective, 0},
-	OpReduce:             {"MPI_Reduce", ClassCollective, 0},
-	OpAllreduce:          {"MPI_Allreduce", ClassCollective, 0},
-	OpGather:             {"MPI_Gather", ClassCollective, 0},
-	OpGatherv:            {"MPI_Gatherv", ClassCollective, 0},
-	OpScatter:            {"MPI_Scatter", ClassCollective, 0},
-	OpScatterv:           {"MPI_Scatterv", ClassCollective, 0},
-	OpAllgather:          {"MPI_Allgather", ClassCollective, 0},
-	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0},
-	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0},
-	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0},
-	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0},
-	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0},
-	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0},
-	OpScan:               {"MPI_Scan", ClassCollective, 0},
-	OpExscan:             {"MPI_Exscan", ClassCollective, 0},
+	OpBarrier:            {"MPI_Barrier", ClassCollective, 0, 0},
+	OpBcast:              {"MPI_Bcast", ClassCollective, 0, 0},
+	OpReduce:             {"MPI_Reduce", ClassCollective, 0, 0},
+	OpAllreduce:          {"MPI_Allreduce", ClassCollective, 0, 0},
+	OpGather:             {"MPI_Gather", ClassCollective, 0, 0},
+	OpGatherv:            {"MPI_Gatherv", ClassCollective, 0, 0},
+	OpScatter:            {"MPI_Scatter", ClassCollective, 0, 0},
+	OpScatterv:           {"MPI_Scatterv", ClassCollective, 0, 0},
+	OpAllgather:          {"MPI_Allgather", ClassCollective, 0, 0},
+	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0, 0},
+	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0, 0},
+	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0, 0},
+	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0, 0},
+	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0, 0},
+	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0, 0},
+	OpScan:               {"MPI_Scan", ClassCollective, 0, 0},
+	OpExscan:             {"MPI_Exscan", ClassCollective, 0, 0},
 
-	OpIbarrier:            {"MPI_Ibarrier", ClassIcollective, 0},
-	OpIbcast:              {"MPI_Ibcast", ClassIcollective, 0},
-	OpIreduce:             {"MPI_Ireduce", ClassIcollective, 0},
-	OpIallreduce:          {"MPI_Iallreduce", ClassIcollective, 0},
-	OpIgather:             {"MPI_Igather", ClassIcollective, 0},
-	OpIgatherv:            {"MPI_Igatherv", ClassIcollective, 0},
-	OpIscatter:            {"MPI_Iscatter", ClassIcollective, 0},
-	OpIscatterv:           {"MPI_Iscatterv", ClassIcollective, 0},
-	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0},
-	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0},
-	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0},
-	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0},
-	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0},
-	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0},
-	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0},
-	OpIscan:               {"MPI_Iscan", ClassIcollective, 0},
-	OpIexscan:             {"MPI_Iexscan", ClassIcollective, 0},
+	OpIbarrier:            {"MPI_Ibarrier", ClassIcollective, 0, 0},
+	OpIbcast:              {"MPI_Ibcast", ClassIcollective, 0, 0},
+	OpIreduce:             {"MPI_Ireduce", ClassIcollective, 0, 0},
+	OpIallreduce:          {"MPI_Iallreduce", ClassIcollective, 0, 0},
+	OpIgather:             {"MPI_Igather", ClassIcollective, 0, 0},
+	OpIgatherv:            {"MPI_Igatherv", ClassIcollective, 0, 0},
+	OpIscatter:            {"MPI_Iscatter", ClassIcollective, 0, 0},
+	OpIscatterv:           {"MPI_Iscatterv", ClassIcollective, 0, 0},
+	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0, 0},
+	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0, 0},
+	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0, 0},
+	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0, 0},
+	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0, 0},
+	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0, 0},
+	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0, 0},
+	OpIscan:               {"MPI_Iscan", ClassIcollective, 0, 0},
+	OpIexscan:             {"MPI_Iexscan", ClassIcollective, 0, 0},
 
-	OpCommDup:                 {"MPI_Comm_dup", ClassCommCreate, 'D'},
-	OpCommIdup:                {"MPI_Comm_idup", ClassCommCreate, 'd'},
-	OpCommSplit:               {"MPI_Comm_split", ClassCommCreate, 'S'},
-	OpCommSplitType:           {"MPI_Comm_split_type", ClassCommCreate, 'T'},
-	OpCommCreate:              {"MPI_Comm_create", ClassCommCreate, 'C'},
-	OpCommCreateGroup:         {"MPI_Comm_create_group", ClassCommCreate, 'G'},
-	OpCartCreate:              {"MPI_Cart_create", ClassCommCreate, 'K'},
-	OpCartSub:                 {"MPI_Cart_sub", ClassCommCreate, 'k'},
-	OpGraphCreate:             {"MPI_Graph_create", ClassCommCreate, 'R'},
-	OpDistGraphCreate:         {"MPI_Dist_graph_create", ClassCommCreate, 'r'},
-	OpDistGraphCreateAdjacent: {"MPI_Dist_graph_create_adjacent", ClassCommCreate, 'a'},
-	OpIntercommCreate:         {"MPI_Intercomm_create", ClassCommCreate, 'I'},
-	OpIntercommMerge:          {"MPI_Intercomm_merge", ClassCommCreate, 'M'},
-	OpCommFree:                {"MPI_Comm_free", ClassCommFree, 0},
+	OpCommDup:                 {"MPI_Comm_dup", ClassCommCreate, 'D', 0},
+	OpCommIdup:                {"MPI_Comm_idup", ClassCommCreate, 'd', attrIdup},
+	OpCommSplit:               {"MPI_Comm_split", ClassCommCreate, 'S', 0},
+	OpCommSplitType:           {"MPI_Comm_split_type", ClassCommCreate, 'T', 0},
+	OpCommCreate:              {"MPI_Comm_create", ClassCommCreate, 'C', 0},
+	OpCommCreateGroup:         {"MPI_Comm_create_group", ClassCommCreate, 'G', 0},
+	OpCartCreate:              {"MPI_Cart_create", ClassCommCreate, 'K', 0},
+	OpCartSub:                 {"MPI_Cart_sub", ClassCommCreate, 'k', 0},
+	OpGraphCreate:             {"MPI_Graph_create", ClassCommCreate, 'R', 0},
+	OpDistGraphCreate:         {"MPI_Dist_graph_create", ClassCommCreate, 'r', 0},
+	OpDistGraphCreateAdjacent: {"MPI_Dist_graph_create_adjacent", ClassCommCreate, 'a', 0},
+	OpIntercommCreate:         {"MPI_Intercomm_create", ClassCommCreate, 'I', 0},
+	OpIntercommMerge:          {"MPI_Intercomm_merge", ClassCommCreate, 'M', 0},
+	OpCommFree:                {"MPI_Comm_free", ClassCommFree, 0, 0},
 
-	OpPsendInit:   {"MPI_Psend_init", ClassSendInit, 0},
-	OpPrecvInit:   {"MPI_Precv_init", ClassRecvInit, 0},
-	OpPready:      {"MPI_Pready", ClassPartitioned, 0},
-	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0},
-	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0},
-	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0},
+	OpPsendInit:   {"MPI_Psend_init", ClassSendInit, 0, 0},
+	OpPrecvInit:   {"MPI_Precv_init", ClassRecvInit, 0, 0},
+	OpPready:      {"MPI_Pready", ClassPartitioned, 0, 0},
+	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0, 0},
+	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0, 0},
+	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, 0},
+
+	// The letters of the constructors added in version 2 are the tool's
+	// own (mpisee has none for them). MPI_Comm_accept and MPI_Comm_connect
+	// share one: the two sides make one communicator, with one name.
+	OpCommDupWithInfo:           {"MPI_Comm_dup_with_info", ClassCommCreate, 'E', 0},
+	OpCommIdupWithInfo:          {"MPI_Comm_idup_with_info", ClassCommCreate, 'e', attrIdup},
+	OpCommCreateFromGroup:       {"MPI_Comm_create_from_group", ClassCommCreate, 'g', 0},
+	OpIntercommCreateFromGroups: {"MPI_Intercomm_create_from_groups", ClassCommCreate, 'i', 0},
+	OpCommSpawn:                 {"MPI_Comm_spawn", ClassCommCreate, 'P', 0},
+	OpCommSpawnMultiple:         {"MPI_Comm_spawn_multiple", ClassCommCreate, 'p', 0},
+	OpCommAccept:                {"MPI_Comm_accept", ClassCommCreate, 'A', 0},
+	OpCommConnect:               {"MPI_Comm_connect", ClassCommCreate, 'A', 0},
+	OpCommJoin:                  {"MPI_Comm_join", ClassCommCreate, 'J', 0},
+	OpCommGetParent:             {"MPI_Comm_get_parent", ClassCommCreate, 'Y', 0},
+	OpCommDisconnect:            {"MPI_Comm_disconnect", ClassCommFree, 0, 0},
+	OpIprobe:                    {"MPI_Iprobe", ClassProbe, 0, attrPoll},
+	OpGrequestStart:             {"MPI_Grequest_start", ClassGrequest, 0, 0},
+	OpGrequestComplete:          {"MPI_Grequest_complete", ClassGrequestComplete, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -280,6 +331,18 @@ func (o Op) IsCollective() bool {
 	}
 	return false
 }
+
+// IsPoll reports whether the op is a non-blocking test (MPI_Test,
+// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe), whose unproductive
+// calls the logger coalesces: see Record.Polls.
+func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
+
+// IsNonblockingCommCreate reports whether the op is a non-blocking
+// communicator constructor (MPI_Comm_idup, MPI_Comm_idup_with_info): its
+// record creates request Req (FlagNewReq) and carries the new
+// communicator's index in Tag; the communicator is named after the parent
+// and the call's Seq on it.
+func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&attrIdup != 0 }
 
 // CommLetter is the mpisee-style letter of a communicator constructor, 0
 // for other ops.

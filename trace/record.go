@@ -17,11 +17,34 @@ type Record struct {
 	Comm     uint32 // index into the rank's communicator table (CommWorld, CommSelf, then created ones)
 	Peer     int32  // peer as a world rank, or PeerNone / PeerProcNull / PeerAny
 	Tag      int32  // message tag; MPI_Pcontrol level; creation counter for communicator constructors
-	Root     int32  // root as a world rank for rooted collectives, else PeerNone
+	Root     int32  // root as a world rank for rooted collectives; calls coalesced for unproductive polls (see Polls); else PeerNone
 	Count    uint32 // number of sub-records that follow this record
 	Seq      uint32 // collective sequence number on Comm (1, 2, …), 0 for non-collectives
 	Req      uint32 // tool request id (never reused); new communicator's index for constructors
 }
+
+// Polls returns how many MPI calls the record stands for: 0 for a
+// sub-record, 1 for most calls, and n for a coalesced unproductive poll.
+// The logger writes consecutive calls of a poll operation (Op.IsPoll:
+// MPI_Test, MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe) that
+// completed nothing, made by one thread with the same arguments with no
+// other MPI call of that thread between them, as one record: Start of the
+// first call, End of the last, CallSite of the first, Count 0, and the
+// number of calls n >= 1 in Root. A poll that completed something (or an Iprobe
+// that found a message) is recorded alone with Root = PeerNone, as before.
+func (r *Record) Polls() uint64 {
+	switch {
+	case r.Op.IsSub():
+		return 0
+	case r.Unproductive():
+		return uint64(uint32(r.Root))
+	}
+	return 1
+}
+
+// Unproductive reports whether the record is a (possibly coalesced) run of
+// poll calls that completed nothing; Polls says how many.
+func (r *Record) Unproductive() bool { return r.Op.IsPoll() && r.Root > 0 && r.Count == 0 }
 
 // RecordSize is the size of a record in memory and on disk (before
 // compression).

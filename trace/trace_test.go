@@ -305,9 +305,10 @@ func TestOldVersion(t *testing.T) {
 }
 
 // TestGolden pins the on-disk format: a change that alters the bytes of a
-// version-3 log must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
+// TestGolden pins the on-disk format: a change that alters the bytes of a
+// log of this version must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
 func TestGolden(t *testing.T) {
-	path := filepath.Join("testdata", "halo-v3.cplog")
+	path := filepath.Join("testdata", fmt.Sprintf("halo-v%d.cplog", Version))
 	recs := haloRecords(50, 6)
 	data := writeLog(t, recs, &Trailer{Status: EndFinalized})
 	if os.Getenv("CPATH_UPDATE_GOLDEN") != "" {
@@ -336,6 +337,7 @@ func TestGolden(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add(writeLog(f, haloRecords(20, 7), &Trailer{Status: EndFinalized}))
 	f.Add(writeLog(f, haloRecords(3, 8), nil))
+	f.Add(writeLog(f, pollRecords(), &Trailer{Status: EndFinalized}))
 	f.Add([]byte("CPATHLOG"))
 	f.Add(ticksLog(f, []Record{{Op: OpWait, Start: 3000, End: 3100, Count: 1, Root: PeerNone}, {Op: OpReqDone, Req: 2}}, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -391,5 +393,41 @@ func TestSkipAndZeroTail(t *testing.T) {
 	bad[len(body)+7] ^= 1
 	if _, err := Read(bytes.NewReader(append(append([]byte(nil), pre...), bad...)), "b.cplog"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("changed byte under the CHECK: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestPolls: a coalesced unproductive poll keeps its number of calls in
+// Root through the writer and reader; other records stand for one call.
+func TestPolls(t *testing.T) {
+	recs := pollRecords()
+	want := []uint64{1, 10_000_000, 2, 1, 1, 0, 1, 1}
+	wantIdle := []bool{false, true, true, true, false, false, false, false}
+	l, err := Read(bytes.NewReader(writeLog(t, recs, &Trailer{Status: EndFinalized})), "polls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Records, recs) {
+		t.Fatalf("records changed through the writer and reader:\n got %+v\nwant %+v", l.Records, recs)
+	}
+	for i := range l.Records {
+		r := &l.Records[i]
+		if r.Polls() != want[i] || r.Unproductive() != wantIdle[i] {
+			t.Errorf("record %d (%v root %d): Polls %d, Unproductive %v; want %d, %v",
+				i, r.Op, r.Root, r.Polls(), r.Unproductive(), want[i], wantIdle[i])
+		}
+	}
+}
+
+// pollRecords: coalesced and productive polls among other calls.
+func pollRecords() []Record {
+	return []Record{
+		{Op: OpInit, Start: 10, End: 20, Root: PeerNone, Comm: CommWorld},
+		{Op: OpTest, Start: 30, End: 5_000_030, Root: 10_000_000, Comm: CommNone, Peer: PeerNone},
+		{Op: OpIprobe, Start: 5_000_040, End: 5_000_050, Root: 2, Comm: CommWorld, Peer: 0, Tag: 99},
+		{Op: OpTestsome, Start: 5_000_060, End: 5_000_070, Root: 1, Comm: CommNone, Peer: PeerNone},
+		{Op: OpTest, Start: 5_000_080, End: 5_000_090, Root: PeerNone, Comm: CommNone, Peer: PeerNone, Count: 1},
+		{Op: OpReqDone, Req: 1, Comm: CommWorld, Peer: 0, Tag: 7, Bytes: 4, Root: PeerNone},
+		{Op: OpIprobe, Start: 5_000_100, End: 5_000_110, Root: PeerNone, Comm: CommWorld, Peer: 0, Tag: 7, Bytes: 4},
+		{Op: OpBcast, Start: 5_000_120, End: 5_000_130, Root: 3, Comm: CommWorld, Seq: 1},
 	}
 }

@@ -33,7 +33,7 @@ func main() {
 	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
 	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
-	algos := flag.String("algos", "dag,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress)")
+	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	flag.Parse()
 	if err := run(*dir, *ranks, *calls, *pattern, *nps, *algos, *reps); err != nil {
@@ -49,6 +49,7 @@ type result struct {
 	rawBytes  int64
 	build     int64
 	rounds    int64
+	relax     float64 // relaxations per edge
 }
 
 func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) error {
@@ -92,9 +93,6 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 		}
 		for _, a := range as {
 			for _, np := range ps {
-				if a == "dag" && np > 1 {
-					continue // the sequential reference runs on rank 0 alone
-				}
 				r := res[key(a, np)]
 				if r == nil {
 					r = &result{}
@@ -108,14 +106,14 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 				r.wall = append(r.wall, wall)
 				r.rssKiB = max(r.rssKiB, rss)
 				if an := rep.CriticalPath.Analyzer; an != nil {
-					r.algoBytes, r.rawBytes, r.build, r.rounds = an.BytesSent, an.RawBytes, an.BuildBytes, an.Rounds
+					r.algoBytes, r.rawBytes, r.build, r.rounds, r.relax = an.BytesSent, an.RawBytes, an.BuildBytes, an.Rounds, an.RelaxationsPerEdge
 				}
 			}
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%d calls; mpirun start/stop subtracted (median %v at np=1)\n", totalCalls, median(startup[ps[0]]).Round(time.Millisecond))
-	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\trounds\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\t")
+	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\trounds\trelax/edge\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\tB/call\t")
 	for _, a := range as {
 		var base float64
 		for _, np := range ps {
@@ -128,7 +126,8 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 			if base == 0 {
 				base = speed
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2fx\t%d\t%d\t%d\t%d\t%.0f\t\n", a, np, s, speed, speed/base, r.rounds, r.algoBytes, r.rawBytes, r.build, float64(r.rssKiB)/1024)
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2fx\t%d\t%.2f\t%d\t%d\t%d\t%.0f\t%.0f\t\n", a, np, s, speed, speed/base, r.rounds, r.relax,
+				r.algoBytes, r.rawBytes, r.build, float64(r.rssKiB)/1024, float64(r.rssKiB)*1024/float64(totalCalls))
 		}
 	}
 	return tw.Flush()
@@ -139,10 +138,20 @@ var rssRE = regexp.MustCompile(`maxrss=(\d+)`)
 // analyze runs one analysis and returns its report, wall time and the
 // largest resident set of its ranks.
 func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int64, error) {
-	// The text report: the JSON one lists every segment of the path
-	// (millions here), which would time the encoder, not the analysis.
+	// The text report; +json: the JSON one too (every segment of the
+	// path, millions here), to a file.
 	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
-	a, compress := strings.CutSuffix(algo, "+compress")
+	a, withJSON := strings.CutSuffix(algo, "+json")
+	if withJSON {
+		f, err := os.CreateTemp("", "mpibench-*.json")
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		f.Close()
+		defer os.Remove(f.Name())
+		args = append(args, "--json", f.Name())
+	}
+	a, compress := strings.CutSuffix(a, "+compress")
 	if name, mode, ok := strings.Cut(a, ":"); ok {
 		args = append(args, "--algo="+name, "--split-mode="+mode)
 	} else {
@@ -181,7 +190,7 @@ func median(ds []time.Duration) time.Duration {
 
 var (
 	runRE      = regexp.MustCompile(`(?m)^run .*: (\d+) ranks, (\d+) MPI calls`)
-	analyzerRE = regexp.MustCompile(`(?m)^analyzer: (\d+) ranks, (\d+) exchange rounds, (\d+) bytes shipped by the algorithm(?: \((\d+) before compression\))?.*; (\d+) bytes to build the graph`)
+	analyzerRE = regexp.MustCompile(`(?m)^analyzer: (\d+) ranks, (\d+) exchange rounds, (\d+) bytes shipped by the algorithm(?: \((\d+) before compression\))?.*; (\d+) bytes to build the graph(?:; ([0-9.]+) relaxations per edge)?`)
 )
 
 // parseText reads what the benchmark needs from a text report.
@@ -195,6 +204,7 @@ func parseText(out string) (*report.Report, error) {
 	if a := analyzerRE.FindStringSubmatch(out); a != nil {
 		n := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 		rep.CriticalPath.Analyzer = &report.AnalyzerStats{Ranks: int(n(a[1])), Rounds: n(a[2]), BytesSent: n(a[3]), RawBytes: n(a[4]), BuildBytes: n(a[5])}
+		rep.CriticalPath.Analyzer.RelaxationsPerEdge, _ = strconv.ParseFloat(a[6], 64)
 	}
 	return rep, nil
 }

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// algos are the critical-path algorithms, the default first; all run on
+// the PAG distributed over the analyzer's ranks (one rank without mpirun).
+var algos = []string{"dag", "dijkstra", "delta", "split", "topo", "topo-shuffle"}
+
 type analyzeOpts struct {
 	algo      string
 	delta     int64
@@ -26,21 +31,24 @@ type analyzeOpts struct {
 	json      string
 	dot       string
 	top       int
+	cpuprof   string
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
 // (cpath LOGDIR) and cpath analyze LOGDIR take them.
 func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f := cmd.Flags()
-	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm: dag (exact, sequential reference on rank 0), and on the graph\n"+
-		"distributed over the analyzer's ranks: dijkstra, delta (exact), split (exact, cut at global\n"+
-		"synchronisation points), topo, topo-shuffle (heuristics; the report gives their agreement)")
-	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns for --algo=delta (0: derived from the edge weights)")
+	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm, on the graph distributed over the analyzer's ranks:\n"+
+		"dag (exact sequential reference, on rank 0), dijkstra, delta (exact, parallel), split (exact,\n"+
+		"cut at global synchronisation points), topo, topo-shuffle (heuristics; the report gives their agreement)")
+	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns of vertex time for --algo=delta (0: the run's span over max(64, vertices/256) buckets)")
 	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
+	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
+	f.MarkHidden("cpuprofile")
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -53,7 +61,8 @@ program activity graph, finds the critical path and reports where the run
 time goes: which ranks, MPI calls and stretches of computation bound it, and
 how much is lost to imbalance and waiting. "cpath LOGDIR" is the same.
 
-Run it as one process, or as an MPI job (mpirun -np P cpath analyze LOGDIR).`,
+Run it as one process, or as an MPI job (mpirun -np P cpath analyze LOGDIR):
+each rank then reads its share of the logs and holds its part of the graph.`,
 		Args: exactArgs(1, "LOGDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAnalyze(o, args[0], stdout) },
 	}
@@ -70,11 +79,12 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// runAnalyze analyses LOGDIR. Under mpirun, rank 0 does the work for now
-// and the other ranks wait for its outcome, so a failure ends every rank.
+// runAnalyze analyses LOGDIR with every rank of the job (one without
+// mpirun). Errors are agreed on: every rank returns the same one, and
+// rank 0 prints it.
 func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
-	if o.algo != "dag" && !slices.Contains(distributedAlgos, o.algo) {
-		return fmt.Errorf("--algo=%s: unknown algorithm (dag, %s)", o.algo, strings.Join(distributedAlgos, ", "))
+	if !slices.Contains(algos, o.algo) {
+		return fmt.Errorf("--algo=%s: unknown algorithm (%s)", o.algo, strings.Join(algos, ", "))
 	}
 	if !slices.Contains(cpath.SplitModes, cpath.SplitMode(o.splitMode)) {
 		return fmt.Errorf("--split-mode=%s: unknown mode (seq-seq, par-seq, par-par, seq-par)", o.splitMode)
@@ -88,91 +98,238 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	w := joinWorld()
 	defer w.leave()
-	if o.algo != "dag" {
-		c := mpix.World()
-		err := mpix.Agree(c, analyzeDistributed(o, dir, c, stdout))
-		if err == nil || c.Size() == 1 {
+	c := mpix.World()
+	if o.cpuprof != "" {
+		name := o.cpuprof
+		if c.Size() > 1 {
+			name += "." + strconv.Itoa(c.Rank())
+		}
+		f, err := os.Create(name)
+		if err != nil {
 			return err
 		}
-		// Rank 0 prints the error every rank now holds, and the others wait
-		// for it to have done so: mpirun ends the job as soon as one rank
-		// exits with an error, which could be before rank 0 printed.
-		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "cpath: %v\n", err)
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
 		}
-		_, _ = mpix.AllreduceOne(c, 0, mpix.Sum)
-		return exitStatus(1)
+		defer pprof.StopCPUProfile()
 	}
-	// dag, the sequential reference, runs on rank 0; the other ranks wait
-	// for its outcome, so that a failure ends every rank.
-	if w.rank != 0 {
-		return w.await()
+	err := mpix.Agree(c, analyze(o, dir, c, stdout))
+	if err == nil || c.Size() == 1 {
+		return err
 	}
-	err := analyze(o, dir, stdout)
-	if err != nil && w.size > 1 {
-		// Print before telling the other ranks: they exit at once, and
-		// mpirun may kill this rank before it gets to print afterwards.
+	// Rank 0 prints the error every rank now holds, and the others wait
+	// for it to have done so: mpirun ends the job as soon as one rank
+	// exits with an error, which could be before rank 0 printed.
+	if c.Rank() == 0 {
 		fmt.Fprintf(os.Stderr, "cpath: %v\n", err)
-		w.publish(err)
-		return exitStatus(1)
 	}
-	w.publish(err)
-	return err
+	_, _ = mpix.AllreduceOne(c, 0, mpix.Sum)
+	return exitStatus(1)
 }
 
-func analyze(o analyzeOpts, dir string, stdout io.Writer) error {
+// analyze is the analysis: every rank of c reads its share of the logs
+// and builds its part of the PAG, the algorithm runs over the parts, and
+// rank 0 gathers the path's calls, the imbalance shares and the run's
+// summary for the report.
+func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
+	prog := newProgress(c.Rank())
+	defer prog.Done()
 	t0 := time.Now()
+	prog.Stage("reading the logs")
 	run, err := graph.Load(dir)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	prog.Stage("building the graph")
+	b0, _ := c.Stats()
+	p, err := graph.Build(c, run)
 	if err != nil {
 		return err
 	}
-	g, err := graph.Build(run)
-	if err != nil {
-		return err
-	}
-	run = nil
+	b1, _ := c.Stats()
 	gt := time.Since(t0)
-	cg := cpath.FromPAG(g)
-	res, err := cpath.DAG(cg, g.Target)
+	run = nil
+	buildBytes, err := mpix.AllreduceOne(c, b1-b0, mpix.Sum)
 	if err != nil {
+		return err
+	}
+	prog.Stage("finding the critical path (" + o.algo + ")")
+	g := distGraph(p)
+	in := &report.Input{Dir: dir, Algo: o.algo, GraphTime: gt, Agreement: -1,
+		Analyzer: &report.AnalyzerStats{Ranks: c.Size(), BuildBytes: buildBytes}}
+	splitIn := &cpath.SplitInput{Split: p.Split, Exit: exits(p)}
+	var res *cpath.DistResult
+	var topo *cpath.TopoResult
+	switch o.algo {
+	case "dag":
+		res, err = cpath.DistDAG(c, g)
+	case "dijkstra":
+		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
+		res, err = cpath.ParallelDijkstra(c, g)
+	case "delta":
+		g.Time = p.Times() // buckets of time
+		res, err = cpath.ParallelDeltaStepping(c, g, o.delta)
+	case "split":
+		in.Algo = "split/" + o.splitMode
+		res, err = cpath.Split(c, g, splitIn, cpath.SplitMode(o.splitMode))
+	case "topo", "topo-shuffle":
+		topo, err = cpath.Topo(c, topoCalls(p), cpath.TopoOptions{Shuffle: o.algo == "topo-shuffle", Compress: o.compress})
+		if err = mpix.Agree(c, err); err != nil {
+			return err
+		}
+		// The exact path, to measure the heuristic's agreement with it.
+		prog.Stage("finding the exact path for comparison")
+		in.Analyzer.ExactAlgo = "split/" + string(cpath.ParPar)
+		res, err = cpath.Split(c, g, splitIn, cpath.ParPar)
+	}
+	if err = mpix.Agree(c, err); err != nil {
 		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
 	}
-	// Only the path is needed from here on: give the distances back first,
-	// which keeps peak memory at the graph plus the report.
-	res.Dist, res.Succ = nil, nil
-	runtime.GC()
-	sym := report.NewSymbolizer(g)
-	rep := report.Build(&report.Input{Dir: dir, PAG: g, Path: res.Path, Algo: o.algo,
-		Imbalance: imbalance.Analyze(g), GraphTime: gt, Symbolize: sym.Lookup})
+	st := res.Stats
+	if topo != nil {
+		st = topo.Stats
+	}
+	a := in.Analyzer
+	a.Rounds, a.BytesSent, a.RawBytes, a.Splits = st.Rounds, st.BytesSent, st.RawBytes, st.Splits
+	a.Relaxations, a.Edges = st.Relaxations, st.Edges
+	if st.Edges > 0 {
+		a.RelaxationsPerEdge = float64(st.Relaxations) / float64(st.Edges)
+	}
+
+	prog.Stage("gathering the report")
+	// The calls the report names: the path's (and the heuristic's).
+	var want []int32
+	for _, v := range res.Path.Vertices {
+		if call, kind := p.Vertex(v); kind <= graph.VertexEnd {
+			want = append(want, call)
+		}
+	}
+	if topo != nil {
+		for _, s := range topo.Segments {
+			want = append(want, s.Call)
+		}
+	}
+	calls, err := p.FetchCalls(c, want)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	type share struct {
+		Imbalance *imbalance.Result
+		Colls     []graph.Collective
+	}
+	shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	var dotEdges []report.DOTEdge
 	if o.dot != "" {
-		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, g, res.Path) }); err != nil {
+		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
+			return err
+		}
+	}
+	if c.Rank() != 0 {
+		return nil
+	}
+	// Rank 0: merge the shares (instances in communicator and sequence
+	// order) and report.
+	var colls []graph.Collective
+	parts := make([]*imbalance.Result, len(shares))
+	offsets := make([]int32, len(shares))
+	for i, s := range shares {
+		parts[i] = s.Imbalance
+		offsets[i] = int32(len(colls))
+		colls = append(colls, s.Colls...)
+	}
+	im := imbalance.Merge(parts, offsets)
+	slices.SortFunc(im.Instances, func(a, b imbalance.Instance) int {
+		x, y := &colls[a.Coll], &colls[b.Coll]
+		return cmp.Or(cmp.Compare(x.Comm, y.Comm), cmp.Compare(x.Seq, y.Seq))
+	})
+	in.PAG = p.Summary(colls)
+	in.Imbalance = im
+	in.PathCalls = calls
+	in.Path = res.Path
+	if topo != nil {
+		in.Agreement = cpath.Agreement(exactSegments(in.PAG, res.Path, calls), topo.Segments)
+		in.Path = cpath.Path{Length: topo.Length}
+		for _, s := range topo.Segments {
+			in.Heuristic = append(in.Heuristic, report.HeuristicSegment{Rank: int(s.Rank), Kind: s.Kind, Call: s.Call, Start: s.Start, End: s.End})
+		}
+	}
+	sym := report.NewSymbolizer(in.PAG)
+	in.Symbolize = sym.Lookup
+	rep := report.Build(in)
+	prog.Done()
+	if o.dot != "" {
+		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, p.LoadAddress) }); err != nil {
 			return err
 		}
 	}
 	return writeReport(o, rep, stdout)
 }
 
-// writeTo writes to the file name, or to stdout for "-".
-func writeTo(name string, stdout io.Writer, write func(io.Writer) error) error {
-	if name == "-" {
-		bw := bufio.NewWriter(stdout)
-		if err := write(bw); err != nil {
-			return err
+// distGraph is the algorithms' view of this rank's part of the PAG: the
+// same rows, shared.
+func distGraph(p *graph.PAG) *cpath.DistGraph {
+	me := p.Part
+	return &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
+		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
+}
+
+// exits are the vertices each split is left through: the hubs of the
+// synchronisation points, then the target.
+func exits(p *graph.PAG) []int32 {
+	return append(slices.Clone(p.SyncHub), p.Target)
+}
+
+// topoCalls gives the topological heuristics this rank's calls and their
+// threads' order (the sources of the program edges).
+func topoCalls(p *graph.PAG) *cpath.TopoCalls {
+	in := &cpath.TopoCalls{Ranks: p.Ranks, RankStart: p.RankStart, RankLo: p.RankLo, RankHi: p.RankHi,
+		Start: p.Start, End: p.End, Prev: make([]int32, len(p.Start))}
+	for c := range in.Prev {
+		in.Prev[c] = -1
+		for e := p.InStart[2*c]; e < p.InStart[2*c+1]; e++ {
+			if p.InKind[e] == graph.EdgeProgram {
+				in.Prev[c] = p.InSrc[e] >> 1 // from E(prev)
+			}
 		}
-		return bw.Flush()
 	}
-	f, err := os.Create(name)
-	if err != nil {
-		return err
+	return in
+}
+
+// exactSegments turns the exact path into the segments the heuristics
+// are compared by: computation before a call ('c') and inside a call or
+// arriving from another rank ('m'), by the call it ends at. The time
+// before a rank's first call and the hubs are no segment of either.
+func exactSegments(g *graph.PAG, path cpath.Path, calls graph.CallTable) []cpath.TopoSegment {
+	var out []cpath.TopoSegment
+	time := func(c int32, kind graph.VertexKind) int64 {
+		if kind == graph.VertexStart {
+			return calls[c].Start
+		}
+		return calls[c].End
 	}
-	bw := bufio.NewWriter(f)
-	if err := write(bw); err != nil {
-		f.Close()
-		return err
+	prevT, prevOK := int64(0), false
+	for _, v := range path.Vertices {
+		c, kind := g.Vertex(v)
+		if kind == graph.VertexHub {
+			continue
+		}
+		if kind == graph.VertexRun {
+			prevOK = false
+			continue
+		}
+		t := time(c, kind)
+		if prevOK {
+			k := byte('m')
+			if kind == graph.VertexStart {
+				k = 'c'
+			}
+			out = append(out, cpath.TopoSegment{Rank: int32(g.Rank(c)), Kind: k, Call: c, Start: prevT, End: t})
+		}
+		prevT, prevOK = t, true
 	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return out
 }

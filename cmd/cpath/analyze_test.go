@@ -127,7 +127,7 @@ func TestAnalyzeFlags(t *testing.T) {
 	// Every algorithm runs in one process too (a job of one rank).
 	for _, algo := range []string{"dag", "dijkstra", "delta", "split", "topo", "topo-shuffle"} {
 		code, out, errs := runCLI(t, "analyze", "--algo="+algo, "--json", "-", dir)
-		if code != 0 || !strings.Contains(out, `"algo": "`+algo) || !strings.Contains(out, `"length_ns"`) {
+		if code != 0 || !strings.Contains(out, `"algo":"`+algo) || !strings.Contains(out, `"length_ns"`) {
 			t.Fatalf("%s: %d %q %.200s", algo, code, errs, out)
 		}
 	}

@@ -19,17 +19,12 @@ import (
 	"github.com/cpath/cpath/internal/mpitest"
 )
 
-// buildMPICpath builds cpath with the mpi tag from the current source into
-// a temporary directory of t, for all of t's subtests.
+// buildMPICpath returns cpath built with the mpi tag from the current
+// source.
 func buildMPICpath(t *testing.T) string {
 	t.Helper()
 	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
-	exe := filepath.Join(t.TempDir(), "cpath")
-	build := exec.Command("go", "build", "-tags", "mpi", "-o", exe, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
-	}
-	return exe
+	return mpitest.CPathBin(t)
 }
 
 // badInputJobTimeout bounds one analyzer job: a rank left waiting for

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,31 +20,12 @@ import (
 	"github.com/cpath/cpath/report"
 )
 
-var (
-	mpiBinOnce sync.Once
-	mpiBin     string
-	mpiBinErr  error
-)
-
 // mpiCPath runs the cpath command (built with the mpi tag) as an MPI job of
 // np ranks and returns its exit status, stdout and stderr.
 func mpiCPath(t *testing.T, np int, args ...string) (int, string, string) {
 	t.Helper()
 	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
-	mpiBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cpath-mpi")
-		if err != nil {
-			mpiBinErr = err
-			return
-		}
-		mpiBin = filepath.Join(dir, "cpath")
-		if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".").CombinedOutput(); err != nil {
-			mpiBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if mpiBinErr != nil {
-		t.Fatal(mpiBinErr)
-	}
+	mpiBin := mpitest.CPathBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), mpiBin}, args...)...)
@@ -112,7 +92,7 @@ func sameAnalysis(t *testing.T, what string, got, want *report.Report) {
 
 // exactAlgos are the exact distributed algorithms with their flags.
 var exactAlgos = [][]string{
-	{"--algo=dijkstra"}, {"--algo=delta"},
+	{"--algo=dag"}, {"--algo=dijkstra"}, {"--algo=delta"},
 	{"--algo=split", "--split-mode=par-par"}, {"--algo=split", "--split-mode=seq-par"},
 	{"--algo=split", "--split-mode=par-seq"}, {"--algo=split", "--split-mode=seq-seq"},
 }
@@ -163,7 +143,7 @@ func TestDistributedGenerated(t *testing.T) {
 			}
 			algos := exactAlgos
 			if pat != gen.Halo {
-				algos = exactAlgos[:3] // every mode on halo; the main ones on the rest
+				algos = exactAlgos[:4] // every mode on halo; the main ones on the rest
 			}
 			a := checkDistributed(t, dir, []int{1, 2, 3, 4}, algos)
 			t.Logf("%s: agreement topo %.3f, topo-shuffle %.3f", pat, a["topo"], a["topo-shuffle"])
@@ -185,7 +165,7 @@ func TestDistributedRecorded(t *testing.T) {
 	input := filepath.Join(mpitest.RepoRoot(t), "logger", "e2e", "testdata", "in.lj")
 	dir = filepath.Join(t.TempDir(), "lammps")
 	mpitest.Run(t, 4, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
-	a = checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos[:3])
+	a = checkDistributed(t, dir, []int{1, 2, 3, 4}, exactAlgos[:4])
 	t.Logf("LAMMPS: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 }
 
@@ -199,7 +179,7 @@ func TestDistributed64(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.cplog")); len(files) != 64 {
 		t.Fatalf("%d logs, want 64", len(files))
 	}
-	a := checkDistributed(t, dir, []int{1, 2, 4}, exactAlgos[:3])
+	a := checkDistributed(t, dir, []int{1, 2, 4}, exactAlgos[:4])
 	t.Logf("64 ranks: agreement topo %.3f, topo-shuffle %.3f", a["topo"], a["topo-shuffle"])
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -32,7 +33,7 @@ MPI_Finalize is reported as incomplete but is not an error: the analyzer can
 use what it holds.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := readLogSet(args[0])
+			s, err := graph.ReadLogSet(args[0])
 			if err != nil {
 				return err
 			}
@@ -47,7 +48,7 @@ use what it holds.`,
 			if err != nil {
 				return err
 			}
-			return s.missingError()
+			return s.MissingError()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
@@ -55,7 +56,7 @@ use what it holds.`,
 }
 
 // writeInfo prints the text summary.
-func writeInfo(out io.Writer, s *logSet) error {
+func writeInfo(out io.Writer, s *graph.LogSet) error {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
 
@@ -157,7 +158,7 @@ func writeInfo(out io.Writer, s *logSet) error {
 	if !s.Complete {
 		p("\nincomplete:\n")
 		if len(s.MissingRanks) > 0 {
-			p("  no log for %s %s\n", pluralWord(len(s.MissingRanks), "rank"), rankList(s.MissingRanks))
+			p("  no log for %s %s\n", pluralWord(len(s.MissingRanks), "rank"), graph.RankList(s.MissingRanks))
 		}
 		for _, pr := range s.Problems {
 			p("  %s\n", pr)
@@ -167,15 +168,15 @@ func writeInfo(out io.Writer, s *logSet) error {
 	return err
 }
 
-func endText(r *rank) string {
+func endText(r *graph.RankLog) string {
 	switch {
 	case r.Truncated != "":
 		return "truncated"
-	case r.status == trace.EndMissing:
+	case r.Status == trace.EndMissing:
 		return "no trailer"
-	case r.status == trace.EndSignal:
+	case r.Status == trace.EndSignal:
 		return fmt.Sprintf("signal %d", r.EndInfo)
-	case r.status == trace.EndNoFinalize:
+	case r.Status == trace.EndNoFinalize:
 		return "no MPI_Finalize"
 	}
 	return r.End

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cpath/cpath/trace"
 )
 
 func TestParseRecordArgs(t *testing.T) {
@@ -207,7 +210,7 @@ func TestLoggerPath(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "cpath ") || !strings.Contains(out, "log format version 3\n") {
+	if code != 0 || !strings.HasPrefix(out, "cpath ") || !strings.Contains(out, fmt.Sprintf("log format version %d\n", trace.Version)) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

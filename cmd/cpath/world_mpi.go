@@ -30,27 +30,3 @@ func (w *world) leave() {
 		mpi.Finalize()
 	}
 }
-
-// publish tells the other ranks how rank 0's work ended.
-func (w *world) publish(err error) {
-	if w.comm == nil || w.size == 1 {
-		return
-	}
-	st := []int64{0}
-	if err != nil {
-		st[0] = 1
-	}
-	_ = w.comm.BcastI64(0, st)
-}
-
-// await waits for rank 0's outcome: the error is printed by rank 0 only.
-func (w *world) await() error {
-	st := []int64{0}
-	if err := w.comm.BcastI64(0, st); err != nil {
-		return err
-	}
-	if st[0] != 0 {
-		return exitStatus(1)
-	}
-	return nil
-}

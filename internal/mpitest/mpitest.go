@@ -122,6 +122,44 @@ func buildLoggerLib() (string, error) {
 	return lib, err
 }
 
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// CPathBin returns the cpath command built with the mpi tag, once per test
+// binary, from the current source ($CPATH_BIN names one to use instead).
+func CPathBin(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if p := os.Getenv("CPATH_BIN"); p != "" {
+			binPath, binErr = filepath.Abs(p)
+			return
+		}
+		root, err := repoRoot()
+		if err != nil {
+			binErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "cpath-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cpath")
+		cmd := exec.Command("go", "build", "-tags", "mpi", "-o", binPath, "./cmd/cpath")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build -tags mpi ./cmd/cpath: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
 // Compile builds one test program into dir with the MPI compiler wrapper
 // (mpicc or mpif90) and returns the executable's path, dir/ followed by the
 // source's base name without its extension. A relative src is taken from

@@ -1,5 +1,5 @@
 // Package mpix is the collective communication the distributed analyzer
-// needs and github.com/emer/empi lacks (Alltoallv, Allgatherv), behind
+// needs and github.com/emer/empi lacks (Alltoallv, Allgatherv, Gatherv), behind
 // one interface, Comm, so that the graph and algorithm packages never
 // import MPI. World is MPI_COMM_WORLD with the mpi build tag; Single is a
 // job of one process, what World is without the tag or outside mpirun.
@@ -35,6 +35,9 @@ type Comm interface {
 	Alltoallv(send [][]byte) ([][]byte, error)
 	// Allgatherv returns every rank's b, by rank.
 	Allgatherv(b []byte) ([][]byte, error)
+	// Gatherv returns every rank's b, by rank, on rank 0; the other ranks
+	// get nil.
+	Gatherv(b []byte) ([][]byte, error)
 	// Allreduce combines x element by element over all ranks, in place.
 	Allreduce(x []int64, op Op) error
 	// Stats returns the bytes this rank has sent to other ranks so far
@@ -55,6 +58,7 @@ func (s *Single) Alltoallv(send [][]byte) ([][]byte, error) {
 	return [][]byte{send[0]}, nil
 }
 func (s *Single) Allgatherv(b []byte) ([][]byte, error) { s.calls++; return [][]byte{b}, nil }
+func (s *Single) Gatherv(b []byte) ([][]byte, error)    { s.calls++; return [][]byte{b}, nil }
 func (s *Single) Allreduce(x []int64, op Op) error      { s.calls++; return nil }
 func (s *Single) Stats() (int64, int64)                 { return 0, s.calls }
 
@@ -118,6 +122,17 @@ func Bytes[T any](xs []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(z)))
 }
 
+// Ship sends out[p], flat arrays of T, to rank p (Alltoallv of their
+// bytes) and returns what each rank sent to this one, as bytes for
+// FromBytes or Concat.
+func Ship[T any](c Comm, out [][]T) ([][]byte, error) {
+	send := make([][]byte, len(out))
+	for q := range out {
+		send[q] = Bytes(out[q])
+	}
+	return c.Alltoallv(send)
+}
+
 // FromBytes returns b as a []T: b itself when it is aligned for T (the
 // buffers the exchanges return are), else a copy. len(b) must be a
 // multiple of T's size. The result shares b's memory in the first case.
@@ -154,8 +169,11 @@ func Agree(c Comm, err error) error {
 	if xerr != nil {
 		return xerr
 	}
-	for _, m := range all {
+	for p, m := range all {
 		if len(m) > 0 {
+			if p == c.Rank() {
+				return err // this rank's own: keep its type for errors.As
+			}
 			return errors.New(string(m))
 		}
 	}

@@ -22,6 +22,12 @@ static int ag_counts(int n, int *recv) {
 static int agv(void *sb, int n, void *rb, int *rc, int *rd) {
 	return MPI_Allgatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
 }
+static int ag_counts64(long long n, long long *recv) {
+	return MPI_Allgather(&n, 1, MPI_LONG_LONG, recv, 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+}
+static int gv(void *sb, int n, void *rb, int *rc, int *rd) {
+	return MPI_Gatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
 static int allreduce(long long *x, int n, int op) {
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
 	return MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_LONG_LONG, o, MPI_COMM_WORLD);
@@ -149,6 +155,46 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	w.bytes += int64(len(b)) * int64(n-1)
 	rb := make([]byte, total)
 	if err := mpiErr("MPI_Allgatherv", C.agv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
+		return nil, err
+	}
+	recv := make([][]byte, n)
+	for p := range recv {
+		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
+	}
+	return recv, nil
+}
+
+// Gatherv gathers every rank's b on rank 0. The sizes go to every rank
+// first (one MPI_Allgather), so that all of them see a gather over MPI's
+// 2 GiB limit and fail together; then one MPI_Gatherv.
+func (w *world) Gatherv(b []byte) ([][]byte, error) {
+	n := w.size
+	counts := make([]C.longlong, n)
+	w.calls++
+	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
+		return nil, err
+	}
+	total := int64(0)
+	for _, k := range counts {
+		total += int64(k)
+	}
+	if total > maxPart {
+		return nil, fmt.Errorf("mpix: %d bytes to gather on rank 0 in one exchange: more than MPI's 2 GiB limit", total)
+	}
+	w.calls++
+	if w.rank != 0 {
+		w.bytes += int64(len(b))
+		return nil, mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), nil, nil, nil))
+	}
+	rc := make([]C.int, n)
+	rd := make([]C.int, n)
+	off := 0
+	for p := range rc {
+		rc[p], rd[p] = C.int(counts[p]), C.int(off)
+		off += int(counts[p])
+	}
+	rb := make([]byte, off)
+	if err := mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
 		return nil, err
 	}
 	recv := make([][]byte, n)

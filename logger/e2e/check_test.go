@@ -67,7 +67,7 @@ type run struct {
 	np     int
 	logs   []*trace.Log
 	calls  [][]call
-	counts []map[trace.Op]int // per rank: timed records per op
+	counts []map[trace.Op]int // per rank: MPI calls per op (a coalesced poll record counts its calls)
 	subs   []map[trace.Op]int // per rank: sub-records under calls of each op
 	sends  []message
 	recvs  []message
@@ -100,7 +100,16 @@ func hasComm(c trace.Class) bool {
 // ranks of the parent communicator do not call it, so counting it there
 // would put their sequences out of step.
 func inParentSeq(op trace.Op) bool {
-	return op.IsCollective() && op != trace.OpCommCreateGroup
+	return op.IsCollective() && op != trace.OpCommCreateGroup && !noParent(op)
+}
+
+// noParent reports the constructors that have no parent communicator.
+func noParent(op trace.Op) bool {
+	switch op {
+	case trace.OpCommGetParent, trace.OpCommCreateFromGroup, trace.OpIntercommCreateFromGroups:
+		return true
+	}
+	return false
 }
 
 // check runs the checks every complete log of an np-rank run must pass and
@@ -211,7 +220,7 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		c.Subs = recs[i+1 : i+1+n]
 		i += n
 		calls = append(calls, c)
-		r.counts[rank][c.Op]++
+		r.counts[rank][c.Op] += int(c.Polls())
 		r.subs[rank][c.Op] += len(c.Subs)
 	}
 	r.calls[rank] = calls
@@ -241,8 +250,14 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		if c.Flags&trace.FlagError != 0 {
 			errorf("%v: flagged as an MPI error", c)
 		}
+		// Polls: Root counts the calls of a run that completed nothing;
+		// a productive poll has none.
+		if c.Op.IsPoll() && c.Root != trace.PeerNone && (c.Root < 1 || c.Count != 0) {
+			errorf("%v: a poll with root %d and %d completions: want root %d, or root >= 1 (unproductive calls) and none",
+				c, c.Root, c.Count, trace.PeerNone)
+		}
 
-		if hasComm(cls) && c.CommName == "" {
+		if hasComm(cls) && c.CommName == "" && !noParent(c.Op) {
 			errorf("%v: communicator %d is not in the table", c, c.Comm)
 		}
 		// Sub-records: only the families that have them, of the right kind.
@@ -323,7 +338,7 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 // naming leader: local rank 0, or for an intercommunicator whichever local
 // rank 0 of the two groups has the lower world rank.
 func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, errorf func(string, ...any)) {
-	idup := c.Op == trace.OpCommIdup
+	idup := c.Op.IsNonblockingCommCreate()
 	idx := c.Req
 	if idup {
 		if c.Flags&trace.FlagNewReq == 0 || c.Req == 0 {
@@ -395,7 +410,7 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 			if !slices.Equal(members, p.Members) || !slices.Equal(remote, p.Remote) {
 				errorf("%v: members %v remote %v, want the parent's %v remote %v", c, members, remote, p.Members, p.Remote)
 			}
-			name = "d" + p.Name + "." + strconv.Itoa(int(c.Seq))
+			name = string(c.Op.CommLetter()) + p.Name + "." + strconv.Itoa(int(c.Seq))
 		}
 		if c.Seq == 0 {
 			errorf("%v: seq 0, want its number in the parent's collective sequence", c)
@@ -475,7 +490,7 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 				if s.Comm != q.create.Comm {
 					errorf("%v: completion of request %d names communicator %d, it was created on %d", c, s.Req, s.Comm, q.create.Comm)
 				}
-				if q.create.Op == trace.OpCommIdup && s.Peer != trace.PeerNone {
+				if q.create.Op.IsNonblockingCommCreate() && s.Peer != trace.PeerNone {
 					errorf("%v: completion of MPI_Comm_idup request %d has peer %d, want none (%d)", c, s.Req, s.Peer, trace.PeerNone)
 				}
 			}
@@ -618,12 +633,12 @@ func (r *run) checkComms(t *testing.T) {
 					rank, c.Name, c.Members, c.Remote)
 			}
 			var want string
-			if c.Op == trace.OpCommIdup {
+			if c.Op.IsNonblockingCommCreate() {
 				parent := "?"
 				if int(c.Parent) < len(l.Comms) {
 					parent = l.Comms[c.Parent].Name
 				}
-				want = "d" + parent + "."
+				want = string(c.Op.CommLetter()) + parent + "."
 			} else {
 				lead := c.Members[0]
 				if len(c.Remote) > 0 && c.Remote[0] < lead {
@@ -648,7 +663,9 @@ func (r *run) checkComms(t *testing.T) {
 			got = append(got, int32(h.rank))
 			sameSide := slices.Equal(h.c.Members, ref.Members) && slices.Equal(h.c.Remote, ref.Remote)
 			otherSide := len(ref.Remote) > 0 && slices.Equal(h.c.Members, ref.Remote) && slices.Equal(h.c.Remote, ref.Members)
-			if (!sameSide && !otherSide) || h.c.Op != ref.Op {
+			// Letters, not ops: MPI_Comm_accept and MPI_Comm_connect make
+			// one communicator.
+			if (!sameSide && !otherSide) || h.c.Op.CommLetter() != ref.Op.CommLetter() {
 				t.Errorf("communicator %s: rank %d has %v members %v remote %v, rank %d %v members %v remote %v (want the same, or for an intercommunicator the two groups swapped)",
 					name, h.rank, h.c.Op, h.c.Members, h.c.Remote, hs[0].rank, hs[0].c.Op, hs[0].c.Members, hs[0].c.Remote)
 			}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cpath/cpath/internal/mpitest"
@@ -101,32 +100,4 @@ func TestFinalizeNeverHangs(t *testing.T) {
 			}
 		})
 	}
-}
-
-var (
-	cpathOnce sync.Once
-	cpathPath string
-	cpathErr  error
-)
-
-// cpathBin builds ./cmd/cpath (with MPI) once per test binary.
-func cpathBin(t *testing.T) string {
-	t.Helper()
-	cpathOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cpath-e2e-")
-		if err != nil {
-			cpathErr = err
-			return
-		}
-		cpathPath = filepath.Join(dir, "cpath")
-		cmd := exec.Command("go", "build", "-tags", "mpi", "-o", cpathPath, "./cmd/cpath")
-		cmd.Dir = mpitest.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cpathErr = fmt.Errorf("go build ./cmd/cpath: %v\n%s", err, out)
-		}
-	})
-	if cpathErr != nil {
-		t.Fatal(cpathErr)
-	}
-	return cpathPath
 }

@@ -68,7 +68,7 @@ func TestDesignedCriticalPath(t *testing.T) {
 					checkReport(t, &d, rn, rep, a.algo)
 					t.Run("design", func(t *testing.T) {
 						if !rn.designed {
-							t.Skipf("the machine did not run %s as designed (load average %s), so the report was held to the logs only:\n  %s",
+							skipDesign(t, "the machine did not run %s as designed (load average %s), so the report was held to the logs only:\n  %s",
 								d.src, loadAverage(), strings.Join(rn.gate, "\n  "))
 						}
 						checkDesign(t, &d, rn, rep)
@@ -290,8 +290,8 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 	defer lim.flush()
 	var sum int64
 	for i, s := range segs {
-		if s.Kind != "compute" && s.Kind != "mpi" && s.Kind != "transfer" {
-			lim.errorf("kind", "segment %d: kind %q, want compute, mpi or transfer", i, s.Kind)
+		if s.Kind != "compute" && s.Kind != "mpi" && s.Kind != "transfer" && (s.Kind != "launch" || i != 0) {
+			lim.errorf("kind", "segment %d: kind %q, want launch (first only), compute, mpi or transfer", i, s.Kind)
 		}
 		if s.Rank < 0 || s.Rank >= d.np {
 			t.Errorf("segment %d: rank %d of %d", i, s.Rank, d.np)
@@ -314,8 +314,11 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 		t.Errorf("the segments add up to %s, length_ns is %s", ms(sum), ms(cp.LengthNs))
 	}
 	first, last := segs[0], segs[len(segs)-1]
-	if first.StartNs != p.InitStart[first.Rank] {
-		t.Errorf("the path starts at %s on rank %d, not at the rank's first event (%s)", rel(first.StartNs), first.Rank, rel(p.InitStart[first.Rank]))
+	// The path starts at the run's start, with the launch of the rank it
+	// runs on first: up to that rank's first event.
+	if first.Kind != "launch" || first.StartNs != p.T0 || first.EndNs != p.InitStart[first.Rank] {
+		t.Errorf("the path starts with a %s segment on rank %d from %s to %s, want its launch from the run's start to the rank's first event (%s)",
+			first.Kind, first.Rank, rel(first.StartNs), rel(first.EndNs), rel(p.InitStart[first.Rank]))
 	}
 	// MPI_Init synchronises the ranks (Open MPI's fence, the logger's
 	// clock-sync Allreduce): a rank that entered it before the last one
@@ -390,12 +393,13 @@ func checkByRank(t *testing.T, d *design, cp *report.CriticalPath, segs []report
 			t.Errorf("critical_path.by_rank lists rank %d twice", rs.Rank)
 		}
 		byRank[rs.Rank] = rs
-		total += rs.ComputeNs + rs.MPINs + rs.TransferNs
+		total += rs.LaunchNs + rs.ComputeNs + rs.MPINs + rs.TransferNs
 	}
 	if gap := time.Duration(total - cp.LengthNs); gap > 10*time.Microsecond || gap < -10*time.Microsecond {
 		t.Errorf("critical_path.by_rank adds up to %s, length_ns is %s", ms(total), ms(cp.LengthNs))
 	}
 	kinds := map[string]func(*report.RankShare) int64{
+		"launch":   func(rs *report.RankShare) int64 { return rs.LaunchNs },
 		"compute":  func(rs *report.RankShare) int64 { return rs.ComputeNs },
 		"mpi":      func(rs *report.RankShare) int64 { return rs.MPINs },
 		"transfer": func(rs *report.RankShare) int64 { return rs.TransferNs },

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,51 +19,23 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// tmpRoot holds what the package builds once for all its tests (cpath).
-var tmpRoot string
-
-func TestMain(m *testing.M) {
-	d, err := os.MkdirTemp("", "cpath-report-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tmpRoot = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
-}
-
-var (
-	cpathOnce sync.Once
-	cpathPath string
-	cpathErr  error
-)
-
-// cpathBin returns the cpath executable under test: $CPATH_BIN, or
-// ./cmd/cpath built once with the mpi tag from the current source.
-func cpathBin(t *testing.T) string {
+// skipDesign skips a design check the machine's load made meaningless,
+// saying why, and counts it in $CPATH_SKIPPED_DESIGN_CHECKS (a file: one
+// line per skip) when that is set, so that make test can say how many
+// were skipped.
+func skipDesign(t *testing.T, format string, args ...any) {
 	t.Helper()
-	root := mpitest.RepoRoot(t)
-	cpathOnce.Do(func() {
-		if p := os.Getenv("CPATH_BIN"); p != "" {
-			cpathPath, cpathErr = filepath.Abs(p)
-			return
+	if f := os.Getenv("CPATH_SKIPPED_DESIGN_CHECKS"); f != "" {
+		if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(fd, "%s\n", t.Name())
+			fd.Close()
 		}
-		exe := filepath.Join(tmpRoot, "cpath")
-		cmd := exec.Command("go", "build", "-tags", "mpi", "-o", exe, "./cmd/cpath")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cpathErr = fmt.Errorf("go build -tags mpi ./cmd/cpath: %v\n%s", err, out)
-			return
-		}
-		cpathPath = exe
-	})
-	if cpathErr != nil {
-		t.Fatal(cpathErr)
 	}
-	return cpathPath
+	t.Skipf(format, args...)
 }
+
+// cpathBin returns the cpath command under test (internal/mpitest).
+func cpathBin(t *testing.T) string { return mpitest.CPathBin(t) }
 
 // analyzeTimeout bounds one analyzer run on these small logs.
 const analyzeTimeout = 60 * time.Second

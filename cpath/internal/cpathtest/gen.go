@@ -257,3 +257,210 @@ func Cuts(ranks, P int, rng *rand.Rand) []int {
 	sort.Ints(cuts)
 	return cuts
 }
+
+// SplitDAG is a graph shaped like the full PAG cut at global
+// synchronisation points, with what Split needs to know about it: k
+// splits, about n vertices in all (each split's vertices at random ids,
+// so every vertex range holds some of every split), vertex 0 the virtual
+// start (in split 0, no in-edges, out-edges to several vertices of split
+// 0). Inside a split the vertices are in a random topological order; each
+// has 1-3 in-edges from recent vertices in that order (sometimes any
+// earlier one), one in twenty is a hub with 5-20 in-edges; the split's
+// exit sits in the later half of the order, and the vertices after it
+// cannot reach it (dead ends: some have in-edges from the exit itself).
+// The exit of split j-1 leads into split j through 1-4 cross edges, one
+// of them into the first vertex of its order. Weights come from a small
+// set (ties) or, for wide, a large range. The target is the last exit.
+func SplitDAG(rng *rand.Rand, n, k int, wide bool) (es []Edge, split, exit []int32, target int32) {
+	n = max(n, 2*k+1)
+	split = make([]int32, n)
+	// Ids: 0 is the start; the others get splits by a random permutation,
+	// the first 2k of it giving each split at least two vertices.
+	perm := rng.Perm(n - 1)
+	for i, p := range perm {
+		s := i % k
+		if i >= 2*k {
+			s = rng.Intn(k)
+		}
+		split[p+1] = int32(s)
+	}
+	order := make([][]int32, k) // by split, a topological order
+	order[0] = append(order[0], 0)
+	for i := range perm {
+		v := int32(perm[i] + 1)
+		order[split[v]] = append(order[split[v]], v)
+	}
+	for s := range order {
+		o := order[s]
+		start := 0
+		if s == 0 {
+			start = 1 // the start vertex stays first
+		}
+		rng.Shuffle(len(o)-start, func(i, j int) { o[start+i], o[start+j] = o[start+j], o[start+i] })
+	}
+	weight := func() int64 { return []int64{0, 1, 2, 3, 5, 8}[rng.Intn(6)] }
+	if wide {
+		weight = func() int64 { return rng.Int63n(1_000_000) }
+	}
+	exit = make([]int32, k)
+	for s, o := range order {
+		m := len(o)
+		at := m - 1 - rng.Intn(max(1, m/4)) // the exit's position
+		if m > 1 && at < 1 {
+			at = 1
+		}
+		exit[s] = o[at]
+		for i := 1; i < m; i++ {
+			deg := 1 + rng.Intn(3)
+			if rng.Intn(20) == 0 {
+				deg = 5 + rng.Intn(16)
+			}
+			for d := 0; d < deg; d++ {
+				j := i - 1 - rng.Intn(min(i, 8))
+				if rng.Intn(5) == 0 {
+					j = rng.Intn(i)
+				}
+				es = append(es, Edge{o[j], o[i], weight()})
+			}
+			if i > at && rng.Intn(3) == 0 {
+				es = append(es, Edge{o[at], o[i], weight()}) // the exit into a dead end
+			}
+		}
+		if s == 0 {
+			for d := rng.Intn(4); d > 0 && m > 1; d-- {
+				es = append(es, Edge{0, o[1+rng.Intn(m-1)], weight()}) // launch edges
+			}
+		} else {
+			into := []int32{o[0]}
+			for d := rng.Intn(4); d > 0; d-- {
+				into = append(into, o[rng.Intn(max(1, at))])
+			}
+			for _, v := range into {
+				es = append(es, Edge{exit[s-1], v, weight()})
+			}
+		}
+	}
+	rng.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	return es, split, exit, exit[k-1]
+}
+
+// FullPAG is shaped like the full PAG of a run of procs processes, steps
+// calls each, in lockstep: vertex 0 is the virtual start with a launch
+// edge to each process's first call; call i of process r has S = 1 +
+// 2(r*steps+i) and E = S+1, a program edge from the previous call's E
+// (the computation) and, for a point-to-point call, a call edge S->E
+// (its own time, waiting removed) and 1-3 communication edges from the S
+// of calls of other processes at the same or the previous step (a
+// receive or a wait for several requests; weight: the completion minus
+// the later start). Every every-th step is a global collective, routed
+// through a hub vertex (ids after the calls): S -> hub (0) for each
+// member and hub -> E (the completion minus the last start); those hubs
+// are the exits of the splits. Weights are time differences (no clock
+// error), as in a PAG. The target, the last split's exit, is the E of
+// the call that ends last after the last collective.
+func FullPAG(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []int32, target int32) {
+	es, split, exit, target, _ = FullPAGTime(rng, procs, steps, every)
+	return es, split, exit, target
+}
+
+// FullPAGTime is FullPAG (the same graph from the same rng) with each
+// vertex's time, as graph/ gives them: 0 for the start vertex, a call's
+// start and end for S and E, the last member's start for a hub. They are
+// consistent with the weights: every edge u->v has Time[u] <= Time[v] and
+// a weight of at most Time[v]-Time[u] (equal but for call and
+// communication edges, whose waiting is removed).
+func FullPAGTime(rng *rand.Rand, procs, steps, every int) (es []Edge, split, exit []int32, target int32, time []int64) {
+	procs, steps, every = max(1, procs), max(2, steps), max(1, every)
+	ncoll := (steps - 1) / every // collectives at steps every-1, 2every-1, ... before the last
+	n := 1 + 2*procs*steps + ncoll
+	split = make([]int32, n)
+	exit = make([]int32, 0, ncoll+1)
+	S := func(r, i int) int32 { return int32(1 + 2*(r*steps+i)) }
+	st := make([][]int64, procs) // start times by process, step
+	en := make([][]int64, procs)
+	for r := range st {
+		st[r], en[r] = make([]int64, steps), make([]int64, steps)
+	}
+	k := int32(0)
+	var hubTime []int64
+	last := make([]int64, procs) // each process's clock
+	first := make([]int, procs)  // each process's first step of the current split
+	for i := 0; i < steps; i++ {
+		for r := 0; r < procs; r++ {
+			comp := rng.Int63n(1000)
+			if rng.Intn(50) == 0 {
+				comp += 20_000 // imbalance
+			}
+			st[r][i] = last[r] + comp
+			if i == 0 {
+				es = append(es, Edge{0, S(r, 0), st[r][0]})
+			} else {
+				es = append(es, Edge{S(r, i-1) + 1, S(r, i), comp})
+			}
+			split[S(r, i)], split[S(r, i)+1] = k, k
+		}
+		if i%every == every-1 && int(k) < ncoll {
+			hub := int32(1 + 2*procs*steps + int(k))
+			split[hub] = k
+			latest := int64(0)
+			for r := 0; r < procs; r++ {
+				latest = max(latest, st[r][i])
+				es = append(es, Edge{S(r, i), hub, 0})
+			}
+			hubTime = append(hubTime, latest)
+			k++
+			for r := 0; r < procs; r++ {
+				en[r][i] = latest + 1 + rng.Int63n(50)
+				es = append(es, Edge{hub, S(r, i) + 1, en[r][i] - latest})
+				split[S(r, i)+1] = k
+				last[r], first[r] = en[r][i], i+1
+			}
+			exit = append(exit, hub)
+			continue
+		}
+		for r := 0; r < procs; r++ {
+			own := 1 + rng.Int63n(200)
+			end := st[r][i] + own
+			type from struct {
+				u int32
+				s int64
+			}
+			var fs []from
+			for d := rng.Intn(4); d > 0 && procs > 1; d-- { // 0-3 partners
+				o := rng.Intn(procs - 1)
+				if o >= r {
+					o++
+				}
+				j := i
+				if i > first[r] && i > 0 && rng.Intn(2) == 0 {
+					j = i - 1 // a recent call of the same split
+				}
+				s := st[o][j] + rng.Int63n(100)
+				fs = append(fs, from{S(o, j), st[o][j]})
+				end = max(end, s+1+rng.Int63n(300))
+			}
+			en[r][i] = end
+			es = append(es, Edge{S(r, i), S(r, i) + 1, min(own, end-st[r][i])})
+			for _, f := range fs {
+				es = append(es, Edge{f.u, S(r, i) + 1, end - max(st[r][i], f.s)})
+			}
+			last[r] = end
+		}
+	}
+	best := 0
+	for r := 1; r < procs; r++ {
+		if en[r][steps-1] > en[best][steps-1] {
+			best = r
+		}
+	}
+	target = S(best, steps-1) + 1
+	exit = append(exit, target)
+	time = make([]int64, n)
+	for r := 0; r < procs; r++ {
+		for i := 0; i < steps; i++ {
+			time[S(r, i)], time[S(r, i)+1] = st[r][i], en[r][i]
+		}
+	}
+	copy(time[1+2*procs*steps:], hubTime)
+	return es, split, exit, target, time
+}

@@ -1,7 +1,8 @@
 //go:build mpi
 
 // Command distcheck runs cpath's distributed exact algorithms
-// (ParallelDijkstra, ParallelDeltaStepping) under MPI and checks them
+// (ParallelDijkstra, ParallelDeltaStepping, Split in its four modes,
+// DistDAG) under MPI and checks them
 // against the sequential DAG: every rank of an mpirun job generates the
 // same deterministic graph from the flags, takes its share of a split into
 // vertex ranges (even, or uneven with possibly empty ranges), and runs the
@@ -19,7 +20,18 @@
 // time-consistent weights, as in a PAG: the speed check), pag-like (per-process chains with
 // communication edges, exact times on odd seeds, clock error on even
 // ones), cycle (a chain with a positive back edge: every rank must return
-// a cycle error).
+// a cycle error), split (a graph shaped like the full PAG cut at global
+// synchronisation points, cpathtest.SplitDAG, with -splits splits),
+// full-pag (cpathtest.FullPAGTime: -procs processes in lockstep, time-
+// consistent weights, 1-3 communication in-edges per call, a global
+// collective through a hub vertex -splits times; with the vertices' times
+// unless -time=false), bad-split (split with
+// one vertex moved to the next split: Split must fail on every rank, the
+// other algorithms are unaffected); the other kinds are one split to
+// Split.
+//
+// Algorithms: dijkstra, delta, delta:Δ, dag (DistDAG), split:MODE (Split
+// in MODE: par-par, seq-par, par-seq, seq-seq).
 package main
 
 import (
@@ -40,7 +52,7 @@ import (
 )
 
 func main() {
-	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle")
+	kinds := flag.String("kind", "random", "comma-separated graph kinds: random, chain, chain-exact, pag-like, cycle, split, full-pag, bad-split")
 	n := flag.Int("n", 1000, "vertices (about, for pag-like)")
 	seed := flag.Int64("seed", 1, "first seed")
 	count := flag.Int("count", 1, "number of seeds, from -seed on")
@@ -48,14 +60,16 @@ func main() {
 	delta := flag.Int64("delta", 0, "Δ for delta (<= 0: DistDefaultDelta)")
 	splits := flag.String("split", "even,uneven", "comma-separated splits: even, uneven")
 	procs := flag.Int("procs", 8, "pag-like: processes of the simulated run")
+	nsplits := flag.Int("splits", 8, "split: splits of the generated graph")
 	check := flag.Bool("check", true, "compare with DAG on rank 0")
 	repeat := flag.Int("repeat", 1, "runs of each case; the times printed are the best")
+	useTime := flag.Bool("time", true, "full-pag: give the vertices their times (dijkstra and delta then take them latest first; false: the largest Dist first)")
 	flag.Parse()
 	mpi.Init()
 	c := mpix.World()
 	code := 0
 	if err := run(c, strings.Split(*kinds, ","), *n, *seed, *count, strings.Split(*algos, ","), *delta,
-		strings.Split(*splits, ","), *procs, *check, max(1, *repeat)); err != nil {
+		strings.Split(*splits, ","), *procs, *nsplits, *check, max(1, *repeat), *useTime); err != nil {
 		if c.Rank() == 0 {
 			fmt.Println(err)
 		}
@@ -68,14 +82,14 @@ func main() {
 // run returns an error on every rank after the first case that fails on
 // any rank.
 func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []string, delta int64,
-	splits []string, procs int, check bool, repeat int) error {
+	splits []string, procs, nsplits int, check bool, repeat int, useTime bool) error {
 	P := c.Size()
 	if c.Rank() == 0 {
 		fmt.Printf("job size=%d\n", P)
 	}
 	for _, kind := range kinds {
 		for seed := seed0; seed < seed0+int64(count); seed++ {
-			g, target, err := generate(kind, n, seed, procs)
+			g, target, sin, err := generate(kind, n, seed, procs, nsplits, useTime)
 			if err != nil {
 				return err
 			}
@@ -107,6 +121,11 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 					switch name, arg, _ := strings.Cut(algo, ":"); {
 					case algo == "dijkstra":
 						run = func() (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, share) }
+					case algo == "dag":
+						run = func() (*cpath.DistResult, error) { return cpath.DistDAG(c, share) }
+					case name == "split":
+						in := &cpath.SplitInput{Split: sin.Split[share.Lo:share.Hi], Exit: sin.Exit}
+						run = func() (*cpath.DistResult, error) { return cpath.Split(c, share, in, cpath.SplitMode(arg)) }
 					case name == "delta":
 						if arg != "" {
 							if d, err = strconv.ParseInt(arg, 10, 64); err != nil {
@@ -130,7 +149,7 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 							el = e
 						}
 					}
-					msg := verdict(c.Rank(), kind, check, res, err, ref)
+					msg := verdict(c.Rank(), kind, strings.HasPrefix(algo, "split"), check, res, err, ref)
 					bad, cerr := mpix.Any(c, msg != "")
 					if cerr != nil {
 						return cerr
@@ -147,8 +166,9 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 							continue
 						}
 						st := res.Stats
-						fmt.Printf("OK %s length=%d vertices=%d reached=%d rounds=%d phases=%d pops=%d bytes=%d time=%.3fs dag=%.3fs\n",
+						fmt.Printf("OK %s length=%d vertices=%d reached=%d rounds=%d phases=%d pops=%d relax=%d edges=%d relax/edge=%.3f splits=%d bytes=%d time=%.3fs dag=%.3fs\n",
 							what, res.Path.Length, len(res.Path.Vertices), st.Reached, st.Rounds, st.Phases, st.Pops,
+							st.Relaxations, st.Edges, float64(st.Relaxations)/float64(max(1, st.Edges)), st.Splits,
 							st.BytesSent, el.Seconds(), refTime.Seconds())
 					}
 				}
@@ -159,10 +179,16 @@ func run(c mpix.Comm, kinds []string, n int, seed0 int64, count int, algos []str
 }
 
 // verdict is "" if this rank's result is right.
-func verdict(rank int, kind string, check bool, res *cpath.DistResult, err error, ref *cpath.Result) string {
+func verdict(rank int, kind string, splitAlgo, check bool, res *cpath.DistResult, err error, ref *cpath.Result) string {
 	if kind == "cycle" {
 		if err == nil || !strings.Contains(err.Error(), "cycle") {
 			return fmt.Sprintf("rank %d: error %v, want a cycle", rank, err)
+		}
+		return ""
+	}
+	if kind == "bad-split" && splitAlgo {
+		if err == nil || !strings.Contains(err.Error(), "leads from split") {
+			return fmt.Sprintf("rank %d: error %v, want an edge between splits", rank, err)
 		}
 		return ""
 	}
@@ -223,8 +249,12 @@ func shareOf(g *cpath.Graph, target int32, bounds []int32, rank int) *cpath.Dist
 	for i := range st {
 		st[i] = g.InStart[int(lo)+i] - a
 	}
-	return &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
+	d := &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
 		InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+	if g.Time != nil {
+		d.Time = g.Time[lo:hi]
+	}
+	return d
 }
 
 // build makes the CSR-by-destination graph of n vertices and edges es.
@@ -234,7 +264,52 @@ func build(n int, es []cpathtest.Edge) *cpath.Graph {
 	return g
 }
 
-func generate(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, error) {
+// generate makes the graph of kind, its target and its split input (one
+// split for the kinds other than split).
+func generate(kind string, n int, seed int64, procs, nsplits int, useTime bool) (*cpath.Graph, int32, *cpath.SplitInput, error) {
+	switch kind {
+	case "split", "full-pag", "bad-split":
+		rng := rand.New(rand.NewSource(seed))
+		var es []cpathtest.Edge
+		var split, exit []int32
+		var target int32
+		if kind != "full-pag" {
+			es, split, exit, target = cpathtest.SplitDAG(rng, n, max(2, nsplits), seed%2 == 0)
+			if kind == "bad-split" {
+				// An edge between two vertices of one split that are no
+				// exits: its destination moves to the next split.
+				isExit := make(map[int32]bool)
+				for _, x := range exit {
+					isExit[x] = true
+				}
+				for _, k := range rng.Perm(len(es)) {
+					e := es[k]
+					if !isExit[e.U] && !isExit[e.V] && split[e.U] == split[e.V] && int(split[e.V])+1 < len(exit) {
+						split[e.V]++
+						break
+					}
+				}
+			}
+		} else {
+			steps := max(2, n/(2*max(1, procs)))
+			var tm []int64
+			es, split, exit, target, tm = cpathtest.FullPAGTime(rng, procs, steps, max(1, steps/max(1, nsplits)))
+			g := build(len(split), es)
+			if useTime {
+				g.Time = tm
+			}
+			return g, target, &cpath.SplitInput{Split: split, Exit: exit}, nil
+		}
+		return build(len(split), es), target, &cpath.SplitInput{Split: split, Exit: exit}, nil
+	}
+	g, target, err := generateOne(kind, n, seed, procs)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return g, target, &cpath.SplitInput{Split: make([]int32, g.N), Exit: []int32{target}}, nil
+}
+
+func generateOne(kind string, n int, seed int64, procs int) (*cpath.Graph, int32, error) {
 	n = max(n, 2)
 	rng := rand.New(rand.NewSource(seed))
 	switch kind {

@@ -117,6 +117,12 @@ func parse(path string) ([]fn, error) {
 			x.opts["post"] = strings.TrimSpace(opts[i+5:])
 			opts = opts[:i]
 		}
+		// pre= (C run after the arguments are converted, before the call)
+		// runs to post= or the end: it comes last but for post=.
+		if i := strings.Index(opts, "pre="); i >= 0 {
+			x.opts["pre"] = strings.TrimSpace(opts[i+4:])
+			opts = opts[:i]
+		}
 		// bytes= may contain spaces: it runs to the next key= or the end.
 		for _, key := range []string{"since", "root", "n", "bytes"} {
 			if i := strings.Index(opts, key+"="); i >= 0 {
@@ -205,15 +211,24 @@ func (p param) cDecl() string {
 // fDecl renders a parameter of the Fortran entry: everything by reference.
 func (p param) fDecl() string {
 	switch {
-	case p.typ == "void":
+	case p.typ == "void" || p.isFunc():
 		return "void *" + p.name
+	case p.isChar():
+		return "char *" + p.name
 	case p.typ == "MPI_Count":
 		return "MPI_Count *" + p.name
 	}
 	return "MPI_Fint *" + p.name
 }
 
-var f2c = map[string]string{"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
+// isChar: a string argument (char *, char *[], char **[]). Fortran passes
+// its length as a hidden argument after ierr.
+func (p param) isChar() bool { return strings.HasPrefix(p.typ, "char") }
+
+// isFunc: a callback (MPI_Grequest_query_function *...): passed through.
+func (p param) isFunc() bool { return strings.HasSuffix(p.typ, "_function") }
+
+var f2c = map[string]string{"MPI_Errhandler": "PMPI_Errhandler_f2c", "MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
 	"MPI_Info": "PMPI_Info_f2c", "MPI_Group": "PMPI_Group_f2c", "MPI_Request": "PMPI_Request_f2c"}
 
 func (f fn) arrayLen() string {
@@ -315,6 +330,8 @@ func genC(w *bytes.Buffer, f fn) {
 	for _, p := range f.params {
 		arg := p.name
 		switch {
+		case p.isChar() || p.isFunc():
+			pre = append(pre, fmt.Sprintf("const void *c_%s = (const void *)%s;", p.name, p.name))
 		case p.typ == "MPI_Status" && p.array:
 			pre = append(pre, "MPI_Status sts_small[8];",
 				fmt.Sprintf("MPI_Status *sts = cp_statuses(%s, %s, sts_small, 8);", p.name, f.arrayLen()))
@@ -348,6 +365,9 @@ func genC(w *bytes.Buffer, f fn) {
 		}
 		pre = append(pre, "cp_pre p;", fmt.Sprintf("cp_pre_reqs(&p, %s, %s);", n, ptr))
 		cleanup = append(cleanup, "cp_pre_free(&p);")
+	}
+	if h := f.opts["pre"]; h != "" {
+		pre = append(pre, h+";")
 	}
 	fmt.Fprintf(w, "int %s(%s) {\n", f.name, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "\tif (%s)\n\t\treturn P%s(%s);\n", skip(f), f.name, strings.Join(args, ", "))
@@ -397,11 +417,21 @@ func genFortran(w *bytes.Buffer, f fn) {
 	}
 	decl = append(decl, "MPI_Fint *ierr")
 	args = append(args, "ierr")
+	var lens []string // hidden string lengths, after ierr
+	for _, p := range f.params {
+		if p.isChar() {
+			decl = append(decl, "int "+p.name+"_len")
+			args = append(args, p.name+"_len")
+			lens = append(lens, p.name+"_len")
+		}
+	}
 	var pre, arrays, postConv, cleanup []string
 	for _, p := range f.params {
 		arg := p.name
 		conv := f2c[p.typ]
 		switch {
+		case p.isChar() || p.isFunc():
+			pre = append(pre, fmt.Sprintf("const void *c_%s = (const void *)%s;", p.name, p.name))
 		case p.typ == "MPI_Status" && p.array:
 			n := f.arrayLen()
 			arrays = append(arrays, fmt.Sprintf("MPI_Fint *fsts = cp_f_statuses_in(%s, %s);", p.name, n))
@@ -444,7 +474,7 @@ func genFortran(w *bytes.Buffer, f fn) {
 		}
 		callArgs = append(callArgs, arg)
 	}
-	callArgs = append(callArgs, "ierr")
+	callArgs = append(append(callArgs, "ierr"), lens...)
 	if rp, ok := f.reqParam(); ok {
 		ptr := "&c_" + rp.name
 		n := "1"
@@ -454,6 +484,9 @@ func genFortran(w *bytes.Buffer, f fn) {
 		}
 		arrays = append(arrays, "cp_pre p;", fmt.Sprintf("cp_pre_reqs(&p, %s, %s);", n, ptr))
 		cleanup = append(cleanup, "cp_pre_free(&p);")
+	}
+	if h := f.opts["pre"]; h != "" {
+		arrays = append(arrays, h+";")
 	}
 	pm := "p" + lower + "_"
 	fmt.Fprintf(w, "extern void %s(%s) __attribute__((weak));\n", pm, strings.Join(decl, ", "))

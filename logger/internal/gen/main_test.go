@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cpath/cpath/trace"
 )
 
 // TestGeneratedUpToDate fails when mpi.sigs or trace's op table changed
@@ -48,6 +50,29 @@ func TestEverySpecCallWrapped(t *testing.T) {
 	for _, n := range strings.Fields(spec) {
 		if !have["MPI_"+n] {
 			t.Errorf("MPI_%s is in SPEC §2 but not wrapped", n)
+		}
+	}
+}
+
+// TestEveryOpWrapped checks the other direction: every operation of
+// trace's table is an MPI call the logger wraps (mpi.sigs, or lifecycle.c
+// for the five it writes by hand), so an op cannot be added to the format
+// without its wrappers.
+func TestEveryOpWrapped(t *testing.T) {
+	fns, err := parse("mpi.sigs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{"MPI_Init": true, "MPI_Init_thread": true, "MPI_Finalize": true, "MPI_Abort": true, "MPI_Pcontrol": true}
+	for _, f := range fns {
+		if have[f.name] {
+			t.Errorf("%s is listed twice", f.name)
+		}
+		have[f.name] = true
+	}
+	for o := trace.Op(1); o < trace.NumOps; o++ {
+		if !o.IsSub() && !have[o.String()] {
+			t.Errorf("%v (op %d) is in trace's table but not wrapped", o, o)
 		}
 	}
 }

@@ -1,8 +1,6 @@
-package main
+package graph
 
-// Reading and summarising a directory of logs, for cpath info. This is
-// analyzer-side logic that may move to its own package once the analyzer
-// needs the same checks.
+// Reading and summarising a directory of logs, for cpath info.
 
 import (
 	"bufio"
@@ -18,31 +16,30 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/trace"
 )
 
-// logSet summarises the logs of one run.
-type logSet struct {
-	Dir          string    `json:"dir"`
-	RunID        string    `json:"run_id"`
-	Size         int       `json:"size"` // MPI_COMM_WORLD size the logs claim
-	Logs         int       `json:"logs"` // log files found
-	Exe          []string  `json:"exe"`  // distinct executables
-	MPILibrary   string    `json:"mpi_library"`
-	Logger       []string  `json:"logger"` // distinct logger versions
-	StartUnixNs  int64     `json:"start_unix_ns"`
-	ThreadLevel  int       `json:"thread_level"`
-	Complete     bool      `json:"complete"`
-	MissingRanks []int     `json:"missing_ranks"`
-	Problems     []string  `json:"problems"` // what makes the set incomplete
-	Ranks        []*rank   `json:"ranks"`
-	Totals       totals    `json:"totals"`
-	Ops          []opStats `json:"operations"`
+// LogSet summarises the logs of one run.
+type LogSet struct {
+	Dir          string     `json:"dir"`
+	RunID        string     `json:"run_id"`
+	Size         int        `json:"size"` // MPI_COMM_WORLD size the logs claim
+	Logs         int        `json:"logs"` // log files found
+	Exe          []string   `json:"exe"`  // distinct executables
+	MPILibrary   string     `json:"mpi_library"`
+	Logger       []string   `json:"logger"` // distinct logger versions
+	StartUnixNs  int64      `json:"start_unix_ns"`
+	ThreadLevel  int        `json:"thread_level"`
+	Complete     bool       `json:"complete"`
+	MissingRanks []int      `json:"missing_ranks"`
+	Problems     []string   `json:"problems"` // what makes the set incomplete
+	Ranks        []*RankLog `json:"ranks"`
+	Totals       Totals     `json:"totals"`
+	Ops          []OpStats  `json:"operations"`
 }
 
 // rank summarises one rank's log.
-type rank struct {
+type RankLog struct {
 	Rank          int         `json:"rank"`
 	File          string      `json:"file"`
 	Host          string      `json:"host"`
@@ -66,13 +63,13 @@ type rank struct {
 	Clock         trace.Clock `json:"clock"`
 	DriftPPM      *float64    `json:"drift_ppm,omitempty"` // from the init and final sync points
 
-	status      trace.EndStatus
+	Status      trace.EndStatus `json:"-"`
 	header      trace.Header
-	ops         [trace.NumOps]opStats
+	ops         [trace.NumOps]OpStats
 	trailerRecs uint64
 }
 
-type totals struct {
+type Totals struct {
 	Calls      uint64 `json:"calls"`
 	SubRecords uint64 `json:"sub_records"`
 	Records    uint64 `json:"records"`
@@ -84,26 +81,26 @@ type totals struct {
 	BytesPerCall float64 `json:"file_bytes_per_call"`
 }
 
-// opStats counts the calls of one MPI operation.
-type opStats struct {
+// OpStats counts the calls of one MPI operation.
+type OpStats struct {
 	Op     string `json:"op"`
 	Calls  uint64 `json:"calls"`
 	TimeNs int64  `json:"time_ns"`
 	Bytes  uint64 `json:"bytes"` // the records' byte counts, as logged
 }
 
-// readLogSet reads every *.cplog file in dir. It fails on anything that makes
+// ReadLogSet reads every *.cplog file in dir. It fails on anything that makes
 // the set unusable: no logs, a file that is not an intact log (foreign,
 // corrupt, other format version), logs of two runs, two logs of one rank. A
 // missing rank is reported in MissingRanks (the caller decides); logs cut
 // short or from ranks that did not finalize are reported in Problems.
-func readLogSet(dir string) (*logSet, error) {
-	files, err := graph.LogFiles(dir)
+func ReadLogSet(dir string) (*LogSet, error) {
+	files, err := LogFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 
-	ranks := make([]*rank, len(files))
+	ranks := make([]*RankLog, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -112,7 +109,7 @@ func readLogSet(dir string) (*logSet, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ranks[i], errs[i] = readRank(files[i])
+				ranks[i], errs[i] = summarizeRank(files[i])
 			}
 		}()
 	}
@@ -127,12 +124,12 @@ func readLogSet(dir string) (*logSet, error) {
 		}
 	}
 
-	s := &logSet{Dir: dir, Logs: len(files), MissingRanks: []int{}, Problems: []string{}}
+	s := &LogSet{Dir: dir, Logs: len(files), MissingRanks: []int{}, Problems: []string{}}
 	hs := make([]*trace.Header, len(ranks))
 	for i, r := range ranks {
 		hs[i] = &r.header
 	}
-	missing, err := graph.CheckRun(files, hs)
+	missing, err := CheckRun(files, hs)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +140,7 @@ func readLogSet(dir string) (*logSet, error) {
 	sort.Slice(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
 	s.Ranks = ranks
 
-	var ops [trace.NumOps]opStats
+	var ops [trace.NumOps]OpStats
 	exes, loggers := map[string]bool{}, map[string]bool{}
 	for _, r := range ranks {
 		h := &r.header
@@ -181,7 +178,7 @@ func readLogSet(dir string) (*logSet, error) {
 	if s.Totals.Calls > 0 {
 		s.Totals.BytesPerCall = float64(s.Totals.FileBytes) / float64(s.Totals.Calls)
 	}
-	s.Ops = []opStats{}
+	s.Ops = []OpStats{}
 	for i := range ops {
 		if ops[i].Calls > 0 {
 			ops[i].Op = trace.Op(i).String()
@@ -194,7 +191,7 @@ func readLogSet(dir string) (*logSet, error) {
 }
 
 // missingError is the error for the ranks that have no log.
-func (s *logSet) missingError() error {
+func (s *LogSet) MissingError() error {
 	m := s.MissingRanks
 	if len(m) == 0 {
 		return nil
@@ -202,11 +199,11 @@ func (s *logSet) missingError() error {
 	if len(m) == 1 {
 		return fmt.Errorf("%s: rank %d of %d has no log (no rank-%06d.cplog)", s.Dir, m[0], s.Size, m[0])
 	}
-	return fmt.Errorf("%s: %d of %d ranks have no log (ranks %s)", s.Dir, len(m), s.Size, rankList(m))
+	return fmt.Errorf("%s: %d of %d ranks have no log (ranks %s)", s.Dir, len(m), s.Size, RankList(m))
 }
 
-// rankList prints ranks compactly: "0-3, 7, 9-10".
-func rankList(rs []int) string {
+// RankList prints ranks compactly: "0-3, 7, 9-10".
+func RankList(rs []int) string {
 	var b strings.Builder
 	for i := 0; i < len(rs); {
 		j := i
@@ -226,13 +223,13 @@ func rankList(rs []int) string {
 }
 
 // problems says what keeps this rank's log from being complete.
-func (r *rank) problems() []string {
+func (r *RankLog) problems() []string {
 	var p []string
 	name := filepath.Base(r.File)
 	if r.Truncated != "" {
 		p = append(p, fmt.Sprintf("rank %d (%s): truncated: %s", r.Rank, name, r.Truncated))
 	}
-	switch r.status {
+	switch r.Status {
 	case trace.EndFinalized:
 	case trace.EndMissing:
 		if r.Truncated == "" {
@@ -245,14 +242,14 @@ func (r *rank) problems() []string {
 	case trace.EndNoFinalize:
 		p = append(p, fmt.Sprintf("rank %d (%s): exited (status %d) without MPI_Finalize", r.Rank, name, r.EndInfo))
 	default:
-		p = append(p, fmt.Sprintf("rank %d (%s): %v", r.Rank, name, r.status))
+		p = append(p, fmt.Sprintf("rank %d (%s): %v", r.Rank, name, r.Status))
 	}
 	if r.Dropped > 0 {
 		p = append(p, fmt.Sprintf("rank %d (%s): the logger dropped %d records", r.Rank, name, r.Dropped))
 	}
 	// Only a finalized rank's trailer counts its records (the logger's
 	// signal path cannot and writes 0).
-	if r.status == trace.EndFinalized && r.Truncated == "" && r.trailerRecs != r.Records {
+	if r.Status == trace.EndFinalized && r.Truncated == "" && r.trailerRecs != r.Records {
 		p = append(p, fmt.Sprintf("rank %d (%s): the trailer counts %d records, the log holds %d", r.Rank, name, r.trailerRecs, r.Records))
 	}
 	return p
@@ -260,7 +257,7 @@ func (r *rank) problems() []string {
 
 // readRank streams one log and summarises it; memory does not grow with the
 // log's length.
-func readRank(path string) (*rank, error) {
+func summarizeRank(path string) (*RankLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -277,7 +274,7 @@ func readRank(path string) (*rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rank{File: path, FileBytes: st.Size(), Communicators: 2} // MPI_COMM_WORLD, MPI_COMM_SELF
+	r := &RankLog{File: path, FileBytes: st.Size(), Communicators: 2} // MPI_COMM_WORLD, MPI_COMM_SELF
 	var (
 		buf      []trace.Record
 		pending  uint32                // sub-records still owed to the last call
@@ -368,7 +365,7 @@ func readRank(path string) (*rank, error) {
 	h := &r.header
 	tr := rd.Trailer()
 	r.Rank, r.Host, r.PID, r.Exe = h.Rank, h.Host, h.PID, h.Exe
-	r.status, r.End, r.EndInfo, r.Dropped, r.trailerRecs = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records
+	r.Status, r.End, r.EndInfo, r.Dropped, r.trailerRecs = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records
 	r.Complete = damage == nil && tr.Status == trace.EndFinalized && tr.Dropped == 0
 	r.Clock = h.Clock
 	if fp := h.Clock.Final; fp != nil && fp.LocalNs != h.Clock.Init.LocalNs {

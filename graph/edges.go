@@ -1,0 +1,750 @@
+package graph
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/trace"
+)
+
+// globalComms builds the run's communicator table from the ranks' tables,
+// by name, and returns each rank's local-index → global-index map.
+func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
+	var comms []CommInfo
+	byName := map[string]int32{}
+	gids := make([][]int32, len(rds))
+	for r, d := range rds {
+		gids[r] = make([]int32, len(d.comms))
+		for i, c := range d.comms {
+			if c.Name == "" {
+				gids[r][i] = -1 // made by a call the logger does not wrap
+				continue
+			}
+			id, ok := byName[c.Name]
+			if !ok {
+				id = int32(len(comms))
+				byName[c.Name] = id
+				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members})
+			}
+			gids[r][i] = id
+		}
+		d.comms = nil
+	}
+	return comms, gids
+}
+
+func gid(gids []int32, local uint32) int32 {
+	if int(local) < len(gids) {
+		return gids[local]
+	}
+	return -1
+}
+
+// waits decides for every owned completion whether it waited and for
+// what: the latest-starting of what it needed, if that started after the
+// completion call did (ties: the smaller call, then the dependency order).
+// These are the wait states; the edges keep every dependency (edges).
+// It also finds the run's first and last events.
+func (b *builder) waits() error {
+	p, lg := b.p, b.lg
+	n := int32(len(lg.Op))
+	b.pollRuns()
+	best := make([]int32, n)
+	for i := range best {
+		best[i] = -1
+	}
+	for i := range b.deps {
+		d := &b.deps[i]
+		s := b.causeStart(d)
+		if d.dropped || s <= b.waitFrom(d.done) {
+			continue
+		}
+		if j := best[d.done]; j >= 0 {
+			e := &b.deps[j]
+			t := b.causeStart(e)
+			if s < t || s == t && (d.cause > e.cause || d.cause == e.cause && d.ord >= e.ord) {
+				continue
+			}
+		}
+		best[d.done] = int32(i)
+	}
+	nw := 0
+	for _, i := range best {
+		if i >= 0 {
+			nw++
+		}
+	}
+	p.Waits = make([]Wait, 0, nw)
+	wrong := b.wrongOrder()
+	var t0, t1 int64 = 1 << 62, -1 << 62
+	last, lastEnd := int32(-1), int64(-1<<62)
+	for c := int32(0); c < n; c++ {
+		s, en := lg.Start[c], lg.End[c]
+		if i := best[c]; i >= 0 {
+			d := &b.deps[i]
+			from := b.waitFrom(c)
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, Kind: d.kind, Comm: lg.Comm[c]}
+			if w.Comm < 0 {
+				w.Comm = d.comm
+			}
+			// Dependency k < len(msgs) is message k's Late Sender.
+			w.WrongOrder = d.kind == LateSender && wrong != nil && wrong.has(int(i))
+			p.Waits = append(p.Waits, w)
+		}
+		t0, t1 = min(t0, s), max(t1, en)
+		if en > lastEnd {
+			last, lastEnd = c+p.CallLo, en
+		}
+	}
+	x := []int64{t0, -t1}
+	if err := b.c.Allreduce(x, mpix.Min); err != nil {
+		return err
+	}
+	p.T0, p.T1 = x[0], -x[1]
+	// The last event's call: the smallest among equals.
+	cand := int64(1 << 62)
+	if last >= 0 && lastEnd == p.T1 {
+		cand = int64(last)
+	}
+	cand, err := mpix.AllreduceOne(b.c, cand, mpix.Min)
+	if err != nil {
+		return err
+	}
+	b.lastCall = int32(cand)
+	return nil
+}
+
+// pollRuns finds the runs of unproductive polls (records of MPI_Test… or
+// MPI_Iprobe calls that completed nothing) that lead, on their thread, to
+// the call that completes what they polled for: such a call waits from
+// the start of the run, not from its own start, and the polls' time is
+// waiting, not work.
+func (b *builder) pollRuns() {
+	lg := b.lg
+	b.runStart, b.runOf = map[int32]int64{}, map[int32]int32{}
+	if len(lg.unproductive) == 0 {
+		return
+	}
+	type run struct {
+		start int64
+		polls []int32
+	}
+	var runs []run // by thread
+	rank := -1
+	for c := int32(0); c < int32(len(lg.Op)); c++ {
+		if r := lg.rank(c); r != rank {
+			rank, runs = r, runs[:0]
+		}
+		t := int(lg.Thread[c])
+		for len(runs) <= t {
+			runs = append(runs, run{})
+		}
+		ru := &runs[t]
+		if lg.unproductive.has(int(c)) {
+			if len(ru.polls) == 0 {
+				ru.start = lg.Start[c]
+			}
+			ru.polls = append(ru.polls, c)
+			continue
+		}
+		if len(ru.polls) > 0 {
+			b.runStart[c] = ru.start
+			for _, q := range ru.polls {
+				b.runOf[q] = c
+			}
+			ru.polls = ru.polls[:0]
+		}
+	}
+}
+
+// waitFrom is when call c (local) began to wait for what it completes:
+// its start, or that of the polls that led to it.
+func (b *builder) waitFrom(c int32) int64 {
+	if len(b.runStart) > 0 {
+		if t, ok := b.runStart[c]; ok {
+			return t
+		}
+	}
+	return b.lg.Start[c]
+}
+
+// hubsOf is how many hub vertices a collective instance of op with n
+// members needs: one for those where everyone needs everyone, a chain of
+// n (one per prefix of the members in rank order) for Scan and Exscan,
+// none for rooted ones (their edges run from or to the root).
+func hubsOf(op trace.Op, n int32) int32 {
+	switch _, flow := collKind(op); flow {
+	case 'N':
+		return 1
+	case 'S', 'E':
+		return n
+	}
+	return 0
+}
+
+// layout numbers the hubs, the same way at any number of analyzer ranks:
+// every rank learns which instances the others coordinate and how many
+// hubs each has, and the hubs are numbered by communicator and sequence
+// number after the calls' vertices, the start vertex last. The last
+// analyzer rank owns them (and the hubs' times, sent to it).
+func (b *builder) layout() error {
+	p, c := b.p, b.c
+	size := c.Size()
+	var mine []int64 // comm, seq, hubs of the coordinated instances that have hubs
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		if h := hubsOf(col.Op, col.N); h > 0 {
+			mine = append(mine, int64(col.Comm), int64(col.Seq), int64(h))
+		}
+	}
+	all, err := c.Allgatherv(mpix.Bytes(mine))
+	if err != nil {
+		return err
+	}
+	type inst struct{ comm, seq, hubs int64 }
+	var insts []inst
+	for _, bs := range all {
+		xs, err := mpix.FromBytes[int64](bs)
+		if err != nil || len(xs)%3 != 0 {
+			return fmt.Errorf("graph: hub exchange: %d bytes", len(bs))
+		}
+		for k := 0; k < len(xs); k += 3 {
+			insts = append(insts, inst{xs[k], xs[k+1], xs[k+2]})
+		}
+	}
+	slices.SortFunc(insts, func(x, y inst) int { return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq)) })
+	first := make([]int64, len(insts)+1) // first hub of each instance, in that order
+	for k, x := range insts {
+		first[k+1] = first[k] + x.hubs
+	}
+	N := int64(2 * p.NumCalls())
+	if N+first[len(insts)]+1 >= 1<<31-1 {
+		return fmt.Errorf("graph: the graph has more than 2^31 vertices: too large for the analyzer")
+	}
+	p.Hubs = int32(first[len(insts)])
+	p.Bounds = make([]int32, size+1)
+	for q := 0; q < size; q++ {
+		p.Bounds[q] = 2 * p.RankStart[p.PartRanks[q]]
+	}
+	p.StartVertex = int32(N) + p.Hubs
+	p.Bounds[size] = p.StartVertex + 1
+	p.Target = p.E(b.lastCall)
+
+	// Each coordinated instance's first hub, and when each hub's members
+	// (those it waits for) have all started: kept here for the edges, and
+	// sent to the hubs' owner.
+	b.collHub = make([]int32, len(p.Colls))
+	b.hubTime = map[int32]int64{}
+	var times []int64 // hub, time pairs
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		b.collHub[k] = -1
+		if hubsOf(col.Op, col.N) == 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(insts, inst{int64(col.Comm), int64(col.Seq), 0}, func(x, y inst) int {
+			return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq))
+		})
+		h := int32(first[i])
+		b.collHub[k] = h
+		t := int64(-1 << 62)
+		if _, flow := collKind(col.Op); flow == 'N' {
+			for m := col.First; m < col.First+col.N; m++ {
+				t = max(t, p.PostStart[m])
+			}
+			b.hubTime[h] = t
+			times = append(times, int64(h), t)
+			continue
+		}
+		for i, m := range b.scanOrder(col) {
+			t = max(t, p.PostStart[m])
+			b.hubTime[h+int32(i)] = t
+			times = append(times, int64(h+int32(i)), t)
+		}
+	}
+	send := make([][]byte, size)
+	send[size-1] = mpix.Bytes(times)
+	got, err := c.Alltoallv(send)
+	if err != nil {
+		return err
+	}
+	if p.Part == size-1 {
+		p.HubTime = make([]int64, p.Hubs)
+		for _, bs := range got {
+			xs, err := mpix.FromBytes[int64](bs)
+			if err != nil || len(xs)%2 != 0 {
+				return fmt.Errorf("graph: hub time exchange: %d bytes", len(bs))
+			}
+			for k := 0; k < len(xs); k += 2 {
+				if xs[k] < 0 || xs[k] >= int64(p.Hubs) {
+					return fmt.Errorf("graph: hub time exchange: hub %d of %d", xs[k], p.Hubs)
+				}
+				p.HubTime[xs[k]] = xs[k+1]
+			}
+		}
+	}
+	return nil
+}
+
+// scanOrder returns the members of a Scan or Exscan instance (indices into
+// CollPost) in the communicator's rank order: the order data flows in.
+func (b *builder) scanOrder(col *Collective) []int32 {
+	p := b.p
+	pos := make(map[int32]int, len(p.Comms[col.Comm].Members))
+	for i, w := range p.Comms[col.Comm].Members {
+		pos[w] = i
+	}
+	ms := make([]int32, 0, col.N)
+	for m := col.First; m < col.First+col.N; m++ {
+		ms = append(ms, m)
+	}
+	slices.SortStableFunc(ms, func(x, y int32) int {
+		return cmp.Compare(pos[int32(p.Rank(p.CollPost[x]))], pos[int32(p.Rank(p.CollPost[y]))])
+	})
+	return ms
+}
+
+// wireEdge is an edge shipped to the owner of its destination vertex.
+type wireEdge struct {
+	Dst, Src int32 // global vertex ids
+	W        int64
+	Kind     EdgeKind
+	Replaces bool // the hub edge of a blocking member: its call edge is left out
+	_        [6]byte
+}
+
+// edge is an edge into an owned vertex, before the rows are built.
+type edge struct {
+	dst, src int32 // dst local, src global
+	w        int64
+	kind     EdgeKind
+}
+
+// edges builds the edges into the owned vertices (see the package
+// comment): the coordinators make the collectives' edges and hubs and
+// ship the edges to the owners of the completions; every rank adds its
+// threads' program, launch and call edges and its messages'.
+func (b *builder) edges() error {
+	p, c, lg := b.p, b.c, b.lg
+	me := p.Part
+	n := int32(len(lg.Op))
+	nloc := p.Bounds[me+1] - p.Bounds[me]
+	hubBase := 2 * n                                      // local index of the first hub, on the last rank
+	extra := make([]edge, 0, len(b.deps)+len(p.CollPost)) // about what the messages and collectives make
+	out := make([][]wireEdge, c.Size())
+	ship := func(e wireEdge) {
+		if q := p.vertexOwner(e.Dst); q == me {
+			extra = append(extra, edge{e.Dst - p.Bounds[me], e.Src, e.W, e.Kind})
+			if e.Replaces {
+				b.hubbed.set(int(e.Dst-p.Bounds[me]) >> 1)
+			}
+		} else {
+			out[q] = append(out[q], e)
+		}
+	}
+	b.hubbed = newBitset(int(n))
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		post := p.CollPost[col.First : col.First+col.N]
+		done := p.CollDone[col.First : col.First+col.N]
+		ps := p.PostStart[col.First : col.First+col.N]
+		de := p.DoneEnd[col.First : col.First+col.N]
+		ds := b.doneStart[col.First : col.First+col.N]
+		_, flow := collKind(col.Op)
+		switch flow {
+		case 'N':
+			h := b.collHub[k]
+			ht := b.hubTime[h]
+			for i := range post {
+				ship(wireEdge{Dst: p.Hub(h), Src: p.S(post[i]), Kind: EdgeHubIn})
+				if w := de[i] - max(ht, ds[i]); de[i] >= ht {
+					ship(wireEdge{Dst: p.E(done[i]), Src: p.Hub(h), W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
+				}
+			}
+		case 'S', 'E':
+			h0 := b.collHub[k]
+			for i, m := range b.scanOrder(col) {
+				h := h0 + int32(i)
+				ship(wireEdge{Dst: p.Hub(h), Src: p.S(p.CollPost[m]), Kind: EdgeHubIn})
+				if i > 0 {
+					ship(wireEdge{Dst: p.Hub(h), Src: p.Hub(h - 1), Kind: EdgeHubIn})
+				}
+				from := h // Scan: the prefix up to the member itself
+				if flow == 'E' {
+					from = h - 1 // Exscan: the ranks before it
+				}
+				if from < h0 {
+					continue
+				}
+				if ht := b.hubTime[from]; p.DoneEnd[m] >= ht {
+					w := p.DoneEnd[m] - max(ht, b.doneStart[m])
+					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
+				}
+			}
+		case 'B', 'R':
+			root := -1
+			for i := range post {
+				if int32(p.Rank(post[i])) == col.Root {
+					root = i
+				}
+			}
+			if root < 0 {
+				continue
+			}
+			latest := int64(-1 << 62) // of the members a reduction's root waits for
+			for i := range post {
+				if i != root {
+					latest = max(latest, ps[i])
+				}
+			}
+			for i := range post {
+				if i == root {
+					continue
+				}
+				if flow == 'B' { // the root's data reaches every member
+					if w := de[i] - max(ps[root], ds[i]); de[i] >= ps[root] {
+						ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[root]), W: w, Kind: EdgeCollective})
+					}
+				} else if w := de[root] - max(ps[i], ds[root], latest); de[root] >= ps[i] { // every member's reaches the root, the last one's transfer ending there
+					ship(wireEdge{Dst: p.E(done[root]), Src: p.S(post[i]), W: w, Kind: EdgeCollective})
+				}
+			}
+		}
+	}
+	got, err := mpix.Ship(c, out)
+	if err != nil {
+		return err
+	}
+	out = nil
+	for _, bs := range got {
+		ws, err := mpix.FromBytes[wireEdge](bs)
+		if err != nil {
+			return err
+		}
+		for _, e := range ws {
+			l := e.Dst - p.Bounds[me]
+			if l < 0 || l >= nloc || (l < hubBase && l&1 == 0) {
+				return fmt.Errorf("graph: edge exchange: vertex %d is not an owned call's end or hub", e.Dst)
+			}
+			extra = append(extra, edge{l, e.Src, e.W, e.Kind})
+			if e.Replaces {
+				b.hubbed.set(int(l >> 1))
+			}
+		}
+	}
+	// waitIdx is each owned call's wait (index in p.Waits), -1 for none.
+	waitIdx := make([]int32, n)
+	for i := range waitIdx {
+		waitIdx[i] = -1
+	}
+	for i, w := range p.Waits {
+		waitIdx[w.Call-p.CallLo] = int32(i)
+	}
+	// The messages: S(send) → E(receive completion) at the receiver,
+	// S(receive) → E(send completion) for sends that wait for their
+	// receiver, weighted by the transfer.
+	for i := range b.deps {
+		d := &b.deps[i]
+		if d.dropped || (d.kind != LateSender && d.kind != LateReceiver) {
+			continue
+		}
+		kind := EdgeLateSender
+		if d.kind == LateReceiver {
+			kind = EdgeLateReceiver
+		}
+		// The transfer runs from the later of the cause's start and when
+		// the completing call began to wait, and never from before the
+		// last-arriving cause of a call that completed several messages:
+		// an earlier message's transfer does not include the wait for a
+		// later one.
+		from := max(b.causeStart(d), b.waitFrom(d.done))
+		if k := waitIdx[d.done]; k >= 0 {
+			from = max(from, b.waitFrom(d.done)+p.Waits[k].Ns)
+		}
+		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
+	}
+	b.deps, b.cache = nil, nil
+
+	// The rows: every vertex's program or launch edge, call edge and
+	// extra edges.
+	// The time each call waited: the part of its span inside the waiting
+	// of the completion it belongs to (itself, or the call its run of
+	// unproductive polls led to), from that wait's start to its cause's.
+	interval := func(c int32) (from, to int64, ok bool) {
+		if k := waitIdx[c]; k >= 0 {
+			from = b.waitFrom(c)
+			return from, from + p.Waits[k].Ns, true
+		}
+		return 0, 0, false
+	}
+	waitOfRun := map[int32][2]int64{} // by call that ends a run of polls, its waiting
+	for _, w := range p.Waits {
+		if c := w.Call - p.CallLo; len(b.runStart) > 0 {
+			if from, ok := b.runStart[c]; ok {
+				waitOfRun[c] = [2]int64{from, from + w.Ns}
+			}
+		}
+	}
+	waited := func(c int32) int64 {
+		from, to, ok := interval(c)
+		if !ok && lg.unproductive.has(int(c)) {
+			var iv [2]int64
+			iv, ok = waitOfRun[b.runOf[c]]
+			from, to = iv[0], iv[1]
+		}
+		if !ok {
+			return 0
+		}
+		return max(0, min(lg.End[c], to)-max(lg.Start[c], from))
+	}
+	p.InStart = make([]int32, nloc+1)
+	for _, e := range extra {
+		p.InStart[e.dst+1]++
+	}
+	for cl := int32(0); cl < n; cl++ {
+		p.InStart[2*cl+1]++ // program or launch edge
+		if !b.hubbed.has(int(cl)) {
+			p.InStart[2*cl+2]++ // call edge
+		}
+	}
+	for v := int32(0); v < nloc; v++ {
+		p.InStart[v+1] += p.InStart[v]
+	}
+	ne := p.InStart[nloc]
+	p.InSrc, p.InWeight, p.InKind = make([]int32, ne), make([]int64, ne), make([]EdgeKind, ne)
+	fill := append([]int32(nil), p.InStart[:nloc]...)
+	put := func(dst, src int32, w int64, kind EdgeKind) {
+		i := fill[dst]
+		fill[dst]++
+		p.InSrc[i], p.InWeight[i], p.InKind[i] = src, w, kind
+	}
+	walk := lg.walk()
+	base := p.Bounds[me]
+	for cl := int32(0); cl < n; cl++ {
+		s, en := lg.Start[cl], lg.End[cl]
+		if pr := walk.prev(cl); pr >= 0 {
+			put(2*cl, base+2*pr+1, max(0, s-lg.End[pr]), EdgeProgram)
+		} else {
+			put(2*cl, p.StartVertex, max(0, s-p.T0), EdgeLaunch)
+		}
+		if !b.hubbed.has(int(cl)) {
+			put(2*cl+1, base+2*cl, max(0, en-s-waited(cl)), EdgeCall)
+		}
+	}
+	for _, e := range extra {
+		put(e.dst, e.src, e.w, e.kind)
+	}
+	b.hubbed = nil
+	return nil
+}
+
+// syncPoints keeps the candidates whose edges satisfy the clock condition
+// (no member ended before the last one started: paper §4.4's "no negative
+// time") and shares them with every rank, in time order, with their hubs.
+func (b *builder) syncPoints() error {
+	p := b.p
+	type sp struct {
+		t     int64 // when the last member started
+		comm  int32
+		seq   uint32
+		hub   int32
+		calls []int32
+	}
+	var mine []sp
+	for _, k := range b.syncCand {
+		col := &p.Colls[k]
+		last := b.hubTime[b.collHub[k]]
+		ok := true
+		calls := make([]int32, p.Ranks)
+		for m := col.First; m < col.First+col.N; m++ {
+			ok = ok && p.DoneEnd[m] >= last
+			calls[p.Rank(p.CollPost[m])] = p.CollPost[m]
+		}
+		if ok {
+			mine = append(mine, sp{last, col.Comm, col.Seq, p.Hub(b.collHub[k]), calls})
+		}
+	}
+	// Shipped as flat int64s: t, comm, seq, hub, then the calls.
+	var enc []int64
+	for _, s := range mine {
+		enc = append(enc, s.t, int64(s.comm), int64(s.seq), int64(s.hub))
+		for _, c := range s.calls {
+			enc = append(enc, int64(c))
+		}
+	}
+	all, err := b.c.Allgatherv(mpix.Bytes(enc))
+	if err != nil {
+		return err
+	}
+	var sps []sp
+	for _, bs := range all {
+		xs, err := mpix.FromBytes[int64](bs)
+		if err != nil {
+			return err
+		}
+		for k := 0; k+4+p.Ranks <= len(xs); k += 4 + p.Ranks {
+			s := sp{t: xs[k], comm: int32(xs[k+1]), seq: uint32(xs[k+2]), hub: int32(xs[k+3]), calls: make([]int32, p.Ranks)}
+			for r := range s.calls {
+				s.calls[r] = int32(xs[k+4+r])
+			}
+			sps = append(sps, s)
+		}
+	}
+	// Every rank's calls in them must run in the same order, or they are
+	// not one sequence of cuts: one that is out of order with the last kept
+	// is left out.
+	slices.SortFunc(sps, func(x, y sp) int {
+		return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq))
+	})
+	for _, s := range sps {
+		if n := len(p.Syncs); n > 0 {
+			prev := p.Syncs[n-1]
+			ok := true
+			for r := range s.calls {
+				ok = ok && s.calls[r] > prev[r]
+			}
+			if !ok {
+				continue
+			}
+		}
+		p.Syncs = append(p.Syncs, s.calls)
+		p.SyncHub = append(p.SyncHub, s.hub)
+	}
+	return nil
+}
+
+// splits gives every owned vertex its split: split k holds each rank's
+// calls after its call in synchronisation point k-1 and up to it in point
+// k, with the hub of point k; the end of a rank's call in point k opens
+// split k+1. A point is a cut only if every path across it runs through
+// its hub: a message sent before it and received after it, or a member
+// that kept its own call edge, makes it no cut (it is dropped, and the
+// splits around it merge).
+func (b *builder) splits() error {
+	p := b.p
+	for {
+		bad := make([]int64, len(p.Syncs))
+		p.Split = b.label()
+		if len(p.Syncs) == 0 {
+			return nil // one split: nothing to check (every rank has the same syncs)
+		}
+		lo, hi := p.Bounds[p.Part], p.Bounds[p.Part+1]
+		for l := int32(0); l+1 < int32(len(p.InStart)); l++ {
+			sv := p.Split[l]
+			for e := p.InStart[l]; e < p.InStart[l+1]; e++ {
+				u := p.InSrc[e]
+				var su int32
+				if u >= lo && u < hi {
+					su = p.Split[u-lo] // owned: labelled
+					if p.InKind[e] == EdgeHubOut && !b.isSyncHub(u) {
+						su = sv // another collective's hub: its members' split
+					}
+				} else {
+					su = b.splitOf(u, sv)
+				}
+				switch {
+				case su == sv:
+				case su == sv-1 && u == p.SyncHub[su] && p.InKind[e] == EdgeHubOut:
+				default:
+					for j := min(su, sv); j < max(su, sv) && int(j) < len(bad); j++ {
+						bad[j] = 1
+					}
+				}
+			}
+		}
+		if err := b.c.Allreduce(bad, mpix.Max); err != nil {
+			return err
+		}
+		keep := 0
+		for j := range p.Syncs {
+			if bad[j] == 0 {
+				p.Syncs[keep], p.SyncHub[keep] = p.Syncs[j], p.SyncHub[j]
+				keep++
+			}
+		}
+		if keep == len(p.Syncs) {
+			return nil
+		}
+		// Dropping a point leaves the others' crossings as they were, but
+		// the labels change: label again and check once more.
+		p.Syncs, p.SyncHub = p.Syncs[:keep], p.SyncHub[:keep]
+	}
+}
+
+func (b *builder) isSyncHub(v int32) bool { _, ok := b.syncOfHub[v]; return ok }
+
+// callSplit is the split of call c's start on rank r: the number of
+// synchronisation points whose call on r comes before c.
+func (b *builder) callSplit(c int32, r int) int32 {
+	syncs := b.p.Syncs
+	return int32(sort.Search(len(syncs), func(j int) bool { return syncs[j][r] >= c }))
+}
+
+// splitOf is the split of vertex u; a hub that is not a synchronisation
+// point's is taken to be in split def (its members' split is the one of
+// the completion it leads to).
+func (b *builder) splitOf(u int32, def int32) int32 {
+	p := b.p
+	c, kind := p.Vertex(u)
+	switch kind {
+	case VertexRun:
+		return 0
+	case VertexHub:
+		if j, ok := b.syncOfHub[u]; ok {
+			return j
+		}
+		return def
+	}
+	r := p.Rank(c)
+	k := b.callSplit(c, r)
+	if kind == VertexEnd && int(k) < len(p.Syncs) && p.Syncs[k][r] == c {
+		k++
+	}
+	return k
+}
+
+// label computes the split of every owned vertex.
+func (b *builder) label() []int32 {
+	p, lg := b.p, b.lg
+	n := int32(len(lg.Op))
+	split := make([]int32, len(p.InStart)-1)
+	for i := 0; i < lg.ranks; i++ {
+		r := p.RankLo + i
+		k := int32(0)
+		for cl := lg.rankStart[i]; cl < lg.rankStart[i+1]; cl++ {
+			c := cl + p.CallLo
+			for int(k) < len(p.Syncs) && p.Syncs[k][r] < c {
+				k++
+			}
+			split[2*cl], split[2*cl+1] = k, k
+			if int(k) < len(p.Syncs) && p.Syncs[k][r] == c {
+				split[2*cl+1] = k + 1
+			}
+		}
+	}
+	b.syncOfHub = make(map[int32]int32, len(p.SyncHub))
+	for j, h := range p.SyncHub {
+		b.syncOfHub[h] = int32(j)
+	}
+	for l := 2 * n; l < int32(len(split)); l++ {
+		v := p.Bounds[p.Part] + l
+		if j, ok := b.syncOfHub[v]; ok {
+			split[l] = j
+			continue
+		}
+		if v == p.StartVertex {
+			split[l] = 0
+			continue
+		}
+		// Another hub: in its members' split, that of its first in-edge's
+		// source (a member's start, or the previous hub of a chain).
+		split[l] = 0
+		if e := p.InStart[l]; e < p.InStart[l+1] {
+			split[l] = b.splitOf(p.InSrc[e], 0)
+		}
+	}
+	return split
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestWriteJSON: the streamed report decodes to what encoding/json makes
+// of it, every key of every struct included, with strings that need
+// escaping, with and without the optional keys.
+func TestWriteJSON(t *testing.T) {
+	a := 0.25
+	full := &Report{RuntimeNs: 1234,
+		CriticalPath: CriticalPath{Algo: "split/par-par", LengthNs: 1200, DiffNs: -34,
+			Segments: []Segment{
+				{Rank: 1, Kind: "launch", Op: "MPI_Init", StartNs: 0, EndNs: 5, Callsite: "a.c:1"},
+				{Rank: 2, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 900, Callsite: "dir \"q\"\\x<y>&é\x01.c:42"},
+			},
+			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
+			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a,
+			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
+				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9}},
+		Processes: []Process{{Rank: 0, ProgramTimeNs: 1, GraphTimeNs: 2, TotalTimeNs: 3, TotalExecutionNs: 4, TotalWaitNs: 5,
+			Imbalance: 0.5, NumCalls: 6, NumNodes: 7, NumEdges: 8}},
+		Totals: Totals{ProgramTimeNs: 1, NumEdges: 9, Imbalance: 1e-9},
+		Calls: []Collective{{Op: "MPI_Allreduce", Comm: "W0.0", Seq: 3, Members: 4, WaitBeforeNs: 5, WaitAfterNs: 6,
+			ExecutionNs: 7, Imbalance: 1.0 / 3, LastRank: 2}},
+		Waitstates: Waitstates{LateSenderNs: 1, ByRank: []WaitBreakdown{{Key: "0", LateSenderNs: 1}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
+		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
+	}
+	bare := &Report{RuntimeNs: 1}
+	for name, r := range map[string]*Report{"full": full, "bare": bare} {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, exp any
+		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+			t.Fatalf("%s: WriteJSON wrote invalid JSON: %v\n%s", name, err, b.String())
+		}
+		if err := json.Unmarshal(want, &exp); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Fatalf("%s: WriteJSON\n%s\nencoding/json\n%s", name, b.String(), want)
+		}
+	}
+}
