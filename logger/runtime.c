@@ -86,9 +86,10 @@ static inline cp_rec *cp_put(void) {
 }
 
 /* cp_reserve keeps a call and its sub-records in one buffer (unless they
- * could never fit), so that a flush or a dying rank never splits them. */
+ * could never fit), so that a flush or a dying rank never splits them; one
+ * more record's room is for the thread's run of polls the call closes. */
 static inline void cp_reserve(int n) {
-	if (cp_n + n > CP_BUFRECS && n <= CP_BUFRECS)
+	if (cp_n + n + 1 > CP_BUFRECS && n < CP_BUFRECS)
 		cp_flush();
 }
 
