@@ -5,10 +5,12 @@
  * coded into stream items (docs/log-format.md, "Stream items"; the Go twin
  * is trace/stream.go) directly in a MAP_SHARED window of the file. The
  * kernel owns those pages: a rank killed by SIGKILL leaves every committed
- * call in the file. A batch is committed by storing its first byte last
- * (the file is zero beyond the data, and the reader stops at a zero tag),
- * with a compare-and-swap that the signal path also uses, so that a call
- * interrupted half-coded is either whole in the log or skipped.
+ * call in the file (a run of unproductive polls is committed when it is
+ * closed: runtime.c, cp_runs). A batch is committed by storing its first
+ * byte last (the file is zero beyond the data, and the reader stops at a
+ * zero tag), with a compare-and-swap that the signal path also uses, so
+ * that a call interrupted half-coded is either whole in the log or
+ * skipped.
  *
  * Times stay in clock ticks; calibration points (tick, ns) go into the
  * stream every ~100 ms and the reader converts. Nothing is compressed. */
