@@ -3,12 +3,13 @@
 // internal/gen), the record buffer and the file writer.
 //
 // The per-call path is C only: a wrapper reads the TSC, calls PMPI, reads
-// the TSC again and fills a 64-byte record in a 1 MiB buffer. Go runs at
-// three moments: in MPI_Init (cpathGoInit: clock synchronisation, the log
-// header), when the buffer is full (cpathGoFlush: ticks to ns, delta coding,
-// one LZ4 frame per buffer, one write), and at the end (cpathGoFinish:
-// clock synchronisation again, trailer). A rank that dies by a signal or
-// exits without MPI_Finalize writes its buffer from C (runtime.c).
+// the TSC again, builds the call's records and codes them (encode.c) into a
+// shared mapping of the log file. Go runs at MPI_Init (cpathGoInit: clock
+// synchronisation, the log header, the modules), when a call site falls in
+// a module the log does not name yet (cpathGoModules), and at the end
+// (cpathGoFinish: clock synchronisation again; C writes the trailer). A
+// rank that dies by a signal or exits without MPI_Finalize ends its log
+// from C (runtime.c, encode.c).
 package main
 
 /*
@@ -18,17 +19,17 @@ package main
 #include <stdlib.h>
 #include "cpathlog.h"
 
-extern int cp_fd;
-extern volatile int cp_flush_written;
-extern volatile int64_t cp_cal_tick, cp_cal_ns;
+#include "encode.h"
+#include "modules.h"
 extern int64_t cp_skew_off, cp_skew_base;
 extern double cp_skew_ppm;
-extern unsigned char cp_rawhdr[7];
+extern int64_t cp_setup_tick, cp_setup_ns;
 uint64_t cp_load_address(void);
 
 static int64_t cp_go_now_ticks(void) { return cp_now(); }
 static int64_t cp_go_mono(void) { return cp_mono_ns(); }
 static int cp_go_use_tsc(void) { return cp_use_tsc; }
+static uint64_t *cp_go_pend(void) { return cp_mods_pend; }
 static void cp_go_libversion(char *buf, int *len) { PMPI_Get_library_version(buf, len); }
 static int cp_go_spawned(void) {
 	MPI_Comm p = MPI_COMM_NULL;
@@ -40,7 +41,9 @@ import "C"
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,16 +70,14 @@ const DefaultDir = "cpath-logs"
 const pingPongRounds = 16
 
 type state struct {
-	f       *os.File
-	w       *trace.Writer
-	comm    *worldComm
-	skew    trace.Skew
-	calTick int64 // the calibration pair of the previous flush
-	calNs   int64
-	useTSC  bool
-	dropped uint64
-	warned  bool
-	hdr     trace.Header
+	f      *os.File
+	comm   *worldComm
+	skew   trace.Skew
+	useTSC bool
+	hdr    trace.Header
+	mods   []trace.Module     // modules loaded
+	logged map[[2]uint64]bool // modules the log names, by address range
+	method string             // how the init sync was measured: every rank knows it, logging or not
 }
 
 var st state
@@ -187,6 +188,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	if err1 != nil && err2 != nil {
 		method = "none"
 	}
+	st.method = method
 
 	// The file. Every rank tries; the lowest rank that failed tells the user,
 	// once, and ranks that failed run on unlogged.
@@ -228,20 +230,39 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		sk := st.skew
 		st.hdr.Clock.Injected = &sk
 	}
-	w, err := trace.NewWriter(f, &st.hdr)
+	// The tick rate, measured from MPI_Init's entry to now; the reader
+	// refines it with the calibration points of the stream.
+	tick0, raw0 := int64(C.cp_go_now_ticks()), int64(C.cp_go_mono())
+	ns0 := st.applySkew(raw0)
+	if !st.useTSC {
+		tick0 = raw0
+	}
+	rate := float64(ns0-st.applySkew(int64(C.cp_setup_ns))) / float64(tick0-int64(C.cp_setup_tick))
+	if !(rate > 0) || tick0 == int64(C.cp_setup_tick) {
+		rate = 1
+	}
+	st.hdr.Ticks = &trace.Ticks{Tick: tick0, Ns: ns0, NsPerTick: rate}
+	st.mods = listModules()
+	st.logged = map[[2]uint64]bool{}
+	if len(st.mods) > 0 { // the executable; other modules when a call site needs them
+		st.hdr.Modules = st.mods[:1:1]
+		st.logged[[2]uint64{st.mods[0].Start, st.mods[0].End}] = true
+	}
+	setModules(st.mods, st.logged)
+	pre, err := trace.EncodeHeader(&st.hdr)
+	if err == nil {
+		_, err = f.Write(pre)
+	}
+	// Calibration points every 100 ms of ticks.
+	if err == nil && C.cp_enc_open(C.int(f.Fd()), C.uint64_t(len(pre)), C.int64_t(tick0), C.int64_t(1e8/rate)) == 0 {
+		err = fmt.Errorf("cannot map the log file")
+	}
 	if err != nil {
 		warnf("rank %d: writing %s: %v; not logging", rank, path, err)
 		f.Close()
 		return 0
 	}
-	st.f, st.w = f, w
-	st.calTick, st.calNs = int64(C.cp_go_now_ticks()), int64(C.cp_go_mono())
-	C.cp_cal_tick, C.cp_cal_ns = C.int64_t(st.calTick), C.int64_t(st.calNs)
-	hdr := trace.RawFrameHeader()
-	for i := range hdr {
-		C.cp_rawhdr[i] = C.uchar(hdr[i])
-	}
-	C.cp_fd = C.int(f.Fd())
+	st.f = f
 	return 1
 }
 
@@ -249,71 +270,145 @@ func openLog(dir, path string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// O_APPEND: the signal path in C appends its frame after Go's last one.
-	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Read and write: the records go through a shared mapping of the file.
+	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 }
 
-// toNs maps raw timestamps to local ns by the line through the previous
-// calibration pair and the one taken at this flush: the TSC is invariant,
-// so piecewise-linear is exact to well under a microsecond.
-func (s *state) toNs(recs []trace.Record, tick, ns int64) {
-	if !s.useTSC {
-		for i := range recs {
-			if !recs[i].Op.IsSub() {
-				recs[i].Start = s.applySkew(recs[i].Start)
-				recs[i].End = s.applySkew(recs[i].End)
+// finalSync measures the sync point at MPI_Finalize. Every rank that
+// initialised through the logger calls it, logging or not (a rank whose log
+// could not be opened, a rank paused by MPI_Pcontrol(0)): rank 0's
+// ping-pong waits for every other rank, so the ranks first agree, with one
+// Allreduce that all of them join, whether all of them can take part; if
+// one cannot (its init ping-pong failed), none measures.
+func finalSync() (trace.SyncPoint, bool) {
+	if st.comm == nil {
+		return trace.SyncPoint{}, false
+	}
+	unable := int64(0)
+	if st.method != "pingpong" {
+		unable = 1
+	}
+	if worst, err := st.comm.AllreduceMax(unable); err != nil || worst != 0 {
+		return trace.SyncPoint{}, false
+	}
+	sp, err := clocksync.PingPong(st.comm, localNow, pingPongRounds)
+	return sp, err == nil
+}
+
+// cpathGoFinalizeSync is MPI_Finalize on a rank that initialised but logs
+// nothing (its log could not be opened): it only answers the final clock
+// synchronisation, so that the other ranks do not wait for it forever.
+//
+//export cpathGoFinalizeSync
+func cpathGoFinalizeSync() {
+	_, _ = finalSync()
+}
+
+// maxModules bounds the modules listed at once.
+const maxModules = 1024
+
+// listModules lists the objects mapped into the process, the executable
+// first.
+func listModules() []trace.Module {
+	buf := make([]C.cp_module, maxModules)
+	n := int(C.cp_modules(&buf[0], maxModules))
+	exe, _ := os.Executable()
+	mods := make([]trace.Module, 0, n)
+	for i := 0; i < n; i++ {
+		m := &buf[i]
+		path := C.GoString(m.name)
+		if i == 0 && path == "" {
+			path = exe
+		}
+		mods = append(mods, trace.Module{Path: path, Base: uint64(m.base), Start: uint64(m.start), End: uint64(m.end),
+			BuildID: hex.EncodeToString(C.GoBytes(unsafe.Pointer(&m.id[0]), m.idlen))})
+	}
+	return mods
+}
+
+// setModules hands the module table to the C runtime, with which modules
+// the log names already.
+func setModules(mods []trace.Module, logged map[[2]uint64]bool) {
+	if len(mods) == 0 {
+		return
+	}
+	cm := make([]C.cp_module, len(mods))
+	lg := make([]C.int, len(mods))
+	for i, m := range mods {
+		cm[i].start, cm[i].end = C.uint64_t(m.Start), C.uint64_t(m.End)
+		if logged[[2]uint64{m.Start, m.End}] {
+			lg[i] = 1
+		}
+	}
+	C.cp_modules_known(&cm[0], &lg[0], C.int(len(mods)))
+}
+
+// cpathGoModules runs when call sites fall in modules the log does not
+// name yet: it writes those modules as a module chunk (listing the modules
+// again for a call site in none, a library loaded since).
+//
+//export cpathGoModules
+func cpathGoModules() {
+	if st.f == nil {
+		return
+	}
+	pend := unsafe.Slice(C.cp_go_pend(), int(C.cp_nmods_pend))
+	var fresh []trace.Module
+	relisted := false
+	for _, a := range pend {
+		addr := uint64(a)
+		var m *trace.Module
+		for i := range st.mods {
+			if st.mods[i].Contains(addr) {
+				m = &st.mods[i]
+				break
 			}
 		}
-		return
-	}
-	scale := 1.0
-	if tick != s.calTick {
-		scale = float64(ns-s.calNs) / float64(tick-s.calTick)
-	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Op.IsSub() {
+		if m == nil && !relisted {
+			st.mods = listModules()
+			relisted = true
+			for i := range st.mods {
+				if st.mods[i].Contains(addr) {
+					m = &st.mods[i]
+					break
+				}
+			}
+		}
+		if m == nil || st.logged[[2]uint64{m.Start, m.End}] {
 			continue
 		}
-		r.Start = s.applySkew(s.calNs + int64(float64(r.Start-s.calTick)*scale))
-		r.End = s.applySkew(s.calNs + int64(float64(r.End-s.calTick)*scale))
+		st.logged[[2]uint64{m.Start, m.End}] = true
+		fresh = append(fresh, *m)
 	}
-}
-
-//export cpathGoFlush
-func cpathGoFlush(buf *C.cp_rec, n C.int, tick, ns C.int64_t) {
-	if st.w == nil || n <= 0 {
+	setModules(st.mods, st.logged)
+	if len(fresh) == 0 {
 		return
 	}
-	recs := unsafe.Slice((*trace.Record)(unsafe.Pointer(buf)), int(n))
-	st.toNs(recs, int64(tick), int64(ns))
-	if err := st.w.WriteRecords(recs); err != nil {
-		st.dropped += uint64(n)
-		if !st.warned {
-			st.warned = true
-			warnf("rank %d: writing the log: %v; records are being lost", st.hdr.Rank, err)
-		}
+	js, err := json.Marshal(fresh)
+	if err == nil && len(js) > 0 {
+		C.cp_enc_chunk(trace.ChunkModules, unsafe.Pointer(&js[0]), C.int(len(js)))
 	}
-	C.cp_flush_written = 1
-	st.calTick, st.calNs = int64(tick), int64(ns)
-	C.cp_cal_tick, C.cp_cal_ns = tick, ns
 }
 
 //export cpathGoFinish
 func cpathGoFinish(status, info C.int) {
-	if st.w == nil {
+	if st.f == nil {
 		return
 	}
-	if status == C.CP_END_FINALIZED && st.hdr.Clock.Method == "pingpong" {
+	if status == C.CP_END_FINALIZED {
 		// All ranks are in MPI_Finalize: measure again for the drift.
-		if sp, err := clocksync.PingPong(st.comm, localNow, pingPongRounds); err == nil {
-			_ = st.w.WriteClockFinal(sp)
+		if sp, ok := finalSync(); ok {
+			var b [24]byte
+			binary.LittleEndian.PutUint64(b[0:], uint64(sp.LocalNs))
+			binary.LittleEndian.PutUint64(b[8:], uint64(sp.OffsetNs))
+			binary.LittleEndian.PutUint64(b[16:], uint64(sp.ErrNs))
+			C.cp_enc_chunk(trace.ChunkClockFinal, unsafe.Pointer(&b[0]), 24)
 		}
 	}
-	if err := st.w.Close(trace.Trailer{Status: trace.EndStatus(status), Info: int32(info), Dropped: st.dropped}); err != nil && !st.warned {
-		warnf("rank %d: finishing the log: %v", st.hdr.Rank, err)
+	C.cp_enc_end(C.int(status), C.int(info), 1)
+	if C.cp_dropped != 0 {
+		warnf("rank %d: %d records could not be written to the log", st.hdr.Rank, uint64(C.cp_dropped))
 	}
-	C.cp_fd = -1
 	st.f.Close()
-	st.w = nil
+	st.f = nil
 }

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cpathlog.h"
+#include "encode.h"
+#include "modules.h"
 #include "_cgo_export.h"
 
 volatile int cp_on;
@@ -23,53 +25,52 @@ CP_TLS int cp_depth;
 static CP_TLS int cp_tid = -1;
 static atomic_int cp_ntid;
 
-/* The record buffer. 16384 records = 1 MiB: memory stays bounded however
- * long the run; Go compresses and writes a full buffer as one LZ4 frame. */
-#define CP_BUFRECS 16384
+/* The staging buffer: a call's records are built here, then coded into
+ * the log's mapped stream (encode.c) when the call is done (cp_unlock). A
+ * call with more sub-records than fit is committed in parts. */
+#define CP_BUFRECS 4096
 static cp_rec cp_buf[CP_BUFRECS];
 static volatile int cp_n;
-static uint64_t cp_nflushed; /* records handed to Go so far, for the trailer */
-/* Bumped by every flush (a record index is valid within one buffer) and
- * every MPI_Pcontrol (a pause cuts every thread's run of polls). */
-static uint64_t cp_epoch;
 static int cp_mt; /* MPI_THREAD_MULTIPLE: take the lock */
 static pthread_mutex_t cp_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Set by Go: the log file, and whether the frame of the flush in progress
- * has reached it (so the signal path neither loses nor repeats records). */
-int cp_fd = -1;
-volatile int cp_flushing, cp_flush_written;
-/* The last tick/ns calibration pair Go used, for the signal path. */
-volatile int64_t cp_cal_tick, cp_cal_ns;
-/* Injected clock skew (test only), applied by the signal path too. */
+/* Injected clock skew (test only), applied to calibration points. */
 int64_t cp_skew_off, cp_skew_base;
 double cp_skew_ppm;
-/* The 7-byte LZ4 frame header for uncompressed frames, filled by Go. */
-unsigned char cp_rawhdr[7];
 static uint32_t cp_world_rank_self;
-
-void cp_lock(void) {
-	if (cp_mt)
-		pthread_mutex_lock(&cp_mu);
-}
-void cp_unlock(void) {
-	if (cp_mt)
-		pthread_mutex_unlock(&cp_mu);
-}
+/* Clock read at MPI_Init's entry, to measure the tick rate. */
+int64_t cp_setup_tick, cp_setup_ns;
 
 static void cp_flush(void) {
 	if (cp_n == 0)
 		return;
-	cp_depth++;
-	cp_flushing = 1;
-	cp_flush_written = 0;
-	int64_t tick = cp_now(), ns = cp_mono_ns();
-	cpathGoFlush(cp_buf, cp_n, tick, ns);
-	cp_nflushed += (uint64_t)cp_n;
-	cp_epoch++;
+	cp_enc_batch(cp_buf, cp_n);
 	cp_n = 0;
-	cp_flushing = 0;
-	cp_depth--;
+}
+
+/* Set while some thread holds the logger's lock (or, without
+ * MPI_THREAD_MULTIPLE, is inside it): the signal path then leaves the poll
+ * runs alone. */
+static volatile int cp_held;
+
+void cp_lock(void) {
+	if (cp_mt)
+		pthread_mutex_lock(&cp_mu);
+	cp_held = 1;
+}
+void cp_unlock(void) {
+	if (cp_n)
+		cp_flush();
+	if (__builtin_expect(cp_mods_stale, 0)) {
+		/* a call site outside every known module: a library loaded since */
+		cp_mods_stale = 0;
+		cp_depth++;
+		cpathGoModules();
+		cp_depth--;
+	}
+	cp_held = 0;
+	if (cp_mt)
+		pthread_mutex_unlock(&cp_mu);
 }
 
 /* cp_put returns the next free record (lock held by the caller). */
@@ -85,21 +86,57 @@ static inline cp_rec *cp_put(void) {
 }
 
 /* cp_reserve keeps a call and its sub-records in one buffer (unless they
- * could never fit), so that a flush or a dying rank never splits them. */
+ * could never fit), so that a flush or a dying rank never splits them; one
+ * more record's room is for the thread's run of polls the call closes. */
 static inline void cp_reserve(int n) {
-	if (cp_n + n > CP_BUFRECS && n <= CP_BUFRECS)
+	if (cp_n + n + 1 > CP_BUFRECS && n < CP_BUFRECS)
 		cp_flush();
 }
 
-/* This thread's open run of unproductive polls: the record's index in
- * cp_buf (-1: none), cp_epoch then, and a hash of the poll's arguments.
- * Any other call of the thread closes the run. */
-static CP_TLS int cp_poll_at = -1;
-static CP_TLS uint64_t cp_poll_gen, cp_poll_key;
+/* Runs of unproductive polls. A poll that completed nothing is not coded
+ * when it returns: its record stays open in its thread's slot here, and
+ * the thread's next identical poll extends it (end, and the number of calls
+ * in root). Any other recorded call of the thread (cp_call), MPI_Pcontrol,
+ * and the ends of the log (finalize, abort, exit, a signal) close the run:
+ * its one record is then coded, ahead of whatever closed it. A rank killed
+ * outright loses the open runs (at most one record per thread). Threads
+ * beyond CP_MAXRUNS record each poll alone, as a run of one call. The
+ * slots are touched under the logger's lock only. */
+#define CP_MAXRUNS 1024
+typedef struct cp_run {
+	cp_rec rec;
+	uint64_t key; /* hash of the poll's arguments */
+	int open;
+} cp_run;
+static cp_run cp_runs[CP_MAXRUNS];
+static volatile int cp_nruns; /* slots ever opened: 0..cp_nruns-1 */
+
+static inline void cp_tid_init(void) {
+	if (__builtin_expect(cp_tid < 0, 0))
+		cp_tid = atomic_fetch_add(&cp_ntid, 1);
+}
+
+/* cp_run_close stages thread tid's open run, if any, for coding. */
+static inline void cp_run_close(int tid) {
+	if (tid < 0 || tid >= CP_MAXRUNS || !cp_runs[tid].open)
+		return;
+	cp_runs[tid].open = 0;
+	if (cp_n == CP_BUFRECS)
+		cp_flush();
+	cp_buf[cp_n++] = cp_runs[tid].rec;
+}
+
+/* cp_runs_close stages every thread's open run (caller holds the lock). */
+static void cp_runs_close(void) {
+	for (int i = 0; i < cp_nruns; i++)
+		cp_run_close(i);
+}
 
 static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
-	cp_poll_at = -1;
+	cp_tid_init();
+	cp_run_close(cp_tid);
 	cp_rec *r = cp_put();
+	cp_module_seen(cs);
 	r->op = (uint8_t)op;
 	r->start = t0;
 	r->end = t1;
@@ -302,12 +339,77 @@ int cp_comm_npeers(MPI_Comm h) {
 
 /* ---- sizes ---- */
 
-uint64_t cp_bytes(int count, MPI_Datatype t) {
+/* Datatype sizes. The sizes of predefined datatypes never change, so they
+ * are cached; a derived datatype's handle may be freed and reused for
+ * another type, so it is asked every time. Open MPI's predefined datatypes
+ * are static objects (MPI_INT is &ompi_mpi_int): inside libmpi, or inside
+ * the executable when its copy relocations moved them there; derived ones
+ * are on the heap. A handle inside libmpi's or the executable's segments is
+ * predefined. A cache entry is one word, handle << 16 | size, so that
+ * threads read it whole without a lock. */
+static uintptr_t cp_mpi_lo, cp_mpi_hi, cp_exe_lo, cp_exe_hi;
+#define CP_TCACHE 64
+static uint64_t cp_tcache[CP_TCACHE];
+
+static int cp_mpi_range_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	int *first = data;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	int exe = *first;
+	*first = 0;
+	if (!exe && !strstr(name, "libmpi.so"))
+		return 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = (uintptr_t)info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		if (a < lo)
+			lo = a;
+		if (b > hi)
+			hi = b;
+	}
+	if (hi >= ((uintptr_t)1 << 48))
+		return 0; /* cannot pack such a handle */
+	if (exe) {
+		cp_exe_lo = lo;
+		cp_exe_hi = hi;
+	} else {
+		cp_mpi_lo = lo;
+		cp_mpi_hi = hi;
+	}
+	return 0;
+}
+
+static void cp_types_setup(void) {
+#ifdef OPEN_MPI
+	int first = 1;
+	dl_iterate_phdr(cp_mpi_range_cb, &first);
+#endif
+}
+
+static inline int cp_type_size(MPI_Datatype t) {
+	uintptr_t a = (uintptr_t)(void *)t;
 	int sz = 0;
+	if ((a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi)) {
+		size_t j = (size_t)((a >> 3) ^ (a >> 9)) & (CP_TCACHE - 1);
+		uint64_t e = __atomic_load_n(&cp_tcache[j], __ATOMIC_RELAXED);
+		if (e >> 16 == (uint64_t)a)
+			return (int)(e & 0xFFFF);
+		PMPI_Type_size(t, &sz);
+		if (sz >= 0 && sz < 0x10000)
+			__atomic_store_n(&cp_tcache[j], (uint64_t)a << 16 | (uint64_t)sz, __ATOMIC_RELAXED);
+		return sz;
+	}
+	PMPI_Type_size(t, &sz);
+	return sz;
+}
+
+uint64_t cp_bytes(int count, MPI_Datatype t) {
 	if (count <= 0 || t == MPI_DATATYPE_NULL)
 		return 0;
-	PMPI_Type_size(t, &sz);
-	return (uint64_t)count * (uint64_t)sz;
+	return (uint64_t)count * (uint64_t)cp_type_size(t);
 }
 
 uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t) {
@@ -318,7 +420,7 @@ uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t) {
 		s += counts[i] > 0 ? (uint64_t)counts[i] : 0;
 	int sz = 0;
 	if (t != MPI_DATATYPE_NULL)
-		PMPI_Type_size(t, &sz);
+		sz = cp_type_size(t);
 	return s * (uint64_t)sz;
 }
 
@@ -331,7 +433,13 @@ uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t) {
 	return s;
 }
 
+/* The bytes a status says were received, and whether it was cancelled:
+ * Open MPI keeps both in the public status struct, so the wrappers read
+ * them there instead of calling PMPI_Get_count and PMPI_Test_cancelled. */
 static uint64_t cp_status_bytes(const MPI_Status *st) {
+#ifdef OPEN_MPI
+	return (uint64_t)st->_ucount;
+#endif
 	int n = 0;
 	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
 		return 0;
@@ -484,7 +592,13 @@ static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, cons
 		r->tag = st->MPI_TAG;
 		r->bytes = cp_status_bytes(st);
 		int canc = 0;
-		if (PMPI_Test_cancelled(st, &canc) == MPI_SUCCESS && canc)
+#ifdef OPEN_MPI
+		canc = st->_cancelled;
+#else
+		if (PMPI_Test_cancelled(st, &canc) != MPI_SUCCESS)
+			canc = 0;
+#endif
+		if (canc)
 			r->flags |= CP_F_CANCELLED;
 	}
 }
@@ -636,26 +750,36 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 
 static inline uint64_t cp_mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001B3ULL; }
 
-/* cp_poll_extend extends this thread's open poll run if the call is the
- * same poll (op, argument hash) and its record is still in the buffer; the
- * caller holds the lock. The call site may differ: a compiler that unrolls
- * a polling loop makes one loop call from several. */
+/* cp_poll_extend extends this thread's open run if the call is the same
+ * poll (op, argument hash); the caller holds the lock. The call site may
+ * differ: a compiler that unrolls a polling loop makes one loop call from
+ * several. A run is cut at 2^31-1 calls. */
 static inline int cp_poll_extend(int op, uint64_t key, int64_t t1) {
-	if (cp_poll_at < 0 || cp_poll_gen != cp_epoch || cp_poll_key != key)
+	cp_tid_init();
+	if (cp_tid >= CP_MAXRUNS)
 		return 0;
-	cp_rec *r = &cp_buf[cp_poll_at];
-	if (r->op != op || r->root == INT32_MAX)
+	cp_run *u = &cp_runs[cp_tid];
+	if (!u->open || u->key != key || u->rec.op != op || u->rec.root == INT32_MAX)
 		return 0;
-	r->end = t1;
-	r->root++;
+	u->rec.end = t1;
+	u->rec.root++;
 	return 1;
 }
 
+/* cp_poll_open makes r, the last record staged (by cp_call), this thread's
+ * open run of one call, taking it back out of the staging buffer; a thread
+ * without a slot codes it as it is. */
 static inline void cp_poll_open(cp_rec *r, uint64_t key) {
 	r->root = 1;
-	cp_poll_at = (int)(r - cp_buf);
-	cp_poll_gen = cp_epoch;
-	cp_poll_key = key;
+	if (cp_tid >= CP_MAXRUNS)
+		return;
+	cp_run *u = &cp_runs[cp_tid];
+	u->rec = *r;
+	u->key = key;
+	u->open = 1;
+	cp_n--;
+	if (cp_tid >= cp_nruns)
+		cp_nruns = cp_tid + 1;
 }
 
 /* cp_poll records a call of the Test family. One that completed nothing
@@ -1020,6 +1144,7 @@ static void cp_finish(int status, int info) {
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
+	cp_runs_close();
 	cp_flush();
 	cp_depth++;
 	cpathGoFinish(status, info);
@@ -1027,120 +1152,104 @@ static void cp_finish(int status, int info) {
 	cp_unlock();
 }
 
+/* Every rank that initialised through the logger takes part in the clock
+ * synchronisation at MPI_Finalize, or none does: rank 0's ping-pong waits
+ * for every other rank. A rank paused by MPI_Pcontrol(0) records no
+ * Finalize call but still finishes its log (with the final sync point, so
+ * drift is kept even when every rank is paused); a rank whose log could not
+ * be opened only answers the sync. */
 void cp_before_finalize(int64_t t0, uint64_t cs) {
-	if (!cp_on)
+	if (!cp_inited || cp_finished)
 		return;
-	cp_lock();
-	cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
-	cp_unlock();
+	if (!cp_logging) {
+		cp_depth++;
+		cpathGoFinalizeSync();
+		cp_depth--;
+		return;
+	}
+	if (cp_on) {
+		cp_lock();
+		cp_runs_close(); /* every thread's, before the Finalize */
+		cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
+		cp_unlock();
+	}
 	cp_finish(CP_END_FINALIZED, 0);
 }
 
 void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode) {
-	if (!cp_on)
+	if (!cp_logging)
 		return;
-	cp_lock();
-	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
-	r->tag = errorcode;
-	cp_unlock();
+	if (cp_on) {
+		cp_lock();
+		cp_comm *c = cp_comm_get(comm);
+		cp_runs_close();
+		cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
+		r->tag = errorcode;
+		cp_unlock();
+	}
 	cp_finish(CP_END_ABORTED, errorcode);
 }
 
 void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
-	if (!cp_inited || cp_finished || cp_fd < 0)
+	if (!cp_inited || cp_finished || !cp_logging)
 		return;
 	cp_lock();
+	cp_runs_close(); /* MPI_Pcontrol cuts every thread's run of polls */
 	cp_rec *r = cp_call(CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
 	r->tag = level;
 	cp_on = level != 0;
-	cp_epoch++;
 	cp_unlock();
 }
 
-/* ---- the signal-safe path: a dying rank writes its buffer raw ---- */
+/* ---- the signal-safe path: a dying rank ends its log ---- */
 
-static int64_t cp_skew(int64_t ns) {
+int64_t cp_skew_ns(int64_t ns) {
 	if (!cp_skew_off && cp_skew_ppm == 0)
 		return ns;
 	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
 }
 
-static void cp_write_all(const void *p, size_t n) {
-	const char *b = p;
-	while (n > 0) {
-		ssize_t w = write(cp_fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		b += w;
-		n -= (size_t)w;
+/* cp_runs_rescue codes the open poll runs on the way out, if no thread is
+ * inside the logger (it would be changing them, or coding) and the lock can
+ * be had without waiting; otherwise they are lost, with the call in flight.
+ * Records go through a small array: the signal stack may be small. */
+static void cp_runs_rescue(void) {
+	if (cp_held || cp_enc_busy || cp_nruns == 0)
+		return;
+	if (cp_mt && pthread_mutex_trylock(&cp_mu) != 0)
+		return;
+	if (!cp_held && !cp_enc_busy) {
+		cp_rec tmp[8];
+		int n = 0;
+		for (int i = 0; i < cp_nruns; i++) {
+			if (!cp_runs[i].open)
+				continue;
+			cp_runs[i].open = 0;
+			tmp[n++] = cp_runs[i].rec;
+			if (n == 8) {
+				cp_enc_batch(tmp, n);
+				n = 0;
+			}
+		}
+		cp_enc_batch(tmp, n);
 	}
+	if (cp_mt)
+		pthread_mutex_unlock(&cp_mu);
 }
 
-static void cp_put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-
-/* Writes the unflushed records and a trailer as one LZ4 frame of
- * uncompressed blocks: only write(2), no allocation, no Go. */
-static void cp_emergency(int status, int info) {
-	if (cp_fd < 0 || cp_finished)
+/* The committed calls are in the file already (the kernel holds the mapped
+ * pages): only the trailer is left to write, without allocation or Go.
+ * The call in flight, if any, is lost. The file is not cut to size here (a
+ * program whose handler returns goes on with the window mapped), except at
+ * exit. */
+static void cp_emergency(int status, int info, int truncate) {
+	if (!cp_logging || cp_finished)
 		return;
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
-	int n = (cp_flushing && cp_flush_written) ? 0 : cp_n;
-	/* Another thread may be filling a record: keep only whole calls (a call
-	 * and all its sub-records), which the reader will accept. */
-	int good = 0;
-	while (good < n) {
-		const cp_rec *r = &cp_buf[good];
-		if (r->op <= CP_OP_MEMBER || good + 1 + (int)r->count > n)
-			break;
-		int k = 1;
-		while (k <= (int)r->count && cp_buf[good + k].op >= CP_OP_REQDONE && cp_buf[good + k].op <= CP_OP_MEMBER)
-			k++;
-		if (k <= (int)r->count)
-			break;
-		good += k;
-	}
-	n = good;
-	int64_t tick1 = cp_now(), ns1 = cp_mono_ns();
-	int64_t tick0 = cp_cal_tick, ns0 = cp_cal_ns;
-	if (tick1 == tick0) {
-		tick0 = tick1 - 1;
-		ns0 = ns1 - 1;
-	}
-	int64_t cal[4] = {tick0, cp_skew(ns0), tick1, cp_skew(ns1)};
-	if (!cp_use_tsc) { /* the buffer holds ns already: identity line */
-		cal[0] = 0;
-		cal[1] = cp_skew(0);
-		cal[2] = 1000000000;
-		cal[3] = cp_skew(1000000000);
-	}
-	unsigned char h[8];
-	cp_write_all(cp_rawhdr, 7);
-	/* one block per 4 MiB at most: the buffer (1 MiB) always fits in one */
-	uint32_t rawlen = 8 + 32 + (uint32_t)n * 64;
-	uint32_t trlen = 8 + 24;
-	cp_put32(h, (rawlen + trlen) | 0x80000000u);
-	cp_write_all(h, 4);
-	cp_put32(h, 2 /* ChunkRawRecords */);
-	cp_put32(h + 4, rawlen - 8);
-	cp_write_all(h, 8);
-	cp_write_all(cal, 32);
-	cp_write_all(cp_buf, (size_t)n * 64);
-	unsigned char tr[32];
-	memset(tr, 0, sizeof tr);
-	cp_put32(tr, 4 /* ChunkTrailer */);
-	cp_put32(tr + 4, 24);
-	cp_put32(tr + 8, (uint32_t)status);
-	cp_put32(tr + 12, (uint32_t)info);
-	uint64_t total = cp_nflushed + (uint64_t)n;
-	memcpy(tr + 16, &total, 8);
-	cp_write_all(tr, sizeof tr);
-	cp_put32(h, 0); /* end mark */
-	cp_write_all(h, 4);
+	cp_runs_rescue();
+	cp_enc_end(status, info, truncate);
 }
 
 static const int cp_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
@@ -1152,7 +1261,7 @@ static void cp_on_signal(int sig, siginfo_t *si, void *uc) {
 	int i;
 	for (i = 0; i < CP_NSIGS && cp_sigs[i] != sig; i++)
 		;
-	cp_emergency(CP_END_SIGNAL, sig);
+	cp_emergency(CP_END_SIGNAL, sig, 0);
 	if (i == CP_NSIGS)
 		return;
 	/* Hand the signal on exactly as if the logger were not there. */
@@ -1188,10 +1297,15 @@ static void cp_install_signals(void) {
 
 static void cp_atexit(void) {
 	if (cp_inited && !cp_finished)
-		cp_emergency(CP_END_NOFINALIZE, 0);
+		cp_emergency(CP_END_NOFINALIZE, 0, 1);
 }
 
-void cp_runtime_setup(void) { cp_use_tsc = cp_has_invariant_tsc() && !getenv("CPATH_NO_TSC"); }
+void cp_runtime_setup(void) {
+	cp_use_tsc = cp_has_invariant_tsc() && !getenv("CPATH_NO_TSC");
+	cp_setup_tick = cp_now();
+	cp_setup_ns = cp_mono_ns();
+	cp_types_setup();
+}
 
 /* Fortran sentinels: Open MPI's common blocks, weak so C programs load. */
 extern int mpi_fortran_in_place_ __attribute__((weak));

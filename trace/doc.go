@@ -6,12 +6,13 @@
 // both halves of the tool (the logger that writes, the analyzer that reads)
 // depend on, and that outside tools can use to read cpath logs.
 //
-// A log file is a fixed preamble, a JSON header, and a sequence of LZ4
-// frames. Each frame decompresses to one or more chunks; a chunk holds
-// fixed-size 64-byte records (delta-encoded so regular communication patterns
-// compress to a few bytes per call), the clock parameters measured at
-// MPI_Finalize, or the trailer that marks how the run ended. A log without a
-// trailer comes from a rank that died without flushing (SIGKILL); the reader
-// returns what was flushed and reports the log as incomplete. The format is
-// documented in docs/log-format.md.
+// A log file is a fixed preamble, a JSON header, and a stream of items:
+// records coded against per-call-site slots (a regular communication
+// pattern costs a few bytes per call, uncompressed), clock calibration
+// points (the logger keeps TSC ticks; the reader converts them to ns),
+// checksums, and chunks for the loaded modules, the clock parameters
+// measured at MPI_Finalize and the trailer that marks how the run ended.
+// The logger writes the stream into a shared mapping of the file as calls
+// return, so a log without a trailer (SIGKILL) still holds every call that
+// returned. The format is documented in docs/log-format.md.
 package trace

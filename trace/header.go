@@ -3,10 +3,10 @@ package trace
 import "math"
 
 // Version is the log format version this package writes. The reader accepts
-// exactly this version and rejects others with ErrVersion. Version 2:
-// unproductive polls are coalesced (Record.Polls), and operation codes
-// 93-106 (dynamic processes, *_with_info, Iprobe, generalized requests).
-const Version = 2
+// exactly this version and rejects others with ErrVersion. Version 3: the
+// stream of items coded in C into a mapped file (issue 10); 2 is taken by
+// main's LZ4 format with coalesced polls (issue 14), 1 was LZ4 frames.
+const Version = 3
 
 // Magic opens every cpath log file.
 const Magic = "CPATHLOG"
@@ -28,6 +28,48 @@ type Header struct {
 	MPILibrary  string `json:"mpi_library"`
 	Logger      string `json:"logger"` // logger version
 	Clock       Clock  `json:"clock"`
+	// Ticks, when set, says that record times in the stream are clock ticks
+	// (the TSC) and how they map to ns; the reader applies it, so
+	// Record.Start and End are always ns. Absent: the stream holds ns.
+	Ticks *Ticks `json:"ticks,omitempty"`
+	// Modules are the objects loaded in the process at MPI_Init (the
+	// executable first); modules loaded later come in module chunks, which
+	// the reader appends here.
+	Modules []Module `json:"modules,omitempty"`
+}
+
+// Ticks is the first calibration point of a log whose times are ticks:
+// tick Tick was local time Ns, and NsPerTick the rate measured at MPI_Init.
+// Later calibration points in the stream refine the rate.
+type Ticks struct {
+	Tick      int64   `json:"tick"`
+	Ns        int64   `json:"ns"`
+	NsPerTick float64 `json:"ns_per_tick"`
+}
+
+// Module is one object (executable or shared library) mapped into a
+// logging process.
+type Module struct {
+	Path    string `json:"path"`
+	Base    uint64 `json:"base"`     // load address: file offsets (ELF vaddrs) are relative to it
+	Start   uint64 `json:"start"`    // lowest address of its loaded segments
+	End     uint64 `json:"end"`      // end of its highest loaded segment
+	BuildID string `json:"build_id"` // GNU build-id in hex, "" if it has none
+}
+
+// Contains reports whether addr lies within the module's loaded segments.
+func (m *Module) Contains(addr uint64) bool { return addr >= m.Start && addr < m.End }
+
+// ModuleOf returns the module holding addr (a call site) and addr's offset
+// in it (addr − Base: the ELF virtual address, as in the module's symbol
+// table and DWARF), or nil if no known module holds it.
+func (h *Header) ModuleOf(addr uint64) (m *Module, offset uint64) {
+	for i := range h.Modules {
+		if h.Modules[i].Contains(addr) {
+			return &h.Modules[i], addr - h.Modules[i].Base
+		}
+	}
+	return nil, 0
 }
 
 // Clock holds the clock-synchronisation parameters of a rank. The analyzer

@@ -9,9 +9,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
-
-	"github.com/pierrec/lz4/v4"
 )
 
 // Problems a reader reports. Test with errors.Is; the *Error wrapping them
@@ -40,21 +39,32 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Reader streams the records of one rank's log, chunk by chunk, so that
-// memory does not grow with the log unless the caller keeps the records.
+// Reader streams the records of one rank's log, so that memory does not
+// grow with the log unless the caller keeps the records.
 type Reader struct {
 	name    string
 	hdr     Header
-	lz      *lz4.Reader
-	c       codec
-	buf     []byte
+	src     byteSrc
+	slots   [nSlots]slot
+	prevEnd int64 // End of the last timed record, in stream units (ticks or ns)
 	trailer Trailer
 	final   *SyncPoint
 	subLeft uint32 // sub-records still owed to the last timed record
 	nrec    uint64
 	done    bool
+	ended   bool     // the trailer has been read
+	err     error    // the error that ended the log, for Next after the records before it
+	pend    []Record // decoded, not yet ready
+	nver    int      // pend[:nver] is verified by a CHECK
+	nconv   int      // pend[:nconv] has times in ns
+	nrecVer uint64   // nrec at the last CHECK
+	ready   []Record // verified, times in ns
 
-	fullSubs bool // Skim: the sub-records being read belong to a wanted call
+	// tick → ns: ns = calNs + (t − calTick)·scale; identity without Ticks
+	ticks            bool
+	calTick, calNs   int64
+	baseTick, baseNs int64
+	scale            float64
 }
 
 // NewReader reads the preamble and header from r. name is used in errors.
@@ -100,10 +110,16 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if rd.hdr.Version != Version || rd.hdr.Size <= 0 || rd.hdr.Rank < 0 || rd.hdr.Rank >= rd.hdr.Size {
 		return fail(ErrCorrupt, "header: version %d, rank %d of %d", rd.hdr.Version, rd.hdr.Rank, rd.hdr.Size)
 	}
-	rd.c = newCodec(rd.hdr.T0)
-	rd.lz = lz4.NewReader(r)
-	if err := rd.lz.Apply(lz4.ConcurrencyOption(1)); err != nil {
-		return nil, err
+	rd.src = byteSrc{r: r, buf: make([]byte, 0, 1<<16)}
+	rd.prevEnd = rd.hdr.T0
+	if t := rd.hdr.Ticks; t != nil {
+		if !(t.NsPerTick > 0) || t.NsPerTick > 1e6 {
+			return fail(ErrCorrupt, "header: ticks of %v ns", t.NsPerTick)
+		}
+		rd.ticks = true
+		rd.prevEnd = t.Tick
+		rd.calTick, rd.calNs, rd.baseTick, rd.baseNs = t.Tick, t.Ns, t.Tick, t.Ns
+		rd.scale = t.NsPerTick
 	}
 	return rd, nil
 }
@@ -131,95 +147,105 @@ func (r *Reader) errf(kind error, f string, a ...any) error {
 	return &Error{File: r.name, Err: kind, Detail: fmt.Sprintf(f, a...)}
 }
 
-// streamErr classifies an error of the LZ4 stream: running out of bytes is
-// truncation (a rank that died mid-write), anything else is corruption.
-func (r *Reader) streamErr(err error, what string) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return r.errf(ErrTruncated, "log ends inside %s after %d records", what, r.nrec)
-	}
-	return r.errf(ErrCorrupt, "%s after %d records: %v", what, r.nrec, err)
-}
-
-// Next decodes the records of the next record chunk and appends them to
-// dst. It returns io.EOF at the clean end of the log; a log cut short returns
-// an *Error wrapping ErrTruncated, after every complete chunk.
+// Next decodes the next records (up to a few thousand) and appends them to
+// dst. It returns io.EOF at the clean end of the log; a log cut short
+// returns an *Error wrapping ErrTruncated, after every complete record.
 func (r *Reader) Next(dst []Record) ([]Record, error) {
-	buf, raw, err := r.chunk()
-	if err != nil {
-		return dst, err
+	for len(r.ready) == 0 {
+		if r.done {
+			if r.err != nil {
+				err := r.err
+				r.err = nil
+				return dst, err
+			}
+			return dst, io.EOF
+		}
+		r.fill()
 	}
-	return r.decodeChunk(dst, buf, raw)
+	n := min(len(r.ready), 4096)
+	dst = append(dst, r.ready[:n]...)
+	r.ready = r.ready[n:]
+	return dst, nil
 }
 
-// chunk reads chunks up to the next record chunk and returns its payload,
-// taking in the clock and trailer chunks on the way.
-func (r *Reader) chunk() (buf []byte, raw bool, err error) {
-	for !r.done {
-		var ch [chunkHeaderSize]byte
-		if n, err := io.ReadFull(r.lz, ch[:]); err != nil {
-			if n == 0 && err == io.EOF {
-				r.done = true
-				break
-			}
+// fill decodes items until some records are ready or the log ends. A
+// record is ready once a CHECK has verified it and, in a log timed in
+// ticks, the next calibration point has come, so that its times are
+// interpolated between the two points around them, as the clock ran. At a
+// clean end of the data (a zero byte or the end of the file between items:
+// a rank killed while logging) the records not yet verified are kept; when
+// the log is cut inside an item or fails a check, they are dropped, with
+// the error.
+func (r *Reader) fill() {
+	if cap(r.ready) > 0 && len(r.ready) == 0 {
+		r.ready = r.ready[:0:cap(r.ready)]
+	}
+	const batch = 4096
+	for !r.done && len(r.ready) < batch {
+		var rec Record
+		ok, err := r.item(&rec)
+		if err != nil {
 			r.done = true
-			return nil, false, r.streamErr(err, "a chunk header")
-		}
-		kind := binary.LittleEndian.Uint32(ch[0:])
-		size := binary.LittleEndian.Uint32(ch[4:])
-		if size > maxChunkRecords*RecordSize+32 {
-			r.done = true
-			return nil, false, r.errf(ErrCorrupt, "chunk of %d bytes after %d records", size, r.nrec)
-		}
-		if cap(r.buf) < int(size) {
-			r.buf = make([]byte, size)
-		}
-		buf := r.buf[:size]
-		if _, err := io.ReadFull(r.lz, buf); err != nil {
-			r.done = true
-			return nil, false, r.streamErr(err, "a chunk")
-		}
-		switch kind {
-		case ChunkRecords:
-			if size%RecordSize != 0 {
-				r.done = true
-				return nil, false, r.errf(ErrCorrupt, "record chunk of %d bytes after %d records", size, r.nrec)
+			if errors.Is(err, io.EOF) {
+				r.nver = len(r.pend)
+			} else {
+				r.err = err
+				r.pend = r.pend[:r.nver]
+				r.nrec = r.nrecVer
+				if e, ok := err.(*Error); ok && errors.Is(err, ErrTruncated) {
+					e.Detail = fmt.Sprintf("log ends inside an item after %d records", r.nrec)
+				}
 			}
-			return buf, false, nil
-		case ChunkRawRecords:
-			if size < 32 || (size-32)%RecordSize != 0 {
-				r.done = true
-				return nil, false, r.errf(ErrCorrupt, "raw record chunk of %d bytes after %d records", size, r.nrec)
+			r.convert(len(r.pend)) // along the last rate
+			r.release()
+			return
+		}
+		if ok {
+			r.pend = append(r.pend, rec)
+			if len(r.pend) >= maxPend { // no checks or calibration points: take them as they are
+				r.nver = len(r.pend)
+				r.nrecVer = r.nrec
+				r.convert(len(r.pend))
+				r.release()
 			}
-			return buf, true, nil
-		case ChunkClockFinal:
-			if size != 24 {
-				r.done = true
-				return nil, false, r.errf(ErrCorrupt, "clock chunk of %d bytes", size)
-			}
-			le := binary.LittleEndian
-			r.final = &SyncPoint{int64(le.Uint64(buf[0:])), int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))}
-			r.hdr.Clock.Final = r.final
-		case ChunkTrailer:
-			if size != 24 {
-				r.done = true
-				return nil, false, r.errf(ErrCorrupt, "trailer chunk of %d bytes", size)
-			}
-			le := binary.LittleEndian
-			r.trailer = Trailer{EndStatus(le.Uint32(buf[0:])), int32(le.Uint32(buf[4:])), le.Uint64(buf[8:]), le.Uint64(buf[16:])}
-		default:
-			r.done = true
-			return nil, false, r.errf(ErrCorrupt, "unknown chunk kind %d after %d records", kind, r.nrec)
 		}
 	}
-	return nil, false, io.EOF
+}
+
+// maxPend bounds the records held waiting for a check or a calibration
+// point.
+const maxPend = 1 << 20
+
+// convert converts the times of pend[nconv:n] from ticks to ns along the
+// current line.
+func (r *Reader) convert(n int) {
+	for i := r.nconv; i < n; i++ {
+		rec := &r.pend[i]
+		if !rec.Op.IsSub() {
+			rec.Start, rec.End = r.toNs(rec.Start), r.toNs(rec.End)
+		}
+	}
+	r.nconv = max(r.nconv, n)
+}
+
+// release makes the verified, converted records ready.
+func (r *Reader) release() {
+	n := min(r.nver, r.nconv)
+	if n == 0 {
+		return
+	}
+	r.ready = append(r.ready, r.pend[:n]...)
+	rest := copy(r.pend, r.pend[n:])
+	r.pend = r.pend[:rest]
+	r.nver -= n
+	r.nconv -= n
 }
 
 // Skim reads the rest of the log as Next does, and checks it the same way,
-// but decodes in full only the calls for which want(op) is true and their
-// sub-records, handing them to fn in log order; it returns the number of
-// calls (records other than sub-records) it read. The clean end of the log
-// is a nil error; damage is the error Next would return, after the calls
-// before it. Skimming a log costs little more than decompressing it: a
+// but hands to fn only the calls for which want(op) is true and their
+// sub-records, in log order; it returns the number of calls (records other
+// than sub-records) it read. The clean end of the log is a nil error;
+// damage is the error Next would return, after the calls before it. A
 // reader that needs the number of calls (or the communicators, or the clock
 // measured at MPI_Finalize) before the records themselves can skim the log
 // first and read it again.
@@ -228,127 +254,259 @@ func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err erro
 	for o := range full {
 		full[o] = want(Op(o))
 	}
+	wanted := false
 	for {
-		buf, raw, err := r.chunk()
-		if err == io.EOF {
-			return calls, nil
+		for len(r.ready) == 0 && !r.done {
+			r.fill()
 		}
-		if err != nil {
+		if len(r.ready) == 0 {
+			err := r.err
+			r.err = nil
 			return calls, err
 		}
-		n, err := r.skimChunk(buf, raw, &full, fn)
-		calls += n
-		if err != nil {
-			return calls, err
-		}
-	}
-}
-
-func (r *Reader) skimChunk(buf []byte, raw bool, full *[256]bool, fn func(*Record)) (calls int, err error) {
-	le := binary.LittleEndian
-	var rec Record
-	if raw {
-		// The logger's emergency path: rare and short, decoded in full.
-		recs, err := r.decodeChunk(nil, buf, true)
-		for i := range recs {
-			calls += r.skimmed(&recs[i], full, fn)
-		}
-		return calls, err
-	}
-	for i := 0; i+RecordSize <= len(buf); i += RecordSize {
-		b := buf[i : i+RecordSize]
-		op := Op(b[0])
-		sub := opClass[op] == ClassSub
-		if full[op] || sub && r.fullSubs {
-			r.c.decode(b, &rec)
-			if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
-				r.done = true
-				return calls, r.check(&rec)
+		for i := range r.ready {
+			rec := &r.ready[i]
+			if rec.Op.IsSub() {
+				if wanted {
+					fn(rec)
+				}
+				continue
 			}
-			r.nrec++
-			calls += r.skimmed(&rec, full, fn)
-			continue
-		}
-		// Keep the decoder's state as decode would, without the rest.
-		if s := le.Uint32(b[24:]); s != 0 {
-			p := r.c.seqRef(le.Uint32(b[4:]))
-			*p += uint32(unzig(s - 1))
-		}
-		if q := le.Uint32(b[28:]); q != 0 && Flags(b[1])&FlagNewReq != 0 {
-			r.c.lastReq += uint32(unzig(q - 1))
-		}
-		var start, end int64
-		if !sub {
-			ds := int64(uint64(le.Uint32(b[48:])) | uint64(le.Uint32(b[56:]))<<32)
-			du := int64(uint64(le.Uint32(b[52:])) | uint64(le.Uint32(b[60:]))<<32)
-			start = r.c.prevEnd + ds
-			end = start + du
-			r.c.prevEnd = end
-			r.fullSubs = false
-		}
-		if count := le.Uint32(b[20:]); !r.valid(op, count, start, end) {
-			r.done = true
-			return calls, r.checkRec(op, count, start, end)
-		}
-		r.nrec++
-		if !sub {
 			calls++
-		}
-	}
-	return calls, nil
-}
-
-// skimmed hands a record decoded in full to fn if it is a wanted call or
-// one of its sub-records, and returns 1 for a call.
-func (r *Reader) skimmed(rec *Record, full *[256]bool, fn func(*Record)) int {
-	if rec.Op.IsSub() {
-		if r.fullSubs {
-			fn(rec)
-		}
-		return 0
-	}
-	r.fullSubs = full[rec.Op]
-	if r.fullSubs {
-		fn(rec)
-	}
-	return 1
-}
-
-func (r *Reader) decodeChunk(dst []Record, buf []byte, raw bool) ([]Record, error) {
-	var tick0, ns0, tick1, ns1 int64
-	if raw {
-		le := binary.LittleEndian
-		tick0, ns0 = int64(le.Uint64(buf[0:])), int64(le.Uint64(buf[8:]))
-		tick1, ns1 = int64(le.Uint64(buf[16:])), int64(le.Uint64(buf[24:]))
-		buf = buf[32:]
-	}
-	n := len(buf) / RecordSize
-	base := len(dst)
-	if cap(dst)-base >= n {
-		dst = dst[:base+n] // every field is decoded: no need to clear
-	} else {
-		dst = append(dst, make([]Record, n)...)
-	}
-	out := dst[base:]
-	for i := range out {
-		rec := &out[i]
-		if raw {
-			decodeRaw(buf[i*RecordSize:], rec)
-			if !rec.Op.IsSub() {
-				rec.Start = ticksToNs(rec.Start, tick0, ns0, tick1, ns1)
-				rec.End = ticksToNs(rec.End, tick0, ns0, tick1, ns1)
-				r.c.prevEnd = rec.End
+			wanted = full[rec.Op]
+			if wanted {
+				fn(rec)
 			}
-		} else {
-			r.c.decode(buf[i*RecordSize:], rec)
 		}
-		if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
-			r.done = true
-			return dst[:base+i], r.check(rec)
-		}
-		r.nrec++
+		r.ready = r.ready[:0]
 	}
-	return dst, nil
+}
+
+// item reads one stream item. It returns true with a record in rec, false
+// for an item that is not a record, io.EOF at the end of the data, or an
+// *Error.
+func (r *Reader) item(rec *Record) (bool, error) {
+	src := &r.src
+	tag, err := src.byte()
+	if err != nil {
+		return false, io.EOF // the end of the file: the end of the data
+	}
+	if r.ended && tag != tagCheck {
+		return false, io.EOF // nothing but the CHECK follows the trailer
+	}
+	switch {
+	case tag == tagEnd:
+		return false, io.EOF
+	case tag <= maxSlot:
+		return true, r.record(int(tag), rec)
+	case tag == tagDef:
+		s, err1 := src.byte()
+		op, err2 := src.byte()
+		cs, err3 := src.uvarint()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return false, r.srcErr(err, "a slot definition")
+		}
+		if s == 0 || s > maxSlot {
+			return false, r.errf(ErrCorrupt, "slot %d defined after %d records", s, r.nrec)
+		}
+		if opClass[op] == classInvalid {
+			return false, r.errf(ErrCorrupt, "record %d has unknown operation code %d", r.nrec, op)
+		}
+		r.slots[s].reset(Op(op), cs)
+		return false, nil
+	case tag == tagCal:
+		t, err1 := src.uvarint()
+		n, err2 := src.uvarint()
+		if err := errors.Join(err1, err2); err != nil {
+			return false, r.srcErr(err, "a calibration point")
+		}
+		r.calibrate(unzig64(t), unzig64(n))
+		return false, nil
+	case tag == tagChunk:
+		kind, err1 := src.uvarint()
+		size, err2 := src.uvarint()
+		if err := errors.Join(err1, err2); err != nil {
+			return false, r.srcErr(err, "a chunk header")
+		}
+		if size > maxChunkPayload {
+			return false, r.errf(ErrCorrupt, "chunk of %d bytes after %d records", size, r.nrec)
+		}
+		buf, err := src.read(int(size))
+		if err != nil {
+			return false, r.srcErr(err, "a chunk")
+		}
+		return false, r.chunk(kind, buf)
+	case tag == tagSkip:
+		b, err := src.read(4)
+		if err != nil {
+			return false, r.srcErr(err, "a skip")
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if n > maxChunkPayload {
+			return false, r.errf(ErrCorrupt, "skip of %d bytes after %d records", n, r.nrec)
+		}
+		if _, err := src.read(int(n)); err != nil {
+			return false, r.srcErr(err, "a skip")
+		}
+		return false, nil
+	case tag == tagCheck:
+		sum := src.crcBefore(1)
+		b, err := src.read(4)
+		if err != nil {
+			return false, r.srcErr(err, "a checksum")
+		}
+		if want := binary.LittleEndian.Uint32(b); want != sum {
+			return false, r.errf(ErrCorrupt, "checksum mismatch after %d records", r.nrec)
+		}
+		src.resetCRC()
+		r.nver, r.nrecVer = len(r.pend), r.nrec
+		if !r.ticks {
+			r.nconv = len(r.pend)
+		}
+		r.release()
+		if r.ended {
+			return false, io.EOF
+		}
+		return false, nil
+	}
+	return false, r.errf(ErrCorrupt, "unknown item %#x after %d records", tag, r.nrec)
+}
+
+func (r *Reader) srcErr(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return r.errf(ErrTruncated, "log ends inside %s after %d records", what, r.nrec)
+	}
+	if errors.Is(err, errVarint) {
+		return r.errf(ErrCorrupt, "bad number in %s after %d records", what, r.nrec)
+	}
+	return r.errf(ErrCorrupt, "%s after %d records: %v", what, r.nrec, err)
+}
+
+func (r *Reader) chunk(kind uint64, buf []byte) error {
+	le := binary.LittleEndian
+	switch kind {
+	case ChunkClockFinal:
+		if len(buf) != 24 {
+			return r.errf(ErrCorrupt, "clock chunk of %d bytes", len(buf))
+		}
+		r.final = &SyncPoint{int64(le.Uint64(buf[0:])), int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))}
+		r.hdr.Clock.Final = r.final
+	case ChunkTrailer:
+		if len(buf) != 24 {
+			return r.errf(ErrCorrupt, "trailer chunk of %d bytes", len(buf))
+		}
+		r.trailer = Trailer{EndStatus(le.Uint32(buf[0:])), int32(le.Uint32(buf[4:])), le.Uint64(buf[8:]), le.Uint64(buf[16:])}
+		r.ended = true // only its CHECK may follow
+	case ChunkModules:
+		var mods []Module
+		if err := json.Unmarshal(buf, &mods); err != nil {
+			return r.errf(ErrCorrupt, "module chunk: %v", err)
+		}
+		r.hdr.Modules = append(r.hdr.Modules, mods...)
+	default:
+		return r.errf(ErrCorrupt, "unknown chunk kind %d after %d records", kind, r.nrec)
+	}
+	return nil
+}
+
+// calibrate takes in a calibration point: the records since the previous
+// one get their times through the line between the two; later records
+// (until the next point) along the rate measured from the first point to
+// this one.
+func (r *Reader) calibrate(tick, ns int64) {
+	if !r.ticks {
+		return
+	}
+	if tick > r.calTick && ns > r.calNs {
+		r.scale = float64(ns-r.calNs) / float64(tick-r.calTick)
+	}
+	r.convert(len(r.pend))
+	r.release()
+	if tick > r.baseTick && ns > r.baseNs {
+		r.scale = float64(ns-r.baseNs) / float64(tick-r.baseTick)
+	}
+	r.calTick, r.calNs = tick, ns
+}
+
+func (r *Reader) toNs(t int64) int64 {
+	if !r.ticks {
+		return t
+	}
+	return r.calNs + int64(math.Round(float64(t-r.calTick)*r.scale))
+}
+
+// record decodes a record item of slot s.
+func (r *Reader) record(s int, rec *Record) error {
+	sl := &r.slots[s]
+	if !sl.defined {
+		return r.errf(ErrCorrupt, "record %d uses undefined slot %d", r.nrec, s)
+	}
+	src := &r.src
+	mask, err := src.uvarint()
+	if err != nil {
+		return r.srcErr(err, "a record")
+	}
+	if mask > mAll {
+		return r.errf(ErrCorrupt, "record %d has field mask %#x", r.nrec, mask)
+	}
+	var vals [10]uint64
+	for i, m := 0, mask; m != 0; i, m = i+1, m>>1 {
+		if m&1 != 0 {
+			if vals[i], err = src.uvarint(); err != nil {
+				return r.srcErr(err, "a record")
+			}
+		}
+	}
+	if mask&mPeer != 0 {
+		sl.peer = int32(unzig64(vals[0]))
+	}
+	if mask&mTag != 0 {
+		sl.tag = int32(unzig64(vals[1]))
+	}
+	if mask&mBytes != 0 {
+		sl.bytes = vals[2]
+	}
+	if mask&mSeq != 0 {
+		sl.seqStep = uint32(unzig64(vals[3]))
+	}
+	sl.seq += sl.seqStep
+	if mask&mReq != 0 {
+		sl.reqStep = uint32(unzig64(vals[4]))
+	}
+	sl.req += sl.reqStep
+	if mask&mFlags != 0 {
+		sl.flags = Flags(vals[5])
+	}
+	if mask&mCount != 0 {
+		sl.count = uint32(vals[6])
+	}
+	if mask&mComm != 0 {
+		sl.comm = uint32(vals[7])
+	}
+	if mask&mRoot != 0 {
+		sl.root = int32(unzig64(vals[8]))
+	}
+	if mask&mThread != 0 {
+		sl.thread = uint16(vals[9])
+	}
+	*rec = Record{Op: sl.op, CallSite: sl.callsite, Flags: sl.flags, Thread: sl.thread, Comm: sl.comm,
+		Peer: sl.peer, Tag: sl.tag, Root: sl.root, Count: sl.count, Bytes: sl.bytes, Seq: sl.seq, Req: sl.req}
+	if !sl.op.IsSub() {
+		ds, err1 := src.uvarint()
+		du, err2 := src.uvarint()
+		if err := errors.Join(err1, err2); err != nil {
+			return r.srcErr(err, "a record")
+		}
+		start := r.prevEnd + unzig64(ds)
+		end := start + unzig64(du)
+		r.prevEnd = end
+		rec.Start, rec.End = start, end // in ticks until fill converts them
+	}
+	if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
+		return r.check(rec)
+	}
+	r.nrec++
+	return nil
 }
 
 // valid is check's common case, inlined into the decoding loops: true for

@@ -60,7 +60,7 @@ func TestSkim(t *testing.T) {
 	}
 	good := writeLog(t, recs, &Trailer{Status: EndFinalized, Info: 3})
 	logs := map[string][]byte{"good": good, "no trailer": writeLog(t, haloRecords(100, 4), nil), "cut": good[:len(good)*2/3],
-		"raw": rawLog(t)}
+		"ticks": ticksLog(t, haloRecords(50, 5), 100)}
 	rng := rand.New(rand.NewSource(7))
 	for i := 0; i < 150; i++ {
 		b := bytes.Clone(good)
@@ -115,37 +115,4 @@ func TestSkim(t *testing.T) {
 	if errs == 0 {
 		t.Fatal("no damaged log was found damaged")
 	}
-}
-
-// rawLog is a log whose last records come from the logger's signal path
-// (as in TestRawChunk).
-func rawLog(t *testing.T) []byte {
-	var b bytes.Buffer
-	w, err := NewWriter(&b, testHeader())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteRecords(haloRecords(5, 5)); err != nil {
-		t.Fatal(err)
-	}
-	raw := []Record{{Op: OpSend, Start: 4000, End: 4100, Peer: 1, Root: PeerNone},
-		{Op: OpCommDup, Start: 4200, End: 4300, Req: 2, Count: 1}, {Op: OpMember, Peer: 0},
-		{Op: OpWait, Start: 5000, End: 6000, Count: 1}, {Op: OpReqDone, Req: 9}}
-	payload := make([]byte, 32+len(raw)*RecordSize)
-	for i, v := range []int64{0, 1000, 2000, 2000} {
-		putU64(payload[i*8:], uint64(v))
-	}
-	for i, r := range raw {
-		encodeRawForTest(payload[32+i*RecordSize:], &r)
-	}
-	block := chunkBytes(ChunkRawRecords, payload)
-	block = append(block, chunkBytes(ChunkTrailer, make([]byte, 24))...)
-	putU32(block[len(block)-24:], uint32(EndSignal))
-	b.Write(RawFrameHeader())
-	var sz [4]byte
-	putU32(sz[:], uint32(len(block))|0x80000000)
-	b.Write(sz[:])
-	b.Write(block)
-	b.Write([]byte{0, 0, 0, 0})
-	return b.Bytes()
 }

@@ -2,8 +2,12 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -129,7 +133,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestHaloCompression guards the format's size target: a regular halo
-// exchange must cost at most 16 bytes per call on disk.
+// exchange must cost at most 12 bytes per call on disk.
 func TestHaloCompression(t *testing.T) {
 	recs := haloRecords(20000, 2)
 	calls := 0
@@ -141,8 +145,8 @@ func TestHaloCompression(t *testing.T) {
 	data := writeLog(t, recs, &Trailer{Status: EndFinalized})
 	per := float64(len(data)) / float64(calls)
 	t.Logf("%d calls, %d bytes, %.2f bytes/call", calls, len(data), per)
-	if per > 16 {
-		t.Fatalf("%.2f bytes per call, want <= 16", per)
+	if per > 12 {
+		t.Fatalf("%.2f bytes per call, want <= 12", per)
 	}
 }
 
@@ -195,81 +199,75 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestRawChunk checks the records the logger's signal path writes: an LZ4
-// frame of uncompressed blocks holding raw records in ticks.
-func TestRawChunk(t *testing.T) {
-	var b bytes.Buffer
-	w, err := NewWriter(&b, testHeader())
+// ticksLog is a log as the logger writes it: times in clock ticks, a
+// calibration point in the stream (before record calAt), a module chunk,
+// the trailer. The header says tick 1000 is ns 5000 at 0.5 ns per tick; the
+// calibration point says tick 1e6 is ns 504100.
+func ticksLog(t testing.TB, recs []Record, calAt int) []byte {
+	t.Helper()
+	h := testHeader()
+	h.Ticks = &Ticks{Tick: 1000, Ns: 5000, NsPerTick: 0.5}
+	pre, err := EncodeHeader(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteRecords(haloRecords(5, 5)); err != nil {
-		t.Fatal(err)
+	var e encoder
+	e.prevEnd = 1000
+	body := []byte{}
+	for i := range recs {
+		if i == calAt {
+			body = append(body, tagCal)
+			body = binary.AppendUvarint(body, zig64(1_000_000))
+			body = binary.AppendUvarint(body, zig64(1_000_000/2+4000+100))
+		}
+		body = e.record(body, &recs[i])
 	}
-	// What runtime.c's cp_emergency writes: ticks at 2 per ns from tick 0 = ns 1000.
-	raw := []Record{{Op: OpSend, Start: 4000, End: 4100, Peer: 1, Root: PeerNone}, {Op: OpWait, Start: 5000, End: 6000, Count: 1}, {Op: OpReqDone, Req: 9}}
-	payload := make([]byte, 32+len(raw)*RecordSize)
-	le := []int64{0, 1000, 2000, 2000}
-	for i, v := range le {
-		putU64(payload[i*8:], uint64(v))
+	js, _ := json.Marshal([]Module{{Path: "/lib/x.so", Base: 0x7000, Start: 0x7000, End: 0x9000, BuildID: "ab"}})
+	body = appendChunk(body, ChunkModules, js)
+	var tr [24]byte
+	binary.LittleEndian.PutUint32(tr[0:], uint32(EndSignal))
+	binary.LittleEndian.PutUint64(tr[8:], uint64(len(recs)))
+	body = appendChunk(body, ChunkTrailer, tr[:])
+	body = append(body, 0, 0, 0, 0, 0) // the zero tail of the logger's mapped file
+	return append(pre, body...)
+}
+
+// TestTicks: times in ticks come out in ns, interpolated between the
+// calibration points around them (the header's is the first), and after
+// the last one along the rate measured from the first to it; modules from a
+// chunk join the header's.
+func TestTicks(t *testing.T) {
+	recs := []Record{
+		{Op: OpSend, Start: 3000, End: 3100, Peer: 1, Root: PeerNone, CallSite: 0x7100},
+		{Op: OpWait, Start: 1_000_200, End: 1_000_600, Count: 1, Peer: PeerNone, Root: PeerNone, CallSite: 0x7200},
+		{Op: OpReqDone, Req: 9, Peer: 3, Root: PeerNone},
 	}
-	for i, r := range raw {
-		encodeRawForTest(payload[32+i*RecordSize:], &r)
-	}
-	block := chunkBytes(ChunkRawRecords, payload)
-	block = append(block, chunkBytes(ChunkTrailer, make([]byte, 24))...)
-	putU32(block[len(block)-24:], uint32(EndSignal))
-	putU32(block[len(block)-20:], 15)
-	b.Write(RawFrameHeader())
-	var sz [4]byte
-	putU32(sz[:], uint32(len(block))|0x80000000)
-	b.Write(sz[:])
-	b.Write(block)
-	b.Write([]byte{0, 0, 0, 0})
-	l, err := Read(&b, "raw")
+	l, err := Read(bytes.NewReader(ticksLog(t, recs, 1)), "t.cplog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := l.Records[len(l.Records)-3:]
-	if got[0].Start != 3000 || got[0].End != 3050 || got[1].End != 4000 || got[2].Req != 9 {
-		t.Fatalf("raw records decoded as %+v", got)
+	if l.Damage != nil || l.Trailer.Status != EndSignal || len(l.Records) != 3 {
+		t.Fatalf("damage %v trailer %+v, %d records", l.Damage, l.Trailer, len(l.Records))
 	}
-	if l.Trailer.Status != EndSignal || l.Trailer.Info != 15 {
-		t.Fatalf("trailer %+v", l.Trailer)
+	// from (1000, 5000) to (1e6, 504100): 499100/999000 ns per tick, for
+	// the records between the two points and after the second
+	scale := float64(504100-5000) / float64(1_000_000-1000)
+	if r := l.Records[0]; r.Start != 5000+int64(math.Round(2000*scale)) || r.End != 5000+int64(math.Round(2100*scale)) {
+		t.Errorf("before the calibration point: %d..%d", r.Start, r.End)
 	}
-}
-
-func putU64(b []byte, v uint64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
+	if r := l.Records[1]; r.Start != 504100+int64(math.Round(200*scale)) || r.End != 504100+int64(math.Round(600*scale)) {
+		t.Errorf("after the calibration point: %d..%d", r.Start, r.End)
 	}
-}
-func putU32(b []byte, v uint32) {
-	for i := 0; i < 4; i++ {
-		b[i] = byte(v >> (8 * i))
+	if l.Records[2].Start != 0 || l.Records[2].Req != 9 {
+		t.Errorf("sub-record %+v", l.Records[2])
 	}
-}
-
-func chunkBytes(kind int, payload []byte) []byte {
-	h := make([]byte, 8, 8+len(payload))
-	putU32(h, uint32(kind))
-	putU32(h[4:], uint32(len(payload)))
-	return append(h, payload...)
-}
-
-func encodeRawForTest(b []byte, r *Record) {
-	putU64(b[0:], uint64(r.Start))
-	putU64(b[8:], uint64(r.End))
-	putU64(b[16:], r.CallSite)
-	putU64(b[24:], r.Bytes)
-	b[32], b[33] = byte(r.Op), byte(r.Flags)
-	putU32(b[36:], r.Comm)
-	putU32(b[40:], uint32(r.Peer))
-	putU32(b[44:], uint32(r.Tag))
-	putU32(b[48:], uint32(r.Root))
-	putU32(b[52:], r.Count)
-	putU32(b[56:], r.Seq)
-	putU32(b[60:], r.Req)
+	m, off := l.Header.ModuleOf(0x7200)
+	if m == nil || m.Path != "/lib/x.so" || off != 0x200 || m.BuildID != "ab" {
+		t.Errorf("ModuleOf(0x7200) = %+v, %#x", m, off)
+	}
+	if m, _ := l.Header.ModuleOf(0x9000); m != nil {
+		t.Errorf("ModuleOf(0x9000) = %+v, want none", m)
+	}
 }
 
 func TestComms(t *testing.T) {
@@ -289,6 +287,24 @@ func TestComms(t *testing.T) {
 	}
 }
 
+// TestOldVersion: a version-1 log and a version-2 log (LZ4 frames; 2 with
+// coalesced polls, written by main's logger of issue 14) are rejected with
+// one line naming the file and both versions.
+func TestOldVersion(t *testing.T) {
+	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog"} {
+		path := filepath.Join("testdata", name)
+		_, err := ReadFile(path)
+		if !errors.Is(err, ErrVersion) {
+			t.Fatalf("%s: got %v, want ErrVersion", name, err)
+		}
+		want := fmt.Sprintf("%s: unsupported log format version: format version %d, this cpath reads version 3", path, v)
+		if err.Error() != want {
+			t.Fatalf("error %q, want %q", err, want)
+		}
+	}
+}
+
+// TestGolden pins the on-disk format: a change that alters the bytes of a
 // TestGolden pins the on-disk format: a change that alters the bytes of a
 // log of this version must bump Version. Regenerate with CPATH_UPDATE_GOLDEN=1.
 func TestGolden(t *testing.T) {
@@ -323,12 +339,61 @@ func FuzzRead(f *testing.F) {
 	f.Add(writeLog(f, haloRecords(3, 8), nil))
 	f.Add(writeLog(f, pollRecords(), &Trailer{Status: EndFinalized}))
 	f.Add([]byte("CPATHLOG"))
+	f.Add(ticksLog(f, []Record{{Op: OpWait, Start: 3000, End: 3100, Count: 1, Root: PeerNone}, {Op: OpReqDone, Req: 2}}, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Read(bytes.NewReader(data), "fuzz")
 		if err == nil && l == nil {
 			t.Fatal("nil log without error")
 		}
 	})
+}
+
+// TestSkipAndZeroTail: what the logger leaves when a rank dies: a call
+// coded half-way when the signal came is covered by a SKIP, the trailer
+// follows it; a rank killed outright leaves its last calls unchecked before
+// the zero tail, which the reader keeps; bytes after a zero tag are not
+// read.
+func TestSkipAndZeroTail(t *testing.T) {
+	recs := haloRecords(20, 11)
+	h := testHeader()
+	pre, err := EncodeHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e encoder
+	e.prevEnd = h.T0
+	var body []byte
+	for i := range recs {
+		body = e.record(body, &recs[i])
+	}
+	// killed: the calls, a zero tail, and garbage of a half-coded call
+	// behind a zero first byte
+	killed := append(append(append([]byte(nil), pre...), body...), 0, 0x05, 0x77, 0x99, 0, 0, 0)
+	l, err := Read(bytes.NewReader(killed), "k.cplog")
+	if err != nil || l.Damage != nil || l.Trailer.Status != EndMissing || !reflect.DeepEqual(l.Records, recs) {
+		t.Fatalf("killed: err %v damage %v trailer %v, %d records, want %d as written", err, l.Damage, l.Trailer.Status, len(l.Records), len(recs))
+	}
+	// signal: a SKIP over a half-coded call, then the trailer and a CHECK
+	sig := append([]byte(nil), body...)
+	sig = append(sig, tagSkip, 6, 0, 0, 0, 0x05, 0x01, 0xFF, 0xFF, 0x07, 0x33)
+	var tr [24]byte
+	binary.LittleEndian.PutUint32(tr[0:], uint32(EndSignal))
+	binary.LittleEndian.PutUint32(tr[4:], 15)
+	binary.LittleEndian.PutUint64(tr[8:], uint64(len(recs)))
+	sig = appendChunk(sig, ChunkTrailer, tr[:])
+	sig = append(sig, tagCheck)
+	sig = binary.LittleEndian.AppendUint32(sig, crc32.Checksum(sig[:len(sig)-1], castagnoli))
+	sig = append(sig, 0, 0, 0, 0) // the zero tail
+	l, err = Read(bytes.NewReader(append(append([]byte(nil), pre...), sig...)), "s.cplog")
+	if err != nil || l.Damage != nil || l.Trailer.Status != EndSignal || l.Trailer.Info != 15 || !reflect.DeepEqual(l.Records, recs) {
+		t.Fatalf("signal: err %v damage %v trailer %+v, %d records", err, l.Damage, l.Trailer, len(l.Records))
+	}
+	// the same with one byte of the skipped stretch changed: the CHECK fails
+	bad := append([]byte(nil), sig...)
+	bad[len(body)+7] ^= 1
+	if _, err := Read(bytes.NewReader(append(append([]byte(nil), pre...), bad...)), "b.cplog"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("changed byte under the CHECK: %v, want ErrCorrupt", err)
+	}
 }
 
 // TestPolls: a coalesced unproductive poll keeps its number of calls in

@@ -11,38 +11,52 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Chunk kinds inside the decompressed stream. Each chunk is an 8-byte header
-// (kind u32, payload length u32) and its payload.
+// Chunk kinds: the payloads of CHUNK items in the stream.
 const (
-	ChunkRecords    = 1 // n coded records
-	ChunkRawRecords = 2 // tick calibration (4×i64) and n records in the logger's memory layout, times in ticks
+	ChunkRecords    = 1 // version 1 only: coded records
+	ChunkRawRecords = 2 // version 1 only: raw records in ticks
 	ChunkClockFinal = 3 // the SyncPoint measured at MPI_Finalize (3×i64)
 	ChunkTrailer    = 4 // status u32, info i32, records u64, dropped u64
 )
 
 const (
-	chunkHeaderSize = 8
-	maxChunkRecords = 1 << 16 // records per chunk: bounds what a reader must buffer
-	preambleSize    = 16      // magic, version u16, flags u16, header length u32
-	maxHeaderSize   = 1 << 20
+	preambleSize  = 16 // magic, version u16, flags u16, header length u32
+	maxHeaderSize = 1 << 20
 )
 
 // Writer writes one rank's log: the preamble and header at once, then each
-// WriteRecords call as one self-contained LZ4 frame written with a single
-// Write, so a rank that dies later leaves every earlier frame intact.
+// WriteRecords call as one Write of stream items ending with a CHECK, so a
+// rank that dies later leaves every earlier batch intact and verifiable.
+// Records are given with times in ns: the header it writes has no Ticks.
 type Writer struct {
 	w       io.Writer
-	lz      *lz4.Writer
-	frame   bytes.Buffer // the compressed frame being built
-	pend    []byte       // uncompressed chunks waiting for the next frame
-	c       codec
+	e       encoder
+	pend    []byte
+	crc     uint32 // CRC-32C of the body bytes since the last CHECK
 	records uint64
 	written int64
 }
 
 // NewWriter writes the preamble and header to w and returns a Writer for the
-// records. h.Version is set to Version.
+// records. h.Version is set to Version and h.Ticks cleared (the Writer's
+// records are in ns).
 func NewWriter(w io.Writer, h *Header) (*Writer, error) {
+	h.Version = Version
+	h.Ticks = nil
+	pre, err := EncodeHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	wr := &Writer{w: w}
+	wr.e.prevEnd = h.T0
+	n, err := w.Write(pre)
+	wr.written += int64(n)
+	return wr, err
+}
+
+// EncodeHeader returns the preamble, the JSON header and its CRC: the bytes
+// that open a log of this version. h.Version is set to Version.
+func EncodeHeader(h *Header) ([]byte, error) {
 	h.Version = Version
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -57,17 +71,7 @@ func NewWriter(w io.Writer, h *Header) (*Writer, error) {
 	binary.LittleEndian.PutUint32(pre[12:], uint32(len(js)))
 	pre = append(pre, js...)
 	pre = binary.LittleEndian.AppendUint32(pre, crc32.ChecksumIEEE(js))
-	wr := &Writer{w: w, c: newCodec(h.T0)}
-	wr.lz = lz4.NewWriter(&wr.frame)
-	// Block checksums let the reader reject a corrupt block before it hands
-	// out any record from it; 1 MiB blocks bound the memory on both sides.
-	if err := wr.lz.Apply(lz4.BlockSizeOption(lz4.Block1Mb), lz4.BlockChecksumOption(true),
-		lz4.ChecksumOption(false), lz4.ConcurrencyOption(1)); err != nil {
-		return nil, err
-	}
-	n, err := w.Write(pre)
-	wr.written += int64(n)
-	return wr, err
+	return pre, nil
 }
 
 // Written returns the number of bytes written to the underlying writer.
@@ -76,34 +80,32 @@ func (w *Writer) Written() int64 { return w.written }
 // Records returns the number of records written so far.
 func (w *Writer) Records() uint64 { return w.records }
 
-func (w *Writer) chunk(kind, n int) []byte {
-	off := len(w.pend)
-	w.pend = append(w.pend, make([]byte, chunkHeaderSize+n)...)
-	binary.LittleEndian.PutUint32(w.pend[off:], uint32(kind))
-	binary.LittleEndian.PutUint32(w.pend[off+4:], uint32(n))
-	return w.pend[off+chunkHeaderSize:]
-}
-
-// WriteRecords appends records to the log and writes them out as one frame.
+// WriteRecords appends records to the log and writes them out.
 func (w *Writer) WriteRecords(recs []Record) error {
-	for len(recs) > 0 {
-		n := min(len(recs), maxChunkRecords)
-		dst := w.chunk(ChunkRecords, n*RecordSize)
-		for i := range recs[:n] {
-			w.c.encode(dst[i*RecordSize:], &recs[i])
-		}
-		w.records += uint64(n)
-		recs = recs[n:]
+	for i := range recs {
+		w.pend = w.e.record(w.pend, &recs[i])
 	}
+	w.records += uint64(len(recs))
 	return w.Flush()
 }
 
 // WriteClockFinal records the clock offset measured at MPI_Finalize.
 func (w *Writer) WriteClockFinal(p SyncPoint) error {
-	dst := w.chunk(ChunkClockFinal, 24)
-	binary.LittleEndian.PutUint64(dst[0:], uint64(p.LocalNs))
-	binary.LittleEndian.PutUint64(dst[8:], uint64(p.OffsetNs))
-	binary.LittleEndian.PutUint64(dst[16:], uint64(p.ErrNs))
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(p.LocalNs))
+	binary.LittleEndian.PutUint64(b[8:], uint64(p.OffsetNs))
+	binary.LittleEndian.PutUint64(b[16:], uint64(p.ErrNs))
+	w.pend = appendChunk(w.pend, ChunkClockFinal, b[:])
+	return nil
+}
+
+// WriteModules records the modules loaded in the process.
+func (w *Writer) WriteModules(mods []Module) error {
+	js, err := json.Marshal(mods)
+	if err != nil {
+		return err
+	}
+	w.pend = appendChunk(w.pend, ChunkModules, js)
 	return nil
 }
 
@@ -111,37 +113,33 @@ func (w *Writer) WriteClockFinal(p SyncPoint) error {
 // writer.
 func (w *Writer) Close(t Trailer) error {
 	t.Records = w.records
-	dst := w.chunk(ChunkTrailer, 24)
-	binary.LittleEndian.PutUint32(dst[0:], uint32(t.Status))
-	binary.LittleEndian.PutUint32(dst[4:], uint32(t.Info))
-	binary.LittleEndian.PutUint64(dst[8:], t.Records)
-	binary.LittleEndian.PutUint64(dst[16:], t.Dropped)
+	var b [24]byte
+	binary.LittleEndian.PutUint32(b[0:], uint32(t.Status))
+	binary.LittleEndian.PutUint32(b[4:], uint32(t.Info))
+	binary.LittleEndian.PutUint64(b[8:], t.Records)
+	binary.LittleEndian.PutUint64(b[16:], t.Dropped)
+	w.pend = appendChunk(w.pend, ChunkTrailer, b[:])
 	return w.Flush()
 }
 
-// Flush compresses the pending chunks into one LZ4 frame and writes it with
-// a single Write.
+// Flush writes the pending items, closed by a CHECK, with a single Write.
 func (w *Writer) Flush() error {
 	if len(w.pend) == 0 {
 		return nil
 	}
-	w.frame.Reset()
-	w.lz.Reset(&w.frame)
-	if _, err := w.lz.Write(w.pend); err != nil {
-		return err
-	}
-	if err := w.lz.Close(); err != nil {
-		return err
-	}
-	w.pend = w.pend[:0]
-	n, err := w.w.Write(w.frame.Bytes())
+	sum := crc32.Update(w.crc, castagnoli, w.pend)
+	w.pend = append(w.pend, tagCheck)
+	w.pend = binary.LittleEndian.AppendUint32(w.pend, sum)
+	w.crc = 0
+	n, err := w.w.Write(w.pend)
 	w.written += int64(n)
+	w.pend = w.pend[:0]
 	return err
 }
 
 // RawFrameHeader returns the 7-byte LZ4 frame descriptor (independent 4 MiB
-// blocks, no checksums) that the logger's signal-safe C path puts before the
-// uncompressed blocks it writes when a rank dies.
+// blocks, no checksums) that version-1 loggers put before the uncompressed
+// blocks they wrote when a rank died. Version 2 does not use LZ4.
 func RawFrameHeader() []byte {
 	var b bytes.Buffer
 	zw := lz4.NewWriter(&b)

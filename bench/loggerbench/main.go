@@ -70,6 +70,8 @@ type config struct {
 	haloBudget      time.Duration
 	only            map[string]bool // sections to run
 	noLogger        bool            // -lib none: run the baseline on both sides (noise floor)
+	refLib          string          // micro: a reference logger run as a third side
+	microReps       int
 }
 
 func main() {
@@ -87,7 +89,9 @@ func main() {
 	flag.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	flag.StringVar(&extra, "mpirun-args", "", "extra mpirun arguments, space-separated (e.g. \"--bind-to none\")")
 	flag.StringVar(&lenv, "logger-env", "", "extra environment for the logger side only, comma-separated KEY=VALUE (e.g. CPATH_NO_TSC=1)")
-	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory")
+	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro")
+	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side")
+	flag.IntVar(&c.microReps, "micro-reps", 5, "micro: interleaved repetitions")
 	flag.StringVar(&c.tmp, "keep", "", "keep programs and logs in this directory instead of a removed temporary one")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "limit for one mpirun")
 	flag.BoolVar(&c.verbose, "v", false, "print every command and its timing lines")
@@ -104,7 +108,7 @@ func main() {
 	c.only = map[string]bool{}
 	for _, o := range strings.Split(only, ",") {
 		switch o = strings.TrimSpace(o); o {
-		case "percall", "halo", "memory":
+		case "percall", "halo", "memory", "micro":
 			c.only[o] = true
 		case "":
 		default:
@@ -412,6 +416,7 @@ type Report struct {
 	// runs), where the logger's cost is large enough to measure well.
 	CommBound []CommBound `json:"comm_bound_halo,omitempty"`
 	Disk      []Disk      `json:"disk"`
+	Micro     *Micro      `json:"micro,omitempty"`
 	Targets   []Target    `json:"targets"`
 	Warnings  []string    `json:"warnings,omitempty"`
 	Config    ReportConf  `json:"config"`
@@ -591,6 +596,12 @@ func run(c *config) (*Report, error) {
 	if c.only["halo"] {
 		say("whole-program slowdown: halo, ~%.1f s per run, %d pairs", c.haloSeconds, c.haloReps)
 		if err := benchHalo(c, rep); err != nil {
+			return nil, err
+		}
+	}
+	if c.only["micro"] {
+		say("micro-benchmarks: %d interleaved repetitions", c.microReps)
+		if err := benchMicro(c, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -1170,6 +1181,33 @@ func judge(rep *Report) {
 		}
 		rep.Targets = append(rep.Targets, t)
 	}
+	if m := rep.Micro; m != nil && len(m.Sides) > 1 {
+		limits := map[string]float64{"self-1": 35, "self-2": 50, "latency": 40, "allreduce": 60}
+		for _, c := range m.Cases {
+			if lim, ok := limits[c.Name]; ok {
+				add(Target{Name: "micro " + c.Name + ": added ns per call (wall), flushes included", Value: c.AddedNs[1],
+					Limit: lim, Unit: "ns", Pass: c.AddedNs[1] <= lim, Note: fmt.Sprintf("base %.1f ns", c.BaseNs)})
+				add(Target{Name: "micro " + c.Name + ": added CPU ns per call", Value: c.AddedCPUNs[1],
+					Limit: lim, Unit: "ns", Pass: c.AddedCPUNs[1] <= lim, Note: fmt.Sprintf("base %.1f ns", c.BaseCPUNs)})
+			}
+			var mem []float64
+			for i := range c.VmHWMKiB[1] {
+				if i < len(c.VmHWMKiB[0]) {
+					mem = append(mem, float64(c.VmHWMKiB[1][i]-c.VmHWMKiB[0][i])/1024)
+				}
+			}
+			if c.Name == "self-2" {
+				v := median(mem)
+				add(Target{Name: "micro self-2: peak RSS added (rank 0)", Value: v, Limit: targetMemMiB, Unit: "MiB", Pass: v <= targetMemMiB})
+			}
+		}
+		add(Target{Name: "micro: 4-thread / 1-thread added CPU per call", Value: m.ThreadRatio[1], Limit: 2, Unit: "x",
+			Pass: m.ThreadRatio[1] <= 2})
+		for _, d := range m.HaloDisk {
+			add(Target{Name: "on disk, " + d.Run, Value: d.BytesPerCall, Limit: 12, Unit: "B/call", Pass: d.BytesPerCall <= 12,
+				Note: fmt.Sprintf("%.2f B/call without the headers", d.RecordBytesPerCall)})
+		}
+	}
 	if len(rep.PerCall) > 0 {
 		worst := rep.PerCall[0]
 		for _, p := range rep.PerCall {
@@ -1231,6 +1269,9 @@ func printReport(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "\n\n")
 
+	if r.Micro != nil {
+		printMicro(w, r.Micro)
+	}
 	if len(r.PerCall) > 0 {
 		fmt.Fprintf(w, "Per-call cost, tight loop (ns per call; median over batches; added = logger − base)\n")
 		fmt.Fprintf(w, "  %-9s %8s %8s %8s %7s   %9s %9s %10s\n", "call", "base", "logger", "added", "ratio", "mean base", "mean log", "mean added")

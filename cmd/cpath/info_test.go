@@ -172,7 +172,7 @@ func TestInfo(t *testing.T) {
 				`(?m)^program: +/opt/app/halo$`,
 				`(?m)^MPI: +Open MPI v4\.1\.4, thread level MPI_THREAD_SINGLE$`,
 				// rank 2: 62 calls, 16000 B sent (15.6 KiB), 102 records, finalized
-				`(?m)^ +2  node1  1002 +62  15\.6 KiB +102 +\d+ B +[\d.]+ +62\.00 µs  672\.00 µs  finalized$`,
+				`(?m)^ +2  node1  1002 +62  15\.6 KiB +102 +[\d.]+ (B|KiB) +[\d.]+ +62\.00 µs  672\.00 µs  finalized$`,
 				`(?m)^total +248  62\.5 KiB +408 +[\d.]+ KiB +[\d.]+  248\.00 µs$`,
 				`(?m)^MPI_Isend +80  80\.00 µs  62\.5 KiB$`,
 				`(?m)^MPI_Allreduce +40  40\.00 µs +320 B$`,

@@ -85,6 +85,11 @@ func TestLAMMPS(t *testing.T) {
 				rank, coll, p2p, r.counts[rank])
 		}
 	}
+	// LAMMPS calls MPI from liblammps.so: its call sites resolve to
+	// functions of the library, the same on every rank.
+	if n := checkCallSiteNames(t, logs, "liblammps"); n == 0 {
+		t.Errorf("no call site in liblammps")
+	}
 	if len(r.sends) == 0 || len(r.sends) != len(r.recvs) {
 		t.Errorf("%d messages sent, %d received", len(r.sends), len(r.recvs))
 	}

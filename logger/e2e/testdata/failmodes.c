@@ -7,6 +7,9 @@
  *   term   rank 1 raises SIGTERM
  *   kill   rank 1 raises SIGKILL
  *   exit   every rank calls exit(4) without MPI_Finalize
+ *   pollterm, pollkill, pollexit: as term, kill and exit, but rank 1 first
+ *          posts an MPI_Irecv no one matches and polls it NPOLLS times
+ *          with MPI_Test (one open run of unproductive polls)
  * Rank 0 prints "failmodes: 50 barriers done" after the barriers and, in
  * mode ok, "failmodes: ok" after MPI_Finalize. */
 #include <mpi.h>
@@ -17,14 +20,18 @@
 #include <unistd.h>
 
 #define NBARRIERS 50
+#define NPOLLS 1000
 
 int main(int argc, char **argv) {
 	int rank, size;
 	if (argc != 2) {
-		fprintf(stderr, "usage: failmodes ok|abort|term|kill|exit\n");
+		fprintf(stderr, "usage: failmodes [poll]ok|abort|term|kill|exit\n");
 		return 2;
 	}
 	const char *mode = argv[1];
+	int polls = !strncmp(mode, "poll", 4);
+	if (polls)
+		mode += 4;
 	if (strcmp(mode, "ok") && strcmp(mode, "abort") && strcmp(mode, "term") && strcmp(mode, "kill") &&
 	    strcmp(mode, "exit")) {
 		fprintf(stderr, "failmodes: unknown mode %s\n", mode);
@@ -38,6 +45,18 @@ int main(int argc, char **argv) {
 	if (rank == 0) {
 		printf("failmodes: %d barriers done on %d ranks\n", NBARRIERS, size);
 		fflush(stdout);
+	}
+	if (polls && rank == 1) {
+		static int buf;
+		MPI_Request req;
+		int flag = 0;
+		MPI_Irecv(&buf, 1, MPI_INT, 0, 77, MPI_COMM_WORLD, &req);
+		for (int i = 0; i < NPOLLS; i++)
+			MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+		if (flag) {
+			fprintf(stderr, "failmodes: the receive nobody sent completed\n");
+			return 1;
+		}
 	}
 	if (!strcmp(mode, "ok")) {
 		MPI_Finalize();

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The micro section: the logger issue's per-call targets, each measured
+// side by side (base, the logger and, with -ref-lib, a reference logger) in
+// one interleaved run: every repetition runs every side once, in an order
+// that rotates from one repetition to the next.
+//
+//	self-1     one rank sends 8 bytes to itself and receives them, 2M calls
+//	self-2     the same on 2 ranks at once (both cores busy)
+//	latency    osu_latency style 8-byte ping-pong between 2 ranks
+//	allreduce  8-byte MPI_Allreduce on 2 ranks
+//	threads-1  MPI_THREAD_MULTIPLE, 1 thread of self send/recv
+//	threads-4  MPI_THREAD_MULTIPLE, 4 threads of self send/recv on 1 rank
+//
+// Figures are the mean ns per call over the whole timed loop (flushes and
+// any other periodic cost included), as rank 0 measures it.
+
+// MicroCase is one micro-benchmark.
+type MicroCase struct {
+	Name  string `json:"name"`
+	Ranks int    `json:"ranks"`
+	Calls int64  `json:"calls"`
+	// NsPerCall[side][rep]; sides are base, the logger, then the reference.
+	NsPerCall [][]float64 `json:"ns_per_call"`
+	// CPUNsPerCall is the process's CPU time per call (all threads, kernel
+	// included): on a machine shared with other jobs it leaves out the time
+	// a rank waited for a core, which wall time does not.
+	CPUNsPerCall [][]float64 `json:"cpu_ns_per_call"`
+	AddedCPUNs   []float64   `json:"added_cpu_ns"`
+	BaseCPUNs    float64     `json:"base_cpu_ns"`
+	VmHWMKiB     [][]int64   `json:"vmhwm_kib"` // rank 0
+	// AddedNs is the median over repetitions of (side − base), per side
+	// (index 0 is 0).
+	AddedNs []float64 `json:"added_ns"`
+	BaseNs  float64   `json:"base_ns"` // median
+}
+
+// Micro is the micro section's result.
+type Micro struct {
+	Sides    []string    `json:"sides"`
+	Reps     int         `json:"reps"`
+	Cases    []MicroCase `json:"cases"`
+	HaloDisk []Disk      `json:"halo_example_disk,omitempty"` // per logger side (not the reference)
+	// ThreadRatio is added(threads-4) / added(threads-1) per side, in CPU
+	// time: the per-call cost of the logger with 4 threads over its cost
+	// with one.
+	ThreadRatio []float64 `json:"thread_ratio"`
+}
+
+type microSpec struct {
+	name  string
+	ranks int
+	args  []string
+}
+
+var microSpecs = []microSpec{
+	{"self-1", 1, []string{"self", "2000000"}},
+	{"self-2", 2, []string{"self", "2000000"}},
+	{"latency", 2, []string{"latency", "400000"}},
+	{"allreduce", 2, []string{"allreduce", "400000"}},
+	{"threads-1", 1, []string{"threads", "400000", "1"}},
+	{"threads-4", 1, []string{"threads", "400000", "4"}},
+}
+
+// microRun runs micro once and returns rank 0's wall and CPU ns per call
+// and VmHWM.
+func (c *config) microRun(lib string, np int, args []string) (float64, float64, int64, error) {
+	runSeq++
+	logDir := filepath.Join(c.tmp, fmt.Sprintf("micro-logs-%03d", runSeq))
+	defer os.RemoveAll(logDir)
+	a := []string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(np)}
+	if args[0] == "threads" {
+		a = append(a, "--bind-to", "none") // the threads need both cores
+	}
+	a = append(a, c.mpirunArgs...)
+	if lib != "" {
+		a = append(a, "-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+logDir)
+		for _, e := range c.loggerEnv {
+			a = append(a, "-x", e)
+		}
+	}
+	a = append(a, filepath.Join(c.tmp, "micro"))
+	a = append(a, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", a...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = cleanEnv()
+	if c.verbose {
+		fmt.Fprintf(os.Stderr, "+ mpirun %s\n", strings.Join(a, " "))
+	}
+	if err := cmd.Run(); err != nil {
+		return 0, 0, 0, fmt.Errorf("mpirun %s: %v\n%s%s", strings.Join(a, " "), err, lastLines(out.String(), 5), lastLines(errb.String(), 10))
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 6 && f[0] == "micro" {
+			ns, err1 := strconv.ParseFloat(f[2], 64)
+			kb, err2 := strconv.ParseInt(f[4], 10, 64)
+			cpu, err3 := strconv.ParseFloat(f[5], 64)
+			if err1 == nil && err2 == nil && err3 == nil {
+				return ns, cpu, kb, nil
+			}
+		}
+	}
+	return 0, 0, 0, fmt.Errorf("mpirun %s: no result line in\n%s", strings.Join(a, " "), out.String())
+}
+
+func benchMicro(c *config, rep *Report) error {
+	cmd := exec.Command("mpicc", "-O2", "-o", filepath.Join(c.tmp, "micro"), filepath.Join(c.progs, "micro.c"), "-lpthread")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("mpicc micro.c: %v\n%s", err, out)
+	}
+	sides := []string{""}
+	names := []string{"base"}
+	if !c.noLogger {
+		sides = append(sides, c.lib)
+		names = append(names, "logger")
+	} else {
+		sides = append(sides, "")
+		names = append(names, "base-again")
+	}
+	if c.refLib != "" {
+		if abs, err := filepath.Abs(c.refLib); err == nil {
+			c.refLib = abs
+		}
+		sides = append(sides, c.refLib)
+		names = append(names, "reference")
+	}
+	m := &Micro{Sides: names, Reps: c.microReps}
+	for _, sp := range microSpecs {
+		calls, _ := strconv.ParseInt(sp.args[1], 10, 64)
+		mc := MicroCase{Name: sp.name, Ranks: sp.ranks, Calls: calls,
+			NsPerCall: make([][]float64, len(sides)), VmHWMKiB: make([][]int64, len(sides)), AddedNs: make([]float64, len(sides)),
+			CPUNsPerCall: make([][]float64, len(sides)), AddedCPUNs: make([]float64, len(sides))}
+		m.Cases = append(m.Cases, mc)
+	}
+	for rep := 0; rep < c.microReps; rep++ {
+		for k := range microSpecs {
+			sp := &microSpecs[k]
+			mc := &m.Cases[k]
+			for j := range sides {
+				s := (j + rep + k) % len(sides) // rotate the order
+				ns, cpu, kb, err := c.microRun(sides[s], sp.ranks, sp.args)
+				if err != nil {
+					return err
+				}
+				mc.NsPerCall[s] = append(mc.NsPerCall[s], ns)
+				mc.CPUNsPerCall[s] = append(mc.CPUNsPerCall[s], cpu)
+				mc.VmHWMKiB[s] = append(mc.VmHWMKiB[s], kb)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "loggerbench: micro: repetition %d of %d done\n", rep+1, c.microReps)
+	}
+	for k := range m.Cases {
+		mc := &m.Cases[k]
+		mc.BaseNs = median(mc.NsPerCall[0])
+		mc.BaseCPUNs = median(mc.CPUNsPerCall[0])
+		for s := 1; s < len(sides); s++ {
+			var d, dc []float64
+			for i := range mc.NsPerCall[s] {
+				d = append(d, mc.NsPerCall[s][i]-mc.NsPerCall[0][i])
+				dc = append(dc, mc.CPUNsPerCall[s][i]-mc.CPUNsPerCall[0][i])
+			}
+			mc.AddedNs[s] = median(d)
+			mc.AddedCPUNs[s] = median(dc)
+		}
+	}
+	m.ThreadRatio = make([]float64, len(sides))
+	var t1, t4 *MicroCase
+	for k := range m.Cases {
+		switch m.Cases[k].Name {
+		case "threads-1":
+			t1 = &m.Cases[k]
+		case "threads-4":
+			t4 = &m.Cases[k]
+		}
+	}
+	for s := 1; s < len(sides); s++ {
+		if t1 != nil && t4 != nil && t1.AddedCPUNs[s] > 0 {
+			m.ThreadRatio[s] = t4.AddedCPUNs[s] / t1.AddedCPUNs[s]
+		}
+	}
+	// On-disk size of the bundled example, logged by this logger.
+	if !c.noLogger {
+		d, err := c.haloExampleDisk()
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, "halo example: "+err.Error())
+		} else {
+			m.HaloDisk = append(m.HaloDisk, d)
+		}
+	}
+	rep.Micro = m
+	return nil
+}
+
+// haloExampleDisk records examples/halo (4 ranks) and measures its logs.
+func (c *config) haloExampleDisk() (Disk, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return Disk{}, err
+	}
+	exe := filepath.Join(c.tmp, "halo-example")
+	cmd := exec.Command("mpicc", "-O2", "-g", "-o", exe, filepath.Join(root, "examples", "halo.c"), "-lm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return Disk{}, fmt.Errorf("mpicc examples/halo.c: %v\n%s", err, out)
+	}
+	logDir := filepath.Join(c.tmp, "halo-example-logs")
+	defer os.RemoveAll(logDir)
+	a := []string{"--allow-run-as-root", "--oversubscribe", "-np", "4", "-x", "LD_PRELOAD=" + c.lib, "-x", "CPATH_DIR=" + logDir, exe}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	run := exec.CommandContext(ctx, "mpirun", a...)
+	run.Env = cleanEnv()
+	if out, err := run.CombinedOutput(); err != nil {
+		return Disk{}, fmt.Errorf("mpirun %s: %v\n%s", strings.Join(a, " "), err, out)
+	}
+	d, err := diskUsage(logDir)
+	d.Run = "examples/halo, 4 ranks"
+	return d, err
+}
+
+func printMicro(w io.Writer, m *Micro) {
+	fmt.Fprintf(w, "Micro-benchmarks (ns per call over the timed loop, rank 0; added = side − base, median of %d interleaved repetitions;\n", m.Reps)
+	fmt.Fprintf(w, "wall = CLOCK_MONOTONIC, cpu = the process's CPU time, which leaves out waiting for a core on a shared machine)\n")
+	fmt.Fprintf(w, "  %-10s %5s %8s %9s %9s", "case", "ranks", "calls", "base", "base cpu")
+	for _, s := range m.Sides[1:] {
+		fmt.Fprintf(w, " %12s %12s", "+"+s, "+"+s+" cpu")
+	}
+	fmt.Fprintf(w, " %14s\n", "VmHWM +MiB")
+	for _, c := range m.Cases {
+		fmt.Fprintf(w, "  %-10s %5d %8d %9.1f %9.1f", c.Name, c.Ranks, c.Calls, c.BaseNs, c.BaseCPUNs)
+		for s := 1; s < len(m.Sides); s++ {
+			fmt.Fprintf(w, " %12.1f %12.1f", c.AddedNs[s], c.AddedCPUNs[s])
+		}
+		var hw []string
+		for s := 1; s < len(m.Sides); s++ {
+			hw = append(hw, fmt.Sprintf("%.1f", float64(medianInt(c.VmHWMKiB[s])-medianInt(c.VmHWMKiB[0]))/1024))
+		}
+		fmt.Fprintf(w, " %14s\n", strings.Join(hw, "/"))
+	}
+	for s := 1; s < len(m.Sides); s++ {
+		fmt.Fprintf(w, "  %s: 4-thread added CPU per call / 1-thread added CPU per call = %.2f\n", m.Sides[s], m.ThreadRatio[s])
+	}
+	for _, d := range m.HaloDisk {
+		fmt.Fprintf(w, "  on disk, %s: %d bytes, %d calls, %.2f B/call (%.2f without headers)\n", d.Run, d.Bytes, d.TimedRecords,
+			d.BytesPerCall, d.RecordBytesPerCall)
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,114 @@
+//go:build mpi
+
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/trace"
+)
+
+// TestSIGKILLKeepsCommittedCalls: records go into a shared mapping of the
+// log file as each call returns, so a rank killed by SIGKILL between calls
+// loses nothing: rank 1 of failmodes kill raises SIGKILL right after its
+// 50 barriers, and its log must hold MPI_Init and all 50 of them (before
+// the mapped log, up to 16384 buffered records were lost).
+func TestSIGKILLKeepsCommittedCalls(t *testing.T) {
+	lib := mpitest.LoggerLib(t)
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "failmodes.c")
+	logDir := filepath.Join(t.TempDir(), "logs")
+	res := runFailJob(t, lib, logDir, exe, "kill")
+	if res.code == 0 {
+		t.Fatalf("mode kill: exit status 0, want the job to fail")
+	}
+	l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
+	if err != nil {
+		t.Fatalf("rank 1: %v", err)
+	}
+	var inits, barriers int
+	for _, r := range l.Records {
+		switch r.Op {
+		case trace.OpInit:
+			inits++
+		case trace.OpBarrier:
+			barriers++
+		}
+	}
+	t.Logf("rank 1: trailer %v, %d records: %d MPI_Init, %d MPI_Barrier, damage %v", l.Trailer.Status, len(l.Records), inits, barriers, l.Damage)
+	if l.Trailer.Status != trace.EndMissing || l.Damage != nil {
+		t.Errorf("rank 1: trailer %v damage %v, want no trailer and an intact log", l.Trailer.Status, l.Damage)
+	}
+	if inits != 1 || barriers != failBarriers || len(l.Records) != 1+failBarriers {
+		t.Errorf("rank 1: %d records (%d MPI_Init, %d MPI_Barrier), want exactly MPI_Init and %d barriers", len(l.Records), inits, barriers, failBarriers)
+	}
+	// The analyzer takes the run as far as it goes.
+	out, err := exec.Command(cpathBin(t), logDir).CombinedOutput()
+	t.Logf("cpath %s: %v\n%s", logDir, err, out)
+	if err != nil {
+		t.Errorf("cpath on the logs of a run with a killed rank: %v", err)
+	}
+}
+
+// TestPollRunAtDeath: a run of unproductive polls is held open, unwritten,
+// until its thread's next call. Rank 1 of failmodes pollMODE polls an
+// unmatched receive 1000 times with MPI_Test and then dies: on SIGTERM and
+// at exit without MPI_Finalize the logger's way out codes the open run (one
+// MPI_Test record standing for 1000 calls) before the trailer; SIGKILL
+// loses that record, and only it: MPI_Init, the barriers and the Irecv are
+// in the log.
+func TestPollRunAtDeath(t *testing.T) {
+	const npolls = 1000
+	lib := mpitest.LoggerLib(t)
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "failmodes.c")
+	for _, mode := range []string{"term", "exit", "kill"} {
+		t.Run(mode, func(t *testing.T) {
+			logDir := filepath.Join(t.TempDir(), "logs")
+			res := runFailJob(t, lib, logDir, exe, "poll"+mode)
+			if res.code == 0 {
+				t.Fatalf("mode poll%s: exit status 0, want the job to fail", mode)
+			}
+			l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
+			if err != nil {
+				t.Fatalf("rank 1: %v", err)
+			}
+			counts := map[trace.Op]int{}
+			var polls uint64
+			for i := range l.Records {
+				r := &l.Records[i]
+				counts[r.Op]++
+				if r.Op == trace.OpTest {
+					if !r.Unproductive() {
+						t.Errorf("rank 1: productive MPI_Test %+v", *r)
+					}
+					polls += r.Polls()
+				}
+			}
+			t.Logf("rank 1: trailer %v, %d records, %d MPI_Test records for %d calls, damage %v",
+				l.Trailer.Status, len(l.Records), counts[trace.OpTest], polls, l.Damage)
+			if l.Damage != nil || counts[trace.OpInit] != 1 || counts[trace.OpBarrier] != failBarriers || counts[trace.OpIrecv] != 1 {
+				t.Errorf("rank 1: damage %v, %d MPI_Init, %d MPI_Barrier, %d MPI_Irecv; want none, 1, %d, 1",
+					l.Damage, counts[trace.OpInit], counts[trace.OpBarrier], counts[trace.OpIrecv], failBarriers)
+			}
+			switch {
+			case l.Trailer.Status == trace.EndMissing:
+				// SIGKILL (or mpirun's, in mode exit): the open run is lost.
+				if mode != "kill" && mode != "exit" {
+					t.Errorf("rank 1: no trailer in mode poll%s", mode)
+				}
+				if counts[trace.OpTest] != 0 {
+					t.Errorf("rank 1: %d MPI_Test records without a trailer, want the open run lost", counts[trace.OpTest])
+				}
+			case mode == "kill":
+				t.Errorf("rank 1: trailer %v after SIGKILL", l.Trailer.Status)
+			default:
+				if counts[trace.OpTest] != 1 || polls != npolls {
+					t.Errorf("rank 1: %d MPI_Test records for %d calls, want 1 for %d", counts[trace.OpTest], polls, npolls)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+/* modules.c: the objects loaded in the process (dl_iterate_phdr), so that
+ * the analyzer can resolve call sites inside shared libraries: path, load
+ * address, address range and GNU build-id of each. Go lists them at
+ * MPI_Init; the log header names the executable, and a module chunk names
+ * each other module when the first call site in it is logged (so a log
+ * carries the modules its call sites need, not the dozens an MPI program
+ * loads); a call site outside every module known (a library loaded later
+ * with dlopen) makes Go list them again. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "modules.h"
+
+#define CP_MAXMODS 1024
+static struct {
+	uint64_t start, end;
+	int logged;
+} cp_known[CP_MAXMODS];
+static int cp_nknown;
+uint64_t cp_hit_lo, cp_hit_len; /* a logged module: the last call site looked up was in it */
+int cp_mods_stale;
+/* Call sites that need a module logged (or the modules listed again). */
+#define CP_MAXPEND 64
+uint64_t cp_mods_pend[CP_MAXPEND];
+int cp_nmods_pend;
+
+struct cp_iter {
+	cp_module *out;
+	int max, n;
+};
+
+static void cp_build_id(struct dl_phdr_info *info, cp_module *m) {
+	m->idlen = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *e = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= e) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof *nh;
+			const unsigned char *desc = name + ((nh->n_namesz + 3) & ~3u);
+			const unsigned char *next = desc + ((nh->n_descsz + 3) & ~3u);
+			if (next > e)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+				int n = nh->n_descsz < sizeof m->id ? (int)nh->n_descsz : (int)sizeof m->id;
+				memcpy(m->id, desc, (size_t)n);
+				m->idlen = n;
+				return;
+			}
+			p = next;
+		}
+	}
+}
+
+static int cp_iter_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct cp_iter *it = data;
+	if (it->n >= it->max)
+		return 1;
+	cp_module *m = &it->out[it->n];
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t a = (uint64_t)info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		if (a < lo)
+			lo = a;
+		if (b > hi)
+			hi = b;
+	}
+	if (hi == 0)
+		return 0;
+	m->name = info->dlpi_name ? info->dlpi_name : "";
+	m->base = (uint64_t)info->dlpi_addr;
+	m->start = lo;
+	m->end = hi;
+	cp_build_id(info, m);
+	it->n++;
+	return 0;
+}
+
+int cp_modules(cp_module *out, int max) {
+	struct cp_iter it = {out, max, 0};
+	dl_iterate_phdr(cp_iter_cb, &it);
+	return it.n;
+}
+
+/* cp_modules_known sets the table of modules: address ranges, and whether
+ * each is in the log already. */
+void cp_modules_known(const cp_module *m, const int *logged, int n) {
+	if (n > CP_MAXMODS)
+		n = CP_MAXMODS;
+	for (int i = 0; i < n; i++) {
+		cp_known[i].start = m[i].start;
+		cp_known[i].end = m[i].end;
+		cp_known[i].logged = logged[i];
+	}
+	cp_nknown = n;
+	cp_hit_lo = cp_hit_len = 0;
+	cp_mods_stale = 0;
+	cp_nmods_pend = 0;
+}
+
+/* cp_module_miss looks up a call site outside the module of the last one:
+ * in a logged module, it becomes the last one; otherwise the call site is
+ * kept for Go to log its module (listing the modules again if it is in
+ * none known). */
+void cp_module_miss(uint64_t cs) {
+	for (int i = 0; i < cp_nknown; i++)
+		if (cs >= cp_known[i].start && cs < cp_known[i].end) {
+			if (cp_known[i].logged) {
+				cp_hit_lo = cp_known[i].start;
+				cp_hit_len = cp_known[i].end - cp_known[i].start;
+				return;
+			}
+			cp_known[i].logged = 1; /* Go logs it */
+			break;
+		}
+	if (cp_nmods_pend < CP_MAXPEND)
+		cp_mods_pend[cp_nmods_pend++] = cs;
+	cp_mods_stale = 1;
+}

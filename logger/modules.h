@@ -1,0 +1,27 @@
+/* modules.h: loaded modules (modules.c). */
+#ifndef CPATH_MODULES_H
+#define CPATH_MODULES_H
+#include <stdint.h>
+
+typedef struct cp_module {
+	const char *name; /* "" for the executable */
+	uint64_t base, start, end;
+	unsigned char id[64];
+	int idlen;
+} cp_module;
+
+int cp_modules(cp_module *out, int max);
+void cp_modules_known(const cp_module *m, const int *logged, int n);
+extern uint64_t cp_mods_pend[];
+extern int cp_nmods_pend;
+void cp_module_miss(uint64_t cs);
+extern int cp_mods_stale;
+extern uint64_t cp_hit_lo, cp_hit_len;
+
+/* cp_module_seen is the hot path's check: the call site is in the module of
+ * the last one looked up, or is looked up. */
+static inline void cp_module_seen(uint64_t cs) {
+	if (__builtin_expect(cs - cp_hit_lo >= cp_hit_len, 0))
+		cp_module_miss(cs);
+}
+#endif

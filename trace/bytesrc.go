@@ -1,0 +1,96 @@
+package trace
+
+import (
+	"errors"
+	"hash/crc32"
+	"io"
+)
+
+var errVarint = errors.New("varint overflows 64 bits")
+
+// byteSrc reads the stream byte by byte from its own buffer and keeps the
+// CRC-32C of the bytes consumed since the last CHECK.
+type byteSrc struct {
+	r        io.Reader
+	buf      []byte
+	pos      int
+	crcFrom  int // buf[crcFrom:pos] is not yet in crc
+	crc      uint32
+	err      error
+	consumed int64
+}
+
+// fill makes at least n unread bytes available, if the input has them.
+func (b *byteSrc) fill(n int) bool {
+	for len(b.buf)-b.pos < n {
+		if b.err != nil {
+			return false
+		}
+		// fold the consumed bytes into the CRC, drop them
+		b.crc = crc32.Update(b.crc, castagnoli, b.buf[b.crcFrom:b.pos])
+		rest := copy(b.buf[:cap(b.buf)], b.buf[b.pos:])
+		b.consumed += int64(b.pos)
+		b.buf, b.pos, b.crcFrom = b.buf[:rest], 0, 0
+		if cap(b.buf)-rest < n || cap(b.buf) < 1<<16 {
+			nb := make([]byte, rest, max(2*cap(b.buf), n+rest, 1<<16))
+			copy(nb, b.buf)
+			b.buf = nb
+		}
+		m, err := b.r.Read(b.buf[rest:cap(b.buf)])
+		b.buf = b.buf[:rest+m]
+		if err != nil {
+			b.err = err
+		}
+	}
+	return true
+}
+
+func (b *byteSrc) byte() (byte, error) {
+	if b.pos >= len(b.buf) && !b.fill(1) {
+		return 0, io.EOF
+	}
+	c := b.buf[b.pos]
+	b.pos++
+	return c, nil
+}
+
+func (b *byteSrc) uvarint() (uint64, error) {
+	var x uint64
+	for s := uint(0); ; s += 7 {
+		c, err := b.byte()
+		if err != nil {
+			return 0, io.ErrUnexpectedEOF
+		}
+		if s == 63 && c > 1 {
+			return 0, errVarint
+		}
+		if c < 0x80 {
+			return x | uint64(c)<<s, nil
+		}
+		x |= uint64(c&0x7f) << s
+	}
+}
+
+// read returns the next n bytes (valid until the next call).
+func (b *byteSrc) read(n int) ([]byte, error) {
+	if !b.fill(n) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	p := b.buf[b.pos : b.pos+n]
+	b.pos += n
+	return p, nil
+}
+
+// crcBefore returns the CRC of the bytes consumed since the last reset,
+// less the last k (the tag just read).
+func (b *byteSrc) crcBefore(k int) uint32 {
+	b.crc = crc32.Update(b.crc, castagnoli, b.buf[b.crcFrom:b.pos-k])
+	b.crcFrom = b.pos - k
+	return b.crc
+}
+
+// resetCRC starts a new checked stretch after the bytes consumed so far.
+func (b *byteSrc) resetCRC() {
+	b.crc = 0
+	b.crcFrom = b.pos
+}
