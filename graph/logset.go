@@ -45,7 +45,7 @@ type RankLog struct {
 	Host          string      `json:"host"`
 	PID           int         `json:"pid"`
 	Exe           string      `json:"exe"`
-	Calls         uint64      `json:"calls"` // timed records (MPI calls)
+	Calls         uint64      `json:"calls"` // MPI calls (a record of coalesced polls counts its calls)
 	SubRecords    uint64      `json:"sub_records"`
 	Records       uint64      `json:"records"`    // calls + sub-records
 	BytesSent     uint64      `json:"bytes_sent"` // point-to-point payload sent
@@ -304,7 +304,7 @@ func summarizeRank(path string) (*RankLog, error) {
 				continue
 			}
 			pending = rec.Count
-			r.Calls++
+			r.Calls += rec.Polls() // a coalesced run of unproductive polls is that many calls
 			d := rec.End - rec.Start
 			r.MPITimeNs += d
 			if !haveTime || rec.Start < first {
@@ -315,7 +315,7 @@ func summarizeRank(path string) (*RankLog, error) {
 			}
 			haveTime = true
 			o := &r.ops[rec.Op]
-			o.Calls++
+			o.Calls += rec.Polls()
 			o.TimeNs += d
 			o.Bytes += rec.Bytes
 			switch rec.Op.Class() {
