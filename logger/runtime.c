@@ -903,6 +903,24 @@ static void cp_put_members(cp_rec *r, cp_comm *nc) {
 	}
 }
 
+/* cp_record_ctor records a constructor's call: the new communicator's
+ * index, name (counter and leader) and members, if one was made. */
+static void cp_record_ctor(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *pc, int rc, uint32_t seq,
+			   cp_comm *nc, int counter, int32_t leader) {
+	cp_lock();
+	if (nc)
+		cp_reserve(1 + nc->size + nc->rsize);
+	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
+	r->seq = seq;
+	if (nc) {
+		r->req = nc->id;
+		r->tag = counter;
+		r->root = leader;
+		cp_put_members(r, nc);
+	}
+	cp_unlock();
+}
+
 void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
 		 int rc) {
 	cp_comm *pc = NULL, *nc = NULL;
@@ -918,18 +936,7 @@ void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 	cp_unlock();
 	if (nc)
 		cp_comm_name(parent, newcomm, op, &leader, &counter);
-	cp_lock();
-	if (nc)
-		cp_reserve(1 + nc->size + nc->rsize);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
-	r->seq = seq;
-	if (nc) {
-		r->req = nc->id;
-		r->tag = counter;
-		r->root = leader;
-		cp_put_members(r, nc);
-	}
-	cp_unlock();
+	cp_record_ctor(op, t0, t1, cs, pc, rc, seq, nc, counter, leader);
 }
 
 /* MPI_Comm_idup: the new communicator may not be used until the request
@@ -1028,18 +1035,7 @@ void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 		if (!inter && n > 1)
 			PMPI_Bcast(&counter, 1, MPI_INT, 0, parent);
 	}
-	cp_lock();
-	if (nc)
-		cp_reserve(1 + nc->size + nc->rsize);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
-	r->seq = seq;
-	if (nc) {
-		r->req = nc->id;
-		r->tag = counter;
-		r->root = leader;
-		cp_put_members(r, nc);
-	}
-	cp_unlock();
+	cp_record_ctor(op, t0, t1, cs, pc, rc, seq, nc, counter, leader);
 }
 
 /* MPI_Comm_get_parent: the intercommunicator to the parent job, made in
