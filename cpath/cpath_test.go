@@ -39,6 +39,19 @@ func toEdges(es []cpathtest.Edge) []edge {
 }
 
 // randomDAG is cpathtest.RandomDAG with local edges.
+// randomRef is a random DAG of n vertices (randomDAG), its target and
+// DAG's result on it, the reference the other algorithms must match.
+func randomRef(t *testing.T, rng *rand.Rand, n int) (*Graph, int32, *Result) {
+	t.Helper()
+	es, target := randomDAG(rng, n)
+	g := build(n, es)
+	ref, err := DAG(g, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, target, ref
+}
+
 func randomDAG(rng *rand.Rand, n int) ([]edge, int32) {
 	es, target := cpathtest.RandomDAG(rng, n)
 	return toEdges(es), target

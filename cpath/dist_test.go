@@ -169,19 +169,14 @@ func TestDistRandomDAGs(t *testing.T) {
 		if it%2 == 1 {
 			n = 1 + rng.Intn(600)
 		}
-		es, target := randomDAG(rng, n)
-		g := build(n, es)
-		ref, err := DAG(g, target)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, target, ref := randomRef(t, rng, n)
 		P := 1 + rng.Intn(5)
 		bounds := distEvenBounds(n, P)
 		if rng.Intn(2) == 0 {
 			bounds = distRandomBounds(rng, n, P)
 		}
 		for _, a := range distAlgos {
-			name := fmt.Sprintf("graph %d (n=%d, m=%d, target %d, bounds %v)/%s", it, n, len(es), target, bounds, a.name)
+			name := fmt.Sprintf("graph %d (n=%d, m=%d, target %d, bounds %v)/%s", it, n, len(g.InSrc), target, bounds, a.name)
 			res, errs := distRun(distShares(g, target, bounds), a.run)
 			checkDistResult(t, name, ref, res, errs)
 		}

@@ -131,12 +131,7 @@ func TestTimedRandomSequential(t *testing.T) {
 	s := new(Solver) // reused: scratch must not leak between runs
 	for it := 0; it < 300; it++ {
 		n := 1 + rng.Intn(200)
-		es, target := randomDAG(rng, n)
-		g := build(n, es)
-		ref, err := DAG(g, target)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, target, ref := randomRef(t, rng, n)
 		tm := make([]int64, n)
 		switch it % 3 {
 		case 0:
@@ -261,12 +256,7 @@ func TestTimedRandomDist(t *testing.T) {
 	}
 	for it := 0; it < count; it++ {
 		n := 1 + rng.Intn(300)
-		es, target := randomDAG(rng, n)
-		g := build(n, es)
-		ref, err := DAG(g, target)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, target, ref := randomRef(t, rng, n)
 		tm := make([]int64, n)
 		pos := topoPositions(g)
 		for v := range tm {

@@ -255,6 +255,29 @@ type runResult struct {
 
 var runSeq int
 
+// preload is the mpirun arguments that preload the logger lib, with the
+// logger's environment.
+func (c *config) preload(lib string) []string {
+	a := []string{"-x", "LD_PRELOAD=" + lib}
+	for _, e := range c.loggerEnv {
+		a = append(a, "-x", e)
+	}
+	return a
+}
+
+// command is mpirun with arguments a, its output captured, in the cleaned
+// environment.
+func (c *config) command(ctx context.Context, a []string) (cmd *exec.Cmd, out, errb *bytes.Buffer) {
+	cmd = exec.CommandContext(ctx, "mpirun", a...)
+	out, errb = new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, errb
+	cmd.Env = cleanEnv()
+	if c.verbose {
+		fmt.Fprintf(os.Stderr, "+ mpirun %s\n", strings.Join(a, " "))
+	}
+	return cmd, out, errb
+}
+
 // mpirun runs prog on c.np ranks, preloading the logger on the with side,
 // and returns the lines the ranks printed. Each rank's output goes to its
 // own file (--output-filename): mpirun's own stdout interleaves the ranks'
@@ -270,23 +293,14 @@ func (c *config) mpirun(s side, prog string, args ...string) (*runResult, error)
 	a := []string{"--allow-run-as-root", "-np", strconv.Itoa(c.np), "--output-filename", outDir}
 	a = append(a, c.mpirunArgs...)
 	if s == with && !c.noLogger {
-		a = append(a, "-x", "LD_PRELOAD="+c.lib)
-		for _, e := range c.loggerEnv {
-			a = append(a, "-x", e)
-		}
+		a = append(a, c.preload(c.lib)...)
 	}
 	a = append(a, "-x", "CPATH_DIR="+logDir)
 	a = append(a, filepath.Join(c.tmp, prog))
 	a = append(a, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", a...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = cleanEnv()
-	if c.verbose {
-		fmt.Fprintf(os.Stderr, "+ mpirun %s\n", strings.Join(a, " "))
-	}
+	cmd, out, errb := c.command(ctx, a)
 	r := &runResult{logDir: logDir, load: loadAvg()}
 	t0 := time.Now()
 	err := cmd.Run()

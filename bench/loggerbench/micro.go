@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -86,22 +85,14 @@ func (c *config) microRun(lib string, np int, args []string) (float64, float64, 
 	}
 	a = append(a, c.mpirunArgs...)
 	if lib != "" {
-		a = append(a, "-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+logDir)
-		for _, e := range c.loggerEnv {
-			a = append(a, "-x", e)
-		}
+		a = append(a, c.preload(lib)...)
+		a = append(a, "-x", "CPATH_DIR="+logDir)
 	}
 	a = append(a, filepath.Join(c.tmp, "micro"))
 	a = append(a, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", a...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = cleanEnv()
-	if c.verbose {
-		fmt.Fprintf(os.Stderr, "+ mpirun %s\n", strings.Join(a, " "))
-	}
+	cmd, out, errb := c.command(ctx, a)
 	if err := cmd.Run(); err != nil {
 		return 0, 0, 0, fmt.Errorf("mpirun %s: %v\n%s%s", strings.Join(a, " "), err, lastLines(out.String(), 5), lastLines(errb.String(), 10))
 	}
