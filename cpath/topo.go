@@ -730,21 +730,30 @@ func topoSplitters(all [][]byte, P int) []int64 {
 	return split
 }
 
-// PathSegments turns an exact path (vertex ids) into segments, for
-// comparison with the heuristics. Each edge u→v is attributed by v: v =
-// S(b) (a program edge E(a)→S(b)) gives 'c', Call b; v = E(b) (S(b)→E(b)
-// inside the call, or a cross-rank wait S(x)→E(b)) gives 'm', Call b. Rank
-// is rank(b), Start time(u), End time(v).
-func PathSegments(p Path, time func(v int32) int64, rank func(call int32) int32) []TopoSegment {
+// PathSegments turns an exact path into segments, for comparison with the
+// heuristics. vertex says what a path vertex is: the call it belongs to,
+// whether it is the call's start, and its time; ok is false for a vertex
+// of no call (a collective's hub, passed over; the run's start, which
+// begins the path and so no segment). Each stretch u→v between call
+// vertices is attributed by v: v = S(b) gives 'c' (the computation before
+// b), v = E(b) gives 'm' (inside b, or arriving from another rank), Call
+// b, Rank rank(b), Start time(u), End time(v).
+func PathSegments(p Path, vertex func(v int32) (call int32, start bool, t int64, ok bool), rank func(call int32) int32) []TopoSegment {
 	var out []TopoSegment
-	for i := 0; i+1 < len(p.Vertices); i++ {
-		u, v := p.Vertices[i], p.Vertices[i+1]
-		kind := byte('c')
-		if v%2 == 1 {
-			kind = 'm'
+	prevT, have := int64(0), false
+	for _, v := range p.Vertices {
+		b, start, t, ok := vertex(v)
+		if !ok {
+			continue
 		}
-		b := v / 2
-		out = append(out, TopoSegment{Rank: rank(b), Kind: kind, Call: b, Start: time(u), End: time(v)})
+		if have {
+			kind := byte('m')
+			if start {
+				kind = 'c'
+			}
+			out = append(out, TopoSegment{Rank: rank(b), Kind: kind, Call: b, Start: prevT, End: t})
+		}
+		prevT, have = t, true
 	}
 	return out
 }

@@ -253,7 +253,7 @@ func TestTopoAgainstExact(t *testing.T) {
 		if !reflect.DeepEqual(ref.Path.Vertices, path) {
 			t.Fatalf("%s: DAG path %v, want %v", tc.name, ref.Path.Vertices, path)
 		}
-		exact := PathSegments(ref.Path, time, in.rankOf)
+		exact := PathSegments(ref.Path, callVertex(time), in.rankOf)
 		var sum int64
 		for _, s := range exact {
 			sum += s.End - s.Start
@@ -273,12 +273,12 @@ func TestTopoAgainstExact(t *testing.T) {
 	}
 	// The exact run's segments, spelled out.
 	in := tests[0].in
-	got := topoFmt(PathSegments(Path{Vertices: path}, func(v int32) int64 {
+	got := topoFmt(PathSegments(Path{Vertices: path}, callVertex(func(v int32) int64 {
 		if v%2 == 0 {
 			return in.Start[v/2]
 		}
 		return in.End[v/2]
-	}, in.rankOf))
+	}), in.rankOf))
 	if want := "r0:m0[0,1] r0:c1[1,5] r1:m4[5,7] r1:c5[7,12] r0:m2[12,14]"; got != want {
 		t.Errorf("PathSegments: %s, want %s", got, want)
 	}
@@ -523,4 +523,10 @@ func TestTopoEncode(t *testing.T) {
 			t.Errorf("%v decoded", b)
 		}
 	}
+}
+
+// callVertex describes the vertices of these tests' graphs, S(c) = 2c and
+// E(c) = 2c+1, to PathSegments.
+func callVertex(time func(v int32) int64) func(v int32) (int32, bool, int64, bool) {
+	return func(v int32) (int32, bool, int64, bool) { return v / 2, v%2 == 0, time(v), true }
 }

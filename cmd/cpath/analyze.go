@@ -304,37 +304,18 @@ func topoCalls(p *graph.PAG) *cpath.TopoCalls {
 	return in
 }
 
-// exactSegments turns the exact path into the segments the heuristics
-// are compared by: computation before a call ('c') and inside a call or
-// arriving from another rank ('m'), by the call it ends at. The time
-// before a rank's first call and the hubs are no segment of either.
+// exactSegments is the exact path as the segments the heuristics are
+// compared by (cpath.PathSegments): hubs and the run's start are no call's.
 func exactSegments(g *graph.PAG, path cpath.Path, calls graph.CallTable) []cpath.TopoSegment {
-	var out []cpath.TopoSegment
-	time := func(c int32, kind graph.VertexKind) int64 {
-		if kind == graph.VertexStart {
-			return calls[c].Start
-		}
-		return calls[c].End
-	}
-	prevT, prevOK := int64(0), false
-	for _, v := range path.Vertices {
+	vertex := func(v int32) (int32, bool, int64, bool) {
 		c, kind := g.Vertex(v)
-		if kind == graph.VertexHub {
-			continue
+		switch kind {
+		case graph.VertexStart:
+			return c, true, calls[c].Start, true
+		case graph.VertexEnd:
+			return c, false, calls[c].End, true
 		}
-		if kind == graph.VertexRun {
-			prevOK = false
-			continue
-		}
-		t := time(c, kind)
-		if prevOK {
-			k := byte('m')
-			if kind == graph.VertexStart {
-				k = 'c'
-			}
-			out = append(out, cpath.TopoSegment{Rank: int32(g.Rank(c)), Kind: k, Call: c, Start: prevT, End: t})
-		}
-		prevT, prevOK = t, true
+		return 0, false, 0, false
 	}
-	return out
+	return cpath.PathSegments(path, vertex, func(c int32) int32 { return int32(g.Rank(c)) })
 }
