@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/emer/empi v1.0.22
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2

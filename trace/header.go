@@ -64,9 +64,16 @@ func (m *Module) Contains(addr uint64) bool { return addr >= m.Start && addr < m
 // in it (addr − Base: the ELF virtual address, as in the module's symbol
 // table and DWARF), or nil if no known module holds it.
 func (h *Header) ModuleOf(addr uint64) (m *Module, offset uint64) {
-	for i := range h.Modules {
-		if h.Modules[i].Contains(addr) {
-			return &h.Modules[i], addr - h.Modules[i].Base
+	return ModuleOf(h.Modules, addr)
+}
+
+// ModuleOf returns the module of mods holding addr and addr's offset in
+// it, or nil: Header.ModuleOf over a module list kept apart from its
+// header (the analyzer's, by rank).
+func ModuleOf(mods []Module, addr uint64) (m *Module, offset uint64) {
+	for i := range mods {
+		if mods[i].Contains(addr) {
+			return &mods[i], addr - mods[i].Base
 		}
 	}
 	return nil, 0
