@@ -64,6 +64,7 @@ type rankSummary struct {
 	Open    int
 	Comms   []trace.Comm
 	Note    string
+	Modules []trace.Module // all its log lists: the header's and its module chunks'
 }
 
 // Build builds this analyzer rank's part of the run's PAG, together with
@@ -100,7 +101,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		mine := make([]rankSummary, own)
 		for i, d := range rds {
 			s := &mine[i]
-			s.N, s.Comms = d.n, d.comms
+			s.N, s.Comms, s.Modules = d.n, d.comms, d.hdr.Modules
 			if d.trailer.Status != trace.EndFinalized {
 				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
@@ -113,8 +114,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		}
 	}
 	p.RankStart = make([]int32, R+1)
+	p.Modules = make([][]trace.Module, R)
 	var tooMany error
 	for r := range sums {
+		p.Modules[r] = sums[r].Modules
 		if sums[r].Note != "" {
 			p.Notes = append(p.Notes, sums[r].Note)
 		}

@@ -178,7 +178,11 @@ type PAG struct {
 	T0, T1                                             int64 // earliest and latest event
 	Exe                                                []string
 	LoadAddress                                        []uint64
-	Notes                                              []string
+	// Modules are, by logged rank, the modules its log lists (those its
+	// call sites fall in), for naming call sites (trace.ModuleOf,
+	// trace/symbol).
+	Modules [][]trace.Module
+	Notes   []string
 }
 
 // NumCalls is the number of calls in the whole run.
