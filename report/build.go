@@ -28,6 +28,7 @@ type Input struct {
 	Imbalance *imbalance.Result
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
+	Function  func(rank int, pc uint64) string // the function a call site is in (nil: none named)
 	// PathCalls gives the times, operations and call sites of the path's
 	// calls: PAG holds only the run's summary (the calls stay with the
 	// analyzer ranks that own them).
@@ -176,20 +177,20 @@ func criticalPath(in *Input) CriticalPath {
 		return rank
 	}
 	// A run has few call sites: name each once.
-	sites := map[[2]uint64]string{}
-	site := func(rank int, pc uint64) string {
-		k := [2]uint64{uint64(rank), pc}
-		s, ok := sites[k]
+	sites := map[[2]uint64]siteName{}
+	name := func(seg *Segment, pc uint64) {
+		k := [2]uint64{uint64(seg.Rank), pc}
+		n, ok := sites[k]
 		if !ok {
-			s = callsite(in, rank, pc)
-			sites[k] = s
+			n.site, n.function = in.site(seg.Rank, pc)
+			sites[k] = n
 		}
-		return s
+		seg.Callsite, seg.Function = n.site, n.function
 	}
 	for _, h := range in.Heuristic {
 		op := pc[h.Call].Op
-		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
-			Callsite: site(h.Rank, pc[h.Call].CallSite)}
+		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
+		name(&seg, pc[h.Call].CallSite)
 		ns := h.End - h.Start
 		if h.Kind == 'c' {
 			seg.Kind = "compute"
@@ -229,8 +230,8 @@ func criticalPath(in *Input) CriticalPath {
 		rv := rankOf(v.call)
 		op := pc[v.call].Op
 		tu, tv := time(u), time(v)
-		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
-			Callsite: site(rv, pc[v.call].CallSite)}
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0}
+		name(&seg, pc[v.call].CallSite)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call

@@ -49,6 +49,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.int(s.EndNs)
 		j.raw(`,"callsite":`)
 		j.str(s.Callsite)
+		j.raw(`,"function":`)
+		j.str(s.Function)
 		j.raw("}")
 	}
 	if cp.Segments != nil {

@@ -15,8 +15,10 @@ func TestWriteJSON(t *testing.T) {
 	full := &Report{RuntimeNs: 1234,
 		CriticalPath: CriticalPath{Algo: "split/par-par", LengthNs: 1200, DiffNs: -34,
 			Segments: []Segment{
-				{Rank: 1, Kind: "launch", Op: "MPI_Init", StartNs: 0, EndNs: 5, Callsite: "a.c:1"},
-				{Rank: 2, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 900, Callsite: "dir \"q\"\\x<y>&é\x01.c:42"},
+				{Rank: 1, Kind: "launch", Op: "MPI_Init", StartNs: 0, EndNs: 5, Callsite: "a.c:1", Function: "main"},
+				{Rank: 2, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 900, Callsite: "dir \"q\"\\x<y>&é\x01.c:42",
+					Function: "ns::f<int>::operator()"},
+				{Rank: 0, Kind: "mpi", Op: "MPI_Recv", StartNs: 900, EndNs: 1200, Callsite: "liblammps.so.0+0x1f2e"},
 			},
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
 			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a,

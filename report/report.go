@@ -70,7 +70,8 @@ type Segment struct {
 	Op       string `json:"op"`   // the MPI call (compute: the call that ends the stretch)
 	StartNs  int64  `json:"start_ns"`
 	EndNs    int64  `json:"end_ns"`
-	Callsite string `json:"callsite"` // "0x4011d6" or "file.c:42" when symbolised
+	Callsite string `json:"callsite"` // "file.c:42" (DWARF), "function+0x1a" (ELF symbols), "libx.so+0x1234" (a module without either), "0x4011d6" (no module known)
+	Function string `json:"function"` // the (demangled) function the call is made from, "" if unknown
 }
 
 // RankShare is how much of the critical path runs on one rank.

@@ -77,9 +77,10 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if s.Kind != "compute" {
 			continue
 		}
-		k := fmt.Sprintf("%d %s", s.Rank, s.Callsite)
+		site := SiteLabel(s.Callsite, s.Function)
+		k := fmt.Sprintf("%d %s", s.Rank, site)
 		if agg[k] == nil {
-			agg[k] = &stretch{rank: s.Rank, site: s.Callsite}
+			agg[k] = &stretch{rank: s.Rank, site: site}
 		}
 		agg[k].ns += s.EndNs - s.StartNs
 		agg[k].count++

@@ -263,11 +263,11 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		}
 	}
 	sym := report.NewSymbolizer(in.PAG)
-	in.Symbolize = sym.Lookup
+	in.Symbolize, in.Function = sym.Lookup, sym.Function
 	rep := report.Build(in)
 	prog.Done()
 	if o.dot != "" {
-		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, p.LoadAddress) }); err != nil {
+		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, in.SiteLabel) }); err != nil {
 			return err
 		}
 	}
