@@ -84,6 +84,20 @@ var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "
 
 func (k WaitKind) String() string { return waitNames[k] }
 
+// WaitRule says why a send waited for its receiver (a Late Receiver).
+type WaitRule uint8
+
+const (
+	RuleNone        WaitRule = iota
+	RuleSynchronous          // a synchronous send completes only once its receive is posted
+	RuleProgress             // the send completed as soon as the receiver entered MPI: it was held until then
+	NumWaitRules
+)
+
+var ruleNames = [...]string{"", "synchronous", "progress"}
+
+func (r WaitRule) String() string { return ruleNames[r] }
+
 // Wait is a call that waited for another rank: its last-arriving cause
 // started after it.
 type Wait struct {
@@ -91,8 +105,9 @@ type Wait struct {
 	Cause      int32 // the call on another rank it waited for
 	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
 	Kind       WaitKind
-	WrongOrder bool  // Late Sender while a message sent earlier to this rank was received later
-	Comm       int32 // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
+	Rule       WaitRule // of a Late Receiver
+	WrongOrder bool     // Late Sender while a message sent earlier to this rank was received later
+	Comm       int32    // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
 }
 
 // Collective is one instance of a collective operation: its members' calls

@@ -119,6 +119,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		name string
 		v    int64
 	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
+		{"  synchronous send, receive posted late", ws.LateReceiverSynchronousNs},
+		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs}} {
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}

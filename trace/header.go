@@ -36,6 +36,16 @@ type Header struct {
 	// executable first); modules loaded later come in module chunks, which
 	// the reader appends here.
 	Modules []Module `json:"modules,omitempty"`
+	// EagerLimits are the MPI's control variables (MPI_T) that bound the
+	// size of a send it may complete before the receiver takes part,
+	// with the values this run used (environment overrides included).
+	EagerLimits []ControlVar `json:"eager_limits,omitempty"`
+}
+
+// ControlVar is one MPI control variable (MPI_T cvar) and its value.
+type ControlVar struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
 }
 
 // Ticks is the first calibration point of a log whose times are ticks:
