@@ -244,6 +244,7 @@ type partMsg struct {
 	comm, src                              int32
 	sync                                   bool
 	slot                                   int32 // sendPost's start: index in cache
+	bytes                                  uint64
 }
 
 // dep is a dependency of an owned call (done, local id) on a call of any
@@ -268,7 +269,8 @@ type wireEnd struct {
 	Post, Done          int32
 	Sync                int32
 	_                   int32
-	Start               int64 // when the post call started
+	Start               int64  // when the post call started
+	Bytes               uint64 // a send's bytes
 }
 
 func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
@@ -323,7 +325,7 @@ func (b *builder) match() error {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
 			for _, x := range ends {
-				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^syncBit + base}
+				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^syncBit + base, Bytes: x.bytes}
 				if x.done < 0 {
 					w.Sync = 1
 				}
@@ -418,7 +420,7 @@ func (b *builder) match() error {
 		for m := 0; m < n; m++ {
 			s, r := &sends[i+m], &recvs[j+m]
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Sync != 0, slot: b.addCause(s.Start)}
+				comm: s.Comm, src: s.Src, sync: s.Sync != 0, slot: b.addCause(s.Start), bytes: s.Bytes}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
 			}
@@ -429,8 +431,10 @@ func (b *builder) match() error {
 	// The Late Sender dependencies are this rank's; the Late Receiver ones
 	// (synchronous sends) go to the sender's owner.
 	lr := make([][]wireDep, c.Size())
+	p.MsgSend, p.MsgRecv, p.MsgBytes = make([]int32, len(b.msgs)), make([]int32, len(b.msgs)), make([]uint64, len(b.msgs))
 	for k := range b.msgs {
 		m := &b.msgs[k]
+		p.MsgSend[k], p.MsgRecv[k], p.MsgBytes[k] = m.sendPost, m.recvDone, m.bytes
 		dst := int32(p.Rank(m.recvDone))
 		b.deps = append(b.deps, dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
 			comm: m.comm, ord: int64(m.src)<<32 | int64(dst)})
@@ -527,6 +531,7 @@ type wireColl struct {
 	Root       int32
 	Post, Done int32
 	Start, End int64
+	Bytes      uint64 // what the post call says the member sends or receives
 }
 
 // coordinator is the analyzer rank that decides collective instance
@@ -554,7 +559,8 @@ func (b *builder) collectives() error {
 			}
 			q := coordinator(comm, m.seq, c.Size())
 			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
-				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo]})
+				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo],
+				Bytes: b.lg.Bytes[m.post+base-p.CallLo]})
 			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
 		}
 		d.colls = nil
@@ -637,6 +643,7 @@ func (b *builder) collectives() error {
 			p.CollDone = append(p.CollDone, m.Done)
 			p.PostStart = append(p.PostStart, m.Start)
 			p.DoneEnd = append(p.DoneEnd, m.End)
+			p.PostBytes = append(p.PostBytes, m.Bytes)
 			b.doneStart = append(b.doneStart, 0) // known once the times are final
 		}
 		p.Colls = append(p.Colls, col)

@@ -35,9 +35,10 @@ type keyList struct {
 
 // msgEnd is one side of a point-to-point message: the call that posted it
 // and the call that completed it (local indices; done's top bit marks a
-// synchronous or rendezvous send).
+// synchronous or rendezvous send), and for a send the bytes it sent.
 type msgEnd struct {
 	post, done, next int32
+	bytes            uint64
 }
 
 const syncBit = -1 << 31
@@ -63,7 +64,8 @@ type reqInfo struct {
 	peer, tag  int32
 	seq        uint32
 	root       int32
-	active     int32 // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	active     int32  // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	bytes      uint64 // what the call that made it says it sends or receives
 }
 
 // rankData is what Build keeps of one rank's log.
@@ -250,21 +252,21 @@ func (x *extractor) add(rec *trace.Record) {
 	switch cls {
 	case trace.ClassSend:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes), rec.Bytes)
 		}
 	case trace.ClassRecv:
 		if rec.Peer >= 0 && rec.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, false)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, false, 0)
 		}
 	case trace.ClassSendRecv:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes), rec.Bytes)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
-				sync: isSync(rec.Op, rec.Bytes), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1}
+				sync: isSync(rec.Op, rec.Bytes), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1, bytes: rec.Bytes}
 			if rec.Flags&trace.FlagPersistent == 0 {
 				x.pending++ // a persistent one is pending once started
 			}
@@ -304,7 +306,7 @@ func (x *extractor) sub(s *trace.Record) {
 	switch x.cls {
 	case trace.ClassSendRecv:
 		if s.Op == trace.OpRecvPart && s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, false)
+			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, false, 0)
 		}
 	case trace.ClassStart:
 		if s.Op == trace.OpReqStart {
@@ -335,11 +337,11 @@ func (x *extractor) sub(s *trace.Record) {
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {
-				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.sync)
+				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.sync, q.bytes)
 			}
 		case trace.ClassIrecv, trace.ClassRecvInit:
 			if s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, false)
+				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, false, 0)
 			}
 		case trace.ClassIcollective:
 			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
@@ -403,7 +405,7 @@ func hashKey(k msgKey) uint32 {
 }
 
 // addEnd appends a message end to the list of its key.
-func (x *extractor) addEnd(k msgKey, post, done int32, sync bool) {
+func (x *extractor) addEnd(k msgKey, post, done int32, sync bool, bytes uint64) {
 	mask := uint32(len(x.keyTab) - 1)
 	h := hashKey(k) & mask
 	var id int32
@@ -427,7 +429,7 @@ func (x *extractor) addEnd(k msgKey, post, done int32, sync bool) {
 	if sync {
 		d |= syncBit
 	}
-	e := x.ends.add(msgEnd{post, d, -1})
+	e := x.ends.add(msgEnd{post, d, -1, bytes})
 	l := &x.keys[id]
 	if l.tail < 0 {
 		l.head = e
