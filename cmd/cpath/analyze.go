@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -288,6 +289,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	if o.matrix != "" {
 		if err := writeTo(o.matrix, stdout, func(w io.Writer) error { return report.WriteHeatmap(w, rep, o.matrix) }); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the flag names the file
+			}
 			return fmt.Errorf("--matrix %s: %v", o.matrix, err)
 		}
 	}
