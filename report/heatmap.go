@@ -62,9 +62,9 @@ func WriteHeatmap(w io.Writer, r *Report, name string) error {
 		title string
 		pairs []Pair
 	}
-	panels := []panel{{"point-to-point bytes", r.CommMatrix.P2P}}
+	panels := []panel{{"point-to-point bytes: %d messages, %s", r.CommMatrix.P2P}}
 	if len(r.CommMatrix.Collective) > 0 {
-		panels = append(panels, panel{"collective bytes (by data flow)", r.CommMatrix.Collective})
+		panels = append(panels, panel{"collective bytes (by data flow): %d transfers, %s", r.CommMatrix.Collective})
 	}
 	const width, height, barWidth = 6.5 * vg.Inch, 5.5 * vg.Inch, 1.1 * vg.Inch
 	var cw vg.CanvasWriterTo
@@ -85,9 +85,13 @@ func WriteHeatmap(w io.Writer, r *Report, name string) error {
 	bg.Close()
 	dc.Fill(bg)
 	for i, pn := range panels {
-		heat, bar := heatmapPlots(pn.title, pn.pairs, r.Run.Ranks)
+		var n, bytes int64
+		for _, p := range pn.pairs {
+			n, bytes = n+p.Count, bytes+p.Bytes
+		}
+		heat, bar := heatmapPlots(fmt.Sprintf(pn.title, n, sizeStr(bytes)), pn.pairs, r.Run.Ranks)
 		col := draw.Crop(dc, width*vg.Length(i), -width*vg.Length(len(panels)-1-i), 0, 0)
-		heat.Draw(draw.Crop(col, 0, -barWidth, 0, 0))
+		heat.Draw(draw.Crop(col, 0.05*vg.Inch, -barWidth, 0.05*vg.Inch, -0.1*vg.Inch))
 		bar.Draw(draw.Crop(col, width-barWidth, 0, 0.45*vg.Inch, -0.3*vg.Inch))
 	}
 	_, err = cw.WriteTo(w)

@@ -100,7 +100,8 @@ func TestCollectivePairs(t *testing.T) {
 	// A split of ranks 1 and 3 whose rank order is 3, 1.
 	odd := graph.CommInfo{Name: "S3.1", Members: []int32{3, 1}}
 	inter := graph.CommInfo{Name: "I0.1", Members: []int32{0, 1}}
-	comms := []graph.CommInfo{world, odd, inter}
+	spawned := graph.CommInfo{Name: "P0.2", Members: []int32{0}}
+	comms := []graph.CommInfo{world, odd, inter, spawned}
 	all := []int{0, 1, 2, 3}
 	for _, tc := range []struct {
 		name  string
@@ -136,6 +137,8 @@ func TestCollectivePairs(t *testing.T) {
 		{"barrier: no data", []inst{{trace.OpBarrier, 0, -1, all, []uint64{0, 0, 0, 0}}}, []cell{}, []Bucket{}},
 		{"intercommunicator: sizes only", []inst{{trace.OpAllreduce, 2, -1, []int{0, 1, 2}, []uint64{8, 8, 8}}},
 			[]cell{}, []Bucket{{8, 15, 3}}},
+		{"spawned intercommunicator: sizes only", []inst{{trace.OpBcast, 3, 0, []int{0, 3}, []uint64{8, 8}}},
+			[]cell{}, []Bucket{{8, 15, 2}}},
 		{"rooted without a root: sizes only", []inst{{trace.OpBcast, 0, -1, all, []uint64{2, 2, 2, 2}}},
 			[]cell{}, []Bucket{{2, 3, 4}}},
 		{"instances on two communicators add up", []inst{
