@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cpath/cpath/bench/gen"
 	"github.com/cpath/cpath/graph"
@@ -286,4 +287,29 @@ func TestSameAtAnyP(t *testing.T) {
 			t.Logf("%d messages, %d p2p pairs, %d collective pairs", messages, results[0].P2P.Len(), results[0].Coll.Len())
 		})
 	}
+}
+
+// BenchmarkAnalyze measures Analyze and Merge on a generated halo run
+// (16 ranks × 50000 calls), against the graph's build time (reported as
+// build-ns/op): the matrix must stay a small share of the analysis.
+func BenchmarkAnalyze(b *testing.B) {
+	dir := b.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 16, CallsPerRank: 50000, Pattern: gen.Halo, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	run, err := graph.Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	p, err := graph.Build(&mpix.Single{}, run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	build := time.Since(t0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Merge([]*Result{Analyze(p)})
+	}
+	b.ReportMetric(float64(build.Nanoseconds()), "build-ns")
 }
