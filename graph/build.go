@@ -250,7 +250,8 @@ type partMsg struct {
 	// heldBy is the receiver's call the send was held until, by the
 	// progress rule (heldBy), -1 for none.
 	heldBy int32
-	sync   bool // a synchronous send: it waited for the receive's post
+	sync   bool   // a synchronous send: it waited for the receive's post
+	bytes  uint64 // what the send logged
 }
 
 // dep is a dependency of an owned call (done, local id) on a call of any
@@ -276,8 +277,9 @@ type wireEnd struct {
 	Post, Done          int32
 	Mode                int32 // the send's mode bits (sendMode)
 	_                   int32
-	Start               int64 // when the post call started
-	DoneEnd             int64 // when the completing call ended
+	Start               int64  // when the post call started
+	DoneEnd             int64  // when the completing call ended
+	Bytes               uint64 // a send's bytes
 }
 
 func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
@@ -332,7 +334,7 @@ func (b *builder) match() error {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
 			for _, x := range ends {
-				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask}
+				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
 				if l.recv {
 					w.Src, w.Dst = l.peer, int32(r)
 					recvs = append(recvs, w)
@@ -424,7 +426,7 @@ func (b *builder) match() error {
 		for m := 0; m < n; m++ {
 			s, r := &sends[i+m], &recvs[j+m]
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1}
+				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes}
 			if s.Mode&mayHold != 0 {
 				pm.heldBy = b.heldBy(s, r)
 			}
@@ -439,8 +441,10 @@ func (b *builder) match() error {
 	// (synchronous sends, and sends held until the receiver entered MPI)
 	// go to the sender's owner.
 	lr := make([][]wireDep, c.Size())
+	p.MsgSend, p.MsgRecv, p.MsgBytes = make([]int32, len(b.msgs)), make([]int32, len(b.msgs)), make([]uint64, len(b.msgs))
 	for k := range b.msgs {
 		m := &b.msgs[k]
+		p.MsgSend[k], p.MsgRecv[k], p.MsgBytes[k] = m.sendPost, m.recvDone, m.bytes
 		dst := int32(p.Rank(m.recvDone))
 		ord := int64(m.src)<<32 | int64(dst)
 		b.deps = append(b.deps, dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
@@ -545,6 +549,7 @@ type wireColl struct {
 	Root       int32
 	Post, Done int32
 	Start, End int64
+	Bytes      uint64 // what the post call says the member sends or receives
 }
 
 // coordinator is the analyzer rank that decides collective instance
@@ -572,7 +577,8 @@ func (b *builder) collectives() error {
 			}
 			q := coordinator(comm, m.seq, c.Size())
 			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
-				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo]})
+				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo],
+				Bytes: b.lg.Bytes[m.post+base-p.CallLo]})
 			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
 		}
 		d.colls = nil
@@ -655,6 +661,7 @@ func (b *builder) collectives() error {
 			p.CollDone = append(p.CollDone, m.Done)
 			p.PostStart = append(p.PostStart, m.Start)
 			p.DoneEnd = append(p.DoneEnd, m.End)
+			p.PostBytes = append(p.PostBytes, m.Bytes)
 			b.doneStart = append(b.doneStart, 0) // known once the times are final
 		}
 		p.Colls = append(p.Colls, col)

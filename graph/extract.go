@@ -30,9 +30,10 @@ type keyList struct {
 
 // msgEnd is one side of a point-to-point message: the call that posted it
 // and the call that completed it (local indices; done's top bits carry the
-// send's mode, modeMask).
+// send's mode, modeMask), and for a send the bytes it sent.
 type msgEnd struct {
 	post, done, next int32
+	bytes            uint64
 }
 
 // A send's mode, in the top bits of msgEnd.done (a rank has fewer than
@@ -78,7 +79,8 @@ type reqInfo struct {
 	peer, tag  int32
 	seq        uint32
 	root       int32
-	active     int32 // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	active     int32  // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	bytes      uint64 // what the call that made it says it sends or receives
 }
 
 // rankData is what Build keeps of one rank's log.
@@ -255,21 +257,21 @@ func (x *extractor) add(rec *trace.Record) {
 	switch cls {
 	case trace.ClassSend:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassRecv:
 		if rec.Peer >= 0 && rec.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
 		}
 	case trace.ClassSendRecv:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
-				mode: sendMode(rec.Op), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1}
+				mode: sendMode(rec.Op), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1, bytes: rec.Bytes}
 			if rec.Flags&trace.FlagPersistent == 0 {
 				x.pending++ // a persistent one is pending once started
 			}
@@ -309,7 +311,7 @@ func (x *extractor) sub(s *trace.Record) {
 	switch x.cls {
 	case trace.ClassSendRecv:
 		if s.Op == trace.OpRecvPart && s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, 0)
+			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, 0, 0)
 		}
 	case trace.ClassStart:
 		if s.Op == trace.OpReqStart {
@@ -340,11 +342,11 @@ func (x *extractor) sub(s *trace.Record) {
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {
-				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.mode)
+				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.mode, q.bytes)
 			}
 		case trace.ClassIrecv, trace.ClassRecvInit:
 			if s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, 0)
+				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, 0, 0)
 			}
 		case trace.ClassIcollective:
 			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
@@ -408,7 +410,7 @@ func hashKey(k msgKey) uint32 {
 }
 
 // addEnd appends a message end to the list of its key.
-func (x *extractor) addEnd(k msgKey, post, done int32, mode int32) {
+func (x *extractor) addEnd(k msgKey, post, done int32, mode int32, bytes uint64) {
 	mask := uint32(len(x.keyTab) - 1)
 	h := hashKey(k) & mask
 	var id int32
@@ -428,7 +430,7 @@ func (x *extractor) addEnd(k msgKey, post, done int32, mode int32) {
 		}
 		h = (h + 1) & mask
 	}
-	e := x.ends.add(msgEnd{post, done | mode, -1})
+	e := x.ends.add(msgEnd{post, done | mode, -1, bytes})
 	l := &x.keys[id]
 	if l.tail < 0 {
 		l.head = e

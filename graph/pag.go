@@ -170,13 +170,21 @@ type PAG struct {
 
 	Waits []Wait // the owned calls', by Call
 
+	// The matched point-to-point messages into the owned ranks, in
+	// matching order: the call that posted the send (any rank's), the
+	// owned call that completed the receive, and the bytes the send
+	// logged (count × type size).
+	MsgSend, MsgRecv []int32
+	MsgBytes         []uint64
+
 	// The collective instances this rank coordinated (each instance has one
 	// coordinator), with their members' calls and final times.
 	Colls     []Collective
 	CollPost  []int32
 	CollDone  []int32
-	PostStart []int64 // by member: when its post call started
-	DoneEnd   []int64 // by member: when its completing call ended
+	PostStart []int64  // by member: when its post call started
+	DoneEnd   []int64  // by member: when its completing call ended
+	PostBytes []uint64 // by member: the bytes its post call logged (trace.Record.Bytes)
 	Comms     []CommInfo
 
 	// Syncs are the run's global synchronisation points (paper §4.4), in

@@ -9,6 +9,7 @@ import (
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/trace"
+	"github.com/cpath/cpath/traffic"
 )
 
 // Computation is the name by_op uses for time outside MPI, Launch for the
@@ -26,6 +27,7 @@ type Input struct {
 	Path      cpath.Path
 	Algo      string
 	Imbalance *imbalance.Result
+	Traffic   *traffic.Result                  // nil: no communication matrix
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
 	Function  func(rank int, pc uint64) string // the function a call site is in (nil: none named)
@@ -92,6 +94,7 @@ func Build(in *Input) *Report {
 			Imbalance: x.Imbalance, LastRank: x.LastRank})
 	}
 	r.Waitstates = waitstates(g, im)
+	addTraffic(r, g, in.Traffic)
 	return r
 }
 

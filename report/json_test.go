@@ -31,6 +31,12 @@ func TestWriteJSON(t *testing.T) {
 			ExecutionNs: 7, Imbalance: 1.0 / 3, LastRank: 2}},
 		Waitstates: Waitstates{LateSenderNs: 1, ByRank: []WaitBreakdown{{Key: "0", LateSenderNs: 1}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
 		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
+		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
+			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},
+		Communicators: []Communicator{{Name: "W0.0", Size: 2, Members: []int32{0, 1}, Calls: 7, TimeNs: 99},
+			{Name: "S1.1", Size: 1, Members: []int32{1}, Calls: 1, TimeNs: 5}},
+		MessageSizes: MessageSizes{P2P: []SizeBucket{{Lo: 0, Hi: 0, Count: 1}, {Lo: 1, Hi: 1, Count: 0}, {Lo: 2, Hi: 3, Count: 2}},
+			Collective: []SizeBucket{{Lo: 1 << 63, Hi: 1<<64 - 1, Count: 1}}},
 	}
 	bare := &Report{RuntimeNs: 1}
 	for name, r := range map[string]*Report{"full": full, "bare": bare} {

@@ -156,6 +156,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
+	writeTraffic(w, r, top)
+
 	fmt.Fprintln(w, "\nPer-process statistics (paper §5.3; times in seconds):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tprogram_time\tgraph_time\ttotal_time\ttotal_execution_time\ttotal_wait_time\timbalance\tnum_calls\tnum_nodes\tnum_edges\t")
