@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 )
 
 // Problems a reader reports. Test with errors.Is; the *Error wrapping them
@@ -66,11 +67,20 @@ type Reader struct {
 	nrecVer   uint64   // nrec at the last CHECK
 	ready     []Record // verified, times in ns
 
-	// tick → ns: ns = calNs + (t − calTick)·scale; identity without Ticks
-	ticks            bool
-	calTick, calNs   int64
-	baseTick, baseNs int64
-	scale            float64
+	// tick → ns, without Ticks the identity: through the calibration
+	// points (the header's first), piecewise linearly; after the last, at
+	// rate, measured from the first point to the last.
+	ticks bool
+	cals  []calPoint
+	seg   int // the segment of the last conversion
+	rate  float64
+}
+
+// calPoint is a calibration point: tick was ns, and from there to the
+// next point a tick is slope ns.
+type calPoint struct {
+	tick, ns int64
+	slope    float64
 }
 
 // stream is the decoding state of one stream of records.
@@ -142,8 +152,8 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		}
 		rd.ticks = true
 		rd.prevEnd0 = t.Tick
-		rd.calTick, rd.calNs, rd.baseTick, rd.baseNs = t.Tick, t.Ns, t.Tick, t.Ns
-		rd.scale = t.NsPerTick
+		rd.cals = []calPoint{{tick: t.Tick, ns: t.Ns}}
+		rd.rate = t.NsPerTick
 	}
 	rd.cur = rd.stream(0)
 	return rd, nil
@@ -529,30 +539,44 @@ func (r *Reader) chunk(kind uint64, buf []byte) error {
 	return nil
 }
 
-// calibrate takes in a calibration point: the records since the previous
-// one get their times through the line between the two; later records
-// (until the next point) along the rate measured from the first point to
-// this one.
+// calibrate takes in a calibration point: the records before it get
+// their times, each through the segment between the two points around its
+// own time (with threads a record written after a point may have started,
+// or even ended, before it: converting by the tick, not by the place in
+// the log, keeps every thread's times in order); later records wait for
+// the next point. A point that does not follow the last in both tick and
+// ns is ignored.
 func (r *Reader) calibrate(tick, ns int64) {
 	if !r.ticks {
 		return
 	}
-	if tick > r.calTick && ns > r.calNs {
-		r.scale = float64(ns-r.calNs) / float64(tick-r.calTick)
+	last := &r.cals[len(r.cals)-1]
+	if tick <= last.tick || ns <= last.ns {
+		return
 	}
+	last.slope = float64(ns-last.ns) / float64(tick-last.tick)
+	first := &r.cals[0]
+	r.rate = float64(ns-first.ns) / float64(tick-first.tick)
+	r.cals = append(r.cals, calPoint{tick: tick, ns: ns})
 	r.convert(len(r.pend))
 	r.release()
-	if tick > r.baseTick && ns > r.baseNs {
-		r.scale = float64(ns-r.baseNs) / float64(tick-r.baseTick)
-	}
-	r.calTick, r.calNs = tick, ns
 }
 
 func (r *Reader) toNs(t int64) int64 {
 	if !r.ticks {
 		return t
 	}
-	return r.calNs + int64(math.Round(float64(t-r.calTick)*r.scale))
+	c := r.cals
+	n := len(c)
+	if n == 1 || t >= c[n-1].tick {
+		return c[n-1].ns + int64(math.Round(float64(t-c[n-1].tick)*r.rate))
+	}
+	i := r.seg
+	if i >= n-1 || t < c[i].tick || t >= c[i+1].tick {
+		i = max(0, sort.Search(n, func(k int) bool { return c[k].tick > t })-1)
+		r.seg = i
+	}
+	return c[i].ns + int64(math.Round(float64(t-c[i].tick)*c[i].slope))
 }
 
 // record decodes a record item of slot s.

@@ -2,7 +2,9 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -312,5 +314,57 @@ func TestBlockCorrupt(t *testing.T) {
 	l, err := Read(bytes.NewReader(append(data, 0)), "p.cplog")
 	if err != nil || len(l.Records) != 1 || !reflect.DeepEqual(l.CallPath(&l.Records[0]), []uint64{0x5000, 0x6000}) {
 		t.Fatalf("err %v, records %+v paths %x", err, l.Records, l.Paths)
+	}
+}
+
+// TestTicksByTime: with threads a record coded after a calibration point
+// may have started before it (its thread was in MPI across it). Its times
+// are converted through the segment between the points around each time,
+// not along the line after the point it follows in the log: a thread's
+// times stay in order however the segments' slopes differ.
+func TestTicksByTime(t *testing.T) {
+	h := testHeader()
+	h.Threads = true
+	h.Ticks = &Ticks{Tick: 1000, Ns: 5000, NsPerTick: 0.5}
+	pre, err := EncodeHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points: the header's, then two with slopes 0.4996 and 0.5010.
+	cal := func(b []byte, tick, ns int64) []byte {
+		b = append(b, tagCal)
+		b = binary.AppendUvarint(b, zig64(tick))
+		return binary.AppendUvarint(b, zig64(ns))
+	}
+	encs := []*encoder{{prevEnd: 1000}, {prevEnd: 1000}, {prevEnd: 1000}}
+	block := func(b []byte, s int, r Record) []byte {
+		return appendBlock(b, s, encs[s].record(nil, &r, nil))
+	}
+	a := Record{Op: OpSend, Start: 900_000, End: 950_000, Peer: 1, Root: PeerNone, Thread: 1, CallSite: 0x10}
+	b := Record{Op: OpRecv, Start: 990_000, End: 1_500_000, Peer: 1, Root: PeerNone, Thread: 2, CallSite: 0x20}
+	c := Record{Op: OpSend, Start: 960_000, End: 1_200_000, Peer: 1, Root: PeerNone, Thread: 1, CallSite: 0x10}
+	body := block(nil, 1, a)
+	body = cal(body, 1_000_000, 5000+499_100)
+	body = block(body, 2, b)
+	body = block(body, 1, c)
+	body = cal(body, 2_000_000, 504_100+501_000)
+	l, err := Read(bytes.NewReader(append(append(pre, body...), 0, 0)), "t.cplog")
+	if err != nil || len(l.Records) != 3 {
+		t.Fatalf("err %v, %d records", err, len(l.Records))
+	}
+	ns := func(tick int64) int64 {
+		if tick < 1_000_000 {
+			return 5000 + int64(math.Round(float64(tick-1000)*499_100/999_000))
+		}
+		return 504_100 + int64(math.Round(float64(tick-1_000_000)*501_000/1_000_000))
+	}
+	for i, r := range []Record{a, b, c} {
+		g := l.Records[i]
+		if g.Start != ns(r.Start) || g.End != ns(r.End) {
+			t.Errorf("record %d: %d..%d ns, want %d..%d", i, g.Start, g.End, ns(r.Start), ns(r.End))
+		}
+	}
+	if l.Records[0].End > l.Records[2].Start {
+		t.Errorf("thread 1's calls out of order: %d ends after %d starts", l.Records[0].End, l.Records[2].Start)
 	}
 }
