@@ -596,6 +596,8 @@ static void cp_enc_batch1(const cp_rec *recs, const cp_path *paths, int n) {
  * e's scratch buffer; cp_enc_commit writes them as one block. Only e's
  * thread (or one that holds it out of the logger) calls them. */
 int cp_enc_code(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n) {
+	if (n <= 0)
+		return 1;
 	size_t need = CP_FRAME + e->len + (size_t)n * CP_MAXREC;
 	if (need > e->cap) {
 		size_t cap = e->cap ? e->cap : 4096;
@@ -637,7 +639,7 @@ static inline void cp_copy(uint8_t *dst, const uint8_t *src, size_t n) {
  * data and commits it there: the length after the tag first, then the
  * rest, then the tag. Returns the block's file offset, or 0 if it was
  * dropped. */
-static uint64_t cp_put_block(const uint8_t *blk, size_t total, int lenbytes) {
+static inline uint64_t cp_put_block(const uint8_t *blk, size_t total, int lenbytes) {
 	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
 	uint64_t end = pos + total;
 	if (end + CP_TAILROOM > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(end + CP_TAILROOM)) {
@@ -658,7 +660,7 @@ static uint64_t cp_put_block(const uint8_t *blk, size_t total, int lenbytes) {
 /* cp_frame puts a block's frame (tag, length, stream) in front of the n
  * bytes of items at items, which has CP_FRAME bytes of room before it, and
  * returns the block's start; *total is its size, *lenbytes the length's. */
-static uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_t *total, int *lenbytes) {
+static inline uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_t *total, int *lenbytes) {
 	int sl = uvlen(stream);
 	uint64_t len = (uint64_t)sl + n;
 	int ll = uvlen(len);
@@ -671,7 +673,7 @@ static uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_t *tota
 	return b;
 }
 
-void cp_enc_commit(cp_enc *e) {
+static inline void cp_enc_commit1(cp_enc *e) {
 	if (e->len == 0)
 		return;
 	uint32_t n = e->nbuf;
@@ -699,9 +701,28 @@ void cp_enc_commit(cp_enc *e) {
 	}
 }
 
+void cp_enc_commit(cp_enc *e) { cp_enc_commit1(e); }
+
 /* cp_enc_due says whether stream e (which just wrote a call that ended at
  * tick now) should write a CHECK and a calibration point. */
 int cp_enc_due(cp_enc *e, int64_t now) {
+	return now - cp_cal_last > cp_cal_every || e->ckrecs >= CP_CAL_RECS;
+}
+
+/* cp_enc_put codes n records, the end of a call (or all of it), and
+ * commits the call as one block: cp_enc_code and cp_enc_commit in one, for
+ * the calls' path. Returns cp_enc_due(e, now). */
+int cp_enc_put(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n, int64_t now) {
+	if (n > 0 && CP_FRAME + e->len + (size_t)n * CP_MAXREC <= e->cap) {
+		uint8_t *p = e->buf + CP_FRAME + e->len;
+		for (int i = 0; i < n; i++)
+			p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, p);
+		e->len = (size_t)(p - (e->buf + CP_FRAME));
+		e->nbuf += (uint32_t)n;
+	} else {
+		cp_enc_code(e, recs, paths, n);
+	}
+	cp_enc_commit1(e);
 	return now - cp_cal_last > cp_cal_every || e->ckrecs >= CP_CAL_RECS;
 }
 

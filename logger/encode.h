@@ -18,6 +18,7 @@ typedef struct cp_enc cp_enc;
 cp_enc *cp_enc_stream(uint32_t n);
 int cp_enc_code(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n);
 void cp_enc_commit(cp_enc *e);
+int cp_enc_put(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n, int64_t now);
 int cp_enc_due(cp_enc *e, int64_t now);
 void cp_enc_checkpoint(cp_enc *e);
 #endif

@@ -181,6 +181,8 @@ static cp_thr *cp_self_new(void) {
 	pthread_mutex_unlock(&cp_reg_mu);
 	if (t) {
 		cp_stack_bounds(t);
+		if (cp_calldepth && !t->paths)
+			t->paths = calloc(CP_TBUF, sizeof *t->paths);
 		cp_me = t;
 		pthread_setspecific(cp_key, t);
 	}
@@ -272,8 +274,13 @@ static void cp_checkpoint(cp_thr *t);
 static inline void cp_end(cp_thr *t) {
 	if (!t)
 		return;
-	cp_flush(t);
-	cp_commit(t);
+	int due = 0;
+	if (cp_mt) {
+		due = cp_enc_put(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n, t->last_end);
+		t->n = 0;
+	} else {
+		cp_flush(t);
+	}
 	if (__builtin_expect(cp_mods_stale, 0)) {
 		/* a call site outside every module logged: Go logs its module */
 		pthread_mutex_lock(&cp_mods_mu);
@@ -285,7 +292,6 @@ static inline void cp_end(cp_thr *t) {
 		}
 		pthread_mutex_unlock(&cp_mods_mu);
 	}
-	int due = cp_mt && cp_enc_due(t->enc, t->last_end);
 	if (!cp_mt)
 		cp_held = 0;
 	cp_tunlock(t);
@@ -368,6 +374,22 @@ static void cp_walk(cp_thr *t, cp_path *out) {
 	}
 }
 
+/* cp_call_path records the call path of the call just staged. */
+static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
+	if (!t->paths && !(t->paths = calloc(CP_TBUF, sizeof *t->paths))) {
+		cp_calldepth = 0; /* no memory: no more call paths */
+		return;
+	}
+	cp_path *p = &t->paths[t->n - 1];
+	cp_walk(t, p);
+	if (p->n != t->lastpath.n || memcmp(p->pc, t->lastpath.pc, p->n * sizeof p->pc[0])) {
+		/* a new path: its modules must be in the log */
+		for (int i = 0; i < p->n; i++)
+			cp_module_seen(p->pc[i]);
+		t->lastpath = *p;
+	}
+}
+
 static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
 	cp_run_close(t, t);
 	cp_rec *r = cp_put(t);
@@ -382,20 +404,8 @@ static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_
 	if (rc != MPI_SUCCESS)
 		r->flags |= CP_F_ERROR;
 	t->last_end = t1;
-	if (cp_calldepth) {
-		if (!t->paths && !(t->paths = calloc(CP_TBUF, sizeof *t->paths))) {
-			cp_calldepth = 0; /* no memory: no more call paths */
-			return r;
-		}
-		cp_path *p = &t->paths[t->n - 1];
-		cp_walk(t, p);
-		if (p->n != t->lastpath.n || memcmp(p->pc, t->lastpath.pc, p->n * sizeof p->pc[0])) {
-			/* a new path: its modules must be in the log */
-			for (int i = 0; i < p->n; i++)
-				cp_module_seen(p->pc[i]);
-			t->lastpath = *p;
-		}
-	}
+	if (__builtin_expect(cp_calldepth, 0))
+		cp_call_path(t);
 	return r;
 }
 
@@ -881,7 +891,7 @@ static void cp_req_del(cp_thr *o, MPI_Request h, uint32_t id) {
  * (idx[k] their positions, NULL: the first n; persistent ones too with
  * all): those of other threads' tables first, each under its owner's lock,
  * before t locks its own; then, with locked, t's own. */
-static void cp_reqs_drop(cp_thr *t, cp_pre *p, int n, const int *idx, int all, int locked) {
+static inline void cp_reqs_drop(cp_thr *t, cp_pre *p, int n, const int *idx, int all, int locked) {
 	for (int j = 0; j < n; j++) {
 		int i = idx ? idx[j] : j;
 		if (i < 0 || i >= p->n || !p->ents[i].id || (p->ents[i].persistent && !all))
