@@ -270,6 +270,19 @@ static inline cp_thr *cp_begin(void) {
 
 static void cp_checkpoint(cp_thr *t);
 
+/* cp_mods_flush has Go log the modules of call sites outside every module
+ * logged so far. */
+static void cp_mods_flush(void) {
+	pthread_mutex_lock(&cp_mods_mu);
+	if (cp_mods_stale) {
+		cp_mods_stale = 0;
+		cp_depth++;
+		cpathGoModules();
+		cp_depth--;
+	}
+	pthread_mutex_unlock(&cp_mods_mu);
+}
+
 /* cp_end commits the call's records and lets go of the state. */
 static inline void cp_end(cp_thr *t) {
 	if (!t)
@@ -281,17 +294,8 @@ static inline void cp_end(cp_thr *t) {
 	} else {
 		cp_flush(t);
 	}
-	if (__builtin_expect(cp_mods_stale, 0)) {
-		/* a call site outside every module logged: Go logs its module */
-		pthread_mutex_lock(&cp_mods_mu);
-		if (cp_mods_stale) {
-			cp_mods_stale = 0;
-			cp_depth++;
-			cpathGoModules();
-			cp_depth--;
-		}
-		pthread_mutex_unlock(&cp_mods_mu);
-	}
+	if (__builtin_expect(cp_mods_stale, 0))
+		cp_mods_flush();
 	if (!cp_mt)
 		cp_held = 0;
 	cp_tunlock(t);
@@ -1565,6 +1569,8 @@ static void cp_finish(cp_thr *w, int status, int info) {
 		cp_flush(w);
 		cp_commit(w);
 	}
+	if (cp_mods_stale)
+		cp_mods_flush();
 	cp_depth++;
 	cpathGoFinish(status, info);
 	cp_depth--;
@@ -1634,6 +1640,8 @@ void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
 	cp_on = level != 0;
 	cp_flush(t);
 	cp_commit(t);
+	if (cp_mods_stale)
+		cp_mods_flush();
 	cp_held = 0;
 	cp_world_start();
 }

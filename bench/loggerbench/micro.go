@@ -64,9 +64,13 @@ type Micro struct {
 	ThreadRatio   []float64 `json:"thread_ratio"`
 	NullTestRatio []float64 `json:"nulltest_ratio,omitempty"`
 	// DepthNs and DepthCPUNs are what CPATH_CALLDEPTH=4 adds per call, per
-	// side: added(self-1-fp-depth4) − added(self-1-fp), wall and CPU.
-	DepthNs    []float64 `json:"calldepth4_ns,omitempty"`
-	DepthCPUNs []float64 `json:"calldepth4_cpu_ns,omitempty"`
+	// side: added(self-1-fp-depth4) − added(self-1-fp), wall and CPU; the
+	// Null ones the same of nulltest-1-fp(-depth4), whose MPI call costs
+	// 5 ns: far less noise.
+	DepthNs        []float64 `json:"calldepth4_ns,omitempty"`
+	DepthCPUNs     []float64 `json:"calldepth4_cpu_ns,omitempty"`
+	NullDepthNs    []float64 `json:"nulltest_calldepth4_ns,omitempty"`
+	NullDepthCPUNs []float64 `json:"nulltest_calldepth4_cpu_ns,omitempty"`
 }
 
 type microSpec struct {
@@ -88,6 +92,8 @@ var microSpecs = []microSpec{
 	{name: "nulltest-4", ranks: 1, args: []string{"nulltest", "2000000", "4"}},
 	{name: "self-1-fp", ranks: 1, args: []string{"self", "2000000"}, fp: true},
 	{name: "self-1-fp-depth4", ranks: 1, args: []string{"self", "2000000"}, fp: true, env: []string{"CPATH_CALLDEPTH=4"}},
+	{name: "nulltest-1-fp", ranks: 1, args: []string{"nulltest", "2000000", "1"}, fp: true},
+	{name: "nulltest-1-fp-depth4", ranks: 1, args: []string{"nulltest", "2000000", "1"}, fp: true, env: []string{"CPATH_CALLDEPTH=4"}},
 }
 
 // selectedMicro returns the cases -micro-cases names (all without it).
@@ -228,7 +234,7 @@ func benchMicro(c *config, rep *Report) error {
 	}
 	m.ThreadRatio = make([]float64, len(sides))
 	m.NullTestRatio = make([]float64, len(sides))
-	var t1, t4, n1, n4, fp, fp4 *MicroCase
+	var t1, t4, n1, n4, fp, fp4, nfp, nfp4 *MicroCase
 	for k := range m.Cases {
 		switch m.Cases[k].Name {
 		case "threads-1":
@@ -243,6 +249,10 @@ func benchMicro(c *config, rep *Report) error {
 			fp = &m.Cases[k]
 		case "self-1-fp-depth4":
 			fp4 = &m.Cases[k]
+		case "nulltest-1-fp":
+			nfp = &m.Cases[k]
+		case "nulltest-1-fp-depth4":
+			nfp4 = &m.Cases[k]
 		}
 	}
 	for s := 1; s < len(sides); s++ {
@@ -253,18 +263,8 @@ func benchMicro(c *config, rep *Report) error {
 			m.NullTestRatio[s] = n4.AddedCPUNs[s] / n1.AddedCPUNs[s]
 		}
 	}
-	if fp != nil && fp4 != nil {
-		m.DepthNs, m.DepthCPUNs = make([]float64, len(sides)), make([]float64, len(sides))
-		for s := 1; s < len(sides); s++ {
-			// per repetition, both cases' added cost: their difference
-			var d, dc []float64
-			for i := range fp4.NsPerCall[s] {
-				d = append(d, (fp4.NsPerCall[s][i]-fp4.NsPerCall[0][i])-(fp.NsPerCall[s][i]-fp.NsPerCall[0][i]))
-				dc = append(dc, (fp4.CPUNsPerCall[s][i]-fp4.CPUNsPerCall[0][i])-(fp.CPUNsPerCall[s][i]-fp.CPUNsPerCall[0][i]))
-			}
-			m.DepthNs[s], m.DepthCPUNs[s] = median(d), median(dc)
-		}
-	}
+	m.DepthNs, m.DepthCPUNs = depthCost(fp, fp4, len(sides))
+	m.NullDepthNs, m.NullDepthCPUNs = depthCost(nfp, nfp4, len(sides))
 	// On-disk size of the bundled example, logged by this logger.
 	if !c.noLogger {
 		d, err := c.haloExampleDisk()
@@ -333,10 +333,31 @@ func printMicro(w io.Writer, m *Micro) {
 		if m.DepthNs != nil {
 			fmt.Fprintf(w, "  %s: CPATH_CALLDEPTH=4 adds %.1f ns per call (%.1f ns CPU)\n", m.Sides[s], m.DepthNs[s], m.DepthCPUNs[s])
 		}
+		if m.NullDepthNs != nil {
+			fmt.Fprintf(w, "  %s: CPATH_CALLDEPTH=4 adds %.1f ns per MPI_Test(MPI_REQUEST_NULL) (%.1f ns CPU)\n", m.Sides[s], m.NullDepthNs[s], m.NullDepthCPUNs[s])
+		}
 	}
 	for _, d := range m.HaloDisk {
 		fmt.Fprintf(w, "  on disk, %s: %d bytes, %d calls, %.2f B/call (%.2f without headers)\n", d.Run, d.Bytes, d.TimedRecords,
 			d.BytesPerCall, d.RecordBytesPerCall)
 	}
 	fmt.Fprintln(w)
+}
+
+// depthCost is, per side, the median over repetitions of what case with
+// adds over case without, both measured against the base side.
+func depthCost(without, with *MicroCase, sides int) (wall, cpu []float64) {
+	if without == nil || with == nil {
+		return nil, nil
+	}
+	wall, cpu = make([]float64, sides), make([]float64, sides)
+	for s := 1; s < sides; s++ {
+		var d, dc []float64
+		for i := range with.NsPerCall[s] {
+			d = append(d, (with.NsPerCall[s][i]-with.NsPerCall[0][i])-(without.NsPerCall[s][i]-without.NsPerCall[0][i]))
+			dc = append(dc, (with.CPUNsPerCall[s][i]-with.CPUNsPerCall[0][i])-(without.CPUNsPerCall[s][i]-without.CPUNsPerCall[0][i]))
+		}
+		wall[s], cpu[s] = median(d), median(dc)
+	}
+	return wall, cpu
 }
