@@ -361,7 +361,7 @@ static void cp_runs_close(cp_thr *t) {
  * the saved frame pointers while they stay within the thread's stack and
  * go up it. Code built without frame pointers ends the walk early, or
  * gives addresses that name no caller: it never reads outside the stack. */
-static void cp_walk(cp_thr *t, cp_path *out) {
+static inline void cp_walk(cp_thr *t, cp_path *out) {
 	uintptr_t fp = (uintptr_t)cp_fp, hi = t->stk_hi;
 	out->n = 0;
 	if (fp < t->stk_lo || fp + 16 > hi || (fp & 7))
@@ -386,7 +386,10 @@ static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
 	}
 	cp_path *p = &t->paths[t->n - 1];
 	cp_walk(t, p);
-	if (p->n != t->lastpath.n || memcmp(p->pc, t->lastpath.pc, p->n * sizeof p->pc[0])) {
+	int same = p->n == t->lastpath.n;
+	for (int i = 0; same && i < p->n; i++)
+		same = p->pc[i] == t->lastpath.pc[i];
+	if (!same) {
 		/* a new path: its modules must be in the log */
 		for (int i = 0; i < p->n; i++)
 			cp_module_seen(p->pc[i]);
