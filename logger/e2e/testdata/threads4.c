@@ -14,8 +14,11 @@
  *         self send/receive pairs on tag 100+k without end, and after each
  *         call returns store the number of calls made in slot k of
  *         threads4.progress (in the working directory), a file mapped
- *         shared, which survives the process; worker 0
- *         raises SIGKILL after KILLAT calls, the others still calling. */
+ *         shared, which survives the process; worker 0, once it and
+ *         every other worker have made KILLAT calls, raises SIGKILL, the
+ *         others still calling.
+ *   term  as kill, with SIGTERM: the logger's signal path ends the log
+ *         while the other workers call on. */
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,7 +35,7 @@
 #define KILLAT 3000
 #define NCALLS(k) (400 + 100 * (k))
 
-static int rank, killmode;
+static int rank, killmode, killsig = SIGKILL;
 static MPI_Request rreq[NT];
 static int rbuf[NT];
 static volatile int64_t *progress;
@@ -46,8 +49,13 @@ static void *worker(void *arg) {
 			__atomic_store_n(&progress[k], ++n, __ATOMIC_RELEASE);
 			MPI_Recv(&y, 1, MPI_DOUBLE, rank, 100 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			__atomic_store_n(&progress[k], ++n, __ATOMIC_RELEASE);
-			if (k == 0 && n >= KILLAT)
-				raise(SIGKILL);
+			if (k == 0 && n >= KILLAT) {
+				int all = 1;
+				for (int j = 1; j < NT; j++)
+					all &= __atomic_load_n(&progress[j], __ATOMIC_ACQUIRE) >= KILLAT;
+				if (all)
+					raise(killsig);
+			}
 		}
 	}
 	for (int i = 0; i < POLLS; i++)
@@ -66,11 +74,13 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
 	int provided;
-	if (argc != 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "kill"))) {
-		fprintf(stderr, "usage: threads4 run|kill\n");
+	if (argc != 2 || (strcmp(argv[1], "run") && strcmp(argv[1], "kill") && strcmp(argv[1], "term"))) {
+		fprintf(stderr, "usage: threads4 run|kill|term\n");
 		return 2;
 	}
-	killmode = !strcmp(argv[1], "kill");
+	killmode = strcmp(argv[1], "run") != 0;
+	if (!strcmp(argv[1], "term"))
+		killsig = SIGTERM;
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (provided != MPI_THREAD_MULTIPLE) {
