@@ -8,6 +8,7 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/replay"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -41,7 +42,13 @@ type Input struct {
 	// instead of Path: stretches of computation before a call ('c') and
 	// MPI calls ('m'), in time order.
 	Heuristic []HeuristicSegment
+	// Replay is the POP factors and what-if predictions (nil: none).
+	Replay *replay.Result
 }
+
+// Callsite names call site pc of rank as the report's segments do:
+// symbolised, else its offset in hexadecimal.
+func (in *Input) Callsite(rank int, pc uint64) string { return callsite(in, rank, pc) }
 
 // HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
 type HeuristicSegment struct {
@@ -77,21 +84,55 @@ func Build(in *Input) *Report {
 		}
 		r.Processes = append(r.Processes, Process{Rank: p.Rank, ProgramTimeNs: p.ProgramNs, GraphTimeNs: gt,
 			TotalTimeNs: p.ProgramNs + gt, TotalExecutionNs: p.ExecNs + p.ComputeNs, TotalWaitNs: p.WaitNs,
-			Imbalance: p.Imbalance, NumCalls: p.Calls, NumNodes: p.Nodes, NumEdges: p.Edges})
+			Imbalance: p.Imbalance, NumCalls: p.Calls, NumNodes: p.Nodes, NumEdges: p.Edges, BoundedImbalance: p.Bounded})
 	}
 	t := im.Program
 	r.Totals = Totals{ProgramTimeNs: t.ProgramNs, GraphTimeNs: total, TotalTimeNs: t.ProgramNs + total,
 		TotalExecutionNs: t.ExecNs + t.ComputeNs, TotalWaitNs: t.WaitNs, Imbalance: t.Imbalance,
-		NumCalls: t.Calls, NumNodes: t.Nodes, NumEdges: t.Edges}
+		NumCalls: t.Calls, NumNodes: t.Nodes, NumEdges: t.Edges, BoundedImbalance: t.Bounded}
 	r.Calls = make([]Collective, 0, len(im.Instances))
 	for _, x := range im.Instances {
 		c := &g.Colls[x.Coll]
 		r.Calls = append(r.Calls, Collective{Op: c.Op.String(), Comm: g.Comms[c.Comm].Name, Seq: int(c.Seq),
 			Members: int(c.N), WaitBeforeNs: x.WaitBefore, WaitAfterNs: x.WaitAfter, ExecutionNs: x.Execution,
-			Imbalance: x.Imbalance, LastRank: x.LastRank})
+			Imbalance: x.Imbalance, LastRank: x.LastRank, Synchronising: x.Synchronising, BoundedImbalance: x.Bounded})
 	}
 	r.Waitstates = waitstates(g, im)
+	if in.Replay != nil {
+		r.POP, r.WhatIf = replayed(in.Replay)
+	}
 	return r
+}
+
+// replayed is the replay's answers as the report gives them.
+func replayed(x *replay.Result) (*POP, []WhatIf) {
+	factors := func(f *replay.Factors) POPFactors {
+		return POPFactors{LoadBalance: f.LoadBalance, CommunicationEfficiency: f.CommunicationEfficiency,
+			SerialisationEfficiency: f.SerialisationEfficiency, TransferEfficiency: f.TransferEfficiency,
+			ParallelEfficiency: f.ParallelEfficiency, WindowNs: [2]int64{f.From, f.To}, RuntimeNs: f.RuntimeNs,
+			IdealRuntimeNs: f.IdealRuntimeNs, UsefulNs: f.UsefulNs, AvgUsefulNs: f.AvgUsefulNs, MaxUsefulNs: f.MaxUsefulNs}
+	}
+	pop := &POP{POPFactors: factors(&x.POP.Factors), Phases: []POPPhase{}}
+	for i := range x.POP.Phases {
+		ph := &x.POP.Phases[i]
+		pop.Phases = append(pop.Phases, POPPhase{Phase: ph.Index, Level: ph.Level, POPFactors: factors(&ph.Factors)})
+	}
+	ws := []WhatIf{}
+	for _, w := range x.WhatIf {
+		wi := WhatIf{Scenario: w.Scenario, Description: w.Description, RuntimeNs: w.RuntimeNs, GainNs: w.GainNs,
+			Default: w.Default, Fix: w.Fix, OnPathNs: w.OnPathNs, PathRanks: []RankNs{}, PathOps: []OpNs{}}
+		if x.BaselineNs > 0 {
+			wi.Gain = float64(w.GainNs) / float64(x.BaselineNs)
+		}
+		for _, r := range w.Ranks {
+			wi.PathRanks = append(wi.PathRanks, RankNs{r.Rank, r.Ns})
+		}
+		for _, o := range w.Ops {
+			wi.PathOps = append(wi.PathOps, OpNs{o.Op, o.Ns})
+		}
+		ws = append(ws, wi)
+	}
+	return pop, ws
 }
 
 func breakdown(key string, w *imbalance.Waits) WaitBreakdown {

@@ -98,6 +98,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 			j.value(c.Imbalance)
 			j.raw(`,"last_rank":`)
 			j.int(int64(c.LastRank))
+			j.raw(`,"synchronising":`)
+			j.value(c.Synchronising)
+			j.raw(`,"bounded_imbalance":`)
+			j.value(c.BoundedImbalance)
 			j.raw("}")
 		}
 		j.raw("]")
@@ -106,6 +110,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(r.Waitstates)
 	j.raw(`,"run":`)
 	j.value(r.Run)
+	j.raw(`,"pop":`)
+	j.value(r.POP)
+	j.raw(`,"what_if":`)
+	j.value(r.WhatIf)
 	j.raw("}\n")
 	if j.err != nil {
 		return j.err

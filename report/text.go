@@ -111,6 +111,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
+	writeReplay(w, r, top)
+
 	ws := &r.Waitstates
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -143,12 +145,12 @@ func WriteText(w io.Writer, r *Report, top int) {
 	if len(calls) > 0 {
 		fmt.Fprintln(w, "\nMost imbalanced collective calls (waits summed over members):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\tlast to arrive\t")
+		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\twaiting share\tlast to arrive\t")
 		for i, c := range calls {
 			if i == top {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\trank %d\t\n", c.Op, c.Comm, c.Seq, ns(c.WaitBeforeNs), ns(c.WaitAfterNs), ns(c.ExecutionNs), c.Imbalance, c.LastRank)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%s\trank %d\t\n", c.Op, c.Comm, c.Seq, ns(c.WaitBeforeNs), ns(c.WaitAfterNs), ns(c.ExecutionNs), c.Imbalance, boundedText(&c), c.LastRank)
 		}
 		tw.Flush()
 	}
@@ -205,4 +207,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// boundedText is a collective instance's bounded imbalance, marked when
+// the operation does not synchronise (its waits follow the data flow).
+func boundedText(c *Collective) string {
+	if c.Synchronising {
+		return pct(c.BoundedImbalance)
+	}
+	return pct(c.BoundedImbalance) + " (data flow)"
 }

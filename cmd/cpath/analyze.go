@@ -33,6 +33,7 @@ type analyzeOpts struct {
 	dot       string
 	top       int
 	cpuprof   string
+	whatIf    []string
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
@@ -50,6 +51,13 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
+	f.StringArrayVar(&o.whatIf, "what-if", nil, "predict the run time if `SCENARIO` were so, by re-solving the longest path with changed\n"+
+		"weights (repeatable): balance:RANK (its computation scaled to the ranks' mean), rank:RANK=FACTOR\n"+
+		"(its computation scaled), callsite:SITE=FACTOR (the computation before the calls at SITE, as the\n"+
+		"report names it or 0xADDRESS, scaled), transfers=FACTOR (MPI's own time and the transfers scaled;\n"+
+		"0: an ideal network). Besides these, the report always answers transfers=0, balance of the\n"+
+		"heaviest rank and halving the critical path's three longest stretches of computation by call\n"+
+		"site; \"none\" leaves those out")
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -89,6 +97,9 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	if !slices.Contains(cpath.SplitModes, cpath.SplitMode(o.splitMode)) {
 		return fmt.Errorf("--split-mode=%s: unknown mode (seq-seq, par-seq, par-par, seq-par)", o.splitMode)
+	}
+	if _, _, err := parseWhatIf(o.whatIf); err != nil {
+		return err
 	}
 	if o.delta < 0 {
 		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
@@ -227,6 +238,11 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
+	prog.Stage("replaying the run: POP factors and what-if")
+	rr, err := replayRun(c, p, o, res.Path, calls)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
 	var dotEdges []report.DOTEdge
 	if o.dot != "" {
 		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
@@ -253,6 +269,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	})
 	in.PAG = p.Summary(colls)
 	in.Imbalance = im
+	in.Replay = rr
 	in.PathCalls = calls
 	in.Path = res.Path
 	if topo != nil {
