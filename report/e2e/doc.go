@@ -11,6 +11,9 @@
 //	latereceiver   Ssend, the receiver computes first       Late Receiver
 //	subcomm        a slow rank before an Allreduce on half  Wait at N x N on the half only
 //	               of a Comm_split, then a world Barrier    and Wait at Barrier on world
+//	popphases      three phases marked by MPI_Pcontrol:     POP factors by phase and run,
+//	               imbalanced rounds of Allreduce, a        what-if predictions against
+//	               pipeline, exchanges of large messages    reruns of the changed program
 //
 // Each program runs under mpirun with libcpathlog.so preloaded, then
 // `cpath analyze --json - LOGDIR` runs with every exact algorithm (dag,

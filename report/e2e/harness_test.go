@@ -61,13 +61,13 @@ func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
 	return rep
 }
 
-// analyzeRaw runs `cpath analyze --algo ALGO --json - logDir` (under mpirun
-// if a.np > 0) and returns the JSON as printed and decoded.
-func analyzeRaw(t *testing.T, bin, logDir string, a analyzer) ([]byte, *report.Report) {
+// analyzeRaw runs `cpath analyze --algo ALGO --json - [extra] logDir` (under
+// mpirun if a.np > 0) and returns the JSON as printed and decoded.
+func analyzeRaw(t *testing.T, bin, logDir string, a analyzer, extra ...string) ([]byte, *report.Report) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
-	args := []string{"analyze", "--algo", a.algo, "--json", "-", logDir}
+	args := append(append([]string{"analyze", "--algo", a.algo, "--json", "-"}, extra...), logDir)
 	name := bin
 	if a.np > 0 {
 		name = "mpirun"
