@@ -64,17 +64,19 @@ func BenchmarkSolve(b *testing.B) {
 	w := benchWhole(b)
 	half := identity()
 	half.mul[graph.EdgeProgram] = 0.5
+	sites := identity()
+	sites.sites, sites.siteMul = newBits(int(w.calls)), 0.5
 	for _, tc := range []struct {
 		name string
 		r    *rule
-	}{{"identity", identity()}, {"scaled", half}} {
+	}{{"identity", identity()}, {"scaled", half}, {"callsite", sites}} {
 		s := w.newSolver()
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
 				s.solve(tc.r, false)
 			}
 		})
-		b.Run(tc.name+"+path", func(b *testing.B) {
+		b.Run(tc.name+"+profile", func(b *testing.B) {
 			for range b.N {
 				_, end := s.solve(tc.r, true)
 				s.profile(tc.r, end)

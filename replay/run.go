@@ -167,7 +167,7 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if c.Rank() == 0 {
 		workers := 1
 		if c.Size() == 1 {
-			// The other ranks of a job wait in MPI, often polling on a
+			// In a job, the other ranks wait in MPI, often polling on a
 			// core of their own.
 			workers = runtime.GOMAXPROCS(0)
 		}
@@ -349,11 +349,13 @@ type stretch struct {
 }
 
 // pathStretches is the critical path's Fixes longest stretches of
-// computation by the call site they end at.
+// computation by the call site they end at; g is rank 0's part.
 func pathStretches(g *graph.PAG, o *Options) []stretch {
 	bySite := map[site]int64{}
 	vs := o.Path.Vertices
 	rank := 0
+	var prev graph.CallInfo // of the call the last vertex belongs to (a path holds S and E of most)
+	prevCall := int32(-1)
 	for i := 1; i < len(vs); i++ {
 		a, ka := g.Vertex(vs[i-1])
 		b, kb := g.Vertex(vs[i])
@@ -366,10 +368,14 @@ func pathStretches(g *graph.PAG, o *Options) []stretch {
 		if a < g.RankStart[rank] {
 			continue // a transfer from another rank
 		}
-		cb := o.PathCalls[b]
-		if cb.CallSite != 0 {
-			bySite[site{int32(rank), cb.CallSite}] += cb.Start - o.PathCalls[a].End
+		if a != prevCall {
+			prev = callInfo(g, o, a)
 		}
+		cb := callInfo(g, o, b)
+		if cb.CallSite != 0 {
+			bySite[site{int32(rank), cb.CallSite}] += cb.Start - prev.End
+		}
+		prev, prevCall = cb, b
 	}
 	by := map[string]int64{}
 	for s, ns := range bySite {
@@ -383,6 +389,16 @@ func pathStretches(g *graph.PAG, o *Options) []stretch {
 	}
 	slices.SortFunc(out, func(a, b stretch) int { return cmp.Or(cmp.Compare(b.ns, a.ns), strings.Compare(a.name, b.name)) })
 	return out[:min(len(out), Fixes)]
+}
+
+// callInfo is call c of the path: from the part's arrays if it owns it
+// (one analyzer rank owns all), else from the calls fetched.
+func callInfo(p *graph.PAG, o *Options, c int32) graph.CallInfo {
+	if c >= p.CallLo && c < p.CallHi {
+		l := c - p.CallLo
+		return graph.CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.CallSite[l], Op: p.Op[l]}
+	}
+	return o.PathCalls[c]
 }
 
 // broadcastSets sends rank 0's call-site sets to every rank.

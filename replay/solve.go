@@ -76,13 +76,23 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 			wi.Ranks, wi.Ops = s.profile(r, end)
 		})
 	}
-	w.parallel(workers, jobs)
+	// As many solves at once as there are workers and the scratch budget
+	// holds.
+	w.parallel(max(1, min(workers, maxScratch/(scratchPerVertex*w.n))), jobs)
 	res.POP.Factors = factors(pl.useful, from-g.T0, to-g.T0, idealNs)
 	for i := range res.WhatIf {
 		res.WhatIf[i].GainNs = res.BaselineNs - res.WhatIf[i].RuntimeNs
 	}
 	return res, nil
 }
+
+// maxScratch bounds the scratch of the solves run at once
+// (scratchPerVertex bytes per vertex each): big graphs are solved one rule
+// at a time.
+const (
+	maxScratch       = 2 << 30
+	scratchPerVertex = 12
+)
 
 // solvePhases is the POP factors of each phase.
 func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {

@@ -131,32 +131,42 @@ func (r *rule) progMul(v int32) float64 {
 
 // isIdentity reports whether the rule changes nothing.
 func (r *rule) isIdentity() bool {
-	return r.mul == ones && r.rankMul == 1 && r.siteMul == 1 && (r.notUseful == nil || r.outside == 1)
+	return r.mul == ones && !r.perCall()
 }
 
-// rowMul is the factors of the edges into vertex v: by kind, and for its
-// program edges (if v is a call's start).
-func (w *whole) rowMul(r *rule, v int32) (mul *[numKinds]float64, prog float64) {
+// perCall reports whether the factors of program edges or of MPI calls'
+// edges depend on the call.
+func (r *rule) perCall() bool {
+	return r.rankLo < r.rankHi && r.rankMul != 1 || r.sites != nil && r.siteMul != 1 ||
+		r.notUseful != nil && r.outside != r.mul[graph.EdgeProgram] || r.fixed != nil
+}
+
+// rowMul is the factors of the edges into vertex v, by kind: tab, with
+// its entry for program edges set if v is a call's start (the only
+// vertices they lead to).
+func (w *whole) rowMul(r *rule, v int32, tab *[numKinds]float64) *[numKinds]float64 {
 	if v < 2*w.calls {
 		if v&1 == 0 {
-			return &r.mul, r.progMul(v)
-		}
-		if r.fixed != nil && r.fixed.get(v>>1) {
-			return &ones, 1
+			tab[graph.EdgeProgram] = r.progMul(v)
+		} else if r.fixed != nil && r.fixed.get(v>>1) {
+			return &ones
 		}
 	}
-	return &r.mul, r.mul[graph.EdgeProgram]
+	return tab
 }
 
-// scale is weight w (non-negative) times m, rounded.
-func scale(w int64, m float64) int64 {
-	if m == 1 {
-		return w
-	}
-	return int64(float64(w)*m + 0.5)
-}
+// scale is weight w (non-negative) times m, rounded: exact for m = 1
+// (weights are far below 2⁵³ ns).
+func scale(w int64, m float64) int64 { return int64(float64(w)*m + 0.5) }
 
-// newWhole renumbers the gathered graph in topological order.
+// newWhole renumbers the gathered graph in topological order: an
+// iterative depth-first search over incoming edges from each unvisited
+// vertex in id order (as cpath's DAG does from its target) gives each
+// vertex its position when it finishes, after all its predecessors, and
+// writes its row then, with its sources' positions (they finished before
+// it). The positions and the search's stack share one array (finished,
+// in progress: disjoint vertices), and so do a vertex's position and, while
+// it is on the stack, its next edge.
 func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []int32, ranks int) (*whole, error) {
 	if len(kind) != len(g.InSrc) {
 		return nil, fmt.Errorf("replay: %d edge kinds for %d edges", len(kind), len(g.InSrc))
@@ -165,59 +175,30 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 	if int(calls) != len(op) || 2*int(calls) > g.N {
 		return nil, fmt.Errorf("replay: %d operations for %d calls in a graph of %d vertices", len(op), calls, g.N)
 	}
-	order, err := topoOrder(g)
-	if err != nil {
-		return nil, err
-	}
 	n, m := g.N, len(g.InSrc)
-	w := &whole{n: n, order: order, start: make([]int32, n+1), src: make([]int32, m), weight: make([]int64, m),
+	w := &whole{n: n, order: make([]int32, n), start: make([]int32, n+1), src: make([]int32, m), weight: make([]int64, m),
 		kind: make([]graph.EdgeKind, m), op: op, rankStart: rankStart, ranks: ranks, calls: calls}
-	pos := make([]int32, n)
-	for i, v := range order {
-		pos[v] = int32(i)
-	}
-	e := int32(0)
-	for i, v := range order {
-		w.start[i] = e
-		for x, hi := g.InStart[v], g.InStart[v+1]; x < hi; x++ {
-			w.src[e] = pos[g.InSrc[x]]
-			w.weight[e] = g.InWeight[x]
-			w.kind[e] = kind[x]
-			e++
-		}
-	}
-	w.start[n] = e
-	return w, nil
-}
-
-// topoOrder puts every vertex of g after its predecessors: an iterative
-// depth-first search over incoming edges from each unvisited vertex in id
-// order, emitting vertices in post-order (as cpath's DAG does from its
-// target). The post-order and the search's stack share one array: they
-// hold disjoint vertices (finished, in progress).
-func topoOrder(g *cpath.Graph) ([]int32, error) {
-	n := g.N
-	buf := make([]int32, n)
-	cursor := make([]int32, n) // the next incoming edge of each vertex on the stack
-	colour := make([]uint64, (n+31)/32)
-	nord := 0
+	buf := w.order                      // order[:nord] the finished vertices, buf[top:] the stack
+	at := make([]int32, n)              // a finished vertex's position; the next edge of one on the stack
+	colour := make([]uint64, (n+31)/32) // 2 bits per vertex: seen, finished
+	nord, e := int32(0), int32(0)
 	for root := int32(0); int(root) < n; root++ {
 		if colour[root/32]>>(2*(root%32))&3 != 0 {
 			continue
 		}
 		top := n - 1
-		buf[top], cursor[root] = root, g.InStart[root]
+		buf[top], at[root] = root, g.InStart[root]
 		colour[root/32] |= 1 << (2 * (root % 32))
 	outer:
 		for top < n {
 			v := buf[top]
-			for e, end := cursor[v], g.InStart[v+1]; e < end; e++ {
-				u := g.InSrc[e]
+			for x, end := at[v], g.InStart[v+1]; x < end; x++ {
+				u := g.InSrc[x]
 				switch colour[u/32] >> (2 * (u % 32)) & 3 {
 				case 0:
-					cursor[v] = e + 1
+					at[v] = x + 1
 					top--
-					buf[top], cursor[u] = u, g.InStart[u]
+					buf[top], at[u] = u, g.InStart[u]
 					colour[u/32] |= 1 << (2 * (u % 32))
 					continue outer
 				case 1:
@@ -226,16 +207,31 @@ func topoOrder(g *cpath.Graph) ([]int32, error) {
 			}
 			colour[v/32] |= 2 << (2 * (v % 32))
 			top++
-			buf[nord] = v
+			// v is finished: its position, and its row, by source id (so
+			// that the first of equal edges is the same however the graph
+			// was cut).
+			w.start[nord] = e
+			for x, end := g.InStart[v], g.InStart[v+1]; x < end; x++ {
+				u, wt, k := g.InSrc[x], g.InWeight[x], kind[x]
+				f := e
+				for ; f > w.start[nord] && w.order[w.src[f-1]] > u; f-- {
+					w.src[f], w.weight[f], w.kind[f] = w.src[f-1], w.weight[f-1], w.kind[f-1]
+				}
+				w.src[f], w.weight[f], w.kind[f] = at[u], wt, k
+				e++
+			}
+			buf[nord], at[v] = v, nord
 			nord++
 		}
 	}
-	return buf, nil
+	w.start[n] = e
+	return w, nil
 }
 
 // solve computes every vertex's longest distance from a source under the
-// rule's weights (into s.dist), and with path the edge it came over (into
-// s.pred, for walk), and returns the longest, the predicted run time, and the position of the
+// rule's weights, and with path the edge it came over (into s.dist,
+// s.pred, for walk), and
+// returns the longest, the predicted run time, and the position of the
 // vertex it ends at. Ties go to the smaller vertex id, so that the
 // answers do not depend on the order of the rows (that is, on how the
 // graph was cut).
@@ -243,70 +239,126 @@ func (s *solver) solve(r *rule, path bool) (length int64, end int32) {
 	w := s.whole
 	start, src, weight, kind, order := w.start, w.src, w.weight, w.kind, w.order
 	dist, pred := s.dist, s.pred
-	same := r.isIdentity()
-	if !path {
-		return s.solveLength(r, same)
-	}
-	end = -1
+	modes := r.modes()
+	perCall := r.perCall()
+	tab := r.mul
 	for i, v := range order {
-		best, from := int64(0), int32(-1)
-		if same {
-			for e, hi := start[i], start[i+1]; e < hi; e++ {
-				d := dist[src[e]] + weight[e]
-				if d > best || d == best && (from < 0 || order[src[e]] < order[src[from]]) {
+		lo, hi := start[i], start[i+1]
+		if hi == lo {
+			dist[i], pred[i] = 0, -1
+			continue
+		}
+		var best int64
+		m, mode := &tab, modes.end
+		switch {
+		case perCall:
+			m, mode = w.row(r, &modes, v, &tab)
+		case v >= 2*w.calls:
+			mode = plainRow
+		case v&1 == 0:
+			mode = modes.start
+		}
+		// The edge that gives the distance: the first of equals (rows are
+		// by source id).
+		from := lo
+		switch mode {
+		case plainRow:
+			best = dist[src[lo]] + weight[lo]
+			for e := lo + 1; e < hi; e++ {
+				if d := dist[src[e]] + weight[e]; d > best {
 					best, from = d, e
 				}
 			}
-		} else {
-			mul, prog := w.rowMul(r, v)
-			for e, hi := start[i], start[i+1]; e < hi; e++ {
-				k := kind[e]
-				m := mul[k]
-				if k == graph.EdgeProgram {
-					m = prog
+		case zeroRow:
+			best = dist[src[lo]]
+			for e := lo + 1; e < hi; e++ {
+				if d := dist[src[e]]; d > best {
+					best, from = d, e
 				}
-				d := dist[src[e]] + scale(weight[e], m)
-				if d > best || d == best && (from < 0 || order[src[e]] < order[src[from]]) {
+			}
+		default:
+			best = dist[src[lo]] + scale(weight[lo], m[kind[lo]])
+			for e := lo + 1; e < hi; e++ {
+				if d := dist[src[e]] + scale(weight[e], m[kind[e]]); d > best {
 					best, from = d, e
 				}
 			}
 		}
-		dist[i], pred[i] = best, from
-		if best > length || best == length && (end < 0 || v < order[end]) {
-			length, end = best, int32(i)
+		dist[i] = best
+		length = max(length, best)
+		if path {
+			pred[i] = from
+		}
+	}
+	// The vertex it ends at: the smallest id among the longest.
+	end = -1
+	for i, d := range dist {
+		if d == length && (end < 0 || order[i] < order[end]) {
+			end = int32(i)
 		}
 	}
 	return length, end
 }
 
-// solveLength is solve without the path.
-func (s *solver) solveLength(r *rule, same bool) (length int64, end int32) {
-	w := s.whole
-	start, src, weight, kind, order, dist := w.start, w.src, w.weight, w.kind, w.order, s.dist
-	end = -1
-	for i, v := range order {
-		var best int64
-		if same {
-			for e, hi := start[i], start[i+1]; e < hi; e++ {
-				best = max(best, dist[src[e]]+weight[e])
-			}
-		} else {
-			mul, prog := w.rowMul(r, v)
-			for e, hi := start[i], start[i+1]; e < hi; e++ {
-				k := kind[e]
-				m := mul[k]
-				if k == graph.EdgeProgram {
-					m = prog
-				}
-				best = max(best, dist[src[e]]+scale(weight[e], m))
-			}
-		}
-		dist[i] = best
-		if best > length || best == length && (end < 0 || v < order[end]) {
-			length, end = best, int32(i)
-		}
+// How a row's weights are taken: as they are, all 0, or each times its
+// factor.
+const (
+	plainRow = iota
+	zeroRow
+	scaledRow
+)
+
+// rowModes is what a rule makes of the rows of calls' starts (program
+// and launch edges) and ends (the call's own and transfer edges).
+type rowModes struct {
+	launch float64
+	start  int // the mode of the rows of calls' starts, if not set by the call
+	end    int // the mode of the rows of calls' ends (not fixed)
+}
+
+func (r *rule) modes() rowModes {
+	rm := rowModes{launch: r.mul[graph.EdgeLaunch], start: scaledRow, end: scaledRow}
+	switch p := r.mul[graph.EdgeProgram]; {
+	case p == 1 && rm.launch == 1:
+		rm.start = plainRow
+	case p == 0 && rm.launch == 0:
+		rm.start = zeroRow
 	}
-	return length, end
+	ones, zeros := true, true
+	for _, k := range []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut} {
+		ones = ones && r.mul[k] == 1
+		zeros = zeros && r.mul[k] == 0
+	}
+	switch {
+	case ones:
+		rm.end = plainRow
+	case zeros:
+		rm.end = zeroRow
+	}
+	return rm
+}
+
+// row is how the edges into vertex v are taken under r: their factors by
+// kind (tab, with its program entry set for a call's start) and the mode.
+// Hubs' rows (edges of weight 0 from their members) are plain.
+func (w *whole) row(r *rule, rm *rowModes, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+	switch {
+	case v >= 2*w.calls:
+		return tab, plainRow
+	case v&1 == 0:
+		p := r.progMul(v)
+		tab[graph.EdgeProgram] = p
+		switch {
+		case p == 1 && rm.launch == 1:
+			return tab, plainRow
+		case p == 0 && rm.launch == 0:
+			return tab, zeroRow
+		}
+		return tab, scaledRow
+	case r.fixed != nil && r.fixed.get(v>>1):
+		return &ones, plainRow
+	}
+	return tab, rm.end
 }
 
 // solvePhases is the POP ideal run of each phase at once: the longest
@@ -326,17 +378,13 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 				phase[i] = phase[src[lo]]
 			}
 		}
-		mul, prog := w.rowMul(r, v)
+		tab := r.mul
+		m := w.rowMul(r, v, &tab)
 		pv := phase[i]
 		var best int64
 		for e := lo; e < hi; e++ {
 			if u := src[e]; phase[u] == pv {
-				k := kind[e]
-				m := mul[k]
-				if k == graph.EdgeProgram {
-					m = prog
-				}
-				if d := dist[u] + scale(weight[e], m); d > best {
+				if d := dist[u] + scale(weight[e], m[kind[e]]); d > best {
 					best = d
 				}
 			}
@@ -349,11 +397,12 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 	return longest
 }
 
-// walk follows the longest path the last solve(r, true) found back from
+// walk follows the longest path the last solve(r) found back from
 // position end to its source, calling f with each edge's target vertex,
 // kind and weight under r.
 func (s *solver) walk(r *rule, end int32, f func(v int32, k graph.EdgeKind, weight int64)) {
 	w := s.whole
+	var tab [numKinds]float64
 	for i := end; i >= 0; {
 		e := s.pred[i]
 		if e < 0 {
@@ -361,12 +410,8 @@ func (s *solver) walk(r *rule, end int32, f func(v int32, k graph.EdgeKind, weig
 		}
 		v := w.order[i]
 		k := w.kind[e]
-		mul, prog := w.rowMul(r, v)
-		m := mul[k]
-		if k == graph.EdgeProgram {
-			m = prog
-		}
-		f(v, k, scale(w.weight[e], m))
+		tab = r.mul
+		f(v, k, scale(w.weight[e], w.rowMul(r, v, &tab)[k]))
 		i = w.src[e]
 	}
 }
