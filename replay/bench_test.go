@@ -79,7 +79,7 @@ func BenchmarkSolve(b *testing.B) {
 		b.Run(tc.name+"+profile", func(b *testing.B) {
 			for range b.N {
 				_, end := s.solve(tc.r, true)
-				s.profile(tc.r, end)
+				s.profile(end)
 			}
 		})
 	}

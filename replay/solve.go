@@ -73,7 +73,7 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 		jobs = append(jobs, func(s *solver) {
 			var end int32
 			wi.RuntimeNs, end = s.solve(r, true)
-			wi.Ranks, wi.Ops = s.profile(r, end)
+			wi.Ranks, wi.Ops = s.profile(end)
 		})
 	}
 	// As many solves at once as there are workers and the scratch budget
@@ -152,14 +152,14 @@ func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {
 	return out
 }
 
-// profile is where the longest path the last solve(r) found, ending at
+// profile is where the longest path the last solve found, ending at
 // position end, runs: the top ranks and operations by time.
-func (s *solver) profile(r *rule, end int32) ([]RankNs, []OpNs) {
+func (s *solver) profile(end int32) ([]RankNs, []OpNs) {
 	w := s.whole
 	byRank := make([]int64, w.ranks)
 	var byOp [258]int64 // by operation; 256 computation, 257 launch
 	rank := 0
-	s.walk(r, end, func(v int32, k graph.EdgeKind, ns int64) {
+	s.walk(end, func(v int32, k graph.EdgeKind, ns int64) {
 		if v >= 2*w.calls || ns == 0 {
 			return // a hub: its edges in weigh nothing
 		}

@@ -141,20 +141,6 @@ func (r *rule) perCall() bool {
 		r.notUseful != nil && r.outside != r.mul[graph.EdgeProgram] || r.fixed != nil
 }
 
-// rowMul is the factors of the edges into vertex v, by kind: tab, with
-// its entry for program edges set if v is a call's start (the only
-// vertices they lead to).
-func (w *whole) rowMul(r *rule, v int32, tab *[numKinds]float64) *[numKinds]float64 {
-	if v < 2*w.calls {
-		if v&1 == 0 {
-			tab[graph.EdgeProgram] = r.progMul(v)
-		} else if r.fixed != nil && r.fixed.get(v>>1) {
-			return &ones
-		}
-	}
-	return tab
-}
-
 // scale is weight w (non-negative) times m, rounded: exact for m = 1
 // (weights are far below 2⁵³ ns).
 func scale(w int64, m float64) int64 { return int64(float64(w)*m + 0.5) }
@@ -369,6 +355,7 @@ func (w *whole) row(r *rule, rm *rowModes, v int32, tab *[numKinds]float64) (*[n
 func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 	w := s.whole
 	start, src, weight, kind, order, dist := w.start, w.src, w.weight, w.kind, w.order, s.dist
+	modes := r.modes()
 	longest := make([]int64, phases)
 	for i, v := range order {
 		lo, hi := start[i], start[i+1]
@@ -379,7 +366,7 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 			}
 		}
 		tab := r.mul
-		m := w.rowMul(r, v, &tab)
+		m, _ := w.row(r, &modes, v, &tab)
 		pv := phase[i]
 		var best int64
 		for e := lo; e < hi; e++ {
@@ -397,22 +384,20 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 	return longest
 }
 
-// walk follows the longest path the last solve(r) found back from
-// position end to its source, calling f with each edge's target vertex,
-// kind and weight under r.
-func (s *solver) walk(r *rule, end int32, f func(v int32, k graph.EdgeKind, weight int64)) {
+// walk follows the longest path the last solve found back from position
+// end to its source, calling f with each edge's target vertex, kind and
+// weight under the solve's rule (the difference of the distances it
+// joins).
+func (s *solver) walk(end int32, f func(v int32, k graph.EdgeKind, weight int64)) {
 	w := s.whole
-	var tab [numKinds]float64
 	for i := end; i >= 0; {
 		e := s.pred[i]
 		if e < 0 {
 			return
 		}
-		v := w.order[i]
-		k := w.kind[e]
-		tab = r.mul
-		f(v, k, scale(w.weight[e], w.rowMul(r, v, &tab)[k]))
-		i = w.src[e]
+		u := w.src[e]
+		f(w.order[i], w.kind[e], s.dist[i]-s.dist[u])
+		i = u
 	}
 }
 
