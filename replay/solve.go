@@ -90,7 +90,7 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 // (scratchPerVertex bytes per vertex each): big graphs are solved one rule
 // at a time.
 const (
-	maxScratch       = 2 << 30
+	maxScratch       = 4 << 30
 	scratchPerVertex = 12
 )
 
