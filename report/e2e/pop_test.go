@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ const (
 	popM     = 2
 	popD     = 20 * time.Millisecond
 	popN3    = 4
-	popE     = 10 * time.Millisecond
+	popE     = 20 * time.Millisecond
 	popBytes = 1 << 20
 	popPh    = 3 // designed phases, after phase 0 (MPI_Init to the first MPI_Pcontrol)
 )
@@ -152,10 +153,12 @@ func measurePop(tl [][]call) (popMeasure, error) {
 }
 
 // gate says how a run strayed from its design: each rank's computation in
-// phases 1 to 3, the windows of phases 1 and 2.
+// phases 1 to 3, the windows of phases 1 and 2. Within these, the factors
+// stay within popFactorTol of the design: a rank 3 % off moves a load
+// balance by at most 0.75 · 3 %.
 func (m *popMeasure) gate(k popKnobs) []string {
 	var bad []string
-	comp := tolerance{Rel: 0.02, Abs: time.Millisecond}
+	comp := tolerance{Rel: 0.03, Abs: time.Millisecond}
 	for ph := 1; ph <= popPh; ph++ {
 		for r := 0; r < popNP; r++ {
 			if got, want := m.useful[ph][r], k.compute(r, ph); !comp.ok(got, want) {
@@ -225,18 +228,23 @@ type designedFactors struct {
 	lb, ser, transfer float64
 }
 
-// popDesigned is the design's factors of a run with the logs' measure m:
-// the computation and the ideal run (the longest chain of computation)
-// are designed; the windows, which hold the MPI calls' time, are the
-// logs'; phase 0 (MPI_Init to the first MPI_Pcontrol, the Barrier that
-// lines the ranks up) is not designed, so the run's factors take its
-// computation from the logs too.
+// popDesigned is the design's factors of a run with the logs' measure m.
+// Load balance and serialisation are the design's: ratios of designed
+// computation and of its longest chains (the slowest rank's rounds; the
+// pipeline, M + P - 1 sweeps of D; a round of the partners). Transfer is
+// the ideal run over the window, which holds the MPI calls' time: the
+// window is the logs', and so is the ideal run where the design makes it
+// the busiest rank's computation (serialisation 1: phases 1 and 3), so
+// that a rank the machine kept a little longer than designed does not
+// show as transfer. Phase 0 (from MPI_Init to the first MPI_Pcontrol,
+// the Barrier that lines the ranks up) is not designed: the run's factors
+// take its computation from the logs.
 func popDesigned(m *popMeasure) []designedFactors {
 	k := popAsDesigned
 	win := func(ph int) float64 { return float64(m.to[ph] - m.from[ph]) }
-	// The ideal runs: the slowest rank's rounds; the pipeline, (M + P - 1)
-	// sweeps of D; a round of the partners.
-	ideal := [popPh + 1]float64{0, float64(k.window(1)), float64(k.window(2)), float64(popN3 * popE)}
+	busiest := func(ph int) float64 { return float64(slices.Max(m.useful[ph])) }
+	ideal := [popPh + 1]float64{busiest(0), float64(k.window(1)), float64(k.window(2)), float64(popN3 * popE)}
+	measured := [popPh + 1]float64{busiest(0), busiest(1), ideal[2], busiest(3)}
 	useful := make([]float64, popNP)
 	var out []designedFactors
 	for ph := 1; ph <= popPh; ph++ {
@@ -247,19 +255,22 @@ func popDesigned(m *popMeasure) []designedFactors {
 			sum += u
 			most = max(most, u)
 		}
-		out = append(out, designedFactors{fmt.Sprintf("phases[%d]", ph), sum / popNP / most, most / ideal[ph], ideal[ph] / win(ph)})
+		out = append(out, designedFactors{fmt.Sprintf("phases[%d]", ph), sum / popNP / most, most / ideal[ph], measured[ph] / win(ph)})
 	}
-	var sum, most, most0 float64
+	var sum, most float64
 	for r := 0; r < popNP; r++ {
-		u0 := float64(m.useful[0][r])
-		most0 = max(most0, u0) // phase 0 has no dependencies but its closing Barrier
-		useful[r] += u0
+		useful[r] += float64(m.useful[0][r])
 		sum += useful[r]
 		most = max(most, useful[r])
 	}
-	// The Barriers between the phases chain their longest chains.
-	all := most0 + ideal[1] + ideal[2] + ideal[3]
-	return append(out, designedFactors{"run", sum / popNP / most, most / all, all / float64(m.runTo-m.runFrom)})
+	// The Barriers between the phases chain their longest chains (phase
+	// 0 has no dependencies but its closing Barrier).
+	var all, allMeasured float64
+	for ph := range ideal {
+		all += ideal[ph]
+		allMeasured += measured[ph]
+	}
+	return append(out, designedFactors{"run", sum / popNP / most, most / all, allMeasured / float64(m.runTo-m.runFrom)})
 }
 
 // TestPOPFactors runs popphases.c, whose POP factors by phase and what
