@@ -86,7 +86,7 @@ func (b *builder) waits() error {
 		if i := best[c]; i >= 0 {
 			d := &b.deps[i]
 			from := b.waitFrom(c)
-			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, Kind: d.kind, Comm: lg.Comm[c]}
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, From: from, Kind: d.kind, Comm: lg.Comm[c]}
 			if w.Comm < 0 {
 				w.Comm = d.comm
 			}

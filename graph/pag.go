@@ -89,7 +89,8 @@ func (k WaitKind) String() string { return waitNames[k] }
 type Wait struct {
 	Call       int32 // the call that waited
 	Cause      int32 // the call on another rank it waited for
-	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
+	Ns         int64 // how long: from From to the cause's start (at most to the call's end)
+	From       int64 // when the waiting began: the call's start, or the start of the unproductive polls that led to it
 	Kind       WaitKind
 	WrongOrder bool  // Late Sender while a message sent earlier to this rank was received later
 	Comm       int32 // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown

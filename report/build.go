@@ -41,6 +41,9 @@ type Input struct {
 	// instead of Path: stretches of computation before a call ('c') and
 	// MPI calls ('m'), in time order.
 	Heuristic []HeuristicSegment
+	// Window, if set, restricts the critical path's segments and profiles
+	// to a stretch of the run.
+	Window *Window
 }
 
 // HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
@@ -62,6 +65,9 @@ func Build(in *Input) *Report {
 		r.Run.Skipped = []string{}
 	}
 	r.CriticalPath = criticalPath(in)
+	if in.Window != nil {
+		windowPath(&r.CriticalPath, *in.Window)
+	}
 	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
 	if in.Agreement >= 0 && in.Analyzer != nil && in.Analyzer.ExactAlgo != "" {
 		a := in.Agreement
@@ -189,7 +195,10 @@ func criticalPath(in *Input) CriticalPath {
 	for _, h := range in.Heuristic {
 		op := pc[h.Call].Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
-			Callsite: site(h.Rank, pc[h.Call].CallSite)}
+			Callsite: site(h.Rank, pc[h.Call].CallSite), Vertex: 2 * h.Call}
+		if h.Kind != 'c' {
+			seg.Vertex++ // E(Call)
+		}
 		ns := h.End - h.Start
 		if h.Kind == 'c' {
 			seg.Kind = "compute"
@@ -230,7 +239,7 @@ func criticalPath(in *Input) CriticalPath {
 		op := pc[v.call].Op
 		tu, tv := time(u), time(v)
 		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
-			Callsite: site(rv, pc[v.call].CallSite)}
+			Callsite: site(rv, pc[v.call].CallSite), Vertex: 2*v.call + int32(v.kind)}
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call
@@ -266,7 +275,16 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		cp.ByOp = append(cp.ByOp, s)
 	}
-	slices.SortFunc(cp.ByOp, func(a, b OpShare) int {
+	sortByOp(cp.ByOp)
+	if cp.ByOp == nil {
+		cp.ByOp = []OpShare{}
+	}
+	return cp
+}
+
+// sortByOp orders by_op by time, longest first, then by name.
+func sortByOp(ops []OpShare) {
+	slices.SortFunc(ops, func(a, b OpShare) int {
 		if a.Ns != b.Ns {
 			if a.Ns > b.Ns {
 				return -1
@@ -278,10 +296,6 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		return 1
 	})
-	if cp.ByOp == nil {
-		cp.ByOp = []OpShare{}
-	}
-	return cp
 }
 
 func callsite(in *Input, rank int, pc uint64) string {

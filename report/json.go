@@ -58,6 +58,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(cp.ByRank)
 	j.raw(`,"by_op":`)
 	j.value(cp.ByOp)
+	if cp.WindowNs != nil {
+		j.raw(`,"window_ns":`)
+		j.value(cp.WindowNs)
+	}
 	if cp.Agreement != nil {
 		j.raw(`,"agreement":`)
 		j.value(*cp.Agreement)

@@ -37,6 +37,10 @@ type CriticalPath struct {
 	Segments []Segment   `json:"segments"`
 	ByRank   []RankShare `json:"by_rank"`
 	ByOp     []OpShare   `json:"by_op"`
+	// WindowNs is the window ([from, to], ns since the run's start) that
+	// --from/--to restrict the segments and profiles to; absent for the
+	// whole run.
+	WindowNs []int64 `json:"window_ns,omitempty"`
 	// Agreement is set for the topological heuristics (topo,
 	// topo-shuffle): the share of the exact critical path's time that the
 	// heuristic attributes to the same rank and the same segment (the same
@@ -71,6 +75,10 @@ type Segment struct {
 	StartNs  int64  `json:"start_ns"`
 	EndNs    int64  `json:"end_ns"`
 	Callsite string `json:"callsite"` // "0x4011d6" or "file.c:42" when symbolised
+	// Vertex is the PAG vertex the segment ends at: S(c) for the stretch
+	// before call c (compute, launch), E(c) for what ends with c (mpi,
+	// transfer). The timeline marks the slices of these vertices.
+	Vertex int32 `json:"-"`
 }
 
 // RankShare is how much of the critical path runs on one rank.

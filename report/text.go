@@ -21,6 +21,14 @@ func WriteText(w io.Writer, r *Report, top int) {
 	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
 	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
+	if win := cp.WindowNs; len(win) == 2 {
+		var in int64
+		for _, s := range cp.Segments {
+			in += s.EndNs - s.StartNs
+		}
+		fmt.Fprintf(w, "window %s to %s (--from/--to): the critical path's tables cover its %d segments in it (%s), clipped to it\n",
+			ns(win[0]), ns(win[1]), len(cp.Segments), ns(in))
+	}
 	if a := cp.Analyzer; a != nil {
 		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
 		if a.RawBytes > 0 {

@@ -33,6 +33,7 @@ type analyzeOpts struct {
 	dot       string
 	top       int
 	cpuprof   string
+	timelineOpts
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
@@ -50,6 +51,7 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
+	addTimelineFlags(cmd, &o.timelineOpts)
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -92,6 +94,9 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	if o.delta < 0 {
 		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
+	}
+	if err := o.timelineOpts.check(); err != nil {
+		return err
 	}
 	if _, err := os.Stat(dir); err != nil && !strings.ContainsRune(dir, os.PathSeparator) {
 		// "cpath LOGDIR" shares the command position with the subcommands.
@@ -150,6 +155,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	b1, _ := c.Stats()
 	gt := time.Since(t0)
+	win, err := o.window(p)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
 	run = nil
 	// What building needed (messages, dependencies, the edges before their
 	// rows) is garbage now: collect it before the search allocates, or the
@@ -234,7 +243,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		}
 	}
 	if c.Rank() != 0 {
-		return nil
+		return writeTimeline(&o.timelineOpts, c, p, nil, win)
 	}
 	// Rank 0: merge the shares (instances in communicator and sequence
 	// order) and report.
@@ -264,7 +273,16 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	sym := report.NewSymbolizer(in.PAG)
 	in.Symbolize = sym.Lookup
+	if o.windowUsed {
+		in.Window = &win
+	}
 	rep := report.Build(in)
+	if o.timeline != "" {
+		prog.Stage("writing the timeline")
+	}
+	if err := writeTimeline(&o.timelineOpts, c, p, rep, win); err != nil {
+		return err
+	}
 	prog.Done()
 	if o.dot != "" {
 		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, p.LoadAddress) }); err != nil {

@@ -1,0 +1,536 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
+	"github.com/cpath/cpath/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestCounting: the counting encoder adds up exactly the bytes the
+// writing one appends, for every kind of event and value (the budget
+// relies on it).
+func TestCounting(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	vals := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 123456789, -1, -999, -1000, -1001, math.MaxInt64, math.MinInt64}
+	for i := 0; i < 200; i++ {
+		vals = append(vals, rng.Int63n(1<<uint(rng.Intn(62)+1))*int64(1-2*rng.Intn(2)))
+	}
+	strs := []string{"", "MPI_Send", `q"uote\`, "é ü", "\x01ctl", "<&>", "\xff bad utf-8"}
+	events := []func(e *enc, v int64, s string){
+		func(e *enc, v int64, _ string) { e.int(v) },
+		func(e *enc, v int64, _ string) { e.us(v) },
+		func(e *enc, _ int64, s string) { e.str(s) },
+		func(e *enc, v int64, s string) {
+			e.slice("mpi", quote(s), track{v, v}, v, v)
+			a := args{e: e}
+			a.key("bytes")
+			e.int(v)
+			a.end()
+		},
+		func(e *enc, v int64, _ string) { e.flow(v%2 == 0, v, track{v, v}, v) },
+		func(e *enc, v int64, s string) { e.processMeta(v%2 == 0, v, s, v) },
+		func(e *enc, v int64, s string) { e.threadMeta(track{v, v}, s) },
+	}
+	for k, ev := range events {
+		for _, v := range vals {
+			for _, s := range strs {
+				w, c := &enc{}, &enc{counting: true}
+				ev(w, v, s)
+				ev(c, v, s)
+				if c.n != int64(len(w.b)) || w.n != c.n {
+					t.Fatalf("event %d (%d, %q): counted %d, wrote %d (%q)", k, v, s, c.n, len(w.b), w.b)
+				}
+			}
+		}
+	}
+}
+
+// TestBuckets: buckets grow with the duration, and bucketLow is the
+// first duration of each.
+func TestBuckets(t *testing.T) {
+	prev := 0
+	for d := int64(0); d < 5000; d++ {
+		b := bucket(d)
+		if b < prev || b >= numBuckets {
+			t.Fatalf("bucket(%d) = %d after %d", d, b, prev)
+		}
+		if b > prev && bucketLow(b) != d {
+			t.Fatalf("bucketLow(%d) = %d, want %d", b, bucketLow(b), d)
+		}
+		prev = b
+	}
+	if b := bucket(math.MaxInt64); b >= numBuckets {
+		t.Fatalf("bucket(max) = %d", b)
+	}
+}
+
+// analysed is a run analysed as cpath analyze does, up to the report,
+// on an in-process job of P ranks, and its timeline.
+type analysed struct {
+	file []byte
+	sum  *Summary
+	rep  *report.Report
+}
+
+func analyse(t *testing.T, dir string, P int, window *report.Window, maxBytes int64) analysed {
+	t.Helper()
+	var out analysed
+	errs := make([]error, P)
+	mpixtest.Run(P, func(c mpix.Comm) {
+		errs[c.Rank()] = func() error {
+			run, err := graph.Load(dir)
+			if err != nil {
+				return err
+			}
+			p, err := graph.Build(c, run)
+			if err != nil {
+				return err
+			}
+			g := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[p.Part], Hi: p.Bounds[p.Part+1],
+				InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
+			res, err := cpath.DistDAG(c, g)
+			if err != nil {
+				return err
+			}
+			var want []int32
+			for _, v := range res.Path.Vertices {
+				if x, kind := p.Vertex(v); kind <= graph.VertexEnd {
+					want = append(want, x)
+				}
+			}
+			calls, err := p.FetchCalls(c, want)
+			if err != nil {
+				return err
+			}
+			type share struct {
+				Imbalance *imbalance.Result
+				Colls     []graph.Collective
+			}
+			shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
+			if err != nil {
+				return err
+			}
+			win := report.Window{From: 0, To: p.T1 - p.T0}
+			if window != nil {
+				win = *window
+			}
+			var segs []report.Segment
+			var buf bytes.Buffer
+			if c.Rank() == 0 {
+				var colls []graph.Collective
+				var parts []*imbalance.Result
+				var offs []int32
+				for _, s := range shares {
+					parts = append(parts, s.Imbalance)
+					offs = append(offs, int32(len(colls)))
+					colls = append(colls, s.Colls...)
+				}
+				in := &report.Input{Dir: dir, Algo: "dag", PAG: p.Summary(colls), Path: res.Path, PathCalls: calls,
+					Imbalance: imbalance.Merge(parts, offs), Agreement: -1, Window: window}
+				out.rep = report.Build(in)
+				segs = out.rep.CriticalPath.Segments
+			}
+			sum, err := Write(c, p, segs, &buf, Options{Window: win, MaxBytes: maxBytes})
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				out.file, out.sum = buf.Bytes(), sum
+			}
+			return nil
+		}()
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d of %d: %v", r, P, err)
+		}
+	}
+	return out
+}
+
+// event is a trace event as the viewers read it.
+type event struct {
+	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat"`
+	Name string         `json:"name"`
+	Pid  int64          `json:"pid"`
+	Tid  int64          `json:"tid"`
+	Ts   float64        `json:"ts"`
+	Dur  float64        `json:"dur"`
+	ID   int64          `json:"id"`
+	Bp   string         `json:"bp"`
+	Args map[string]any `json:"args"`
+}
+
+func ns(us float64) int64 { return int64(math.Round(us * 1000)) }
+
+// parsed is a parsed timeline and what it holds.
+type parsed struct {
+	events                           []event
+	mpi, compute, wait, crit, track  []event
+	starts, ends                     map[int64]event
+	meta                             map[string]any // the cpath event's args
+	slicesByTrack                    map[[2]int64][]event
+	processNames, threadNames, other int
+}
+
+// parse decodes a timeline with encoding/json and checks what any
+// timeline must be: the trace-event JSON object, every slice on a
+// process and thread the metadata names, with a duration that is not
+// negative, slices on a thread nested (never overlapping partly), flows
+// in pairs of unique ids whose ends lie inside a slice of their thread.
+func parse(t *testing.T, file []byte) *parsed {
+	t.Helper()
+	var doc struct {
+		DisplayTimeUnit string  `json:"displayTimeUnit"`
+		TraceEvents     []event `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(file, &doc); err != nil {
+		t.Fatalf("the timeline is not JSON: %v", err)
+	}
+	if doc.DisplayTimeUnit != "ns" || len(doc.TraceEvents) == 0 {
+		t.Fatalf("not a trace-event JSON object: displayTimeUnit %q, %d events", doc.DisplayTimeUnit, len(doc.TraceEvents))
+	}
+	tr := &parsed{events: doc.TraceEvents, starts: map[int64]event{}, ends: map[int64]event{}, slicesByTrack: map[[2]int64][]event{}}
+	procs, threads := map[int64]bool{}, map[[2]int64]bool{}
+	for _, e := range tr.events {
+		switch e.Ph {
+		case "M":
+			switch e.Name {
+			case "process_name":
+				procs[e.Pid] = true
+				tr.processNames++
+			case "thread_name":
+				threads[[2]int64{e.Pid, e.Tid}] = true
+				tr.threadNames++
+			case "cpath":
+				tr.meta = e.Args
+			}
+		case "X":
+			if e.Dur < 0 || e.Ts < 0 {
+				t.Fatalf("slice with negative time: %+v", e)
+			}
+			k := [2]int64{e.Pid, e.Tid}
+			tr.slicesByTrack[k] = append(tr.slicesByTrack[k], e)
+			switch e.Cat {
+			case "mpi":
+				tr.mpi = append(tr.mpi, e)
+			case "compute":
+				tr.compute = append(tr.compute, e)
+			case "wait":
+				tr.wait = append(tr.wait, e)
+			case "critical":
+				tr.track = append(tr.track, e)
+			default:
+				t.Fatalf("slice of unknown category: %+v", e)
+			}
+			if e.Args["critical"] == true {
+				tr.crit = append(tr.crit, e)
+			}
+		case "s", "f":
+			m := tr.starts
+			if e.Ph == "f" {
+				m = tr.ends
+				if e.Bp != "e" {
+					t.Fatalf("flow end not bound to its enclosing slice: %+v", e)
+				}
+			}
+			if _, dup := m[e.ID]; dup || e.Cat != "message" {
+				t.Fatalf("flow id %d twice, or of category %q", e.ID, e.Cat)
+			}
+			m[e.ID] = e
+		default:
+			tr.other++
+		}
+	}
+	if tr.meta == nil || tr.other > 0 {
+		t.Fatalf("no cpath metadata event, or %d events of unknown phases", tr.other)
+	}
+	for k, ss := range tr.slicesByTrack {
+		if !procs[k[0]] || !threads[k] {
+			t.Fatalf("slices on pid %d tid %d, which the metadata does not name", k[0], k[1])
+		}
+		// Nesting: in start order (longer first at equal starts), each
+		// slice lies within or after the ones open before it.
+		slices.SortStableFunc(ss, func(a, b event) int {
+			if ns(a.Ts) != ns(b.Ts) {
+				return int(ns(a.Ts) - ns(b.Ts))
+			}
+			return int(ns(b.Dur) - ns(a.Dur))
+		})
+		var open []event
+		for _, s := range ss {
+			for len(open) > 0 {
+				p := open[len(open)-1]
+				if ns(p.Ts) <= ns(s.Ts) && ns(s.Ts+s.Dur) <= ns(p.Ts+p.Dur) {
+					break // s nests in p
+				}
+				if ns(p.Ts+p.Dur) > ns(s.Ts) {
+					t.Fatalf("slices overlap on pid %d tid %d: %+v and %+v", k[0], k[1], p, s)
+				}
+				open = open[:len(open)-1]
+			}
+			open = append(open, s)
+		}
+	}
+	if len(tr.starts) != len(tr.ends) {
+		t.Fatalf("%d flow starts, %d ends", len(tr.starts), len(tr.ends))
+	}
+	for id, s := range tr.starts {
+		f, ok := tr.ends[id]
+		if !ok {
+			t.Fatalf("flow %d has no end", id)
+		}
+		for _, x := range []event{s, f} {
+			if !insideSlice(tr.slicesByTrack[[2]int64{x.Pid, x.Tid}], x.Ts) {
+				t.Fatalf("flow %d's %s at %v µs is in no slice of pid %d tid %d", id, x.Ph, x.Ts, x.Pid, x.Tid)
+			}
+		}
+	}
+	return tr
+}
+
+// insideSlice says whether ts is strictly inside an MPI call's slice
+// (or at the start of one shorter than 2 ns), where a viewer cannot bind
+// it to the slice next to it.
+func insideSlice(ss []event, ts float64) bool {
+	t := ns(ts)
+	for _, s := range ss {
+		a, b := ns(s.Ts), ns(s.Ts+s.Dur)
+		if s.Cat == "mpi" && (a < t && t < b || b-a < 2 && t == a) {
+			return true
+		}
+	}
+	return false
+}
+
+func num(t *testing.T, m map[string]any, k string) int64 {
+	t.Helper()
+	v, ok := m[k].(float64)
+	if !ok {
+		t.Fatalf("cpath event: no %q: %v", k, m)
+	}
+	return int64(v)
+}
+
+func genRun(t *testing.T, ranks, calls int, pattern gen.Pattern) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: pattern, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestGolden: the timeline of a small imbalanced run is the golden file
+// (go test ./timeline -update rewrites it), at one analyzer rank and at
+// three.
+func TestGolden(t *testing.T) {
+	dir := genRun(t, 3, 12, gen.Imbalanced)
+	golden := filepath.Join("testdata", "imbalanced.json")
+	one := analyse(t, dir, 1, nil, 0)
+	if *update {
+		if err := os.WriteFile(golden, one.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one.file, want) {
+		t.Fatalf("the timeline differs from %s (go test ./timeline -update rewrites it after a deliberate change):\n%s", golden, one.file)
+	}
+	if three := analyse(t, dir, 3, nil, 0); !bytes.Equal(three.file, one.file) {
+		t.Fatal("the timeline of three analyzer ranks differs from one's")
+	}
+	parse(t, one.file)
+}
+
+// TestContents: at one analyzer rank and at two, a timeline without cap
+// or window draws every call, stretch, wait and message of the run and
+// marks exactly the critical path's segments; the two files are the
+// same.
+func TestContents(t *testing.T) {
+	for _, pattern := range []gen.Pattern{gen.Halo, gen.Imbalanced, gen.Collectives, gen.RandomP2P} {
+		t.Run(string(pattern), func(t *testing.T) {
+			dir := genRun(t, 4, 300, pattern)
+			one, two := analyse(t, dir, 1, nil, 0), analyse(t, dir, 2, nil, 0)
+			if !bytes.Equal(one.file, two.file) {
+				t.Fatal("the timeline of two analyzer ranks differs from one's")
+			}
+			checkWhole(t, one)
+		})
+	}
+}
+
+// checkWhole checks a timeline of the whole run, uncapped, against its
+// report.
+func checkWhole(t *testing.T, a analysed) {
+	t.Helper()
+	tr := parse(t, a.file)
+	r := a.rep
+	segs := r.CriticalPath.Segments
+	if len(tr.mpi) != r.Run.Calls || len(tr.starts) != r.Run.Messages {
+		t.Fatalf("%d mpi slices, %d arrows; the run has %d calls, %d messages", len(tr.mpi), len(tr.starts), r.Run.Calls, r.Run.Messages)
+	}
+	if len(tr.crit) != len(segs) || len(tr.track) != len(segs) {
+		t.Fatalf("%d slices marked critical, %d on the critical path's track; %d segments", len(tr.crit), len(tr.track), len(segs))
+	}
+	// Each segment is its own slice: the stretch before a call (compute,
+	// launch) or the call a segment ends with (mpi, transfer); the track
+	// draws the segments themselves.
+	for i, s := range segs {
+		tk := tr.track[i]
+		if ns(tk.Ts) != s.StartNs || ns(tk.Ts+tk.Dur) != s.EndNs || tk.Name != fmt.Sprintf("rank %d", s.Rank) || tk.Args["kind"] != s.Kind {
+			t.Fatalf("segment %d %+v drawn as %+v", i, s, tk)
+		}
+	}
+	byKind := map[string]int{}
+	for _, s := range segs {
+		byKind[s.Kind]++
+	}
+	var critCompute, critMPI int
+	for _, e := range tr.crit {
+		if e.Cat == "compute" {
+			critCompute++
+		} else {
+			critMPI++
+		}
+	}
+	if critCompute != byKind["compute"]+byKind["launch"] || critMPI != byKind["mpi"]+byKind["transfer"] {
+		t.Fatalf("critical slices: %d compute, %d mpi; segments %v", critCompute, critMPI, byKind)
+	}
+	// The critical stretches of computation are the compute segments,
+	// rank by rank, to the ns.
+	perRank := make([]int64, r.Run.Ranks)
+	for _, e := range tr.crit {
+		if e.Cat == "compute" {
+			perRank[e.Pid-1] += ns(e.Dur)
+		}
+	}
+	for _, b := range r.CriticalPath.ByRank {
+		if perRank[b.Rank] != b.ComputeNs+b.LaunchNs {
+			t.Fatalf("rank %d: critical computation %d ns in the timeline, %d in the report", b.Rank, perRank[b.Rank], b.ComputeNs+b.LaunchNs)
+		}
+	}
+	// Every wait state, with the report's totals.
+	waits := map[string]int64{}
+	for _, e := range tr.wait {
+		waits[e.Name] += int64(e.Args["wait_ns"].(float64))
+	}
+	ws := r.Waitstates
+	for k, v := range map[string]int64{"Late Sender": ws.LateSenderNs, "Late Receiver": ws.LateReceiverNs, "Wait at Barrier": ws.WaitAtBarrierNs,
+		"Wait at N x N": ws.WaitAtNxNNs, "Late Broadcast": ws.LateBroadcastNs, "Early Reduce": ws.EarlyReduceNs} {
+		if waits[k] != v {
+			t.Fatalf("%s: %d ns in the timeline's waits, %d in the report", k, waits[k], v)
+		}
+	}
+	if a.sum.Capped() || num(t, tr.meta, "calls_drawn") != int64(r.Run.Calls) || num(t, tr.meta, "critical_segments") != int64(len(segs)) {
+		t.Fatalf("summary %+v, metadata %v", a.sum, tr.meta)
+	}
+}
+
+// TestWindow: a window keeps what overlaps it, clipped, and marks the
+// segments the report keeps for it.
+func TestWindow(t *testing.T) {
+	dir := genRun(t, 4, 400, gen.Imbalanced)
+	whole := analyse(t, dir, 1, nil, 0)
+	run := whole.rep.RuntimeNs
+	w := report.Window{From: run / 3, To: run / 2}
+	one, two := analyse(t, dir, 1, &w, 0), analyse(t, dir, 2, &w, 0)
+	if !bytes.Equal(one.file, two.file) {
+		t.Fatal("the windowed timeline of two analyzer ranks differs from one's")
+	}
+	tr := parse(t, one.file)
+	segs := one.rep.CriticalPath.Segments
+	if len(segs) == 0 || len(segs) >= len(whole.rep.CriticalPath.Segments) || len(tr.crit) != len(segs) || len(tr.track) != len(segs) {
+		t.Fatalf("window %v: %d segments (whole run %d), %d critical slices, %d on the track", w, len(segs), len(whole.rep.CriticalPath.Segments),
+			len(tr.crit), len(tr.track))
+	}
+	for _, e := range append(append(tr.mpi, tr.compute...), tr.wait...) {
+		if ns(e.Ts) < w.From || ns(e.Ts+e.Dur) > w.To {
+			t.Fatalf("%+v outside the window %v", e, w)
+		}
+	}
+	// What the window holds of the whole run's slices, by start: the
+	// windowed file has exactly those.
+	var want int
+	for _, e := range parse(t, whole.file).mpi {
+		if w.Holds(ns(e.Ts), ns(e.Ts+e.Dur)) {
+			want++
+		}
+	}
+	if len(tr.mpi) != want || num(t, tr.meta, "calls") != int64(want) {
+		t.Fatalf("%d mpi slices in the window, want %d", len(tr.mpi), want)
+	}
+	var sum int64
+	for _, s := range segs {
+		sum += s.EndNs - s.StartNs
+	}
+	if sum != w.To-w.From {
+		t.Fatalf("the windowed segments cover %d ns of the %d-ns window", sum, w.To-w.From)
+	}
+}
+
+// TestCap: with a budget the critical path fits in, the file fits,
+// leaves out the shortest calls and says so, and still draws the whole
+// critical path, with the arrows between drawn calls; with one it does
+// not fit in, it draws the critical path alone and says that the file is
+// larger.
+func TestCap(t *testing.T) {
+	dir := genRun(t, 4, 3000, gen.Imbalanced)
+	whole := analyse(t, dir, 1, nil, 0)
+	for _, tc := range []struct {
+		budget int64
+		fits   bool
+	}{{int64(len(whole.file)) / 2, true}, {int64(len(whole.file)) / 3, true}, {1000, false}} {
+		one, two := analyse(t, dir, 1, nil, tc.budget), analyse(t, dir, 2, nil, tc.budget)
+		if !bytes.Equal(one.file, two.file) {
+			t.Fatal("the capped timeline of two analyzer ranks differs from one's")
+		}
+		s := one.sum
+		if (int64(len(one.file)) <= tc.budget) != tc.fits || s.OverBudget == tc.fits || s.Bytes != int64(len(one.file)) {
+			t.Fatalf("budget %d: wrote %d bytes (summary %+v), want it to fit: %v", tc.budget, len(one.file), s, tc.fits)
+		}
+		tr := parse(t, one.file)
+		segs := one.rep.CriticalPath.Segments
+		if !s.Capped() || s.CallsDrawn >= s.Calls || int64(len(tr.mpi)) != s.CallsDrawn || int64(len(tr.starts)) != s.MessagesDrawn ||
+			len(tr.crit) != len(segs) {
+			t.Fatalf("budget %d: summary %+v; %d mpi slices, %d arrows, %d critical of %d segments", tc.budget, s, len(tr.mpi), len(tr.starts),
+				len(tr.crit), len(segs))
+		}
+		note, _ := tr.meta["left_out"].(string)
+		want := "the critical path is complete"
+		if !tc.fits {
+			want = "the critical path alone needs more than"
+		}
+		if !strings.HasPrefix(note, "left out") || !strings.Contains(note, want) {
+			t.Fatalf("budget %d: the file says %q", tc.budget, note)
+		}
+		for _, e := range append(tr.mpi, tr.compute...) {
+			if e.Args["critical"] != true && ns(e.Dur) < s.MinNs {
+				t.Fatalf("drawn off the path though shorter than %d ns: %+v", s.MinNs, e)
+			}
+		}
+		t.Logf("budget %d: %d bytes; %s", tc.budget, len(one.file), s.Note())
+	}
+}
