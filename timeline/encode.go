@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -39,23 +40,6 @@ func (e *enc) int(v int64) {
 	e.n += int64(len(e.b) - k)
 }
 
-// us writes ns as microseconds with three decimals (exact to the ns),
-// the unit of the format's ts and dur.
-func (e *enc) us(ns int64) {
-	if ns < 0 {
-		e.raw("-")
-		ns = -ns
-	}
-	e.int(ns / 1000)
-	if e.counting {
-		e.n += 4
-		return
-	}
-	f := ns % 1000
-	e.b = append(e.b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
-	e.n += 4
-}
-
 // str writes s as a JSON string.
 func (e *enc) str(s string) {
 	for i := 0; i < len(s); i++ {
@@ -78,21 +62,59 @@ func quote(s string) []byte {
 
 // intLen is the number of bytes of v in decimal.
 func intLen(v int64) int {
-	n, u := 1, uint64(v)
 	if v < 0 {
-		n, u = 2, uint64(-v) // -MinInt64 wraps to its own magnitude as a uint64
+		return 1 + uintLen(uint64(-v)) // -MinInt64 wraps to its own magnitude as a uint64
 	}
-	for ; u >= 10; u /= 10 {
-		n++
-	}
-	return n
+	return uintLen(uint64(v))
 }
 
-// The event kinds the timeline writes. Every event but the first of the
-// file starts with ",\n": one event a line.
+// uintLen is the number of decimal digits of u: log10 from the bit
+// length (1233/4096 ≈ log10 2), corrected by one comparison.
+func uintLen(u uint64) int {
+	d := (bits.Len64(u) * 1233) >> 12
+	if u >= pow10[d] {
+		d++
+	}
+	return max(d, 1)
+}
 
-// ids of a track: the process of a logged rank and one of its threads.
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+	1e15, 1e16, 1e17, 1e18, 1e19}
+
+// The event kinds the timeline writes. Every event but the first of the
+// file starts with ",\n": one event a line. The parts every event of a
+// kind or of a track shares are made once: a slice is its head (",\n",
+// phase, category, name), its track's bytes (pid, tid, the ts key), ts,
+// dur and its args.
+
+// track is where an event is drawn: the process of a logged rank and one
+// of its threads.
 type track struct{ pid, tid int64 }
+
+// bytes is what every event on t has after its head: `,"pid":P,"tid":T,"ts":`.
+// len is its length.
+func (t track) len() int {
+	return len(`,"pid":,"tid":,"ts":`) + intLen(t.pid) + intLen(t.tid)
+}
+
+func (t track) bytes() []byte {
+	b := strconv.AppendInt(append([]byte(nil), `,"pid":`...), t.pid, 10)
+	b = strconv.AppendInt(append(b, `,"tid":`...), t.tid, 10)
+	return append(b, `,"ts":`...)
+}
+
+// sliceHead is the head of the complete events (ph X) of a category and
+// name (quoted).
+func sliceHead(cat string, name []byte) []byte {
+	return append([]byte(",\n"+`{"ph":"X","cat":"`+cat+`","name":`), name...)
+}
+
+// The heads of the two ends of a message's arrow: ph s at the send, ph f
+// at the completion of the receive, bound to the slice around it (bp e).
+var (
+	flowStart = []byte(",\n" + `{"ph":"s","cat":"message","name":"message"`)
+	flowEnd   = []byte(",\n" + `{"ph":"f","bp":"e","cat":"message","name":"message"`)
+)
 
 func (e *enc) begin(first bool) {
 	if !first {
@@ -100,49 +122,57 @@ func (e *enc) begin(first bool) {
 	}
 }
 
-// slice writes a complete event (ph X) without closing it, so that the
-// caller can add args.
-func (e *enc) slice(cat string, name []byte, t track, ts, dur int64) {
-	e.begin(false)
-	e.raw(`{"ph":"X","cat":"`)
-	e.raw(cat)
-	e.raw(`","name":`)
-	e.bytes(name)
-	e.raw(`,"pid":`)
-	e.int(t.pid)
-	e.raw(`,"tid":`)
-	e.int(t.tid)
-	e.raw(`,"ts":`)
-	e.us(ts)
-	e.raw(`,"dur":`)
-	e.us(dur)
-}
-
-// flow writes one end of a message's arrow: ph s at the send, ph f at the
-// completion of the receive, bound to the slice around it (bp e).
-func (e *enc) flow(start bool, id int64, t track, ts int64) {
-	e.begin(false)
-	if start {
-		e.raw(`{"ph":"s","cat":"message","name":"message","id":`)
-	} else {
-		e.raw(`{"ph":"f","bp":"e","cat":"message","name":"message","id":`)
+// slice writes a complete event without closing it, so that the caller
+// can add args.
+func (e *enc) slice(head, track []byte, ts, dur int64) {
+	if e.counting {
+		e.n += int64(len(head)+len(track)+len(`,"dur":`)+usLen(ts)) + int64(usLen(dur))
+		return
 	}
-	e.int(id)
-	e.raw(`,"pid":`)
-	e.int(t.pid)
-	e.raw(`,"tid":`)
-	e.int(t.tid)
-	e.raw(`,"ts":`)
-	e.us(ts)
-	e.raw("}")
+	k := len(e.b)
+	e.b = append(append(e.b, head...), track...)
+	e.b = appendUs(e.b, ts)
+	e.b = appendUs(append(e.b, `,"dur":`...), dur)
+	e.n += int64(len(e.b) - k)
 }
 
-// flowMax is the most bytes a flow event of a run can take: what the
-// budget counts for a message's arrow before it knows the sender's side.
-func flowMax(start bool, maxID, maxPid, maxTid, maxTs int64) int64 {
-	e := &enc{counting: true}
-	e.flow(start, maxID, track{maxPid, maxTid}, maxTs)
-	return e.n
+// flow writes one end of a message's arrow.
+func (e *enc) flow(head, track []byte, ts, id int64) {
+	if e.counting {
+		e.n += flowLen(head, len(track), ts, id)
+		return
+	}
+	k := len(e.b)
+	e.b = append(append(e.b, head...), track...)
+	e.b = appendUs(e.b, ts)
+	e.b = append(strconv.AppendInt(append(e.b, `,"id":`...), id, 10), '}')
+	e.n += int64(len(e.b) - k)
+}
+
+// flowLen is the length of a flow event on a track of trackLen bytes.
+func flowLen(head []byte, trackLen int, ts, id int64) int64 {
+	return int64(len(head)+trackLen+usLen(ts)+len(`,"id":`)+intLen(id)) + 1
+}
+
+// usLen is the length of appendUs's ns.
+func usLen(ns int64) int {
+	if ns < 0 {
+		return 1 + uintLen(uint64(-ns)/1000) + 4
+	}
+	return uintLen(uint64(ns)/1000) + 4
+}
+
+// appendUs appends ns as microseconds with three decimals (exact to the
+// ns), the unit of the format's ts and dur.
+func appendUs(b []byte, ns int64) []byte {
+	u := uint64(ns)
+	if ns < 0 {
+		b = append(b, '-')
+		u = uint64(-ns)
+	}
+	b = strconv.AppendUint(b, u/1000, 10)
+	f := u % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 // processMeta names a process and places it (sort index).
@@ -180,15 +210,25 @@ type args struct {
 	open bool
 }
 
-func (a *args) key(k string) {
+// argKey is an argument's name as it is written first (opening the args)
+// and after another.
+type argKey struct{ first, next string }
+
+func key(k string) argKey { return argKey{`,"args":{"` + k + `":`, `,"` + k + `":`} }
+
+var (
+	keyBytes, keyComm, keyCritical = key("bytes"), key("comm"), key("critical")
+	keyWaitNs, keyCause, keyWrong  = key("wait_ns"), key("cause_rank"), key("wrong_order")
+	keySegments                    = key("segments")
+)
+
+func (a *args) key(k argKey) {
 	if a.open {
-		a.e.raw(`,"`)
-	} else {
-		a.e.raw(`,"args":{"`)
-		a.open = true
+		a.e.raw(k.next)
+		return
 	}
-	a.e.raw(k)
-	a.e.raw(`":`)
+	a.e.raw(k.first)
+	a.open = true
 }
 
 // end closes the args (if any) and the event.

@@ -5,7 +5,7 @@
 // computation between calls (compute), an arrow per matched message
 // (message, ph s at the send, f at the completion of the receive), and the
 // critical path marked (args.critical on its slices) and drawn on a track
-// of its own (category critical).
+// of its own (category critical: which rank it runs on when).
 //
 // Each analyzer rank writes its part's events (its logged ranks, in call
 // order) and rank 0 puts them into one file in rank order, streamed in
@@ -20,13 +20,16 @@
 package timeline
 
 import (
-	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
@@ -115,15 +118,16 @@ const headerBytes = 4096
 // error on every rank.
 func Write(c mpix.Comm, p *graph.PAG, segs []report.Segment, out io.Writer, opt Options) (*Summary, error) {
 	w := newWriter(p, opt)
-	if err := w.critical(c, segs); err != nil {
-		return nil, err
-	}
-	w.numberFlows()
-	if err := w.budget(c, segs); err != nil {
-		return nil, err
-	}
-	if err := w.flows(c); err != nil {
-		return nil, err
+	for _, step := range []func() error{
+		func() error { return w.critical(c, segs) },
+		func() error { return w.numberFlows(c) },
+		func() error { return w.askSenders(c) },
+		func() error { return w.budget(c, segs) },
+		func() error { return w.tellSenders(c) },
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
 	}
 	err := w.stream(c, segs, out)
 	return &w.sum, mpix.Agree(c, err)
@@ -133,28 +137,41 @@ type writer struct {
 	p      *graph.PAG
 	opt    Options
 	t0     int64
-	stride int64   // a thread's tid is its process's pid + thread × stride
-	crit   []int32 // the owned vertices the critical path's segments end at, sorted
+	stride int64    // a thread's tid is its process's pid + thread × stride
+	crit   []uint64 // bit 2l+k: vertex 2c+k (c = CallLo+l) ends a critical-path segment
 
-	opName   [256][]byte // quoted
-	commName [][]byte
-	waitName [graph.NumWaitKinds][]byte
+	// The heads of the slices (sliceHead), by operation, wait state and
+	// kind of computation; the communicators' names, quoted.
+	mpiHead                 [256][]byte
+	waitHead                [graph.NumWaitKinds][]byte
+	computeHead, launchHead []byte
+	commName                [][]byte
+	waitOf                  []int32 // by owned call: its wait in p.Waits, -1 for none
 
-	recv   []recvFlow // messages into owned calls, by call, then sender
-	idBase int64      // the first id of this part's messages
-	send   []sendFlow // drawn messages sent by owned calls, by call, then id
+	recv []recvFlow // messages into owned calls, by call, then sender
+	send []sendFlow // drawn messages sent by owned calls, by call, then id
 
 	minBucket int // calls and stretches off the path are drawn from this bucket of duration on
 	track     bool
 	sum       Summary
 }
 
-// recvFlow is a message whose receive an owned call completed.
+// recvFlow is a message whose receive an owned call completed, with what
+// the timeline makes of both its ends.
 type recvFlow struct {
 	call, send int32 // the completing call, the send's posting call
 	id         int64
-	drawn      bool
+	r, s       side
 }
+
+// side is how one end of a message is drawn.
+type side struct {
+	in, crit bool  // its call lies in the window; it ends a critical segment
+	bucket   uint8 // of its call's drawn duration
+	bytes    int32 // of its flow event (the sender's: with an id of one digit)
+}
+
+func (x side) drawn(minBucket int) bool { return x.crit || x.in && int(x.bucket) >= minBucket }
 
 // sendFlow is a drawn message sent by an owned call.
 type sendFlow struct {
@@ -164,14 +181,22 @@ type sendFlow struct {
 
 func newWriter(p *graph.PAG, opt Options) *writer {
 	w := &writer{p: p, opt: opt, t0: p.T0, stride: int64(p.Ranks) + 1}
-	for i := range w.opName {
-		w.opName[i] = quote(trace.Op(i).String())
+	for i := range w.mpiHead {
+		w.mpiHead[i] = sliceHead("mpi", quote(trace.Op(i).String()))
 	}
+	for k := range w.waitHead {
+		w.waitHead[k] = sliceHead("wait", quote(graph.WaitKind(k).String()))
+	}
+	w.computeHead, w.launchHead = sliceHead("compute", quote("compute")), sliceHead("compute", quote("launch"))
 	for _, cm := range p.Comms {
 		w.commName = append(w.commName, quote(cm.Name))
 	}
-	for k := range w.waitName {
-		w.waitName[k] = quote(graph.WaitKind(k).String())
+	w.waitOf = make([]int32, p.CallHi-p.CallLo)
+	for i := range w.waitOf {
+		w.waitOf[i] = -1
+	}
+	for i, wt := range p.Waits {
+		w.waitOf[wt.Call-p.CallLo] = int32(i)
 	}
 	w.sum.MaxBytes = opt.MaxBytes
 	return w
@@ -186,37 +211,42 @@ func (w *writer) critical(c mpix.Comm, segs []report.Segment) error {
 		out[q] = append(out[q], s.Vertex)
 	}
 	got, err := mpix.Ship(c, out)
+	var vs []int32
 	if err == nil {
-		w.crit, err = mpix.Concat[int32](got)
+		vs, err = mpix.Concat[int32](got)
 	}
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
-	w.crit = slices.Clone(w.crit)
-	slices.Sort(w.crit)
-	for _, v := range w.crit {
-		if v>>1 < w.p.CallLo || v>>1 >= w.p.CallHi {
+	p := w.p
+	w.crit = make([]uint64, (2*(p.CallHi-p.CallLo)+63)/64)
+	for _, v := range vs {
+		if v>>1 < p.CallLo || v>>1 >= p.CallHi {
 			err = fmt.Errorf("timeline: critical vertex %d is not this rank's", v)
 			break
 		}
+		i := v - 2*p.CallLo
+		w.crit[i>>6] |= 1 << (i & 63)
 	}
 	return mpix.Agree(c, err)
 }
 
+// isCritical says whether owned vertex v ends a critical-path segment.
 func (w *writer) isCritical(v int32) bool {
-	_, ok := slices.BinarySearch(w.crit, v)
-	return ok
+	i := v - 2*w.p.CallLo
+	return w.crit[i>>6]&(1<<(i&63)) != 0
 }
 
 // numberFlows lists the messages the owned calls completed: the late
 // sender edges into their ends, by call and then by sender, which is
-// their order in the file and, with the parts' bases, their ids.
-func (w *writer) numberFlows() {
+// their order in the file and, after those of the parts before, their
+// ids (from 1).
+func (w *writer) numberFlows(c mpix.Comm) error {
 	p := w.p
 	base := p.Bounds[p.Part]
 	var srcs []int32
-	for c := p.CallLo; c < p.CallHi; c++ {
-		v := 2*c + 1 - base
+	for call := p.CallLo; call < p.CallHi; call++ {
+		v := 2*call + 1 - base
 		srcs = srcs[:0]
 		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
 			if p.InKind[e] == graph.EdgeLateSender {
@@ -225,10 +255,130 @@ func (w *writer) numberFlows() {
 		}
 		slices.Sort(srcs)
 		for _, s := range srcs {
-			w.recv = append(w.recv, recvFlow{call: c, send: s})
+			w.recv = append(w.recv, recvFlow{call: call, send: s})
 		}
 	}
+	n := make([]int64, c.Size())
+	n[c.Rank()] = int64(len(w.recv))
+	if err := mpix.Agree(c, c.Allreduce(n, mpix.Sum)); err != nil {
+		return err
+	}
+	var id int64
+	for q := 0; q < c.Rank(); q++ {
+		id += n[q]
+	}
+	for i := range w.recv {
+		id++
+		w.recv[i].id = id
+	}
+	return nil
 }
+
+// askSenders learns from the senders' owners how the sending end of every
+// message into an owned call is drawn, so that the budget counts each
+// arrow exactly, under the duration that decides whether it is drawn.
+func (w *writer) askSenders(c mpix.Comm) error {
+	p := w.p
+	ask := make([][]int32, c.Size())
+	asked := make([][]int32, c.Size()) // indices into w.recv
+	for i := range w.recv {
+		q := p.Owner(w.recv[i].send)
+		ask[q] = append(ask[q], w.recv[i].send)
+		asked[q] = append(asked[q], int32(i))
+	}
+	got, err := mpix.Ship(c, ask)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	answers := make([][]side, c.Size())
+	for q, bs := range got {
+		calls, err := mpix.FromBytes[int32](bs)
+		if err == nil {
+			for _, x := range calls {
+				if x < p.CallLo || x >= p.CallHi {
+					err = fmt.Errorf("timeline: asked about call %d, which rank %d does not own", x, c.Rank())
+					break
+				}
+			}
+		}
+		if err != nil {
+			return mpix.Agree(c, err)
+		}
+		answers[q] = make([]side, len(calls))
+		var v callView
+		for i, x := range calls {
+			pid := int64(p.Rank(x)) + 1
+			w.view(&v, x)
+			t := track{pid, pid + int64(p.Thread[x-p.CallLo])*w.stride}
+			answers[q][i] = v.side(int32(flowLen(flowStart, t.len(), v.at, 0)))
+		}
+	}
+	if err := mpix.Agree(c, nil); err != nil {
+		return err
+	}
+	got, err = mpix.Ship(c, answers)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	back, err := mpix.Answers[side](got, func(q int) int { return len(asked[q]) }, "timeline arrows")
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
+	for q, as := range back {
+		for i, a := range as {
+			w.recv[asked[q][i]].s = a
+		}
+	}
+	return nil
+}
+
+// callView is how the timeline draws an owned call.
+type callView struct {
+	start, end, cs, ce int64 // its span, and clipped to the window (ns since T0)
+	in, crit           bool  // the window holds it; it ends a critical segment
+	bucket             int   // of its drawn duration
+	wait               *graph.Wait
+	ws, we             int64 // its wait inside the call, clipped
+	drawWait           bool
+	at                 int64 // where the ends of its messages' arrows are
+}
+
+// view sets v to how owned call c is drawn (filled in place: it is made
+// for every call, twice).
+func (w *writer) view(v *callView, c int32) {
+	p := w.p
+	l := c - p.CallLo
+	var wt *graph.Wait
+	if k := w.waitOf[l]; k >= 0 {
+		wt = &p.Waits[k]
+	}
+	v.start, v.end, v.crit, v.wait, v.drawWait = p.Start[l]-w.t0, p.End[l]-w.t0, w.isCritical(2*c+1), wt, false
+	win := w.opt.Window
+	v.in = v.crit || win.Holds(v.start, v.end)
+	v.cs, v.ce = win.Clip(v.start, v.end)
+	v.bucket = bucket(v.ce - v.cs)
+	// Arrows bind to the call, in the middle of its part after the wait:
+	// strictly inside it, so that a viewer cannot take the call next to it.
+	bound := v.cs
+	if wt != nil {
+		v.ws = max(wt.From-w.t0, v.start)
+		v.we = max(v.ws, min(wt.From+wt.Ns-w.t0, v.end))
+		bound = min(max(v.we, v.cs), v.ce)
+		if v.drawWait = win.Holds(v.ws, v.we); v.drawWait {
+			v.ws, v.we = win.Clip(v.ws, v.we)
+		}
+	}
+	if v.ce-bound < 2 {
+		bound = v.cs // no time after the wait: inside the call all the same (its wait)
+	}
+	v.at = bound + (v.ce-bound)/2
+}
+
+func (v *callView) side(bytes int32) side {
+	return side{in: v.in, crit: v.crit, bucket: uint8(v.bucket), bytes: bytes}
+}
+
+func (v *callView) drawn(minBucket int) bool { return v.crit || v.in && v.bucket >= minBucket }
 
 // Durations are bucketed by quarter octaves: what the budget keeps or
 // leaves out is a whole number of buckets, from the shortest up.
@@ -264,20 +414,18 @@ func bucketLow(b int) int64 {
 
 // counts is what the counting pass finds, summed over the ranks.
 type counts struct {
-	bytes, calls, stretches  [numBuckets]int64 // off the path, by bucket of duration
+	bytes, calls, stretches  [numBuckets]int64 // off the path, by bucket of duration (bytes: arrows too)
 	fixed                    int64             // what is always drawn: metadata, the critical path's slices
 	track                    int64             // the critical path's own track
 	critCalls, critStretches int64
-	messages                 []int64 // by analyzer rank: messages its calls completed
 }
 
 func (k *counts) flat() []int64 {
-	x := make([]int64, 0, 3*numBuckets+4+len(k.messages))
+	x := make([]int64, 0, 3*numBuckets+4)
 	x = append(x, k.bytes[:]...)
 	x = append(x, k.calls[:]...)
 	x = append(x, k.stretches[:]...)
-	x = append(x, k.fixed, k.track, k.critCalls, k.critStretches)
-	return append(x, k.messages...)
+	return append(x, k.fixed, k.track, k.critCalls, k.critStretches)
 }
 
 func (k *counts) unflat(x []int64) {
@@ -286,39 +434,25 @@ func (k *counts) unflat(x []int64) {
 	copy(k.calls[:], x[n:2*n])
 	copy(k.stretches[:], x[2*n:3*n])
 	k.fixed, k.track, k.critCalls, k.critStretches = x[3*n], x[3*n+1], x[3*n+2], x[3*n+3]
-	copy(k.messages, x[3*n+4:])
 }
 
 // budget counts the bytes of everything the window holds, by bucket of
-// duration, and picks the shortest duration drawn so that the file fits.
+// duration, and picks the shortest duration drawn so that the file fits:
+// the same on every rank.
 func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
-	p := w.p
-	k := &counts{messages: make([]int64, c.Size())}
-	k.messages[c.Rank()] = int64(len(w.recv))
+	k := &counts{}
 	e := &enc{counting: true}
 	if c.Rank() == 0 {
 		w.writeTrack(e, segs)
 		k.track = e.n
 		e.n = 0
 	}
-	// An arrow is counted with its receive at the most its two events
-	// can take, before anyone knows which are drawn.
-	maxTs := min(w.opt.Window.To, p.T1-p.T0)
-	maxPid := int64(p.Ranks) + 1
-	arrow := flowMax(true, int64(p.Messages), maxPid, maxPid+math.MaxUint16*w.stride, maxTs) +
-		flowMax(false, int64(p.Messages), maxPid, maxPid+math.MaxUint16*w.stride, maxTs)
-	w.walk(e, k, arrow, nil)
+	w.countParts(k)
 	x := k.flat()
-	if err := c.Allreduce(x, mpix.Sum); err != nil {
-		return mpix.Agree(c, err)
+	if err := mpix.Agree(c, c.Allreduce(x, mpix.Sum)); err != nil {
+		return err
 	}
 	k.unflat(x)
-	for q := 0; q < c.Rank(); q++ {
-		w.idBase += k.messages[q]
-	}
-	for i := range w.recv {
-		w.recv[i].id = w.idBase + int64(i) + 1
-	}
 
 	fixed := k.fixed + headerBytes
 	budget := w.opt.MaxBytes
@@ -348,128 +482,112 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 			s.StretchesDrawn += k.stretches[b]
 		}
 	}
-	if w.minBucket > 0 {
+	switch {
+	case w.minBucket == numBuckets:
+		s.MinNs = math.MaxInt64
+	case w.minBucket > 0:
 		s.MinNs = bucketLow(w.minBucket)
 	}
 	s.Segments = k.critCalls + k.critStretches
 	return nil
 }
 
-// callState says whether owned call c lies in the window (or on the
-// critical path) and whether it is drawn.
-func (w *writer) callState(c int32) (in, drawn bool) {
-	l := c - w.p.CallLo
-	s, e := w.p.Start[l]-w.t0, w.p.End[l]-w.t0
-	if w.isCritical(2*c + 1) {
-		return true, true
-	}
-	if !w.opt.Window.Holds(s, e) {
-		return false, false
-	}
-	s, e = w.opt.Window.Clip(s, e)
-	return true, bucket(e-s) >= w.minBucket
-}
-
-// wireFlow is a message on its way from its receiver's owner to its
-// sender's.
-type wireFlow struct {
-	Send  int32
-	Drawn int32 // the receive is drawn
-	ID    int64
-}
-
-// flows decides which arrows are drawn: those whose send and receive
-// both are. The receivers' owners ask the senders'.
-func (w *writer) flows(c mpix.Comm) error {
+// countParts counts this part's events (walk), its ranks cut into as
+// many groups of about equal calls as there are processors, counted at
+// once, into k.
+func (w *writer) countParts(k *counts) {
 	p := w.p
-	ask := make([][]wireFlow, c.Size())
-	var asked [][]int32 = make([][]int32, c.Size()) // indices into w.recv
+	g := max(1, min(runtime.GOMAXPROCS(0), p.RankHi-p.RankLo))
+	cuts := []int{p.RankLo}
+	calls := int64(p.CallHi - p.CallLo)
+	for r := p.RankLo + 1; r < p.RankHi && len(cuts) < g; r++ {
+		if int64(p.RankStart[r]-p.CallLo)*int64(g) >= calls*int64(len(cuts)) {
+			cuts = append(cuts, r)
+		}
+	}
+	cuts = append(cuts, p.RankHi)
+	ks := make([]counts, len(cuts)-1)
+	var wg sync.WaitGroup
+	for i := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.walk(&enc{counting: true}, &ks[i], cuts[i], cuts[i+1], nil)
+		}()
+	}
+	wg.Wait()
+	for i := range ks {
+		k.add(&ks[i])
+	}
+}
+
+func (k *counts) add(o *counts) {
+	for b := range numBuckets {
+		k.bytes[b] += o.bytes[b]
+		k.calls[b] += o.calls[b]
+		k.stretches[b] += o.stretches[b]
+	}
+	k.fixed += o.fixed
+	k.track += o.track
+	k.critCalls += o.critCalls
+	k.critStretches += o.critStretches
+}
+
+// tellSenders tells the senders' owners which of their messages' arrows
+// are drawn: those whose both ends are.
+func (w *writer) tellSenders(c mpix.Comm) error {
+	p := w.p
+	tell := make([][]sendFlow, c.Size())
+	stats := make([]int64, 2) // messages in the window, drawn
 	for i := range w.recv {
 		f := &w.recv[i]
-		in, drawn := w.callState(f.call)
-		if !in {
+		if !f.r.in || !f.s.in {
 			continue
 		}
-		q := p.Owner(f.send)
-		d := int32(0)
-		if drawn {
-			d = 1
+		stats[0]++
+		if f.r.drawn(w.minBucket) && f.s.drawn(w.minBucket) {
+			stats[1]++
+			q := p.Owner(f.send)
+			tell[q] = append(tell[q], sendFlow{f.send, f.id})
 		}
-		ask[q] = append(ask[q], wireFlow{f.send, d, f.id})
-		asked[q] = append(asked[q], int32(i))
 	}
-	got, err := mpix.Ship(c, ask)
-	if err = mpix.Agree(c, err); err != nil {
-		return err
+	got, err := mpix.Ship(c, tell)
+	if err == nil {
+		w.send, err = mpix.Concat[sendFlow](got)
 	}
-	answers := make([][]uint8, c.Size())
-	var stats [2]int64 // messages in the window, drawn
-	for q, bs := range got {
-		fs, err := mpix.FromBytes[wireFlow](bs)
-		if err != nil {
-			return mpix.Agree(c, err)
-		}
-		answers[q] = make([]uint8, len(fs))
-		for i, f := range fs {
-			if f.Send < p.CallLo || f.Send >= p.CallHi {
-				return mpix.Agree(c, fmt.Errorf("timeline: asked about call %d, which rank %d does not own", f.Send, c.Rank()))
+	if err == nil {
+		w.send = slices.Clone(w.send)
+		slices.SortFunc(w.send, func(a, b sendFlow) int {
+			if a.call != b.call {
+				return cmp.Compare(a.call, b.call)
 			}
-			in, drawn := w.callState(f.Send)
-			if !in {
-				continue
-			}
-			stats[0]++
-			if drawn && f.Drawn == 1 {
-				stats[1]++
-				answers[q][i] = 1
-				w.send = append(w.send, sendFlow{f.Send, f.ID})
-			}
-		}
+			return cmp.Compare(a.id, b.id)
+		})
+		err = c.Allreduce(stats, mpix.Sum)
 	}
-	if err := mpix.Agree(c, nil); err != nil {
-		return err
-	}
-	slices.SortFunc(w.send, func(a, b sendFlow) int {
-		if a.call != b.call {
-			return int(a.call - b.call)
-		}
-		return int(a.id - b.id)
-	})
-	got, err = mpix.Ship(c, answers)
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	back, err := mpix.Answers[uint8](got, func(q int) int { return len(asked[q]) }, "timeline arrows")
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	for q, as := range back {
-		for i, a := range as {
-			w.recv[asked[q][i]].drawn = a == 1
-		}
-	}
-	x := stats[:]
-	if err := c.Allreduce(x, mpix.Sum); err != nil {
-		return mpix.Agree(c, err)
-	}
-	w.sum.Messages, w.sum.MessagesDrawn = x[0], x[1]
-	return nil
+	w.sum.Messages, w.sum.MessagesDrawn = stats[0], stats[1]
+	return mpix.Agree(c, err)
 }
 
 // walk writes (or counts, with k) this part's events: for every owned
 // rank its process and threads, and for every call the computation before
-// it, its slice, its wait and the ends of its messages' arrows. Counting,
-// it takes everything the window holds and adds each stretch's and call's
-// bytes (a call's with its wait and, at arrow bytes each, its messages'
-// arrows) to the bucket of its duration, or to what is always drawn.
-// flush is called when the buffer has grown past a batch.
-func (w *writer) walk(e *enc, k *counts, arrow int64, flush func()) {
+// it, its slice with its wait, and the ends of its messages' arrows.
+// Counting, it takes everything the window holds and adds the bytes of
+// each stretch, call (with its wait) and arrow to the bucket of the
+// duration that decides whether it is drawn, or to what is always drawn.
+// It walks the owned ranks [rlo, rhi); flush is called when the buffer
+// has grown past a batch.
+func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 	p := w.p
 	win := w.opt.Window
 	counting := k != nil
-	var ci, wi, ri, si int
+	first := p.RankStart[rlo]
+	ri := sort.Search(len(w.recv), func(i int) bool { return w.recv[i].call >= first })
+	si := sort.Search(len(w.send), func(i int) bool { return w.send[i].call >= first })
 	var prevEnd []int64 // by thread: when its last call ended (ns since T0), -1 before its first
-	for r := p.RankLo; r < p.RankHi; r++ {
+	var trk [][]byte    // by thread: its track's bytes
+	v := &callView{}
+	for r := rlo; r < rhi; r++ {
 		pid := int64(r) + 1
 		n0 := e.n
 		e.processMeta(false, pid, "rank "+strconv.Itoa(r), int64(r))
@@ -484,37 +602,36 @@ func (w *writer) walk(e *enc, k *counts, arrow int64, flush func()) {
 			th := int(p.Thread[l])
 			for th >= len(prevEnd) {
 				prevEnd = append(prevEnd, -1)
+				trk = append(trk, nil)
 			}
-			t := track{pid, pid + int64(th)*w.stride}
-			start, end := p.Start[l]-w.t0, p.End[l]-w.t0
-			for ci < len(w.crit) && w.crit[ci] < 2*c {
-				ci++
-			}
-			critS := ci < len(w.crit) && w.crit[ci] == 2*c
-			critE := ci < len(w.crit) && w.crit[ci] == 2*c+1 || ci+1 < len(w.crit) && w.crit[ci+1] == 2*c+1
+			start := p.Start[l] - w.t0
 
 			// The computation before the call: since the thread's last
 			// call, or since the run's start (launch).
-			name := computeName
+			head := w.computeHead
 			from := prevEnd[th]
 			if from < 0 {
+				t := track{pid, pid + int64(th)*w.stride}
+				trk[th] = t.bytes()
 				n0 := e.n
 				e.threadMeta(t, "thread "+strconv.Itoa(th))
 				if counting {
 					k.fixed += e.n - n0
 				}
-				name, from = launchName, 0
+				head, from = w.launchHead, 0
 			}
+			tb := trk[th]
 			from = min(from, start)
-			prevEnd[th] = end
+			prevEnd[th] = p.End[l] - w.t0
+			critS := w.isCritical(2 * c)
 			if critS || from < start && win.Holds(from, start) {
 				s, en := win.Clip(from, start)
 				if counting || critS || bucket(en-s) >= w.minBucket {
 					n0 := e.n
-					e.slice("compute", name, t, s, en-s)
+					e.slice(head, tb, s, en-s)
 					a := args{e: e}
 					if critS {
-						a.key("critical")
+						a.key(keyCritical)
 						e.raw("true")
 					}
 					a.end()
@@ -532,81 +649,65 @@ func (w *writer) walk(e *enc, k *counts, arrow int64, flush func()) {
 			}
 
 			// The call, its wait, its arrows.
-			for wi < len(p.Waits) && p.Waits[wi].Call < c {
-				wi++
-			}
 			for ri < len(w.recv) && w.recv[ri].call < c {
 				ri++
 			}
 			for si < len(w.send) && w.send[si].call < c {
 				si++
 			}
-			cs, ce := win.Clip(start, end)
-			if !critE && !(win.Holds(start, end) && (counting || bucket(ce-cs) >= w.minBucket)) {
+			w.view(v, c)
+			if !v.in || !counting && !v.drawn(w.minBucket) {
 				continue
 			}
-			n0 := e.n
-			e.slice("mpi", w.opName[p.Op[l]], t, cs, ce-cs)
+			n0 = e.n
+			e.slice(w.mpiHead[p.Op[l]], tb, v.cs, v.ce-v.cs)
 			a := args{e: e}
 			if b := p.Bytes[l]; b > 0 {
-				a.key("bytes")
+				a.key(keyBytes)
 				e.int(int64(b))
 			}
 			if cm := p.Comm[l]; cm >= 0 && int(cm) < len(w.commName) {
-				a.key("comm")
+				a.key(keyComm)
 				e.bytes(w.commName[cm])
 			}
-			if critE {
-				a.key("critical")
+			if v.crit {
+				a.key(keyCritical)
 				e.raw("true")
 			}
 			a.end()
-			// Arrows bind to the call, in the middle of its part after the
-			// wait: strictly inside it, so that a viewer cannot take the
-			// call next to it.
-			bound := cs
-			if wi < len(p.Waits) && p.Waits[wi].Call == c {
-				wt := &p.Waits[wi]
-				ws := max(wt.From-w.t0, start)
-				we := max(ws, min(wt.From+wt.Ns-w.t0, end))
-				if win.Holds(ws, we) {
-					ws, we = win.Clip(ws, we)
-					e.slice("wait", w.waitName[wt.Kind], t, ws, we-ws)
-					a := args{e: e}
-					a.key("wait_ns")
-					e.int(wt.Ns)
-					a.key("cause_rank")
-					e.int(int64(p.Rank(wt.Cause)))
-					if wt.WrongOrder {
-						a.key("wrong_order")
-						e.raw("true")
-					}
-					a.end()
+			if v.drawWait {
+				wt := v.wait
+				e.slice(w.waitHead[wt.Kind], tb, v.ws, v.we-v.ws)
+				a := args{e: e}
+				a.key(keyWaitNs)
+				e.int(wt.Ns)
+				a.key(keyCause)
+				e.int(int64(p.Rank(wt.Cause)))
+				if wt.WrongOrder {
+					a.key(keyWrong)
+					e.raw("true")
 				}
-				bound = min(max(we, cs), ce)
-			}
-			if ce-bound < 2 {
-				bound = cs // no time after the wait: inside the call all the same (its wait)
-			}
-			at := bound + (ce-bound)/2
-			for ; si < len(w.send) && w.send[si].call == c; si++ {
-				e.flow(true, w.send[si].id, t, at)
-			}
-			for ; ri < len(w.recv) && w.recv[ri].call == c; ri++ {
-				if counting {
-					e.n += arrow
-				} else if w.recv[ri].drawn {
-					e.flow(false, w.recv[ri].id, t, at)
-				}
+				a.end()
 			}
 			if counting {
-				if critE {
+				if v.crit {
 					k.fixed += e.n - n0
 					k.critCalls++
 				} else {
-					b := bucket(ce - cs)
-					k.bytes[b] += e.n - n0
-					k.calls[b]++
+					k.bytes[v.bucket] += e.n - n0
+					k.calls[v.bucket]++
+				}
+			}
+			for ; si < len(w.send) && w.send[si].call == c; si++ {
+				e.flow(flowStart, tb, v.at, w.send[si].id)
+			}
+			for ; ri < len(w.recv) && w.recv[ri].call == c; ri++ {
+				f := &w.recv[ri]
+				if counting {
+					f.r = v.side(0)
+					w.countArrow(k, f, len(tb), v.at)
+				} else if f.r.drawn(w.minBucket) && f.s.drawn(w.minBucket) {
+					e.flow(flowEnd, tb, v.at, f.id)
 				}
 			}
 			if flush != nil && len(e.b) >= batchBytes {
@@ -616,27 +717,48 @@ func (w *writer) walk(e *enc, k *counts, arrow int64, flush func()) {
 	}
 }
 
-var computeName, launchName = quote("compute"), quote("launch")
+// countArrow counts a message's arrow (both its events) under the shorter
+// of its ends off the critical path: it is drawn when that one is.
+func (w *writer) countArrow(k *counts, f *recvFlow, trackLen int, at int64) {
+	if !f.r.in || !f.s.in {
+		return
+	}
+	n := flowLen(flowEnd, trackLen, at, f.id) + int64(f.s.bytes) - 1 + int64(intLen(f.id))
+	b := -1
+	for _, x := range []side{f.r, f.s} {
+		if !x.crit && (b < 0 || int(x.bucket) < b) {
+			b = int(x.bucket)
+		}
+	}
+	if b < 0 {
+		k.fixed += n
+	} else {
+		k.bytes[b] += n
+	}
+}
 
-// writeTrack writes the critical path's own track: a slice per segment.
+// writeTrack writes the critical path's own track: where it runs, a
+// slice for each stay on one rank (the segments in a row on it; each is
+// a slice marked critical on the rank's track).
 func (w *writer) writeTrack(e *enc, segs []report.Segment) {
 	pid := int64(w.p.Ranks) + 1
 	t := track{pid, pid}
 	e.threadMeta(t, "critical path")
+	tb := t.bytes()
 	var name []byte
-	for _, s := range segs {
-		name = append(strconv.AppendInt(append(name[:0], `"rank `...), int64(s.Rank), 10), '"')
-		e.slice("critical", name, t, s.StartNs, s.EndNs-s.StartNs)
-		a := args{e: e}
-		a.key("kind")
-		e.str(s.Kind)
-		a.key("op")
-		e.str(s.Op)
-		if s.Callsite != "" {
-			a.key("callsite")
-			e.str(s.Callsite)
+	for i := 0; i < len(segs); {
+		j := i + 1
+		for j < len(segs) && segs[j].Rank == segs[i].Rank {
+			j++
 		}
+		s, en := segs[i].StartNs, segs[j-1].EndNs
+		name = append(strconv.AppendInt(append(name[:0], `"rank `...), int64(segs[i].Rank), 10), '"')
+		e.slice(sliceHead("critical", name), tb, s, en-s)
+		a := args{e: e}
+		a.key(keySegments)
+		e.int(int64(j - i))
 		a.end()
+		i = j
 	}
 }
 
@@ -681,44 +803,63 @@ func (w *writer) header(e *enc) {
 
 // stream writes the file: rank 0 its header, the critical path's track
 // and its own part, then every other rank's part in rank order, which
-// each sends in batches (one exchange a batch, in turn), generating the
-// next while it waits.
+// each sends in batches (one exchange a batch, in turn). Each rank makes
+// its batches as it goes, a few ahead, on a goroutine of its own, so that
+// making them overlaps with writing and waiting.
 func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error {
 	me, size := c.Rank(), c.Size()
+	p := w.p
+	// Batches start with a byte for the flag that says whether more
+	// follow; rank 0 writes what comes after it.
+	batches, free := make(chan []byte, 2), make(chan []byte, 4)
+	newBatch := func() []byte {
+		select {
+		case b := <-free:
+			return b[:1]
+		default:
+			return make([]byte, 1, batchBytes+64<<10)
+		}
+	}
+	recycle := func(b []byte) {
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	go func() {
+		e := &enc{b: newBatch()}
+		if me == 0 {
+			w.header(e)
+			if w.track {
+				w.writeTrack(e, segs)
+			}
+		}
+		w.walk(e, nil, p.RankLo, p.RankHi, func() {
+			batches <- e.b
+			e.b = newBatch()
+		})
+		batches <- e.b
+		close(batches)
+	}()
 	var werr error
-	var bw *bufio.Writer
 	var written int64
 	write := func(b []byte) {
 		if werr == nil {
-			_, werr = bw.Write(b)
-			written += int64(len(b))
+			var n int
+			n, werr = out.Write(b)
+			written += int64(n)
 		}
 	}
-	batches := make(chan []byte, 2)
 	if me == 0 {
-		bw = bufio.NewWriterSize(out, 1<<20)
-		e := &enc{b: make([]byte, 0, batchBytes+64<<10)}
-		w.header(e)
-		if w.track {
-			w.writeTrack(e, segs)
+		for b := range batches {
+			write(b[1:])
+			recycle(b)
 		}
-		w.walk(e, nil, 0, func() { write(e.b); e.b = e.b[:0] })
-		write(e.b)
-	} else {
-		// The part's batches, each with a byte before it for the flag
-		// that says whether more follow.
-		go func() {
-			e := &enc{b: make([]byte, 1, batchBytes+64<<10)}
-			w.walk(e, nil, 0, func() {
-				batches <- e.b
-				e.b = make([]byte, 1, batchBytes+64<<10)
-			})
-			if len(e.b) > 1 {
-				batches <- e.b
-			}
-			close(batches)
-		}()
 	}
+	defer func() {
+		for range batches { // after an error: let the goroutine end
+		}
+	}()
 	send := make([][]byte, size)
 	flag := []byte{0}
 	for q := 1; q < size; q++ {
@@ -755,15 +896,15 @@ func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error
 			if me == 0 {
 				write(m[1:])
 			}
+			if me == q && more {
+				recycle(m)
+			}
 		}
 	}
 	if me != 0 {
 		return nil
 	}
 	write([]byte("\n]}\n"))
-	if werr == nil {
-		werr = bw.Flush()
-	}
 	w.sum.Bytes = written
 	return werr
 }

@@ -30,24 +30,35 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func TestCounting(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	vals := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 123456789, -1, -999, -1000, -1001, math.MaxInt64, math.MinInt64}
+	for p := int64(1); p < math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, -p, 10*p-1)
+	}
 	for i := 0; i < 200; i++ {
 		vals = append(vals, rng.Int63n(1<<uint(rng.Intn(62)+1))*int64(1-2*rng.Intn(2)))
 	}
 	strs := []string{"", "MPI_Send", `q"uote\`, "é ü", "\x01ctl", "<&>", "\xff bad utf-8"}
 	events := []func(e *enc, v int64, s string){
 		func(e *enc, v int64, _ string) { e.int(v) },
-		func(e *enc, v int64, _ string) { e.us(v) },
 		func(e *enc, _ int64, s string) { e.str(s) },
 		func(e *enc, v int64, s string) {
-			e.slice("mpi", quote(s), track{v, v}, v, v)
+			e.slice(sliceHead("mpi", quote(s)), track{v, v}.bytes(), v, v)
 			a := args{e: e}
-			a.key("bytes")
+			a.key(keyBytes)
 			e.int(v)
 			a.end()
 		},
-		func(e *enc, v int64, _ string) { e.flow(v%2 == 0, v, track{v, v}, v) },
+		func(e *enc, v int64, _ string) { e.flow(flowStart, track{v, -v}.bytes(), v, v) },
+		func(e *enc, v int64, _ string) { e.flow(flowEnd, track{v, v}.bytes(), -v, v) },
 		func(e *enc, v int64, s string) { e.processMeta(v%2 == 0, v, s, v) },
 		func(e *enc, v int64, s string) { e.threadMeta(track{v, v}, s) },
+	}
+	for _, v := range vals {
+		if l := len(appendUs(nil, v)); l != usLen(v) {
+			t.Fatalf("usLen(%d) = %d, appendUs wrote %q", v, usLen(v), appendUs(nil, v))
+		}
+		if tk := (track{v, -v}); tk.len() != len(tk.bytes()) {
+			t.Fatalf("track %v: len %d, bytes %q", tk, tk.len(), tk.bytes())
+		}
 	}
 	for k, ev := range events {
 		for _, v := range vals {
@@ -392,18 +403,10 @@ func checkWhole(t *testing.T, a analysed) {
 	if len(tr.mpi) != r.Run.Calls || len(tr.starts) != r.Run.Messages {
 		t.Fatalf("%d mpi slices, %d arrows; the run has %d calls, %d messages", len(tr.mpi), len(tr.starts), r.Run.Calls, r.Run.Messages)
 	}
-	if len(tr.crit) != len(segs) || len(tr.track) != len(segs) {
-		t.Fatalf("%d slices marked critical, %d on the critical path's track; %d segments", len(tr.crit), len(tr.track), len(segs))
+	if len(tr.crit) != len(segs) {
+		t.Fatalf("%d slices marked critical; %d segments", len(tr.crit), len(segs))
 	}
-	// Each segment is its own slice: the stretch before a call (compute,
-	// launch) or the call a segment ends with (mpi, transfer); the track
-	// draws the segments themselves.
-	for i, s := range segs {
-		tk := tr.track[i]
-		if ns(tk.Ts) != s.StartNs || ns(tk.Ts+tk.Dur) != s.EndNs || tk.Name != fmt.Sprintf("rank %d", s.Rank) || tk.Args["kind"] != s.Kind {
-			t.Fatalf("segment %d %+v drawn as %+v", i, s, tk)
-		}
-	}
+	checkTrack(t, tr, segs)
 	byKind := map[string]int{}
 	for _, s := range segs {
 		byKind[s.Kind]++
@@ -449,6 +452,28 @@ func checkWhole(t *testing.T, a analysed) {
 	}
 }
 
+// checkTrack checks the critical path's own track: a slice per stay of
+// the path on a rank, in order, as the segments say.
+func checkTrack(t *testing.T, tr *parsed, segs []report.Segment) {
+	t.Helper()
+	i := 0
+	for _, tk := range tr.track {
+		n := int(tk.Args["segments"].(float64))
+		if n < 1 || i+n > len(segs) {
+			t.Fatalf("the track's slice %+v has %d segments, %d left", tk, n, len(segs)-i)
+		}
+		first, last := segs[i], segs[i+n-1]
+		if ns(tk.Ts) != first.StartNs || ns(tk.Ts+tk.Dur) != last.EndNs || tk.Name != fmt.Sprintf("rank %d", first.Rank) ||
+			last.Rank != first.Rank || i+n < len(segs) && segs[i+n].Rank == first.Rank {
+			t.Fatalf("segments %d..%d (%+v..%+v) drawn as %+v", i, i+n-1, first, last, tk)
+		}
+		i += n
+	}
+	if i != len(segs) {
+		t.Fatalf("the track draws %d of %d segments", i, len(segs))
+	}
+}
+
 // TestWindow: a window keeps what overlaps it, clipped, and marks the
 // segments the report keeps for it.
 func TestWindow(t *testing.T) {
@@ -462,10 +487,10 @@ func TestWindow(t *testing.T) {
 	}
 	tr := parse(t, one.file)
 	segs := one.rep.CriticalPath.Segments
-	if len(segs) == 0 || len(segs) >= len(whole.rep.CriticalPath.Segments) || len(tr.crit) != len(segs) || len(tr.track) != len(segs) {
-		t.Fatalf("window %v: %d segments (whole run %d), %d critical slices, %d on the track", w, len(segs), len(whole.rep.CriticalPath.Segments),
-			len(tr.crit), len(tr.track))
+	if len(segs) == 0 || len(segs) >= len(whole.rep.CriticalPath.Segments) || len(tr.crit) != len(segs) {
+		t.Fatalf("window %v: %d segments (whole run %d), %d critical slices", w, len(segs), len(whole.rep.CriticalPath.Segments), len(tr.crit))
 	}
+	checkTrack(t, tr, segs)
 	for _, e := range append(append(tr.mpi, tr.compute...), tr.wait...) {
 		if ns(e.Ts) < w.From || ns(e.Ts+e.Dur) > w.To {
 			t.Fatalf("%+v outside the window %v", e, w)
@@ -533,4 +558,48 @@ func TestCap(t *testing.T) {
 		}
 		t.Logf("budget %d: %d bytes; %s", tc.budget, len(one.file), s.Note())
 	}
+}
+
+// BenchmarkWalk measures the two passes over a part's calls: counting the
+// bytes (budget) and writing the events (a file without cap).
+func BenchmarkWalk(b *testing.B) {
+	dir := b.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 16, CallsPerRank: 20000, Pattern: gen.Halo, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	run, err := graph.Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &mpix.Single{}
+	p, err := graph.Build(c, run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := newWriter(p, Options{Window: report.Window{To: p.T1 - p.T0}})
+	for _, step := range []func() error{func() error { return w.critical(c, nil) }, func() error { return w.numberFlows(c) },
+		func() error { return w.askSenders(c) }, func() error { return w.budget(c, nil) }, func() error { return w.tellSenders(c) }} {
+		if err := step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("count", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			w.walk(&enc{counting: true}, &counts{}, p.RankLo, p.RankHi, nil)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.NumCalls()), "ns/call")
+	})
+	b.Run("write", func(b *testing.B) {
+		e := &enc{b: make([]byte, 0, batchBytes+64<<10)}
+		for i := 0; i < b.N; i++ {
+			w.walk(e, nil, p.RankLo, p.RankHi, func() { e.b = e.b[:0] })
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.NumCalls()), "ns/call")
+	})
+	b.Run("ask", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			w.askSenders(c)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(w.recv)), "ns/message")
+	})
 }
