@@ -2,14 +2,11 @@ package timeline
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/timeline/timelinetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -177,171 +175,6 @@ func analyse(t *testing.T, dir string, P int, window *report.Window, maxBytes in
 	return out
 }
 
-// event is a trace event as the viewers read it.
-type event struct {
-	Ph   string         `json:"ph"`
-	Cat  string         `json:"cat"`
-	Name string         `json:"name"`
-	Pid  int64          `json:"pid"`
-	Tid  int64          `json:"tid"`
-	Ts   float64        `json:"ts"`
-	Dur  float64        `json:"dur"`
-	ID   int64          `json:"id"`
-	Bp   string         `json:"bp"`
-	Args map[string]any `json:"args"`
-}
-
-func ns(us float64) int64 { return int64(math.Round(us * 1000)) }
-
-// parsed is a parsed timeline and what it holds.
-type parsed struct {
-	events                           []event
-	mpi, compute, wait, crit, track  []event
-	starts, ends                     map[int64]event
-	meta                             map[string]any // the cpath event's args
-	slicesByTrack                    map[[2]int64][]event
-	processNames, threadNames, other int
-}
-
-// parse decodes a timeline with encoding/json and checks what any
-// timeline must be: the trace-event JSON object, every slice on a
-// process and thread the metadata names, with a duration that is not
-// negative, slices on a thread nested (never overlapping partly), flows
-// in pairs of unique ids whose ends lie inside a slice of their thread.
-func parse(t *testing.T, file []byte) *parsed {
-	t.Helper()
-	var doc struct {
-		DisplayTimeUnit string  `json:"displayTimeUnit"`
-		TraceEvents     []event `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(file, &doc); err != nil {
-		t.Fatalf("the timeline is not JSON: %v", err)
-	}
-	if doc.DisplayTimeUnit != "ns" || len(doc.TraceEvents) == 0 {
-		t.Fatalf("not a trace-event JSON object: displayTimeUnit %q, %d events", doc.DisplayTimeUnit, len(doc.TraceEvents))
-	}
-	tr := &parsed{events: doc.TraceEvents, starts: map[int64]event{}, ends: map[int64]event{}, slicesByTrack: map[[2]int64][]event{}}
-	procs, threads := map[int64]bool{}, map[[2]int64]bool{}
-	for _, e := range tr.events {
-		switch e.Ph {
-		case "M":
-			switch e.Name {
-			case "process_name":
-				procs[e.Pid] = true
-				tr.processNames++
-			case "thread_name":
-				threads[[2]int64{e.Pid, e.Tid}] = true
-				tr.threadNames++
-			case "cpath":
-				tr.meta = e.Args
-			}
-		case "X":
-			if e.Dur < 0 || e.Ts < 0 {
-				t.Fatalf("slice with negative time: %+v", e)
-			}
-			k := [2]int64{e.Pid, e.Tid}
-			tr.slicesByTrack[k] = append(tr.slicesByTrack[k], e)
-			switch e.Cat {
-			case "mpi":
-				tr.mpi = append(tr.mpi, e)
-			case "compute":
-				tr.compute = append(tr.compute, e)
-			case "wait":
-				tr.wait = append(tr.wait, e)
-			case "critical":
-				tr.track = append(tr.track, e)
-			default:
-				t.Fatalf("slice of unknown category: %+v", e)
-			}
-			if e.Args["critical"] == true {
-				tr.crit = append(tr.crit, e)
-			}
-		case "s", "f":
-			m := tr.starts
-			if e.Ph == "f" {
-				m = tr.ends
-				if e.Bp != "e" {
-					t.Fatalf("flow end not bound to its enclosing slice: %+v", e)
-				}
-			}
-			if _, dup := m[e.ID]; dup || e.Cat != "message" {
-				t.Fatalf("flow id %d twice, or of category %q", e.ID, e.Cat)
-			}
-			m[e.ID] = e
-		default:
-			tr.other++
-		}
-	}
-	if tr.meta == nil || tr.other > 0 {
-		t.Fatalf("no cpath metadata event, or %d events of unknown phases", tr.other)
-	}
-	for k, ss := range tr.slicesByTrack {
-		if !procs[k[0]] || !threads[k] {
-			t.Fatalf("slices on pid %d tid %d, which the metadata does not name", k[0], k[1])
-		}
-		// Nesting: in start order (longer first at equal starts), each
-		// slice lies within or after the ones open before it.
-		slices.SortStableFunc(ss, func(a, b event) int {
-			if ns(a.Ts) != ns(b.Ts) {
-				return int(ns(a.Ts) - ns(b.Ts))
-			}
-			return int(ns(b.Dur) - ns(a.Dur))
-		})
-		var open []event
-		for _, s := range ss {
-			for len(open) > 0 {
-				p := open[len(open)-1]
-				if ns(p.Ts) <= ns(s.Ts) && ns(s.Ts+s.Dur) <= ns(p.Ts+p.Dur) {
-					break // s nests in p
-				}
-				if ns(p.Ts+p.Dur) > ns(s.Ts) {
-					t.Fatalf("slices overlap on pid %d tid %d: %+v and %+v", k[0], k[1], p, s)
-				}
-				open = open[:len(open)-1]
-			}
-			open = append(open, s)
-		}
-	}
-	if len(tr.starts) != len(tr.ends) {
-		t.Fatalf("%d flow starts, %d ends", len(tr.starts), len(tr.ends))
-	}
-	for id, s := range tr.starts {
-		f, ok := tr.ends[id]
-		if !ok {
-			t.Fatalf("flow %d has no end", id)
-		}
-		for _, x := range []event{s, f} {
-			if !insideSlice(tr.slicesByTrack[[2]int64{x.Pid, x.Tid}], x.Ts) {
-				t.Fatalf("flow %d's %s at %v µs is in no slice of pid %d tid %d", id, x.Ph, x.Ts, x.Pid, x.Tid)
-			}
-		}
-	}
-	return tr
-}
-
-// insideSlice says whether ts is strictly inside an MPI call's slice
-// (or at the start of one shorter than 2 ns), where a viewer cannot bind
-// it to the slice next to it.
-func insideSlice(ss []event, ts float64) bool {
-	t := ns(ts)
-	for _, s := range ss {
-		a, b := ns(s.Ts), ns(s.Ts+s.Dur)
-		if s.Cat == "mpi" && (a < t && t < b || b-a < 2 && t == a) {
-			return true
-		}
-	}
-	return false
-}
-
-func num(t *testing.T, m map[string]any, k string) int64 {
-	t.Helper()
-	v, ok := m[k].(float64)
-	if !ok {
-		t.Fatalf("cpath event: no %q: %v", k, m)
-	}
-	return int64(v)
-}
-
 func genRun(t *testing.T, ranks, calls int, pattern gen.Pattern) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -373,7 +206,7 @@ func TestGolden(t *testing.T) {
 	if three := analyse(t, dir, 3, nil, 0); !bytes.Equal(three.file, one.file) {
 		t.Fatal("the timeline of three analyzer ranks differs from one's")
 	}
-	parse(t, one.file)
+	timelinetest.Parse(t, one.file)
 }
 
 // TestContents: at one analyzer rank and at two, a timeline without cap
@@ -388,89 +221,11 @@ func TestContents(t *testing.T) {
 			if !bytes.Equal(one.file, two.file) {
 				t.Fatal("the timeline of two analyzer ranks differs from one's")
 			}
-			checkWhole(t, one)
+			timelinetest.CheckRun(t, one.file, one.rep)
+			if one.sum.Capped() {
+				t.Fatalf("uncapped timeline says it is capped: %+v", one.sum)
+			}
 		})
-	}
-}
-
-// checkWhole checks a timeline of the whole run, uncapped, against its
-// report.
-func checkWhole(t *testing.T, a analysed) {
-	t.Helper()
-	tr := parse(t, a.file)
-	r := a.rep
-	segs := r.CriticalPath.Segments
-	if len(tr.mpi) != r.Run.Calls || len(tr.starts) != r.Run.Messages {
-		t.Fatalf("%d mpi slices, %d arrows; the run has %d calls, %d messages", len(tr.mpi), len(tr.starts), r.Run.Calls, r.Run.Messages)
-	}
-	if len(tr.crit) != len(segs) {
-		t.Fatalf("%d slices marked critical; %d segments", len(tr.crit), len(segs))
-	}
-	checkTrack(t, tr, segs)
-	byKind := map[string]int{}
-	for _, s := range segs {
-		byKind[s.Kind]++
-	}
-	var critCompute, critMPI int
-	for _, e := range tr.crit {
-		if e.Cat == "compute" {
-			critCompute++
-		} else {
-			critMPI++
-		}
-	}
-	if critCompute != byKind["compute"]+byKind["launch"] || critMPI != byKind["mpi"]+byKind["transfer"] {
-		t.Fatalf("critical slices: %d compute, %d mpi; segments %v", critCompute, critMPI, byKind)
-	}
-	// The critical stretches of computation are the compute segments,
-	// rank by rank, to the ns.
-	perRank := make([]int64, r.Run.Ranks)
-	for _, e := range tr.crit {
-		if e.Cat == "compute" {
-			perRank[e.Pid-1] += ns(e.Dur)
-		}
-	}
-	for _, b := range r.CriticalPath.ByRank {
-		if perRank[b.Rank] != b.ComputeNs+b.LaunchNs {
-			t.Fatalf("rank %d: critical computation %d ns in the timeline, %d in the report", b.Rank, perRank[b.Rank], b.ComputeNs+b.LaunchNs)
-		}
-	}
-	// Every wait state, with the report's totals.
-	waits := map[string]int64{}
-	for _, e := range tr.wait {
-		waits[e.Name] += int64(e.Args["wait_ns"].(float64))
-	}
-	ws := r.Waitstates
-	for k, v := range map[string]int64{"Late Sender": ws.LateSenderNs, "Late Receiver": ws.LateReceiverNs, "Wait at Barrier": ws.WaitAtBarrierNs,
-		"Wait at N x N": ws.WaitAtNxNNs, "Late Broadcast": ws.LateBroadcastNs, "Early Reduce": ws.EarlyReduceNs} {
-		if waits[k] != v {
-			t.Fatalf("%s: %d ns in the timeline's waits, %d in the report", k, waits[k], v)
-		}
-	}
-	if a.sum.Capped() || num(t, tr.meta, "calls_drawn") != int64(r.Run.Calls) || num(t, tr.meta, "critical_segments") != int64(len(segs)) {
-		t.Fatalf("summary %+v, metadata %v", a.sum, tr.meta)
-	}
-}
-
-// checkTrack checks the critical path's own track: a slice per stay of
-// the path on a rank, in order, as the segments say.
-func checkTrack(t *testing.T, tr *parsed, segs []report.Segment) {
-	t.Helper()
-	i := 0
-	for _, tk := range tr.track {
-		n := int(tk.Args["segments"].(float64))
-		if n < 1 || i+n > len(segs) {
-			t.Fatalf("the track's slice %+v has %d segments, %d left", tk, n, len(segs)-i)
-		}
-		first, last := segs[i], segs[i+n-1]
-		if ns(tk.Ts) != first.StartNs || ns(tk.Ts+tk.Dur) != last.EndNs || tk.Name != fmt.Sprintf("rank %d", first.Rank) ||
-			last.Rank != first.Rank || i+n < len(segs) && segs[i+n].Rank == first.Rank {
-			t.Fatalf("segments %d..%d (%+v..%+v) drawn as %+v", i, i+n-1, first, last, tk)
-		}
-		i += n
-	}
-	if i != len(segs) {
-		t.Fatalf("the track draws %d of %d segments", i, len(segs))
 	}
 }
 
@@ -485,27 +240,27 @@ func TestWindow(t *testing.T) {
 	if !bytes.Equal(one.file, two.file) {
 		t.Fatal("the windowed timeline of two analyzer ranks differs from one's")
 	}
-	tr := parse(t, one.file)
+	tr := timelinetest.Parse(t, one.file)
 	segs := one.rep.CriticalPath.Segments
-	if len(segs) == 0 || len(segs) >= len(whole.rep.CriticalPath.Segments) || len(tr.crit) != len(segs) {
-		t.Fatalf("window %v: %d segments (whole run %d), %d critical slices", w, len(segs), len(whole.rep.CriticalPath.Segments), len(tr.crit))
+	if len(segs) == 0 || len(segs) >= len(whole.rep.CriticalPath.Segments) || len(tr.Critical) != len(segs) {
+		t.Fatalf("window %v: %d segments (whole run %d), %d critical slices", w, len(segs), len(whole.rep.CriticalPath.Segments), len(tr.Critical))
 	}
-	checkTrack(t, tr, segs)
-	for _, e := range append(append(tr.mpi, tr.compute...), tr.wait...) {
-		if ns(e.Ts) < w.From || ns(e.Ts+e.Dur) > w.To {
+	timelinetest.CheckTrack(t, tr, segs)
+	for _, e := range append(append(tr.MPI, tr.Compute...), tr.Wait...) {
+		if timelinetest.NS(e.Ts) < w.From || timelinetest.NS(e.Ts+e.Dur) > w.To {
 			t.Fatalf("%+v outside the window %v", e, w)
 		}
 	}
 	// What the window holds of the whole run's slices, by start: the
 	// windowed file has exactly those.
 	var want int
-	for _, e := range parse(t, whole.file).mpi {
-		if w.Holds(ns(e.Ts), ns(e.Ts+e.Dur)) {
+	for _, e := range timelinetest.Parse(t, whole.file).MPI {
+		if w.Holds(timelinetest.NS(e.Ts), timelinetest.NS(e.Ts+e.Dur)) {
 			want++
 		}
 	}
-	if len(tr.mpi) != want || num(t, tr.meta, "calls") != int64(want) {
-		t.Fatalf("%d mpi slices in the window, want %d", len(tr.mpi), want)
+	if len(tr.MPI) != want || timelinetest.Num(t, tr.Meta, "calls") != int64(want) {
+		t.Fatalf("%d mpi slices in the window, want %d", len(tr.MPI), want)
 	}
 	var sum int64
 	for _, s := range segs {
@@ -536,14 +291,14 @@ func TestCap(t *testing.T) {
 		if (int64(len(one.file)) <= tc.budget) != tc.fits || s.OverBudget == tc.fits || s.Bytes != int64(len(one.file)) {
 			t.Fatalf("budget %d: wrote %d bytes (summary %+v), want it to fit: %v", tc.budget, len(one.file), s, tc.fits)
 		}
-		tr := parse(t, one.file)
+		tr := timelinetest.Parse(t, one.file)
 		segs := one.rep.CriticalPath.Segments
-		if !s.Capped() || s.CallsDrawn >= s.Calls || int64(len(tr.mpi)) != s.CallsDrawn || int64(len(tr.starts)) != s.MessagesDrawn ||
-			len(tr.crit) != len(segs) {
-			t.Fatalf("budget %d: summary %+v; %d mpi slices, %d arrows, %d critical of %d segments", tc.budget, s, len(tr.mpi), len(tr.starts),
-				len(tr.crit), len(segs))
+		if !s.Capped() || s.CallsDrawn >= s.Calls || int64(len(tr.MPI)) != s.CallsDrawn || int64(len(tr.Starts)) != s.MessagesDrawn ||
+			len(tr.Critical) != len(segs) {
+			t.Fatalf("budget %d: summary %+v; %d mpi slices, %d arrows, %d critical of %d segments", tc.budget, s, len(tr.MPI), len(tr.Starts),
+				len(tr.Critical), len(segs))
 		}
-		note, _ := tr.meta["left_out"].(string)
+		note, _ := tr.Meta["left_out"].(string)
 		want := "the critical path is complete"
 		if !tc.fits {
 			want = "the critical path alone needs more than"
@@ -551,8 +306,8 @@ func TestCap(t *testing.T) {
 		if !strings.HasPrefix(note, "left out") || !strings.Contains(note, want) {
 			t.Fatalf("budget %d: the file says %q", tc.budget, note)
 		}
-		for _, e := range append(tr.mpi, tr.compute...) {
-			if e.Args["critical"] != true && ns(e.Dur) < s.MinNs {
+		for _, e := range append(tr.MPI, tr.Compute...) {
+			if e.Args["critical"] != true && timelinetest.NS(e.Dur) < s.MinNs {
 				t.Fatalf("drawn off the path though shorter than %d ns: %+v", s.MinNs, e)
 			}
 		}

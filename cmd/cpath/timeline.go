@@ -19,9 +19,9 @@ type timelineOpts struct {
 	timeline   string
 	maxMB      float64
 	from, to   string
-	fromNs     int64 // parsed --from, -1 if not given
-	toNs       int64 // parsed --to, -1 if not given
-	windowUsed bool
+	fromNs     int64 // parsed --from
+	toNs       int64 // parsed --to
+	windowUsed bool  // --from or --to given
 }
 
 func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
@@ -40,7 +40,7 @@ func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
 // parseTime reads a --from/--to value: a Go duration or a number of ns.
 func parseTime(flag, v string) (int64, error) {
 	if v == "" {
-		return -1, nil
+		return 0, nil
 	}
 	ns, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
@@ -65,8 +65,8 @@ func (o *timelineOpts) check() error {
 	if o.toNs, err = parseTime("to", o.to); err != nil {
 		return err
 	}
-	o.windowUsed = o.fromNs >= 0 || o.toNs >= 0
-	if o.toNs >= 0 && o.toNs <= max(o.fromNs, 0) {
+	o.windowUsed = o.from != "" || o.to != ""
+	if o.to != "" && o.toNs <= o.fromNs {
 		return fmt.Errorf("--from=%s --to=%s: the window is empty (--from must be before --to)", orZero(o.from), o.to)
 	}
 	if o.maxMB < 0 || o.maxMB != o.maxMB {
@@ -90,8 +90,8 @@ func orZero(s string) string {
 // at or after the run's end is bad input.
 func (o *timelineOpts) window(p *graph.PAG) (report.Window, error) {
 	run := p.T1 - p.T0
-	w := report.Window{From: max(o.fromNs, 0), To: run}
-	if o.toNs >= 0 {
+	w := report.Window{From: o.fromNs, To: run}
+	if o.to != "" {
 		w.To = min(o.toNs, run)
 	}
 	if o.windowUsed && w.From >= run {

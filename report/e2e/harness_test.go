@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -19,19 +18,11 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// skipDesign skips a design check the machine's load made meaningless,
-// saying why, and counts it in $CPATH_SKIPPED_DESIGN_CHECKS (a file: one
-// line per skip) when that is set, so that make test can say how many
-// were skipped.
+// skipDesign skips a design check the machine's load made meaningless
+// (mpitest.SkipDesign).
 func skipDesign(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if f := os.Getenv("CPATH_SKIPPED_DESIGN_CHECKS"); f != "" {
-		if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(fd, "%s\n", t.Name())
-			fd.Close()
-		}
-	}
-	t.Skipf(format, args...)
+	mpitest.SkipDesign(t, format, args...)
 }
 
 // cpathBin returns the cpath command under test (internal/mpitest).
