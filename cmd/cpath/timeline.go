@@ -29,9 +29,9 @@ func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
 	f.StringVar(&o.timeline, "timeline", "", "write the run as a Chrome/Perfetto trace (trace-event JSON) to `FILE`: open it in\n"+
 		"ui.perfetto.dev or chrome://tracing (a process per rank, MPI calls, computation, waits,\n"+
 		"message arrows, the critical path marked and on its own track)")
-	f.Float64Var(&o.maxMB, "timeline-max-mb", 100, "keep the --timeline file under about this many MB (10^6 bytes): when the run is\n"+
-		"larger, the shortest calls and stretches of computation off the critical path are left out\n"+
-		"(what, is said on stderr and in the file); 0 for no limit")
+	f.Float64Var(&o.maxMB, "timeline-max-mb", 100, "keep the --timeline file under `MB` megabytes (10^6 bytes): for a larger run the\n"+
+		"shortest calls and stretches of computation off the critical path are left out, and stderr and\n"+
+		"the file say what; the critical path is always drawn whole. 0: no limit")
 	f.StringVar(&o.from, "from", "", "restrict the timeline and the critical path's tables (text and JSON) to the run from this\n"+
 		"`TIME` on: a duration since the run's start (1.5s, 200ms, 10us) or ns")
 	f.StringVar(&o.to, "to", "", "restrict them to the run up to this `TIME` (as --from; default: the run's end)")
