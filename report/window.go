@@ -21,6 +21,10 @@ func (w Window) Clip(s, e int64) (int64, int64) {
 	return s, max(s, e)
 }
 
+// Duration writes a time as the text report does: "1.234 s", "12.50 ms",
+// "3.4 µs", "87 ns".
+func Duration(v int64) string { return ns(v) }
+
 // windowPath restricts the critical path to the window: the segments it
 // holds, clipped to it, and by_rank and by_op summed over those. Shares
 // are of the path's time inside the window; length_ns stays the whole

@@ -68,7 +68,7 @@ func (s *Summary) Note() string {
 	mb := float64(s.MaxBytes) / 1e6
 	var n string
 	if s.MinNs > 0 {
-		which := "shorter than " + nsText(s.MinNs)
+		which := "shorter than " + report.Duration(s.MinNs)
 		if s.MinNs == math.MaxInt64 {
 			which = "(all)"
 		}
@@ -89,18 +89,6 @@ func (s *Summary) Note() string {
 		n += "; the critical path is complete"
 	}
 	return n
-}
-
-func nsText(v int64) string {
-	switch {
-	case v < 1000:
-		return strconv.FormatInt(v, 10) + " ns"
-	case v < 1000_000:
-		return strconv.FormatFloat(float64(v)/1e3, 'f', 1, 64) + " µs"
-	case v < 1000_000_000:
-		return strconv.FormatFloat(float64(v)/1e6, 'f', 2, 64) + " ms"
-	}
-	return strconv.FormatFloat(float64(v)/1e9, 'f', 3, 64) + " s"
 }
 
 // batchBytes is the size of the batches the other ranks stream to rank 0.
@@ -454,7 +442,7 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 	}
 	k.unflat(x)
 
-	fixed := k.fixed + headerBytes
+	fixed := k.fixed + headerBytes + 2*int64(len(quote(w.p.RunID)))
 	budget := w.opt.MaxBytes
 	w.track = budget == 0 || fixed+k.track <= budget
 	if w.track {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cpath/cpath/graph"
@@ -95,7 +94,7 @@ func (o *timelineOpts) window(p *graph.PAG) (report.Window, error) {
 		w.To = min(o.toNs, run)
 	}
 	if o.windowUsed && w.From >= run {
-		return w, fmt.Errorf("--from=%s: outside the run, which lasts %s (%d ns)", o.from, strings.TrimSpace(time.Duration(run).String()), run)
+		return w, fmt.Errorf("--from=%s: outside the run, which lasts %s (%d ns)", o.from, report.Duration(run), run)
 	}
 	return w, nil
 }

@@ -60,6 +60,28 @@ func TestTimelineRecorded(t *testing.T) {
 		mpitest.Run(t, 2, lib, dir, t.TempDir(), buildHalo(t), "20", "2000")
 		timelines(t, dir)
 	})
+	t.Run("threads", func(t *testing.T) {
+		// Threads: each (rank, thread) its own track, named, its slices
+		// nested and its arrows inside its own calls (timelinetest).
+		t.Setenv("OMPI_MCA_hwloc_base_binding_policy", "none")
+		src := filepath.Join(mpitest.RepoRoot(t), "report", "e2e", "testdata")
+		prog := mpitest.Compile(t, t.TempDir(), "mpicc", filepath.Join(src, "threads.c"), "-I", src, "-lpthread")
+		dir := filepath.Join(t.TempDir(), "logs")
+		out := mpitest.RunEnv(t, 2, []string{"OMPI_MCA_mpi_yield_when_idle=1"}, lib, dir, t.TempDir(), prog, "2", "3", "500", "2000")
+		if strings.Contains(out, "CPATH-SKIP") {
+			t.Skipf("Open MPI does not provide MPI_THREAD_MULTIPLE here: %s", out)
+		}
+		tr, _ := timelines(t, dir)
+		tracks := map[[2]int64]bool{}
+		for k := range tr.ByTrack {
+			if k[0] <= 2 {
+				tracks[k] = true
+			}
+		}
+		if len(tracks) != 6 {
+			t.Fatalf("%d tracks of rank slices, want 3 threads × 2 ranks: %v", len(tracks), tracks)
+		}
+	})
 	t.Run("latesender", func(t *testing.T) {
 		const n, m, d = 8, 4, 3000 // iterations, messages per iteration, µs of computation before each
 		src := filepath.Join(mpitest.RepoRoot(t), "report", "e2e", "testdata")
@@ -206,12 +228,14 @@ func TestTimelineCap(t *testing.T) {
 	t.Logf("%d of %d bytes; %d of %d calls, %d of %d arrows", len(files[0]), st.Size(), len(tr.MPI), rep.Run.Calls, len(tr.Starts), rep.Run.Messages)
 }
 
-// TestTimelineBadWindowMPI: a window outside the run ends a 2-rank
-// analyzer job with one line and a non-zero exit, without hanging.
-func TestTimelineBadWindowMPI(t *testing.T) {
+// TestTimelineBadInputMPI: a window outside the run, or a timeline that
+// cannot be created or written, ends a 2-rank analyzer job with one line
+// and a non-zero exit, without hanging.
+func TestTimelineBadInputMPI(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, 2)
-	for _, args := range [][]string{{"--from=1h"}, {"--from=1h", "--timeline", filepath.Join(t.TempDir(), "t.json")}, {"--from=2ms", "--to=1ms"}} {
+	for _, args := range [][]string{{"--from=1h"}, {"--from=1h", "--timeline", filepath.Join(t.TempDir(), "t.json")}, {"--from=2ms", "--to=1ms"},
+		{"--timeline", filepath.Join(t.TempDir(), "no", "t.json")}, {"--timeline", "/dev/full"}} {
 		code, out, errs := mpiCPath(t, 2, append(append([]string{"analyze"}, args...), dir)...)
 		if lines := cpathLines(errs); code == 0 || len(lines) != 1 || strings.TrimSpace(out) != "" {
 			t.Fatalf("%v: exit %d, cpath lines %q, stdout %.200q", args, code, lines, out)

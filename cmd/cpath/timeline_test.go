@@ -55,6 +55,7 @@ func TestTimelineBadInput(t *testing.T) {
 		{[]string{"--timeline-max-mb=-1", "--timeline", "t.json"}, `^cpath: --timeline-max-mb=-1: must be positive \(or 0 for no limit\)$`},
 		{[]string{"--timeline", "-"}, `^cpath: --timeline: needs a file name`},
 		{[]string{"--timeline", filepath.Join(t.TempDir(), "no", "such", "dir", "t.json")}, `^cpath: --timeline: open .*t\.json: no such file or directory$`},
+		{[]string{"--timeline", "/dev/full"}, `^cpath: --timeline: write /dev/full: no space left on device$`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errs := runCLI(t, append(tc.args, dir)...)
@@ -117,26 +118,25 @@ func TestWindowReport(t *testing.T) {
 		t.Fatal("the window changed tables it does not restrict")
 	}
 	code, out, errs := runCLI(t, append(args, dir)...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("window %s to %s (--from/--to): the critical path's tables cover its %d segments in it", nsText(from), nsText(to), len(want))) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("window %s to %s (--from/--to): the critical path's tables cover its %d segments in it", report.Duration(from), report.Duration(to), len(want))) {
 		t.Fatalf("exit %d (%s); the text report does not say its window:\n%s", code, errs, out)
 	}
 }
 
-// nsText is how the text report writes a time.
-func nsText(v int64) string {
-	var b bytes.Buffer
-	report.WriteText(&b, &report.Report{RuntimeNs: v, CriticalPath: report.CriticalPath{ByRank: []report.RankShare{}}}, 1)
-	m := regexp.MustCompile(`run time (.*)\n`).FindStringSubmatch(b.String())
-	return m[1]
-}
-
 // TestTimelineJobs: the timeline the command writes is the same at one
-// analyzer rank and at two (in-process), and draws what the report says.
+// analyzer rank and at two (in-process), and draws what the report says,
+// the critical path being the exact one or a heuristic's.
 func TestTimelineJobs(t *testing.T) {
 	dir := t.TempDir()
 	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 5, CallsPerRank: 600, Pattern: gen.RandomP2P, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
+	for _, algo := range []string{"dag", "topo-shuffle"} {
+		t.Run(algo, func(t *testing.T) { checkTimelineJobs(t, dir, algo) })
+	}
+}
+
+func checkTimelineJobs(t *testing.T, dir, algo string) {
 	var files [2][]byte
 	var rep report.Report
 	for i, P := range []int{1, 2} {
@@ -148,7 +148,7 @@ func TestTimelineJobs(t *testing.T) {
 			if c.Rank() == 0 {
 				out = &b
 			}
-			errs[c.Rank()] = analyze(analyzeOpts{algo: "dag", json: "-", top: 5, timelineOpts: timelineOpts{timeline: file}}, dir, c, out)
+			errs[c.Rank()] = analyze(analyzeOpts{algo: algo, json: "-", top: 5, timelineOpts: timelineOpts{timeline: file}}, dir, c, out)
 		})
 		for _, err := range errs {
 			if err != nil {
