@@ -35,10 +35,11 @@ type Process struct {
 
 // Waits are wait-state times in ns, indexed by graph.WaitKind, with
 // WrongOrder the part of Late Sender on messages received in the wrong
-// order.
+// order and LateReceiverBy Late Receiver by the rule that decided it.
 type Waits struct {
-	Ns         [graph.NumWaitKinds]int64
-	WrongOrder int64
+	Ns             [graph.NumWaitKinds]int64
+	WrongOrder     int64
+	LateReceiverBy [graph.NumWaitRules]int64
 }
 
 // Result is the imbalance analysis of a run.
@@ -118,6 +119,9 @@ func (w *Waits) add(o *Waits) {
 		w.Ns[k] += o.Ns[k]
 	}
 	w.WrongOrder += o.WrongOrder
+	for r := range w.LateReceiverBy {
+		w.LateReceiverBy[r] += o.LateReceiverBy[r]
+	}
 }
 
 func newResult(ranks int) *Result {
@@ -232,6 +236,9 @@ func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankS
 			ws.Ns[w.Kind] += w.Ns
 			if w.WrongOrder {
 				ws.WrongOrder += w.Ns
+			}
+			if w.Kind == graph.LateReceiver {
+				ws.LateReceiverBy[w.Rule] += w.Ns
 			}
 		}
 	}

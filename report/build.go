@@ -9,6 +9,7 @@ import (
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/trace"
+	"github.com/cpath/cpath/traffic"
 )
 
 // Computation is the name by_op uses for time outside MPI, Launch for the
@@ -26,8 +27,10 @@ type Input struct {
 	Path      cpath.Path
 	Algo      string
 	Imbalance *imbalance.Result
+	Traffic   *traffic.Result                  // nil: no communication matrix
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
+	Function  func(rank int, pc uint64) string // the function a call site is in (nil: none named)
 	// PathCalls gives the times, operations and call sites of the path's
 	// calls: PAG holds only the run's summary (the calls stay with the
 	// analyzer ranks that own them).
@@ -97,18 +100,21 @@ func Build(in *Input) *Report {
 			Imbalance: x.Imbalance, LastRank: x.LastRank})
 	}
 	r.Waitstates = waitstates(g, im)
+	addTraffic(r, g, in.Traffic)
 	return r
 }
 
 func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
 	return WaitBreakdown{Key: key, LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
-		WrongOrderNs: w.WrongOrder, WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
+		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
+		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
 		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 	t := breakdown("", &im.Waits)
 	ws := Waitstates{LateSenderNs: t.LateSenderNs, LateReceiverNs: t.LateReceiverNs, WrongOrderNs: t.WrongOrderNs,
+		LateReceiverSynchronousNs: t.LateReceiverSynchronousNs, LateReceiverProgressNs: t.LateReceiverProgressNs,
 		WaitAtBarrierNs: t.WaitAtBarrierNs, WaitAtNxNNs: t.WaitAtNxNNs, LateBroadcastNs: t.LateBroadcastNs,
 		EarlyReduceNs: t.EarlyReduceNs, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
 	for rank := range im.ByRank {
@@ -182,20 +188,21 @@ func criticalPath(in *Input) CriticalPath {
 		return rank
 	}
 	// A run has few call sites: name each once.
-	sites := map[[2]uint64]string{}
-	site := func(rank int, pc uint64) string {
-		k := [2]uint64{uint64(rank), pc}
-		s, ok := sites[k]
+	sites := map[[2]uint64]siteName{}
+	name := func(seg *Segment, pc uint64) {
+		k := [2]uint64{uint64(seg.Rank), pc}
+		n, ok := sites[k]
 		if !ok {
-			s = callsite(in, rank, pc)
-			sites[k] = s
+			n.site, n.function = in.site(seg.Rank, pc)
+			sites[k] = n
 		}
-		return s
+		seg.Callsite, seg.Function = n.site, n.function
 	}
 	for _, h := range in.Heuristic {
 		op := pc[h.Call].Op
-		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
-			Callsite: site(h.Rank, pc[h.Call].CallSite), Vertex: 2 * h.Call}
+		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
+		name(&seg, pc[h.Call].CallSite)
+		seg.Vertex = 2 * h.Call
 		if h.Kind != 'c' {
 			seg.Vertex++ // E(Call)
 		}
@@ -238,8 +245,8 @@ func criticalPath(in *Input) CriticalPath {
 		rv := rankOf(v.call)
 		op := pc[v.call].Op
 		tu, tv := time(u), time(v)
-		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
-			Callsite: site(rv, pc[v.call].CallSite), Vertex: 2*v.call + int32(v.kind)}
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
+		name(&seg, pc[v.call].CallSite)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call

@@ -85,9 +85,10 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if s.Kind != "compute" {
 			continue
 		}
-		k := fmt.Sprintf("%d %s", s.Rank, s.Callsite)
+		site := SiteLabel(s.Callsite, s.Function)
+		k := fmt.Sprintf("%d %s", s.Rank, site)
 		if agg[k] == nil {
-			agg[k] = &stretch{rank: s.Rank, site: s.Callsite}
+			agg[k] = &stretch{rank: s.Rank, site: site}
 		}
 		agg[k].ns += s.EndNs - s.StartNs
 		agg[k].count++
@@ -126,6 +127,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		name string
 		v    int64
 	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
+		{"  synchronous send, receive posted late", ws.LateReceiverSynchronousNs},
+		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs}} {
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}
@@ -160,6 +163,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		}
 		tw.Flush()
 	}
+
+	writeTraffic(w, r, top)
 
 	fmt.Fprintln(w, "\nPer-process statistics (paper §5.3; times in seconds):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -11,6 +11,9 @@
 //	latereceiver   Ssend, the receiver computes first       Late Receiver
 //	subcomm        a slow rank before an Allreduce on half  Wait at N x N on the half only
 //	               of a Comm_split, then a world Barrier    and Wait at Barrier on world
+//	traffic        messages of known counts and sizes       the communication matrix,
+//	               (Send, Isend, Sendrecv, persistent),     message sizes and
+//	               Allreduce/Bcast on world and a split     communicators, exactly
 //
 // Each program runs under mpirun with libcpathlog.so preloaded, then
 // `cpath analyze --json - LOGDIR` runs with every exact algorithm (dag,
