@@ -33,15 +33,6 @@ func TestHeldSend(t *testing.T) {
 		{"synchronous, receive posted late", trace.OpSsend, 50*us + 20, 50 * us, 60 * us, 60*us + 30, graph.RuleSynchronous, 49 * us},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			none := trace.PeerNone
-			call := func(op trace.Op, start, end int64) trace.Record {
-				return trace.Record{Op: op, Start: start, End: end, Comm: trace.CommNone, Peer: none, Root: none, CallSite: 0x1000}
-			}
-			barrier := func(start, end int64) trace.Record {
-				r := call(trace.OpBarrier, start, end)
-				r.Comm, r.Seq = trace.CommWorld, 1
-				return r
-			}
 			send := call(tc.op, 1*us, tc.sendEnd)
 			send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 4000
 			irecv := call(trace.OpIrecv, tc.irecvStart, tc.irecvStart+5)

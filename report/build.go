@@ -105,18 +105,15 @@ func Build(in *Input) *Report {
 }
 
 func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
-	return WaitBreakdown{Key: key, LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
+	return WaitBreakdown{Key: key, WaitTimes: WaitTimes{LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
 		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
 		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
-		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}
+		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 	t := breakdown("", &im.Waits)
-	ws := Waitstates{LateSenderNs: t.LateSenderNs, LateReceiverNs: t.LateReceiverNs, WrongOrderNs: t.WrongOrderNs,
-		LateReceiverSynchronousNs: t.LateReceiverSynchronousNs, LateReceiverProgressNs: t.LateReceiverProgressNs,
-		WaitAtBarrierNs: t.WaitAtBarrierNs, WaitAtNxNNs: t.WaitAtNxNNs, LateBroadcastNs: t.LateBroadcastNs,
-		EarlyReduceNs: t.EarlyReduceNs, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
+	ws := Waitstates{WaitTimes: t.WaitTimes, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
 	for rank := range im.ByRank {
 		ws.ByRank = append(ws.ByRank, breakdown(strconv.Itoa(rank), &im.ByRank[rank]))
 	}

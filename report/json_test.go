@@ -29,7 +29,7 @@ func TestWriteJSON(t *testing.T) {
 		Totals: Totals{ProgramTimeNs: 1, NumEdges: 9, Imbalance: 1e-9},
 		Calls: []Collective{{Op: "MPI_Allreduce", Comm: "W0.0", Seq: 3, Members: 4, WaitBeforeNs: 5, WaitAfterNs: 6,
 			ExecutionNs: 7, Imbalance: 1.0 / 3, LastRank: 2}},
-		Waitstates: Waitstates{LateSenderNs: 1, ByRank: []WaitBreakdown{{Key: "0", LateSenderNs: 1}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
+		Waitstates: Waitstates{WaitTimes: WaitTimes{LateSenderNs: 1}, ByRank: []WaitBreakdown{{Key: "0", WaitTimes: WaitTimes{LateSenderNs: 1}}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
 		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
 		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
 			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},

@@ -150,31 +150,27 @@ type Collective struct {
 
 // Waitstates are Scalasca's wait-state patterns, in ns, with breakdowns.
 type Waitstates struct {
+	WaitTimes
+	ByRank []WaitBreakdown `json:"by_rank"`
+	ByOp   []WaitBreakdown `json:"by_op"`
+	ByComm []WaitBreakdown `json:"by_comm"`
+}
+
+// WaitBreakdown is the wait-state time of one rank, operation or
+// communicator (Key is "3", "MPI_Recv" or "S1.1").
+type WaitBreakdown struct {
+	Key string `json:"key"`
+	WaitTimes
+}
+
+// WaitTimes are the time of each wait-state pattern, in ns.
+type WaitTimes struct {
 	LateSenderNs   int64 `json:"late_sender_ns"`
 	LateReceiverNs int64 `json:"late_receiver_ns"`
 	WrongOrderNs   int64 `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
 	// The parts of late_receiver_ns by the rule that decided them: a
 	// synchronous send waited for its receive to be posted; a send was
 	// held until its receiver entered MPI (docs/analysis.md).
-	LateReceiverSynchronousNs int64           `json:"late_receiver_synchronous_ns"`
-	LateReceiverProgressNs    int64           `json:"late_receiver_progress_ns"`
-	WaitAtBarrierNs           int64           `json:"wait_at_barrier_ns"`
-	WaitAtNxNNs               int64           `json:"wait_at_nxn_ns"`
-	LateBroadcastNs           int64           `json:"late_broadcast_ns"`
-	EarlyReduceNs             int64           `json:"early_reduce_ns"`
-	ByRank                    []WaitBreakdown `json:"by_rank"`
-	ByOp                      []WaitBreakdown `json:"by_op"`
-	ByComm                    []WaitBreakdown `json:"by_comm"`
-}
-
-// WaitBreakdown is the wait-state time of one rank, operation or
-// communicator (Key is "3", "MPI_Recv" or "S1.1").
-type WaitBreakdown struct {
-	Key            string `json:"key"`
-	LateSenderNs   int64  `json:"late_sender_ns"`
-	LateReceiverNs int64  `json:"late_receiver_ns"`
-	WrongOrderNs   int64  `json:"wrong_order_ns"`
-	// Late Receiver by rule, as in Waitstates.
 	LateReceiverSynchronousNs int64 `json:"late_receiver_synchronous_ns"`
 	LateReceiverProgressNs    int64 `json:"late_receiver_progress_ns"`
 	WaitAtBarrierNs           int64 `json:"wait_at_barrier_ns"`
