@@ -56,13 +56,20 @@ func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
 // if a.np > 0) and returns the JSON as printed and decoded.
 func analyzeRaw(t *testing.T, bin, logDir string, a analyzer) ([]byte, *report.Report) {
 	t.Helper()
+	return runJSON(t, bin, a.np, []string{"analyze", "--algo", a.algo, "--json", "-", logDir})
+}
+
+// runJSON runs cpath with args, as one process (np 0 or 1) or under
+// mpirun -np np, and returns the JSON report it prints, as printed and
+// decoded.
+func runJSON(t *testing.T, bin string, np int, args []string) ([]byte, *report.Report) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
-	args := []string{"analyze", "--algo", a.algo, "--json", "-", logDir}
 	name := bin
-	if a.np > 0 {
+	if np > 1 {
 		name = "mpirun"
-		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(a.np), bin}, args...)
+		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np), bin}, args...)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = 5 * time.Second
