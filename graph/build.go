@@ -635,8 +635,7 @@ func (b *builder) collectives() error {
 			mixed++
 			continue
 		}
-		name := p.Comms[grp[0].Comm].Name
-		inter := len(name) > 0 && name[0] == 'I'
+		inter := p.Comms[grp[0].Comm].Inter
 		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
 			partial++
 			if len(grp) < 2 {

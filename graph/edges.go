@@ -27,7 +27,7 @@ func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
 			if !ok {
 				id = int32(len(comms))
 				byName[c.Name] = id
-				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members})
+				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members, Inter: len(c.Remote) > 0})
 			}
 			gids[r][i] = id
 		}

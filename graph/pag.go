@@ -127,6 +127,9 @@ type Collective struct {
 type CommInfo struct {
 	Name    string
 	Members []int32 // world ranks in local rank order (one side's view for intercommunicators)
+	// Inter says it is an intercommunicator (its log entry has a remote
+	// group): whatever made it, Intercomm_create, a spawn, or a dup of one.
+	Inter bool
 }
 
 // PAG is one analyzer rank's part of the run's program activity graph:
