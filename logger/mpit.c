@@ -19,11 +19,18 @@ static int eager(const char *name)
 
 /* cp_eager_limits fills out with up to max eager limits (integer control
  * variables bound to no object) and returns how many. The logger's own
- * calls go to PMPI_T, so a tool layered above it sees none of them. */
+ * calls go to PMPI_T, so a tool layered above it sees none of them.
+ *
+ * MPI_T_init_thread asks for the thread level MPI_Init provided: Open MPI
+ * (4.1) takes the first MPI_T_init_thread's level as the library's, so
+ * asking for MPI_THREAD_SINGLE switched off its locking in a program that
+ * had MPI_THREAD_MULTIPLE, which then crashed or hung in ob1's matching
+ * when several threads communicated. */
 int cp_eager_limits(cp_cvar *out, int max)
 {
-	int provided, num, n = 0;
-	if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+	int level = MPI_THREAD_SINGLE, provided, num, n = 0;
+	PMPI_Query_thread(&level);
+	if (PMPI_T_init_thread(level, &provided) != MPI_SUCCESS)
 		return 0;
 	if (PMPI_T_cvar_get_num(&num) != MPI_SUCCESS)
 		num = 0;
