@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"unsafe"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -64,6 +65,7 @@ type rankSummary struct {
 	Open    int
 	Comms   []trace.Comm
 	Note    string
+	Modules []trace.Module // all its log lists: the header's and its module chunks'
 }
 
 // Build builds this analyzer rank's part of the run's PAG, together with
@@ -100,7 +102,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		mine := make([]rankSummary, own)
 		for i, d := range rds {
 			s := &mine[i]
-			s.N, s.Comms = d.n, d.comms
+			s.N, s.Comms, s.Modules = d.n, d.comms, d.hdr.Modules
 			if d.trailer.Status != trace.EndFinalized {
 				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
@@ -113,8 +115,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		}
 	}
 	p.RankStart = make([]int32, R+1)
+	p.Modules = make([][]trace.Module, R)
 	var tooMany error
 	for r := range sums {
+		p.Modules[r] = sums[r].Modules
 		if sums[r].Note != "" {
 			p.Notes = append(p.Notes, sums[r].Note)
 		}
@@ -242,8 +246,12 @@ type builder struct {
 type partMsg struct {
 	sendPost, sendDone, recvPost, recvDone int32
 	comm, src                              int32
-	sync                                   bool
 	slot                                   int32 // sendPost's start: index in cache
+	// heldBy is the receiver's call the send was held until, by the
+	// progress rule (heldBy), -1 for none.
+	heldBy int32
+	sync   bool   // a synchronous send: it waited for the receive's post
+	bytes  uint64 // what the send logged
 }
 
 // dep is a dependency of an owned call (done, local id) on a call of any
@@ -253,6 +261,7 @@ type dep struct {
 	cause int32 // global
 	slot  int32 // cache index of cause's start
 	kind  WaitKind
+	rule  WaitRule // of a Late Receiver: why the send waited for its receiver
 	comm  int32
 	// ord breaks ties between two dependencies of one call on the same
 	// cause, as Build's dependency order does: only a Sendrecv pair can
@@ -266,9 +275,11 @@ type dep struct {
 type wireEnd struct {
 	Comm, Src, Dst, Tag int32
 	Post, Done          int32
-	Sync                int32
+	Mode                int32 // the send's mode bits (sendMode)
 	_                   int32
-	Start               int64 // when the post call started
+	Start               int64  // when the post call started
+	DoneEnd             int64  // when the completing call ended
+	Bytes               uint64 // a send's bytes
 }
 
 func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
@@ -323,10 +334,7 @@ func (b *builder) match() error {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
 			for _, x := range ends {
-				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^syncBit + base}
-				if x.done < 0 {
-					w.Sync = 1
-				}
+				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
 				if l.recv {
 					w.Src, w.Dst = l.peer, int32(r)
 					recvs = append(recvs, w)
@@ -337,7 +345,7 @@ func (b *builder) match() error {
 					unmatched++
 					continue
 				}
-				w.Start = p.Start[w.Post-p.CallLo]
+				w.Start, w.DoneEnd = p.Start[w.Post-p.CallLo], p.End[w.Done-p.CallLo]
 				q := p.ownerOfRank(int(l.peer))
 				out[q] = append(out[q], w)
 			}
@@ -418,7 +426,10 @@ func (b *builder) match() error {
 		for m := 0; m < n; m++ {
 			s, r := &sends[i+m], &recvs[j+m]
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Sync != 0, slot: b.addCause(s.Start)}
+				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes}
+			if s.Mode&mayHold != 0 {
+				pm.heldBy = b.heldBy(s, r)
+			}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
 			}
@@ -427,17 +438,25 @@ func (b *builder) match() error {
 		i, j = i2, j2
 	}
 	// The Late Sender dependencies are this rank's; the Late Receiver ones
-	// (synchronous sends) go to the sender's owner.
+	// (synchronous sends, and sends held until the receiver entered MPI)
+	// go to the sender's owner.
 	lr := make([][]wireDep, c.Size())
+	p.MsgSend, p.MsgRecv, p.MsgBytes = make([]int32, len(b.msgs)), make([]int32, len(b.msgs)), make([]uint64, len(b.msgs))
 	for k := range b.msgs {
 		m := &b.msgs[k]
+		p.MsgSend[k], p.MsgRecv[k], p.MsgBytes[k] = m.sendPost, m.recvDone, m.bytes
 		dst := int32(p.Rank(m.recvDone))
+		ord := int64(m.src)<<32 | int64(dst)
 		b.deps = append(b.deps, dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
-			comm: m.comm, ord: int64(m.src)<<32 | int64(dst)})
+			comm: m.comm, ord: ord})
+		q := p.Owner(m.sendDone)
 		if m.sync {
-			q := p.Owner(m.sendDone)
-			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: int32(LateReceiver), Comm: m.comm,
-				Ord: int64(m.src)<<32 | int64(dst), Start: p.Start[m.recvPost-p.CallLo]})
+			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: wireKind(LateReceiver, RuleSynchronous), Comm: m.comm,
+				Ord: ord, Start: p.Start[m.recvPost-p.CallLo]})
+		}
+		if m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) {
+			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.heldBy, Kind: wireKind(LateReceiver, RuleProgress), Comm: m.comm,
+				Ord: ord, Start: p.Start[m.heldBy-p.CallLo]})
 		}
 	}
 	if err := b.shipDeps(lr); err != nil {
@@ -491,10 +510,13 @@ func sameKeyEnds(a, b *wireEnd) bool {
 // wireDep is a dependency shipped to the owner of its done call.
 type wireDep struct {
 	Done, Cause int32
-	Kind, Comm  int32
+	Kind, Comm  int32 // Kind: wireKind
 	Ord         int64
 	Start       int64 // when the cause started
 }
+
+// wireKind packs a dependency's wait kind and rule into wireDep.Kind.
+func wireKind(k WaitKind, r WaitRule) int32 { return int32(k) | int32(r)<<8 }
 
 // shipDeps sends dependencies to the owners of their done calls, which
 // add them (and those sent to themselves) to their own.
@@ -510,7 +532,7 @@ func (b *builder) shipDeps(out [][]wireDep) error {
 		}
 		for _, w := range ws {
 			b.deps = append(b.deps, dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
-				kind: WaitKind(w.Kind), comm: w.Comm, ord: w.Ord})
+				kind: WaitKind(w.Kind & 0xff), rule: WaitRule(w.Kind >> 8), comm: w.Comm, ord: w.Ord})
 		}
 	}
 	return nil
@@ -527,6 +549,7 @@ type wireColl struct {
 	Root       int32
 	Post, Done int32
 	Start, End int64
+	Bytes      uint64 // what the post call says the member sends or receives
 }
 
 // coordinator is the analyzer rank that decides collective instance
@@ -554,7 +577,8 @@ func (b *builder) collectives() error {
 			}
 			q := coordinator(comm, m.seq, c.Size())
 			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
-				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo]})
+				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo],
+				Bytes: b.lg.Bytes[m.post+base-p.CallLo]})
 			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
 		}
 		d.colls = nil
@@ -611,8 +635,7 @@ func (b *builder) collectives() error {
 			mixed++
 			continue
 		}
-		name := p.Comms[grp[0].Comm].Name
-		inter := len(name) > 0 && name[0] == 'I'
+		inter := p.Comms[grp[0].Comm].Inter
 		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
 			partial++
 			if len(grp) < 2 {
@@ -637,6 +660,7 @@ func (b *builder) collectives() error {
 			p.CollDone = append(p.CollDone, m.Done)
 			p.PostStart = append(p.PostStart, m.Start)
 			p.DoneEnd = append(p.DoneEnd, m.End)
+			p.PostBytes = append(p.PostBytes, m.Bytes)
 			b.doneStart = append(b.doneStart, 0) // known once the times are final
 		}
 		p.Colls = append(p.Colls, col)
@@ -776,7 +800,8 @@ func (b *builder) correctClocks() error {
 			for i := range b.deps {
 				d := &b.deps[i]
 				need := b.causeStart(d)
-				if b.endOf(d.done) >= need {
+				if b.endOf(d.done) >= need || d.rule == RuleProgress {
+					// A hold is read from the times, not imposed on them.
 					continue
 				}
 				if b.t == nil {
@@ -810,6 +835,13 @@ func (b *builder) correctClocks() error {
 	bad := 0
 	for i := range b.deps {
 		d := &b.deps[i]
+		if d.rule == RuleProgress {
+			// A hold whose evidence the corrected times no longer show
+			// (strictly: the receiver's call began before the send ended,
+			// which also keeps it from closing a cycle) is not one.
+			d.dropped = b.lg.End[d.done] <= b.causeStart(d)
+			continue
+		}
 		if b.lg.End[d.done] < b.causeStart(d) {
 			d.dropped = true
 			bad++
@@ -938,4 +970,71 @@ func (b *builder) finalTimes() error {
 	}
 	b.sentColls, b.collIdx = nil, nil
 	return nil
+}
+
+// progressSlack is how much later than its receiver's entry into MPI,
+// beyond the message's transfer, a send may complete and still count as
+// held until that entry: the acknowledgement's latency and clock error, or
+// a tenth of how long it was held (a sender that was descheduled when the
+// receiver let it go still was held; a send that just happened to complete
+// then would have to do so within a tenth of its wait, by chance).
+const (
+	progressSlack = 50_000 // ns
+	progressShare = 10
+)
+
+// heldBy applies the progress rule to a send s matched with a receive r of
+// an owned rank. MPI moves a message only inside MPI calls of both ranks,
+// so a standard send (any size: eager limits and buffer space decide, not a
+// size the analyzer could know) can be held until its receiver enters MPI.
+// The evidence is the timing: the receiver's last MPI call that started
+// before the send completed started after both the send and the receive
+// were posted, and the send completed within the message's transfer (as
+// the receiver saw it) of that call's start. The call need not still run
+// when the send completes: a sender descheduled when the receiver let it
+// go sees its completion late. It returns that call, or -1 when the send
+// completed before the receive was posted or the timing shows no hold.
+func (b *builder) heldBy(s, r *wireEnd) int32 {
+	p, lg := b.p, b.lg
+	post := r.Post - p.CallLo
+	sendEnd := s.DoneEnd
+	if sendEnd < p.Start[post] {
+		return -1
+	}
+	// The receiver's last call on the receive's thread, from the post on,
+	// that started by the send's completion.
+	i := p.Rank(r.Post) - p.RankLo
+	hi := lg.rankStart[i+1]
+	x := int32(-1)
+	if lg.ordered[i] && !lg.multi[i] {
+		k := sort.Search(int(hi-post), func(j int) bool { return p.Start[post+int32(j)] > sendEnd })
+		x = post + int32(k) - 1
+	} else {
+		th := p.Thread[post]
+		for c := post; c < hi; c++ {
+			if p.Thread[c] != th {
+				continue
+			}
+			if p.Start[c] > sendEnd {
+				break
+			}
+			x = c
+		}
+	}
+	if x < post {
+		return -1
+	}
+	sx := p.Start[x]
+	if sx < s.Start {
+		// The receiver did not enter MPI after the send was posted: it was
+		// in MPI all along, or computing when the send completed.
+		return -1
+	}
+	done := r.Done - p.CallLo
+	transfer := max(0, p.End[done]-max(s.Start, p.Start[done]))
+	held := sx - max(s.Start, p.Start[post])
+	if sendEnd-sx > transfer+max(progressSlack, held/progressShare) {
+		return -1
+	}
+	return x + p.CallLo
 }

@@ -9,11 +9,6 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// RendezvousBytes is the size from which a standard-mode send is taken to
-// wait for its receiver (rendezvous protocol) when it completes after the
-// receive was posted. Smaller sends are eager: MPI buffers them.
-const RendezvousBytes = 64 << 10
-
 // msgKey is what MPI matches a message by, from one rank's side: its
 // communicator (an index into the rank's table), the peer (the
 // destination of a send, the source of a receive) and the tag.
@@ -34,13 +29,34 @@ type keyList struct {
 }
 
 // msgEnd is one side of a point-to-point message: the call that posted it
-// and the call that completed it (local indices; done's top bit marks a
-// synchronous or rendezvous send).
+// and the call that completed it (local indices; done's top bits carry the
+// send's mode, modeMask), and for a send the bytes it sent.
 type msgEnd struct {
 	post, done, next int32
+	bytes            uint64
 }
 
-const syncBit = -1 << 31
+// A send's mode, in the top bits of msgEnd.done (a rank has fewer than
+// 2^30 calls). A synchronous send cannot complete before its receive is
+// posted; a standard or synchronous one may be held until the receiver
+// enters MPI (graph/build.go, heldBy). Buffered and ready sends never wait
+// for their receiver.
+const (
+	syncBit  = -1 << 31
+	mayHold  = 1 << 30
+	modeMask = syncBit | mayHold
+)
+
+// sendMode is the mode bits of a send posted by op.
+func sendMode(op trace.Op) int32 {
+	switch op {
+	case trace.OpSsend, trace.OpIssend, trace.OpSsendInit:
+		return syncBit | mayHold
+	case trace.OpSend, trace.OpIsend, trace.OpSendInit, trace.OpSendrecv, trace.OpSendrecvReplace:
+		return mayHold
+	}
+	return 0
+}
 
 // collEnd is one member's part in a collective instance.
 type collEnd struct {
@@ -56,14 +72,15 @@ type collEnd struct {
 type reqInfo struct {
 	class      trace.Class
 	persistent bool
-	sync       bool
+	mode       int32 // of a send: sendMode
 	op         trace.Op
 	post       int32
 	comm       uint32
 	peer, tag  int32
 	seq        uint32
 	root       int32
-	active     int32 // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	active     int32  // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
+	bytes      uint64 // what the call that made it says it sends or receives
 }
 
 // rankData is what Build keeps of one rank's log.
@@ -187,16 +204,6 @@ func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
 	return x
 }
 
-func isSync(op trace.Op, bytes uint64) bool {
-	switch op {
-	case trace.OpSsend, trace.OpIssend, trace.OpSsendInit:
-		return true
-	case trace.OpSend, trace.OpIsend, trace.OpSendInit, trace.OpSendrecv, trace.OpSendrecvReplace:
-		return bytes >= RendezvousBytes
-	}
-	return false
-}
-
 // opClass is trace.Op.Class by table.
 var opClass = func() (t [256]trace.Class) {
 	for o := range t {
@@ -253,21 +260,21 @@ func (x *extractor) add(rec *trace.Record) {
 	switch cls {
 	case trace.ClassSend:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassRecv:
 		if rec.Peer >= 0 && rec.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, false)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
 		}
 	case trace.ClassSendRecv:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, isSync(rec.Op, rec.Bytes))
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
-				sync: isSync(rec.Op, rec.Bytes), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1}
+				mode: sendMode(rec.Op), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1, bytes: rec.Bytes}
 			if rec.Flags&trace.FlagPersistent == 0 {
 				x.pending++ // a persistent one is pending once started
 			}
@@ -307,7 +314,7 @@ func (x *extractor) sub(s *trace.Record) {
 	switch x.cls {
 	case trace.ClassSendRecv:
 		if s.Op == trace.OpRecvPart && s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, false)
+			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, 0, 0)
 		}
 	case trace.ClassStart:
 		if s.Op == trace.OpReqStart {
@@ -338,11 +345,11 @@ func (x *extractor) sub(s *trace.Record) {
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {
-				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.sync)
+				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.mode, q.bytes)
 			}
 		case trace.ClassIrecv, trace.ClassRecvInit:
 			if s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, false)
+				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, 0, 0)
 			}
 		case trace.ClassIcollective:
 			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
@@ -406,7 +413,7 @@ func hashKey(k msgKey) uint32 {
 }
 
 // addEnd appends a message end to the list of its key.
-func (x *extractor) addEnd(k msgKey, post, done int32, sync bool) {
+func (x *extractor) addEnd(k msgKey, post, done int32, mode int32, bytes uint64) {
 	mask := uint32(len(x.keyTab) - 1)
 	h := hashKey(k) & mask
 	var id int32
@@ -426,11 +433,7 @@ func (x *extractor) addEnd(k msgKey, post, done int32, sync bool) {
 		}
 		h = (h + 1) & mask
 	}
-	d := done
-	if sync {
-		d |= syncBit
-	}
-	e := x.ends.add(msgEnd{post, d, -1})
+	e := x.ends.add(msgEnd{post, done | mode, -1, bytes})
 	l := &x.keys[id]
 	if l.tail < 0 {
 		l.head = e

@@ -105,12 +105,13 @@ func GatherGob[T any](c mpix.Comm, v T) ([]T, error) {
 
 // Summary is a PAG holding only what a report needs of the whole run: its
 // counts, communicators, vertex layout, collective instances (colls, in
-// the order the imbalance analysis numbers them) and notes, without calls
-// or edges.
+// the order the imbalance analysis numbers them), the ranks' modules and
+// notes, without calls or edges.
 func (p *PAG) Summary(colls []Collective) *PAG {
 	return &PAG{Ranks: p.Ranks, RunID: p.RunID, RankStart: p.RankStart, PartRanks: p.PartRanks, Part: -1,
 		Bounds: p.Bounds, Hubs: p.Hubs, StartVertex: p.StartVertex, Comms: p.Comms, Colls: colls,
 		Syncs: p.Syncs, SyncHub: p.SyncHub,
 		Messages: p.Messages, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, Inconsistent: p.Inconsistent,
-		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress, Notes: p.Notes}
+		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress,
+		Modules: p.Modules, Notes: p.Notes}
 }

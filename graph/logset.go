@@ -36,6 +36,16 @@ type LogSet struct {
 	Ranks        []*RankLog `json:"ranks"`
 	Totals       Totals     `json:"totals"`
 	Ops          []OpStats  `json:"operations"`
+	// EagerLimits are the MPI's eager limits as the ranks read them at
+	// MPI_Init (trace.Header.EagerLimits), one entry per name and value.
+	EagerLimits []EagerLimit `json:"eager_limits"`
+}
+
+// EagerLimit is one MPI eager-limit setting and how many ranks had it.
+type EagerLimit struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+	Ranks int    `json:"ranks"`
 }
 
 // rank summarises one rank's log.
@@ -142,8 +152,19 @@ func ReadLogSet(dir string) (*LogSet, error) {
 
 	var ops [trace.NumOps]OpStats
 	exes, loggers := map[string]bool{}, map[string]bool{}
+	eager := map[trace.ControlVar]int{} // index in s.EagerLimits
+	s.EagerLimits = []EagerLimit{}
 	for _, r := range ranks {
 		h := &r.header
+		for _, v := range h.EagerLimits {
+			i, ok := eager[v]
+			if !ok {
+				i = len(s.EagerLimits)
+				eager[v] = i
+				s.EagerLimits = append(s.EagerLimits, EagerLimit{Name: v.Name, Value: v.Value})
+			}
+			s.EagerLimits[i].Ranks++
+		}
 		if !exes[h.Exe] {
 			exes[h.Exe] = true
 			s.Exe = append(s.Exe, h.Exe)

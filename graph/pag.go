@@ -84,15 +84,31 @@ var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "
 
 func (k WaitKind) String() string { return waitNames[k] }
 
+// WaitRule says why a send waited for its receiver (a Late Receiver).
+type WaitRule uint8
+
+const (
+	RuleNone        WaitRule = iota
+	RuleSynchronous          // a synchronous send completes only once its receive is posted
+	RuleProgress             // the send completed as soon as the receiver entered MPI: it was held until then
+	NumWaitRules
+)
+
+var ruleNames = [...]string{"", "synchronous", "progress"}
+
+func (r WaitRule) String() string { return ruleNames[r] }
+
 // Wait is a call that waited for another rank: its last-arriving cause
 // started after it.
 type Wait struct {
 	Call       int32 // the call that waited
 	Cause      int32 // the call on another rank it waited for
-	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
+	Ns         int64 // how long: from From to the cause's start (at most to the call's end)
+	From       int64 // when the waiting began: the call's start, or the start of the unproductive polls that led to it
 	Kind       WaitKind
-	WrongOrder bool  // Late Sender while a message sent earlier to this rank was received later
-	Comm       int32 // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
+	Rule       WaitRule // of a Late Receiver
+	WrongOrder bool     // Late Sender while a message sent earlier to this rank was received later
+	Comm       int32    // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
 }
 
 // Collective is one instance of a collective operation: its members' calls
@@ -111,6 +127,9 @@ type Collective struct {
 type CommInfo struct {
 	Name    string
 	Members []int32 // world ranks in local rank order (one side's view for intercommunicators)
+	// Inter says it is an intercommunicator (its log entry has a remote
+	// group): whatever made it, Intercomm_create, a spawn, or a dup of one.
+	Inter bool
 }
 
 // PAG is one analyzer rank's part of the run's program activity graph:
@@ -155,13 +174,21 @@ type PAG struct {
 
 	Waits []Wait // the owned calls', by Call
 
+	// The matched point-to-point messages into the owned ranks, in
+	// matching order: the call that posted the send (any rank's), the
+	// owned call that completed the receive, and the bytes the send
+	// logged (count × type size).
+	MsgSend, MsgRecv []int32
+	MsgBytes         []uint64
+
 	// The collective instances this rank coordinated (each instance has one
 	// coordinator), with their members' calls and final times.
 	Colls     []Collective
 	CollPost  []int32
 	CollDone  []int32
-	PostStart []int64 // by member: when its post call started
-	DoneEnd   []int64 // by member: when its completing call ended
+	PostStart []int64  // by member: when its post call started
+	DoneEnd   []int64  // by member: when its completing call ended
+	PostBytes []uint64 // by member: the bytes its post call logged (trace.Record.Bytes)
 	Comms     []CommInfo
 
 	// Syncs are the run's global synchronisation points (paper §4.4), in
@@ -178,7 +205,11 @@ type PAG struct {
 	T0, T1                                             int64 // earliest and latest event
 	Exe                                                []string
 	LoadAddress                                        []uint64
-	Notes                                              []string
+	// Modules are, by logged rank, the modules its log lists (those its
+	// call sites fall in), for naming call sites (trace.ModuleOf,
+	// trace/symbol).
+	Modules [][]trace.Module
+	Notes   []string
 }
 
 // NumCalls is the number of calls in the whole run.

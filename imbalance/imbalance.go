@@ -73,10 +73,11 @@ func Bounded(waiting, execution int64) float64 {
 
 // Waits are wait-state times in ns, indexed by graph.WaitKind, with
 // WrongOrder the part of Late Sender on messages received in the wrong
-// order.
+// order and LateReceiverBy Late Receiver by the rule that decided it.
 type Waits struct {
-	Ns         [graph.NumWaitKinds]int64
-	WrongOrder int64
+	Ns             [graph.NumWaitKinds]int64
+	WrongOrder     int64
+	LateReceiverBy [graph.NumWaitRules]int64
 }
 
 // Result is the imbalance analysis of a run.
@@ -176,6 +177,9 @@ func (w *Waits) add(o *Waits) {
 		w.Ns[k] += o.Ns[k]
 	}
 	w.WrongOrder += o.WrongOrder
+	for r := range w.LateReceiverBy {
+		w.LateReceiverBy[r] += o.LateReceiverBy[r]
+	}
 }
 
 func newResult(ranks int) *Result {
@@ -352,6 +356,9 @@ func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankS
 			ws.Ns[w.Kind] += w.Ns
 			if w.WrongOrder {
 				ws.WrongOrder += w.Ns
+			}
+			if w.Kind == graph.LateReceiver {
+				ws.LateReceiverBy[w.Rule] += w.Ns
 			}
 		}
 	}

@@ -21,6 +21,7 @@ package main
 
 #include "encode.h"
 #include "modules.h"
+#include "mpit.h"
 extern int64_t cp_skew_off, cp_skew_base;
 extern double cp_skew_ppm;
 extern int64_t cp_setup_tick, cp_setup_ns;
@@ -242,6 +243,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		rate = 1
 	}
 	st.hdr.Ticks = &trace.Ticks{Tick: tick0, Ns: ns0, NsPerTick: rate}
+	st.hdr.EagerLimits = eagerLimits()
 	st.mods = listModules()
 	st.logged = map[[2]uint64]bool{}
 	if len(st.mods) > 0 { // the executable; other modules when a call site needs them
@@ -302,6 +304,19 @@ func finalSync() (trace.SyncPoint, bool) {
 //export cpathGoFinalizeSync
 func cpathGoFinalizeSync() {
 	_, _ = finalSync()
+}
+
+// eagerLimits reads the MPI's eager limits (mpit.c), as the run's
+// environment set them.
+func eagerLimits() []trace.ControlVar {
+	const max = 64
+	buf := make([]C.cp_cvar, max)
+	n := int(C.cp_eager_limits(&buf[0], max))
+	out := make([]trace.ControlVar, n)
+	for i := range out {
+		out[i] = trace.ControlVar{Name: C.GoString(&buf[i].name[0]), Value: int64(buf[i].value)}
+	}
+	return out
 }
 
 // maxModules bounds the modules listed at once.

@@ -331,21 +331,23 @@ func TestParse(t *testing.T) {
 
 func TestMatchSite(t *testing.T) {
 	for _, tc := range []struct {
-		x, name, hex string
-		want         bool
+		x, name, function, hex string
+		want                   bool
 	}{
-		{"halo.c:83", "halo.c:83", "0x1234", true},
-		{"src/halo.c:83", "/home/u/src/halo.c:83", "0x1234", true},
-		{"alo.c:83", "/home/u/src/halo.c:83", "0x1234", false},
-		{"0x1234", "halo.c:83", "0x1234", true},
-		{"0x01234", "halo.c:83", "0x1234", true},
-		{"0x1235", "halo.c:83", "0x1234", false},
-		{"MPI_Allreduce", "PMPI_Allreduce+0x12", "0x12", false},
-		{"solve", "solve+0x1a", "0x99", true},
-		{"solv", "solve+0x1a", "0x99", false},
+		{"halo.c:83", "halo.c:83", "main", "0x1234", true},
+		{"src/halo.c:83", "/home/u/src/halo.c:83", "", "0x1234", true},
+		{"alo.c:83", "/home/u/src/halo.c:83", "", "0x1234", false},
+		{"0x1234", "halo.c:83", "", "0x1234", true},
+		{"0x01234", "halo.c:83", "", "0x1234", true},
+		{"0x1235", "halo.c:83", "", "0x1234", false},
+		{"main", "halo.c:83", "main", "0x1234", true},
+		{"mai", "halo.c:83", "main", "0x1234", false},
+		{"MPI_Allreduce", "PMPI_Allreduce+0x12", "", "0x12", false},
+		{"solve", "solve+0x1a", "", "0x99", true},
+		{"solv", "solve+0x1a", "", "0x99", false},
 	} {
-		if got := matchSite(tc.x, tc.name, tc.hex); got != tc.want {
-			t.Errorf("matchSite(%q, %q, %q) = %v, want %v", tc.x, tc.name, tc.hex, got, tc.want)
+		if got := matchSite(tc.x, tc.name, tc.function, tc.hex); got != tc.want {
+			t.Errorf("matchSite(%q, %q, %q, %q) = %v, want %v", tc.x, tc.name, tc.function, tc.hex, got, tc.want)
 		}
 	}
 }

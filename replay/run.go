@@ -39,8 +39,10 @@ type Options struct {
 	Path      cpath.Path
 	PathCalls graph.CallTable
 	// Name is how the report names a call site of a rank (callsite
-	// scenarios match it).
-	Name func(rank int, pc uint64) string
+	// scenarios match it), Function the function it is in (nil or "":
+	// unknown).
+	Name     func(rank int, pc uint64) string
+	Function func(rank int, pc uint64) string
 	// Hex is the hexadecimal offset form of a call site ("0x4011d6").
 	Hex func(rank int, pc uint64) string
 }
@@ -297,7 +299,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 	}
 	// The call sites of the run, by name.
 	names := map[string][]site{}
-	hexes := map[site]string{}
+	hexes, functions := map[site]string{}, map[site]string{}
 	var all []site
 	for _, ri := range infos {
 		for _, pc := range ri.Sites {
@@ -309,6 +311,9 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 			n := o.Name(ri.Rank, pc)
 			names[n] = append(names[n], s)
 			hexes[s] = o.Hex(ri.Rank, pc)
+			if o.Function != nil {
+				functions[s] = o.Function(ri.Rank, pc)
+			}
 		}
 	}
 	for i := range pl.scenarios {
@@ -326,7 +331,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 				set = ss
 			} else {
 				for _, x := range all {
-					if matchSite(s.Site, o.Name(int(x.Rank), x.PC), hexes[x]) {
+					if matchSite(s.Site, o.Name(int(x.Rank), x.PC), functions[x], hexes[x]) {
 						set = append(set, x)
 					}
 				}

@@ -113,11 +113,12 @@ func (s *Scenario) describe() string {
 }
 
 // matchSite reports whether scenario site x names the call site the report
-// names name (hex is its hexadecimal offset form, "0x4011d6"): the same
-// name, the same address, a name's last path elements ("src/a.c:42" for
-// "/home/u/src/a.c:42"), or a function name before its "+0x…" offset.
-func matchSite(x, name, hex string) bool {
-	if x == name || x == hex {
+// names name, in function (if known; hex is its hexadecimal offset form,
+// "0x4011d6"): the same name, the same address, a name's last path
+// elements ("src/a.c:42" for "/home/u/src/a.c:42"), the function (every
+// call site in it), or a function name before its "+0x…" offset.
+func matchSite(x, name, function, hex string) bool {
+	if x == name || x == hex || function != "" && x == function {
 		return true
 	}
 	if strings.HasPrefix(x, "0x") || strings.HasPrefix(x, "0X") {

@@ -10,6 +10,7 @@ import (
 	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/replay"
 	"github.com/cpath/cpath/trace"
+	"github.com/cpath/cpath/traffic"
 )
 
 // Computation is the name by_op uses for time outside MPI, Launch for the
@@ -27,8 +28,10 @@ type Input struct {
 	Path      cpath.Path
 	Algo      string
 	Imbalance *imbalance.Result
+	Traffic   *traffic.Result                  // nil: no communication matrix
 	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
 	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
+	Function  func(rank int, pc uint64) string // the function a call site is in (nil: none named)
 	// PathCalls gives the times, operations and call sites of the path's
 	// calls: PAG holds only the run's summary (the calls stay with the
 	// analyzer ranks that own them).
@@ -44,6 +47,9 @@ type Input struct {
 	Heuristic []HeuristicSegment
 	// Replay is the POP factors and what-if predictions (nil: none).
 	Replay *replay.Result
+	// Window, if set, restricts the critical path's segments and profiles
+	// to a stretch of the run.
+	Window *Window
 }
 
 // Callsite names call site pc of rank as the report's segments do:
@@ -69,6 +75,9 @@ func Build(in *Input) *Report {
 		r.Run.Skipped = []string{}
 	}
 	r.CriticalPath = criticalPath(in)
+	if in.Window != nil {
+		windowPath(&r.CriticalPath, *in.Window)
+	}
 	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
 	if in.Agreement >= 0 && in.Analyzer != nil && in.Analyzer.ExactAlgo != "" {
 		a := in.Agreement
@@ -101,6 +110,7 @@ func Build(in *Input) *Report {
 	if in.Replay != nil {
 		r.POP, r.WhatIf = replayed(in.Replay)
 	}
+	addTraffic(r, g, in.Traffic)
 	return r
 }
 
@@ -136,16 +146,15 @@ func replayed(x *replay.Result) (*POP, []WhatIf) {
 }
 
 func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
-	return WaitBreakdown{Key: key, LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
-		WrongOrderNs: w.WrongOrder, WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
-		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}
+	return WaitBreakdown{Key: key, WaitTimes: WaitTimes{LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
+		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
+		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
+		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 	t := breakdown("", &im.Waits)
-	ws := Waitstates{LateSenderNs: t.LateSenderNs, LateReceiverNs: t.LateReceiverNs, WrongOrderNs: t.WrongOrderNs,
-		WaitAtBarrierNs: t.WaitAtBarrierNs, WaitAtNxNNs: t.WaitAtNxNNs, LateBroadcastNs: t.LateBroadcastNs,
-		EarlyReduceNs: t.EarlyReduceNs, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
+	ws := Waitstates{WaitTimes: t.WaitTimes, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
 	for rank := range im.ByRank {
 		ws.ByRank = append(ws.ByRank, breakdown(strconv.Itoa(rank), &im.ByRank[rank]))
 	}
@@ -217,20 +226,24 @@ func criticalPath(in *Input) CriticalPath {
 		return rank
 	}
 	// A run has few call sites: name each once.
-	sites := map[[2]uint64]string{}
-	site := func(rank int, pc uint64) string {
-		k := [2]uint64{uint64(rank), pc}
-		s, ok := sites[k]
+	sites := map[[2]uint64]siteName{}
+	name := func(seg *Segment, pc uint64) {
+		k := [2]uint64{uint64(seg.Rank), pc}
+		n, ok := sites[k]
 		if !ok {
-			s = callsite(in, rank, pc)
-			sites[k] = s
+			n.site, n.function = in.site(seg.Rank, pc)
+			sites[k] = n
 		}
-		return s
+		seg.Callsite, seg.Function = n.site, n.function
 	}
 	for _, h := range in.Heuristic {
 		op := pc[h.Call].Op
-		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0,
-			Callsite: site(h.Rank, pc[h.Call].CallSite)}
+		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
+		name(&seg, pc[h.Call].CallSite)
+		seg.Vertex = 2 * h.Call
+		if h.Kind != 'c' {
+			seg.Vertex++ // E(Call)
+		}
 		ns := h.End - h.Start
 		if h.Kind == 'c' {
 			seg.Kind = "compute"
@@ -270,8 +283,8 @@ func criticalPath(in *Input) CriticalPath {
 		rv := rankOf(v.call)
 		op := pc[v.call].Op
 		tu, tv := time(u), time(v)
-		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0,
-			Callsite: site(rv, pc[v.call].CallSite)}
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
+		name(&seg, pc[v.call].CallSite)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call
@@ -307,7 +320,16 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		cp.ByOp = append(cp.ByOp, s)
 	}
-	slices.SortFunc(cp.ByOp, func(a, b OpShare) int {
+	sortByOp(cp.ByOp)
+	if cp.ByOp == nil {
+		cp.ByOp = []OpShare{}
+	}
+	return cp
+}
+
+// sortByOp orders by_op by time, longest first, then by name.
+func sortByOp(ops []OpShare) {
+	slices.SortFunc(ops, func(a, b OpShare) int {
 		if a.Ns != b.Ns {
 			if a.Ns > b.Ns {
 				return -1
@@ -319,10 +341,6 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		return 1
 	})
-	if cp.ByOp == nil {
-		cp.ByOp = []OpShare{}
-	}
-	return cp
 }
 
 func callsite(in *Input, rank int, pc uint64) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // FullDOTCalls is the largest run drawn vertex by vertex; larger ones are
@@ -44,9 +45,9 @@ func AddDOTEdge(m map[[2]DOTNode]*DOTEdge, from, to DOTNode, ns int64, n int) {
 
 // WriteDOT writes the PAG for Graphviz with the critical path in red, from
 // its edges (all analyzer ranks' merged): the full drawing clusters the
-// vertices by rank; the condensed one shows call sites as offsets in the
-// rank's executable.
-func WriteDOT(w io.Writer, edges []DOTEdge, loadAddress []uint64) error {
+// vertices by rank; the condensed one shows each call site as name(rank,
+// call site) gives it (Input.SiteLabel).
+func WriteDOT(w io.Writer, edges []DOTEdge, name func(rank int, pc uint64) string) error {
 	slices.SortFunc(edges, func(a, b DOTEdge) int {
 		return cmp.Or(cmpNode(a.From, b.From), cmpNode(a.To, b.To))
 	})
@@ -72,11 +73,7 @@ func WriteDOT(w io.Writer, edges []DOTEdge, loadAddress []uint64) error {
 		case n.Rank < 0: // condensed: all hubs are one node
 			return n.Label
 		}
-		off := n.Site
-		if n.Rank < len(loadAddress) && n.Site >= loadAddress[n.Rank] {
-			off -= loadAddress[n.Rank]
-		}
-		return fmt.Sprintf("rank %d\\n0x%x", n.Rank, off)
+		return fmt.Sprintf("rank %d\\n%s", n.Rank, dotEscape(orDash(name(n.Rank, n.Site))))
 	}
 	fmt.Fprintln(w, "digraph pag {\n  rankdir=LR;\n  node [shape=box, fontsize=10];")
 	byRank := map[int][]int{}
@@ -119,3 +116,7 @@ func WriteDOT(w io.Writer, edges []DOTEdge, loadAddress []uint64) error {
 func cmpNode(a, b DOTNode) int {
 	return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Site, b.Site), cmp.Compare(a.Vertex, b.Vertex), cmp.Compare(a.Label, b.Label))
 }
+
+// dotEscape quotes s for a DOT label string (function names may hold
+// quotes: operator"").
+var dotEscape = strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace

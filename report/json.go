@@ -9,9 +9,9 @@ import (
 )
 
 // WriteJSON writes the report as one JSON object (the keys of Report's
-// tags), streamed: the two arrays that grow with the run, the critical
-// path's segments and the collective instances, are appended field by
-// field straight into the output, everything else goes through
+// tags), streamed: the arrays that grow with the run, the critical
+// path's segments, the collective instances and the communication matrix,
+// are appended field by field straight into the output, everything else goes through
 // encoding/json. The result decodes to what json.Marshal(r) does
 // (TestWriteJSON), at a fraction of its time and memory.
 func WriteJSON(w io.Writer, r *Report) error {
@@ -49,6 +49,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.int(s.EndNs)
 		j.raw(`,"callsite":`)
 		j.str(s.Callsite)
+		j.raw(`,"function":`)
+		j.str(s.Function)
 		j.raw("}")
 	}
 	if cp.Segments != nil {
@@ -58,6 +60,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(cp.ByRank)
 	j.raw(`,"by_op":`)
 	j.value(cp.ByOp)
+	if cp.WindowNs != nil {
+		j.raw(`,"window_ns":`)
+		j.value(cp.WindowNs)
+	}
 	if cp.Agreement != nil {
 		j.raw(`,"agreement":`)
 		j.value(*cp.Agreement)
@@ -114,11 +120,45 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(r.POP)
 	j.raw(`,"what_if":`)
 	j.value(r.WhatIf)
+	j.raw(`,"comm_matrix":{"p2p":`)
+	j.pairs(r.CommMatrix.P2P)
+	j.raw(`,"collective":`)
+	j.pairs(r.CommMatrix.Collective)
+	j.raw(`},"communicators":`)
+	j.value(r.Communicators)
+	j.raw(`,"message_sizes":`)
+	j.value(r.MessageSizes)
 	j.raw("}\n")
 	if j.err != nil {
 		return j.err
 	}
 	return bw.Flush()
+}
+
+// pairs writes a communication matrix's pairs (a dense collective matrix
+// has ranks² of them) field by field.
+func (j *jsonWriter) pairs(ps []Pair) {
+	if ps == nil {
+		j.raw("null")
+		return
+	}
+	j.raw("[")
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"src":`)
+		j.int(int64(p.Src))
+		j.raw(`,"dst":`)
+		j.int(int64(p.Dst))
+		j.raw(`,"count":`)
+		j.int(p.Count)
+		j.raw(`,"bytes":`)
+		j.int(p.Bytes)
+		j.raw("}")
+	}
+	j.raw("]")
 }
 
 // jsonWriter appends JSON to a buffered writer, keeping the first error.

@@ -16,11 +16,13 @@ func TestWriteJSON(t *testing.T) {
 	full := &Report{RuntimeNs: 1234,
 		CriticalPath: CriticalPath{Algo: "split/par-par", LengthNs: 1200, DiffNs: -34,
 			Segments: []Segment{
-				{Rank: 1, Kind: "launch", Op: "MPI_Init", StartNs: 0, EndNs: 5, Callsite: "a.c:1"},
-				{Rank: 2, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 900, Callsite: "dir \"q\"\\x<y>&é\x01.c:42"},
+				{Rank: 1, Kind: "launch", Op: "MPI_Init", StartNs: 0, EndNs: 5, Callsite: "a.c:1", Function: "main"},
+				{Rank: 2, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 900, Callsite: "dir \"q\"\\x<y>&é\x01.c:42",
+					Function: "ns::f<int>::operator()"},
+				{Rank: 0, Kind: "mpi", Op: "MPI_Recv", StartNs: 900, EndNs: 1200, Callsite: "liblammps.so.0+0x1f2e"},
 			},
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
-			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a,
+			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a, WindowNs: []int64{5, 1000},
 			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
 				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9}},
 		Processes: []Process{{Rank: 0, ProgramTimeNs: 1, GraphTimeNs: 2, TotalTimeNs: 3, TotalExecutionNs: 4, TotalWaitNs: 5,
@@ -36,8 +38,14 @@ func TestWriteJSON(t *testing.T) {
 		WhatIf: []WhatIf{{Scenario: "balance:1", Description: "rank 1's \"computation\"", RuntimeNs: 4530, GainNs: 1100, Gain: 0.2,
 			Default: true, PathRanks: []RankNs{{1, 4000}}, PathOps: []OpNs{{"computation", 3000}}},
 			{Scenario: "callsite:a.c:3=0.5", Fix: true, OnPathNs: 7, PathRanks: []RankNs{}, PathOps: []OpNs{}}},
-		Waitstates: Waitstates{LateSenderNs: 1, ByRank: []WaitBreakdown{{Key: "0", LateSenderNs: 1}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
+		Waitstates: Waitstates{WaitTimes: WaitTimes{LateSenderNs: 1}, ByRank: []WaitBreakdown{{Key: "0", WaitTimes: WaitTimes{LateSenderNs: 1}}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
 		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
+		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
+			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},
+		Communicators: []Communicator{{Name: "W0.0", Size: 2, Members: []int32{0, 1}, Calls: 7, TimeNs: 99},
+			{Name: "S1.1", Size: 1, Members: []int32{1}, Calls: 1, TimeNs: 5}},
+		MessageSizes: MessageSizes{P2P: []SizeBucket{{Lo: 0, Hi: 0, Count: 1}, {Lo: 1, Hi: 1, Count: 0}, {Lo: 2, Hi: 3, Count: 2}},
+			Collective: []SizeBucket{{Lo: 1 << 63, Hi: 1<<64 - 1, Count: 1}}},
 	}
 	bare := &Report{RuntimeNs: 1}
 	for name, r := range map[string]*Report{"full": full, "bare": bare} {

@@ -15,6 +15,11 @@ type Report struct {
 	Run          RunInfo      `json:"run"`
 	POP          *POP         `json:"pop"`     // null when the run was not replayed
 	WhatIf       []WhatIf     `json:"what_if"` // the what-if scenarios, the default ones included
+
+	// Who talks to whom (package traffic).
+	CommMatrix    CommMatrix     `json:"comm_matrix"`
+	Communicators []Communicator `json:"communicators"`
+	MessageSizes  MessageSizes   `json:"message_sizes"`
 }
 
 // RunInfo says what was analysed and what had to be skipped or corrected.
@@ -39,6 +44,10 @@ type CriticalPath struct {
 	Segments []Segment   `json:"segments"`
 	ByRank   []RankShare `json:"by_rank"`
 	ByOp     []OpShare   `json:"by_op"`
+	// WindowNs is the window ([from, to], ns since the run's start) that
+	// --from/--to restrict the segments and profiles to; absent for the
+	// whole run.
+	WindowNs []int64 `json:"window_ns,omitempty"`
 	// Agreement is set for the topological heuristics (topo,
 	// topo-shuffle): the share of the exact critical path's time that the
 	// heuristic attributes to the same rank and the same segment (the same
@@ -72,7 +81,12 @@ type Segment struct {
 	Op       string `json:"op"`   // the MPI call (compute: the call that ends the stretch)
 	StartNs  int64  `json:"start_ns"`
 	EndNs    int64  `json:"end_ns"`
-	Callsite string `json:"callsite"` // "0x4011d6" or "file.c:42" when symbolised
+	Callsite string `json:"callsite"` // "file.c:42" (DWARF), "function+0x1a" (ELF symbols), "libx.so+0x1234" (a module without either), "0x4011d6" (no module known)
+	Function string `json:"function"` // the (demangled) function the call is made from, "" if unknown
+	// Vertex is the PAG vertex the segment ends at: S(c) for the stretch
+	// before call c (compute, launch), E(c) for what ends with c (mpi,
+	// transfer). The timeline marks the slices of these vertices.
+	Vertex int32 `json:"-"`
 }
 
 // RankShare is how much of the critical path runs on one rank.
@@ -149,29 +163,79 @@ type Collective struct {
 
 // Waitstates are Scalasca's wait-state patterns, in ns, with breakdowns.
 type Waitstates struct {
-	LateSenderNs    int64           `json:"late_sender_ns"`
-	LateReceiverNs  int64           `json:"late_receiver_ns"`
-	WrongOrderNs    int64           `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
-	WaitAtBarrierNs int64           `json:"wait_at_barrier_ns"`
-	WaitAtNxNNs     int64           `json:"wait_at_nxn_ns"`
-	LateBroadcastNs int64           `json:"late_broadcast_ns"`
-	EarlyReduceNs   int64           `json:"early_reduce_ns"`
-	ByRank          []WaitBreakdown `json:"by_rank"`
-	ByOp            []WaitBreakdown `json:"by_op"`
-	ByComm          []WaitBreakdown `json:"by_comm"`
+	WaitTimes
+	ByRank []WaitBreakdown `json:"by_rank"`
+	ByOp   []WaitBreakdown `json:"by_op"`
+	ByComm []WaitBreakdown `json:"by_comm"`
 }
 
 // WaitBreakdown is the wait-state time of one rank, operation or
 // communicator (Key is "3", "MPI_Recv" or "S1.1").
 type WaitBreakdown struct {
-	Key             string `json:"key"`
-	LateSenderNs    int64  `json:"late_sender_ns"`
-	LateReceiverNs  int64  `json:"late_receiver_ns"`
-	WrongOrderNs    int64  `json:"wrong_order_ns"`
-	WaitAtBarrierNs int64  `json:"wait_at_barrier_ns"`
-	WaitAtNxNNs     int64  `json:"wait_at_nxn_ns"`
-	LateBroadcastNs int64  `json:"late_broadcast_ns"`
-	EarlyReduceNs   int64  `json:"early_reduce_ns"`
+	Key string `json:"key"`
+	WaitTimes
+}
+
+// WaitTimes are the time of each wait-state pattern, in ns.
+type WaitTimes struct {
+	LateSenderNs   int64 `json:"late_sender_ns"`
+	LateReceiverNs int64 `json:"late_receiver_ns"`
+	WrongOrderNs   int64 `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
+	// The parts of late_receiver_ns by the rule that decided them: a
+	// synchronous send waited for its receive to be posted; a send was
+	// held until its receiver entered MPI (docs/analysis.md).
+	LateReceiverSynchronousNs int64 `json:"late_receiver_synchronous_ns"`
+	LateReceiverProgressNs    int64 `json:"late_receiver_progress_ns"`
+	WaitAtBarrierNs           int64 `json:"wait_at_barrier_ns"`
+	WaitAtNxNNs               int64 `json:"wait_at_nxn_ns"`
+	LateBroadcastNs           int64 `json:"late_broadcast_ns"`
+	EarlyReduceNs             int64 `json:"early_reduce_ns"`
+}
+
+// CommMatrix is the run's communication matrix, sparse: the (source,
+// destination) pairs of world ranks that exchanged data, ascending. A
+// point-to-point pair counts matched messages and the bytes their sends
+// logged; a collective pair counts the instances that moved data from
+// source to destination and those bytes, by the attribution of docs/analysis.md.
+type CommMatrix struct {
+	P2P        []Pair `json:"p2p"`
+	Collective []Pair `json:"collective"`
+}
+
+// Pair is one cell of the communication matrix.
+type Pair struct {
+	Src   int   `json:"src"`
+	Dst   int   `json:"dst"`
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Communicator is what the run did on one communicator, named as mpisee
+// names them ("W0.0" is MPI_COMM_WORLD, "S2.1" the first communicator that
+// world rank 2 led out of an MPI_Comm_split): its members (world ranks in
+// its rank order; an intercommunicator's local group) and the calls made on
+// it with their time, summed over the members.
+type Communicator struct {
+	Name    string  `json:"name"`
+	Size    int     `json:"size"`
+	Members []int32 `json:"members"`
+	Calls   int64   `json:"calls"`
+	TimeNs  int64   `json:"time_ns"`
+}
+
+// MessageSizes are histograms of message sizes in log2 buckets: point to
+// point one per matched message, collective one per member call that
+// moves data.
+type MessageSizes struct {
+	P2P        []SizeBucket `json:"p2p"`
+	Collective []SizeBucket `json:"collective"`
+}
+
+// SizeBucket counts the sizes in [Lo, Hi] bytes: [0, 0], then [2^k, 2^(k+1)-1].
+type SizeBucket struct {
+	Lo    uint64 `json:"lo"`
+	Hi    uint64 `json:"hi"`
+	Count int64  `json:"count"`
 }
 
 // POP is the POP efficiency factors of the run and of its phases

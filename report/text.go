@@ -21,6 +21,14 @@ func WriteText(w io.Writer, r *Report, top int) {
 	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
 	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
+	if win := cp.WindowNs; len(win) == 2 {
+		var in int64
+		for _, s := range cp.Segments {
+			in += s.EndNs - s.StartNs
+		}
+		fmt.Fprintf(w, "window %s to %s (--from/--to): the critical path's tables cover its %d segments in it (%s), clipped to it\n",
+			ns(win[0]), ns(win[1]), len(cp.Segments), ns(in))
+	}
 	if a := cp.Analyzer; a != nil {
 		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
 		if a.RawBytes > 0 {
@@ -77,9 +85,10 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if s.Kind != "compute" {
 			continue
 		}
-		k := fmt.Sprintf("%d %s", s.Rank, s.Callsite)
+		site := SiteLabel(s.Callsite, s.Function)
+		k := fmt.Sprintf("%d %s", s.Rank, site)
 		if agg[k] == nil {
-			agg[k] = &stretch{rank: s.Rank, site: s.Callsite}
+			agg[k] = &stretch{rank: s.Rank, site: site}
 		}
 		agg[k].ns += s.EndNs - s.StartNs
 		agg[k].count++
@@ -120,6 +129,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		name string
 		v    int64
 	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
+		{"  synchronous send, receive posted late", ws.LateReceiverSynchronousNs},
+		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs}} {
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}
@@ -154,6 +165,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		}
 		tw.Flush()
 	}
+
+	writeTraffic(w, r, top)
 
 	fmt.Fprintln(w, "\nPer-process statistics (paper §5.3; times in seconds):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

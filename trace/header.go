@@ -36,6 +36,16 @@ type Header struct {
 	// executable first); modules loaded later come in module chunks, which
 	// the reader appends here.
 	Modules []Module `json:"modules,omitempty"`
+	// EagerLimits are the MPI's control variables (MPI_T) that bound the
+	// size of a send it may complete before the receiver takes part,
+	// with the values this run used (environment overrides included).
+	EagerLimits []ControlVar `json:"eager_limits,omitempty"`
+}
+
+// ControlVar is one MPI control variable (MPI_T cvar) and its value.
+type ControlVar struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
 }
 
 // Ticks is the first calibration point of a log whose times are ticks:
@@ -64,9 +74,16 @@ func (m *Module) Contains(addr uint64) bool { return addr >= m.Start && addr < m
 // in it (addr − Base: the ELF virtual address, as in the module's symbol
 // table and DWARF), or nil if no known module holds it.
 func (h *Header) ModuleOf(addr uint64) (m *Module, offset uint64) {
-	for i := range h.Modules {
-		if h.Modules[i].Contains(addr) {
-			return &h.Modules[i], addr - h.Modules[i].Base
+	return ModuleOf(h.Modules, addr)
+}
+
+// ModuleOf returns the module of mods holding addr and addr's offset in
+// it, or nil: Header.ModuleOf over a module list kept apart from its
+// header (the analyzer's, by rank).
+func ModuleOf(mods []Module, addr uint64) (m *Module, offset uint64) {
+	for i := range mods {
+		if mods[i].Contains(addr) {
+			return &mods[i], addr - mods[i].Base
 		}
 	}
 	return nil, 0

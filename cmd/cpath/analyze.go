@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -31,9 +33,12 @@ type analyzeOpts struct {
 	compress  bool
 	json      string
 	dot       string
+	matrix    string
+	csv       string
 	top       int
 	cpuprof   string
 	whatIf    []string
+	timelineOpts
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
@@ -48,6 +53,9 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
+	f.StringVar(&o.matrix, "matrix", "", "draw the communication matrix (bytes per source and destination rank, point-to-point\n"+
+		"and collective) as a heatmap to `FILE`, PNG or SVG by its extension (.png, .svg)")
+	f.StringVar(&o.csv, "csv", "", "write the report's tables as CSV files, one per table, into `DIR` (created if missing)")
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
@@ -57,7 +65,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 		"report names it or 0xADDRESS, scaled), transfers=FACTOR (MPI's own time and the transfers scaled;\n"+
 		"0: an ideal network). Besides these, the report always answers transfers=0, balance of the\n"+
 		"heaviest rank and halving the critical path's three longest stretches of computation by call\n"+
-		"site; \"none\" leaves those out")
+		"site; \"none\" leaves those out, \"off\" the POP factors too (no replay)")
+	addTimelineFlags(cmd, &o.timelineOpts)
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -103,6 +112,14 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	if o.delta < 0 {
 		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
+	}
+	if err := o.timelineOpts.check(); err != nil {
+		return err
+	}
+	if o.matrix != "" {
+		if _, err := report.HeatmapFormat(o.matrix); err != nil {
+			return fmt.Errorf("--matrix %s: %v", o.matrix, err)
+		}
 	}
 	if _, err := os.Stat(dir); err != nil && !strings.ContainsRune(dir, os.PathSeparator) {
 		// "cpath LOGDIR" shares the command position with the subcommands.
@@ -161,6 +178,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	b1, _ := c.Stats()
 	gt := time.Since(t0)
+	win, err := o.window(p)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
 	run = nil
 	// What building needed (messages, dependencies, the edges before their
 	// rows) is garbage now: collect it before the search allocates, or the
@@ -233,8 +254,9 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	type share struct {
 		Imbalance *imbalance.Result
 		Colls     []graph.Collective
+		Traffic   *traffic.Result
 	}
-	shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
+	shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls, traffic.Analyze(p)})
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
@@ -250,15 +272,17 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		}
 	}
 	if c.Rank() != 0 {
-		return nil
+		return writeTimeline(&o.timelineOpts, c, p, nil, win)
 	}
 	// Rank 0: merge the shares (instances in communicator and sequence
 	// order) and report.
 	var colls []graph.Collective
 	parts := make([]*imbalance.Result, len(shares))
 	offsets := make([]int32, len(shares))
+	traffics := make([]*traffic.Result, len(shares))
 	for i, s := range shares {
 		parts[i] = s.Imbalance
+		traffics[i] = s.Traffic
 		offsets[i] = int32(len(colls))
 		colls = append(colls, s.Colls...)
 	}
@@ -270,6 +294,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	in.PAG = p.Summary(colls)
 	in.Imbalance = im
 	in.Replay = rr
+	in.Traffic = traffic.Merge(traffics)
 	in.PathCalls = calls
 	in.Path = res.Path
 	if topo != nil {
@@ -280,12 +305,35 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		}
 	}
 	sym := report.NewSymbolizer(in.PAG)
-	in.Symbolize = sym.Lookup
+	in.Symbolize, in.Function = sym.Lookup, sym.Function
+	if o.windowUsed {
+		in.Window = &win
+	}
 	rep := report.Build(in)
+	if o.timeline != "" {
+		prog.Stage("writing the timeline")
+	}
+	if err := writeTimeline(&o.timelineOpts, c, p, rep, win); err != nil {
+		return err
+	}
 	prog.Done()
 	if o.dot != "" {
-		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, p.LoadAddress) }); err != nil {
+		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, in.SiteLabel) }); err != nil {
 			return err
+		}
+	}
+	if o.matrix != "" {
+		if err := writeTo(o.matrix, stdout, func(w io.Writer) error { return report.WriteHeatmap(w, rep, o.matrix) }); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the flag names the file
+			}
+			return fmt.Errorf("--matrix %s: %v", o.matrix, err)
+		}
+	}
+	if o.csv != "" {
+		if err := report.WriteCSV(o.csv, rep); err != nil {
+			return fmt.Errorf("--csv %s: %v", o.csv, err)
 		}
 	}
 	return writeReport(o, rep, stdout)

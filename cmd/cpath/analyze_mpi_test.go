@@ -6,15 +6,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/report"
 	"github.com/cpath/cpath/trace"
 )
@@ -96,7 +101,7 @@ func clockError(t *testing.T, dir string) int64 {
 }
 
 // TestAnalyzeLAMMPS analyses Debian's LAMMPS (in.lj, 2 ranks) recorded
-// under the logger.
+// under the logger, and writes its timeline.
 func TestAnalyzeLAMMPS(t *testing.T) {
 	lib := needMPI(t)
 	lmp := mpitest.NeedTool(t, "lmp", "lammps")
@@ -109,6 +114,129 @@ func TestAnalyzeLAMMPS(t *testing.T) {
 	}
 	t.Logf("LAMMPS: run %d ns, path %d ns (diff %d), %d segments, %d messages", r.RuntimeNs, r.CriticalPath.LengthNs,
 		r.CriticalPath.DiffNs, len(r.CriticalPath.Segments), r.Run.Messages)
+	checkLAMMPSSites(t, dir, r)
+	timelines(t, dir) // its timeline: valid, with the report's calls, messages and segments, the same at P = 2
+}
+
+// bareAddress is a call site shown as a number only.
+var bareAddress = regexp.MustCompile(`(^|\s)0x[0-9a-f]+($|\s)`)
+
+// checkLAMMPSSites: LAMMPS makes its MPI calls from liblammps.so, which
+// Debian ships stripped to its exported symbols, at another address on
+// every rank. Every call site on the path has a name, never a bare address:
+// function+0xoff (or file:line, should its debug information be installed)
+// with the function in the segment's function key, at least 90 % of them
+// demangled LAMMPS functions (LAMMPS_NS::...); the rest are calls from the
+// stripped lmp's main or hidden functions of the library (lmp+0xoff,
+// liblammps.so.0+0xoff). The text report's computation rows show
+// the same names, and an analysis as a job of two ranks names them alike.
+func checkLAMMPSSites(t *testing.T, dir string, r *report.Report) {
+	t.Helper()
+	segs := r.CriticalPath.Segments
+	fileLine := regexp.MustCompile(`^[^ ]+:[0-9]+$`)
+	inLAMMPS := 0
+	for i, s := range segs {
+		switch {
+		case s.Callsite == "" || bareAddress.MatchString(s.Callsite):
+			t.Fatalf("segment %d (%s %s, rank %d): call site %q is not a name", i, s.Kind, s.Op, s.Rank, s.Callsite)
+		case s.Function != "" && !strings.HasPrefix(s.Callsite, s.Function+"+0x") && !fileLine.MatchString(s.Callsite):
+			t.Fatalf("segment %d: call site %q in function %q: want function+0xoff or file:line", i, s.Callsite, s.Function)
+		case s.Function == "" && !strings.HasPrefix(s.Callsite, "lmp+0x") && !strings.HasPrefix(s.Callsite, "liblammps.so"):
+			t.Fatalf("segment %d: call site %q, no function: want a module of LAMMPS and the offset", i, s.Callsite)
+		}
+		if strings.HasPrefix(s.Function, "LAMMPS_NS::") {
+			inLAMMPS++
+		}
+	}
+	if inLAMMPS*10 < len(segs)*9 {
+		t.Errorf("%d of %d segments' call sites are in LAMMPS_NS functions, want at least 90%%", inLAMMPS, len(segs))
+	}
+
+	// The text report's computation rows.
+	code, text, errs := runCLI(t, "--top", "1000", dir)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d: %s", code, errs)
+	}
+	rows := computationRows(t, text)
+	named := 0
+	for _, row := range rows {
+		switch {
+		case bareAddress.MatchString(row):
+			t.Errorf("computation row with a bare address: %q", row)
+		case strings.Contains(row, "LAMMPS_NS::"):
+			named++
+		case !strings.Contains(row, " lmp+0x") && !strings.Contains(row, " liblammps.so"):
+			t.Errorf("computation row %q names neither a LAMMPS function nor a LAMMPS module", row)
+		}
+	}
+	// Distinct call sites, so fewer than the segments: finish.cpp's
+	// hidden helpers' Allreduces are not exported and stay module+offset.
+	if !strings.Contains(rows[0], "LAMMPS_NS::") || named*4 < len(rows)*3 {
+		t.Errorf("%d of %d computation rows name a LAMMPS function, want the first and at least 75%%:\n%s",
+			named, len(rows), strings.Join(rows, "\n"))
+	}
+	t.Logf("%d of %d segments and %d of %d computation rows in LAMMPS_NS functions; the first rows:\n%s",
+		inLAMMPS, len(segs), named, len(rows), strings.Join(rows[:min(5, len(rows))], "\n"))
+
+	// The same names when two analyzer ranks build the graph: each ships
+	// its logs' modules. The condensed DOT drawing's nodes (rank, call
+	// site) are named alike.
+	var two strings.Builder
+	var errs2 [2]error
+	dot := filepath.Join(t.TempDir(), "pag.dot")
+	mpixtest.Run(2, func(c mpix.Comm) {
+		out := io.Discard
+		if c.Rank() == 0 {
+			out = &two
+		}
+		errs2[c.Rank()] = analyze(analyzeOpts{algo: "dag", top: 1000, dot: dot}, dir, c, out)
+	})
+	if errs2[0] != nil || errs2[1] != nil {
+		t.Fatal(errs2)
+	}
+	if got := computationRows(t, two.String()); !slices.Equal(got, rows) {
+		t.Errorf("computation rows at P=2:\n%s\nat P=1:\n%s", strings.Join(got, "\n"), strings.Join(rows, "\n"))
+	}
+	src, err := os.ReadFile(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := regexp.MustCompile(`label="rank [0-9]+\\n([^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	dotNamed := 0
+	for _, n := range nodes {
+		if bareAddress.MatchString(n[1]) {
+			t.Errorf("DOT node %q: a bare address", n[0])
+		}
+		if strings.HasPrefix(n[1], "LAMMPS_NS::") {
+			dotNamed++
+		}
+	}
+	if len(nodes) == 0 || dotNamed*4 < len(nodes)*3 {
+		t.Errorf("%d of %d DOT nodes name a LAMMPS function, want at least 75%%", dotNamed, len(nodes))
+	}
+	t.Logf("%d of %d DOT nodes name a LAMMPS function", dotNamed, len(nodes))
+}
+
+// computationRows returns the rows of the text report's table of
+// computation on the critical path.
+func computationRows(t *testing.T, text string) []string {
+	t.Helper()
+	_, table, ok := strings.Cut(text, "Computation on the critical path")
+	if !ok {
+		t.Fatalf("no computation table in the text report:\n%s", text)
+	}
+	lines := strings.Split(table, "\n")
+	var rows []string
+	for _, l := range lines[2:] { // the title's end and the header
+		if strings.TrimSpace(l) == "" {
+			break
+		}
+		rows = append(rows, strings.TrimSpace(l))
+	}
+	if len(rows) == 0 {
+		t.Fatal("empty computation table")
+	}
+	return rows
 }
 
 // TestAnalyzeUnderMPI runs the analyzer as an MPI job: the report is the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -227,5 +228,125 @@ func TestEveryDependencyCounted(t *testing.T) {
 	}
 	if rep.Totals.NumEdges <= rep.Totals.NumNodes {
 		t.Errorf("totals: %d edges for %d vertices", rep.Totals.NumEdges, rep.Totals.NumNodes)
+	}
+}
+
+// outputError is an output of the analysis (--matrix, --csv) that cannot
+// be written: one line matching err and exit 1, from one process and from
+// every rank of a job.
+type outputError struct {
+	name string
+	args func(dir string) []string // dir holds a regular file named "file"
+	err  string
+}
+
+var outputErrors = []outputError{
+	{"matrix in a missing directory", func(d string) []string { return []string{"--matrix", filepath.Join(d, "no", "m.png")} },
+		`^cpath: --matrix \S+/no/m\.png: no such file or directory$`},
+	{"matrix under a file", func(d string) []string { return []string{"--matrix", filepath.Join(d, "file", "m.svg")} },
+		`^cpath: --matrix \S+/file/m\.svg: not a directory$`},
+	{"matrix of an unknown format", func(d string) []string { return []string{"--matrix", filepath.Join(d, "m.jpg")} },
+		`^cpath: --matrix \S+/m\.jpg: unknown image format "\.jpg": want \.png or \.svg$`},
+	{"matrix without an extension", func(d string) []string { return []string{"--matrix", filepath.Join(d, "m")} },
+		`^cpath: --matrix \S+/m: no file extension: want \.png or \.svg$`},
+	{"csv into a file", func(d string) []string { return []string{"--csv", filepath.Join(d, "file")} },
+		`^cpath: --csv \S+/file: not a directory$`},
+	{"csv under a file", func(d string) []string { return []string{"--csv", filepath.Join(d, "file", "csv")} },
+		`^cpath: --csv \S+/file/csv: not a directory$`},
+}
+
+// outputDir is a directory for outputError's args, with a regular file
+// "file" in it.
+func outputDir(t *testing.T) string {
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, "file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestAnalyzeOutputErrors: an output that cannot be written is one line
+// and exit 1, with nothing on stdout, in one process.
+func TestAnalyzeOutputErrors(t *testing.T) {
+	logs := t.TempDir()
+	writeRun(t, logs, 3)
+	for _, tc := range outputErrors {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append(append([]string{"analyze"}, tc.args(outputDir(t))...), logs)...)
+			if code != 1 || strings.Count(errs, "\n") != 1 || !regexp.MustCompile(tc.err).MatchString(strings.TrimSuffix(errs, "\n")) {
+				t.Fatalf("exit %d, stderr %q; want 1 and one line matching %q", code, errs, tc.err)
+			}
+			if out != "" {
+				t.Fatalf("stdout on error: %.500s", out)
+			}
+		})
+	}
+}
+
+// TestTrafficOutputs: --csv and --matrix write every table and the
+// heatmap, the same from one process and from a job of two in-process
+// ranks, and the CSV files hold the JSON report's communication matrix.
+func TestTrafficOutputs(t *testing.T) {
+	logs := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: logs, Ranks: 6, CallsPerRank: 300, Pattern: gen.Halo, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var files [2]map[string]string
+	for i, P := range []int{1, 2} {
+		out := t.TempDir()
+		errs := make([]error, P)
+		mpixtest.Run(P, func(c mpix.Comm) {
+			o := analyzeOpts{algo: "dag", top: 5, json: filepath.Join(out, "r.json"), csv: filepath.Join(out, "csv"),
+				matrix: filepath.Join(out, "m.svg")}
+			errs[c.Rank()] = mpix.Agree(c, analyze(o, logs, c, io.Discard))
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		files[i] = map[string]string{}
+		for _, name := range append(report.CSVFiles(), "m.svg") {
+			p := filepath.Join(out, "csv", name)
+			if name == "m.svg" {
+				p = filepath.Join(out, name)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i][name] = string(b)
+		}
+		var rep report.Report
+		b, err := os.ReadFile(filepath.Join(out, "r.json"))
+		if err != nil || json.Unmarshal(b, &rep) != nil {
+			t.Fatalf("JSON report: %v", err)
+		}
+		var want strings.Builder
+		want.WriteString("kind,src,dst,count,bytes\n")
+		for _, k := range []struct {
+			kind string
+			ps   []report.Pair
+		}{{"p2p", rep.CommMatrix.P2P}, {"collective", rep.CommMatrix.Collective}} {
+			for _, p := range k.ps {
+				fmt.Fprintf(&want, "%s,%d,%d,%d,%d\n", k.kind, p.Src, p.Dst, p.Count, p.Bytes)
+			}
+		}
+		// The halo's 6 ranks each send to both neighbours; every 10th
+		// iteration an Allreduce pairs everyone with everyone.
+		if len(rep.CommMatrix.P2P) != 12 || len(rep.CommMatrix.Collective) != 30 {
+			t.Errorf("%d point-to-point and %d collective pairs, want 12 and 30", len(rep.CommMatrix.P2P), len(rep.CommMatrix.Collective))
+		}
+		if got := files[i]["comm_matrix.csv"]; got != want.String() {
+			t.Errorf("comm_matrix.csv\n%s\nwant\n%s", got, want.String())
+		}
+	}
+	for name, s := range files[0] {
+		if name == "processes.csv" {
+			continue // graph_time: the analyzer's own time
+		}
+		if files[1][name] != s {
+			t.Errorf("%s differs between one process and two", name)
+		}
 	}
 }

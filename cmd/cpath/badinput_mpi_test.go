@@ -192,3 +192,27 @@ func checkBadInputJob(t *testing.T, bin string, np int, tc badInput, arg, algo, 
 		t.Errorf("the job printed %d reports, want one (rank 0's)", n)
 	}
 }
+
+// TestAnalyzeOutputErrorsMPI: an output that cannot be written (the table
+// of TestAnalyzeOutputErrors) gives the single process's one line and a
+// non-zero exit from a 3-rank analyzer job too, with no rank left hanging.
+func TestAnalyzeOutputErrorsMPI(t *testing.T) {
+	const np = 3
+	bin := buildMPICpath(t)
+	logs := t.TempDir()
+	writeRun(t, logs, 4)
+	for _, tc := range outputErrors {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"analyze", "--algo=split"}, tc.args(outputDir(t))...), logs)
+			code, out, errs, took := mpirunCpath(t, bin, np, args...)
+			t.Logf("exit %d after %v", code, took.Round(time.Millisecond))
+			lines := cpathLines(errs)
+			if code == 0 || len(lines) != 1 || !regexp.MustCompile(tc.err).MatchString(lines[0]) {
+				t.Fatalf("exit %d, cpath lines %q; want non-zero and one line matching %q\nstderr: %s", code, lines, tc.err, errs)
+			}
+			if strings.Contains(errs, "goroutine") || strings.TrimSpace(out) != "" {
+				t.Fatalf("stack trace or stdout on error:\nstderr: %s\nstdout: %.2000s", errs, out)
+			}
+		})
+	}
+}

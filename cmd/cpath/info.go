@@ -72,6 +72,19 @@ func writeInfo(out io.Writer, s *graph.LogSet) error {
 	lib, _, _ := strings.Cut(s.MPILibrary, ",") // "Open MPI v4.1.4, package: …"
 	p("MPI:        %s, thread level %s\n", orUnknown(lib), threadLevel(s.ThreadLevel))
 	p("logger:     %s\n", orUnknown(strings.Join(s.Logger, ", ")))
+	if len(s.EagerLimits) > 0 {
+		// What the MPI says of when sends may return before their receive:
+		// it explains Late Receiver, the timing decides (docs/analysis.md).
+		var ls []string
+		for _, e := range s.EagerLimits {
+			l := fmt.Sprintf("%s=%d", e.Name, e.Value)
+			if e.Ranks < len(s.Ranks) {
+				l += fmt.Sprintf(" (%s)", plural(e.Ranks, "rank"))
+			}
+			ls = append(ls, l)
+		}
+		p("eager:      %s\n", strings.Join(ls, ", "))
+	}
 	if s.StartUnixNs != 0 {
 		p("started:    %s\n", time.Unix(0, s.StartUnixNs).UTC().Format("2006-01-02 15:04:05 UTC"))
 	}

@@ -85,8 +85,9 @@ type logSpec struct {
 	version int    // format version in the preamble if not 0
 	status  trace.EndStatus
 	info    int32
-	noClose bool // no trailer: a killed rank
-	cut     int  // bytes cut off the end of the file
+	noClose bool  // no trailer: a killed rank
+	cut     int   // bytes cut off the end of the file
+	eager   int64 // btl_vader_eager_limit in the header; default 4096
 }
 
 func writeLog(t *testing.T, dir string, s logSpec) string {
@@ -103,13 +104,17 @@ func writeLog(t *testing.T, dir string, s logSpec) string {
 	if s.status == 0 {
 		s.status = trace.EndFinalized
 	}
+	if s.eager == 0 {
+		s.eager = 4096
+	}
 	path := filepath.Join(dir, s.file)
 	var buf bytes.Buffer
 	h := &trace.Header{RunID: s.runID, Rank: s.rank, Size: s.size, Host: "node1", PID: 1000 + s.rank,
 		Exe: "/opt/app/halo", StartUnixNs: 1_700_000_000_000_000_000, T0: 999_000, MPILibrary: "Open MPI v4.1.4",
 		Logger: "cpathlog test",
 		Clock: trace.Clock{Method: "allreduce+pingpong", AllreduceOffsetNs: int64(s.rank) * 1500,
-			Init: trace.SyncPoint{LocalNs: 1_000_000, OffsetNs: int64(s.rank) * 1000, ErrNs: 250}}}
+			Init: trace.SyncPoint{LocalNs: 1_000_000, OffsetNs: int64(s.rank) * 1000, ErrNs: 250}},
+		EagerLimits: []trace.ControlVar{{Name: "btl_vader_eager_limit", Value: s.eager}, {Name: "btl_self_eager_limit", Value: 1024}}}
 	w, err := trace.NewWriter(&buf, h)
 	if err != nil {
 		t.Fatal(err)
@@ -178,9 +183,18 @@ func TestInfo(t *testing.T) {
 				`(?m)^MPI_Allreduce +40  40\.00 µs +320 B$`,
 				`(?m)^MPI_Init +4 `,
 				`(?m)^method: allreduce\+pingpong$`,
+				`(?m)^eager: +btl_vader_eager_limit=4096, btl_self_eager_limit=1024$`,
 				`(?m)^ +1 +\+1\.50 µs +\+1\.00 µs  250 ns +\+2\.00 µs  300 ns  \+1\.000 ppm$`,
 			},
 			notOut: []string{`incomplete`, `\(request done\)`},
+		},
+		{
+			name: "eager limits that differ between ranks",
+			setup: func(t *testing.T, dir string) {
+				writeRun(t, dir, 3)
+				writeLog(t, dir, logSpec{rank: 2, size: 3, eager: 32768})
+			},
+			out: []string{`(?m)^eager: +btl_vader_eager_limit=4096 \(2 ranks\), btl_self_eager_limit=1024, btl_vader_eager_limit=32768 \(1 rank\)$`},
 		},
 		{
 			name: "truncated rank",

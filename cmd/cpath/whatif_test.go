@@ -88,6 +88,16 @@ func TestWhatIf(t *testing.T) {
 			t.Errorf("the text report lacks %q:\n%s", want, out)
 		}
 	}
+	// --what-if off: no replay at all; no other scenario with it.
+	_, out, _ = runCLI(t, "--json", "-", "--what-if", "off", dir)
+	rep = report.Report{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.POP != nil || rep.WhatIf != nil {
+		t.Errorf("--what-if off: %v, pop %+v, what_if %+v; want neither", err, rep.POP, rep.WhatIf)
+	}
+	code, _, errs = runCLI(t, "--what-if", "off", "--what-if", "balance:1", dir)
+	if code != 1 || errs != "cpath: --what-if off turns the replay off: it takes no other scenario\n" {
+		t.Errorf("--what-if off --what-if balance:1: exit %d, %q", code, errs)
+	}
 	// --what-if none: only what was asked.
 	_, out, _ = runCLI(t, "--json", "-", "--what-if", "none", "--what-if", "balance:1", dir)
 	rep = report.Report{}

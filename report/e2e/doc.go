@@ -14,6 +14,9 @@
 //	popphases      three phases marked by MPI_Pcontrol:     POP factors by phase and run,
 //	               imbalanced rounds of Allreduce, a        what-if predictions against
 //	               pipeline, exchanges of large messages    reruns of the changed program
+//	traffic        messages of known counts and sizes       the communication matrix,
+//	               (Send, Isend, Sendrecv, persistent),     message sizes and
+//	               Allreduce/Bcast on world and a split     communicators, exactly
 //
 // Each program runs under mpirun with libcpathlog.so preloaded, then
 // `cpath analyze --json - LOGDIR` runs with every exact algorithm (dag,

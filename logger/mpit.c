@@ -1,0 +1,80 @@
+/*
+ * mpit.c: the control variables that say up to what size the MPI may
+ * complete a send before its receiver takes part (eager limits: Open MPI's
+ * btl_*_eager_limit, MPICH's MPIR_CVAR_*EAGER*_SIZE…), read through the
+ * MPI tool interface at MPI_Init for the log header. They explain the
+ * analyzer's Late Receiver decisions; the timing in the log decides.
+ */
+#define _GNU_SOURCE /* strcasestr */
+#include <mpi.h>
+#include <string.h>
+
+#include "mpit.h"
+
+/* eager says whether a control variable's name is an eager size limit. */
+static int eager(const char *name)
+{
+	return strcasestr(name, "eager") && (strcasestr(name, "limit") || strcasestr(name, "size"));
+}
+
+/* cp_eager_limits fills out with up to max eager limits (integer control
+ * variables bound to no object) and returns how many. The logger's own
+ * calls go to PMPI_T, so a tool layered above it sees none of them.
+ *
+ * MPI_T_init_thread asks for the thread level MPI_Init provided: Open MPI
+ * (4.1) takes the first MPI_T_init_thread's level as the library's, so
+ * asking for MPI_THREAD_SINGLE switched off its locking in a program that
+ * had MPI_THREAD_MULTIPLE, which then crashed or hung in ob1's matching
+ * when several threads communicated. */
+int cp_eager_limits(cp_cvar *out, int max)
+{
+	int level = MPI_THREAD_SINGLE, provided, num, n = 0;
+	PMPI_Query_thread(&level);
+	if (PMPI_T_init_thread(level, &provided) != MPI_SUCCESS)
+		return 0;
+	if (PMPI_T_cvar_get_num(&num) != MPI_SUCCESS)
+		num = 0;
+	for (int i = 0; i < num && n < max; i++) {
+		char name[sizeof out->name];
+		int nlen = sizeof name, verb, bind, scope, dlen = 0, count;
+		MPI_Datatype dt;
+		MPI_T_enum en;
+		MPI_T_cvar_handle h;
+		if (PMPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, NULL, &dlen, &bind, &scope) != MPI_SUCCESS)
+			continue;
+		if (bind != MPI_T_BIND_NO_OBJECT || !eager(name))
+			continue;
+		if (PMPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+			continue;
+		union {
+			int i;
+			unsigned u;
+			unsigned long ul;
+			unsigned long long ull;
+			MPI_Count c;
+			char pad[64];
+		} v;
+		int ok = count == 1 && PMPI_T_cvar_read(h, &v) == MPI_SUCCESS;
+		PMPI_T_cvar_handle_free(&h);
+		if (!ok)
+			continue;
+		int64_t x;
+		if (dt == MPI_INT)
+			x = v.i;
+		else if (dt == MPI_UNSIGNED)
+			x = v.u;
+		else if (dt == MPI_UNSIGNED_LONG)
+			x = (int64_t)v.ul;
+		else if (dt == MPI_UNSIGNED_LONG_LONG)
+			x = (int64_t)v.ull;
+		else if (dt == MPI_COUNT)
+			x = (int64_t)v.c;
+		else
+			continue;
+		memcpy(out[n].name, name, sizeof name);
+		out[n].value = x;
+		n++;
+	}
+	PMPI_T_finalize();
+	return n;
+}

@@ -1,0 +1,156 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// csvTable is one table of the report as a CSV file: its name (the file is
+// name.csv), its header row and its rows, which rows hands to row one at a
+// time (a table may hold every segment of the critical path).
+type csvTable struct {
+	name   string
+	header []string
+	rows   func(r *Report, row func(cells ...string))
+}
+
+// csvTables are the report's tables, in the order WriteCSV writes them. A
+// new output adds its tables here.
+var csvTables = []csvTable{
+	{"by_rank", []string{"rank", "launch_ns", "compute_ns", "mpi_ns", "transfer_ns", "share"}, func(r *Report, row func(...string)) {
+		for _, b := range r.CriticalPath.ByRank {
+			row(itoa(b.Rank), i64(b.LaunchNs), i64(b.ComputeNs), i64(b.MPINs), i64(b.TransferNs), f64(b.Share))
+		}
+	}},
+	{"by_op", []string{"op", "ns", "count", "share"}, func(r *Report, row func(...string)) {
+		for _, o := range r.CriticalPath.ByOp {
+			row(o.Op, i64(o.Ns), itoa(o.Count), f64(o.Share))
+		}
+	}},
+	{"segments", []string{"rank", "kind", "op", "start_ns", "end_ns", "callsite"}, func(r *Report, row func(...string)) {
+		for _, s := range r.CriticalPath.Segments {
+			row(itoa(s.Rank), s.Kind, s.Op, i64(s.StartNs), i64(s.EndNs), s.Callsite)
+		}
+	}},
+	{"processes", []string{"rank", "program_time_ns", "graph_time_ns", "total_time_ns", "total_execution_time_ns",
+		"total_wait_time_ns", "imbalance", "num_calls", "num_nodes", "num_edges"}, func(r *Report, row func(...string)) {
+		for _, p := range r.Processes {
+			row(itoa(p.Rank), i64(p.ProgramTimeNs), i64(p.GraphTimeNs), i64(p.TotalTimeNs), i64(p.TotalExecutionNs),
+				i64(p.TotalWaitNs), f64(p.Imbalance), itoa(p.NumCalls), itoa(p.NumNodes), itoa(p.NumEdges))
+		}
+		t := r.Totals
+		row("total", i64(t.ProgramTimeNs), i64(t.GraphTimeNs), i64(t.TotalTimeNs), i64(t.TotalExecutionNs),
+			i64(t.TotalWaitNs), f64(t.Imbalance), itoa(t.NumCalls), itoa(t.NumNodes), itoa(t.NumEdges))
+	}},
+	{"calls", []string{"op", "comm", "seq", "members", "wait_before_ns", "wait_after_ns", "execution_ns", "imbalance", "last_rank"},
+		func(r *Report, row func(...string)) {
+			for _, c := range r.Calls {
+				row(c.Op, c.Comm, itoa(c.Seq), itoa(c.Members), i64(c.WaitBeforeNs), i64(c.WaitAfterNs), i64(c.ExecutionNs),
+					f64(c.Imbalance), itoa(c.LastRank))
+			}
+		}},
+	waitTable("waitstates_by_rank", "rank", func(r *Report) []WaitBreakdown { return r.Waitstates.ByRank }),
+	waitTable("waitstates_by_op", "op", func(r *Report) []WaitBreakdown { return r.Waitstates.ByOp }),
+	waitTable("waitstates_by_comm", "comm", func(r *Report) []WaitBreakdown { return r.Waitstates.ByComm }),
+	{"comm_matrix", []string{"kind", "src", "dst", "count", "bytes"}, func(r *Report, row func(...string)) {
+		for _, p := range r.CommMatrix.P2P {
+			row("p2p", itoa(p.Src), itoa(p.Dst), i64(p.Count), i64(p.Bytes))
+		}
+		for _, p := range r.CommMatrix.Collective {
+			row("collective", itoa(p.Src), itoa(p.Dst), i64(p.Count), i64(p.Bytes))
+		}
+	}},
+	{"communicators", []string{"name", "size", "members", "calls", "time_ns"}, func(r *Report, row func(...string)) {
+		for _, c := range r.Communicators {
+			ms := make([]string, len(c.Members))
+			for i, m := range c.Members {
+				ms[i] = strconv.Itoa(int(m))
+			}
+			row(c.Name, itoa(c.Size), strings.Join(ms, " "), i64(c.Calls), i64(c.TimeNs))
+		}
+	}},
+	{"message_sizes", []string{"kind", "lo", "hi", "count"}, func(r *Report, row func(...string)) {
+		for _, b := range r.MessageSizes.P2P {
+			row("p2p", u64(b.Lo), u64(b.Hi), i64(b.Count))
+		}
+		for _, b := range r.MessageSizes.Collective {
+			row("collective", u64(b.Lo), u64(b.Hi), i64(b.Count))
+		}
+	}},
+}
+
+// waitTable is a wait-state breakdown as a table keyed by key.
+func waitTable(name, key string, rows func(r *Report) []WaitBreakdown) csvTable {
+	return csvTable{name, []string{key, "late_sender_ns", "late_receiver_ns", "wrong_order_ns", "wait_at_barrier_ns",
+		"wait_at_nxn_ns", "late_broadcast_ns", "early_reduce_ns"}, func(r *Report, row func(...string)) {
+		for _, b := range rows(r) {
+			row(b.Key, i64(b.LateSenderNs), i64(b.LateReceiverNs), i64(b.WrongOrderNs), i64(b.WaitAtBarrierNs),
+				i64(b.WaitAtNxNNs), i64(b.LateBroadcastNs), i64(b.EarlyReduceNs))
+		}
+	}}
+}
+
+// CSVFiles are the names of the files WriteCSV writes.
+func CSVFiles() []string {
+	names := make([]string, len(csvTables))
+	for i, t := range csvTables {
+		names[i] = t.name + ".csv"
+	}
+	return names
+}
+
+// WriteCSV writes every table of the report into dir, one CSV file each
+// with a header row (see CSVFiles), creating dir if it is missing.
+func WriteCSV(dir string, r *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return pathErr(err)
+	}
+	for _, t := range csvTables {
+		if err := writeCSVFile(filepath.Join(dir, t.name+".csv"), t, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeCSVFile(name string, t csvTable, r *Report) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("%s: %v", filepath.Base(name), pathErr(err))
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	w := csv.NewWriter(bw)
+	w.Write(t.header)
+	t.rows(r, func(cells ...string) { w.Write(cells) })
+	w.Flush()
+	err = w.Error()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", filepath.Base(name), pathErr(err))
+	}
+	return nil
+}
+
+// pathErr drops the path from a file system error (the caller names the
+// file): "not a directory" rather than "mkdir a/b: not a directory".
+func pathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func itoa(v int) string    { return strconv.Itoa(v) }
+func i64(v int64) string   { return strconv.FormatInt(v, 10) }
+func u64(v uint64) string  { return strconv.FormatUint(v, 10) }
+func f64(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
