@@ -33,7 +33,7 @@ func main() {
 	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
 	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
-	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, what-if)")
+	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	flag.Parse()
 	if err := run(*dir, *ranks, *calls, *pattern, *nps, *algos, *reps); err != nil {
@@ -147,6 +147,10 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
 	a, withJSON := strings.CutSuffix(algo, "+json")
 	a, withAll := strings.CutSuffix(a, "+all")
+	a, bare := strings.CutSuffix(a, "+bare")
+	if bare {
+		args = append(args, "--what-if", "off") // the text report alone: no POP factors or what-if replay
+	}
 	if withJSON || withAll {
 		tmp, err := os.MkdirTemp("", "mpibench-")
 		if err != nil {
