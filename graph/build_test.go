@@ -428,6 +428,16 @@ func barrier(start, end int64) trace.Record {
 	return r
 }
 
+// waitOf is call c's wait, nil if it did not wait.
+func waitOf(g *graph.PAG, c int32) *graph.Wait {
+	for i := range g.Waits {
+		if g.Waits[i].Call == c {
+			return &g.Waits[i]
+		}
+	}
+	return nil
+}
+
 func TestPollingIsWaiting(t *testing.T) {
 	send := call(trace.OpSend, 1000, 1010)
 	send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 8
@@ -449,12 +459,7 @@ func TestPollingIsWaiting(t *testing.T) {
 	g := mustBuild(t, dir)
 	checkEdges(t, g)
 	testCall := g.RankStart[1] + 3
-	var w *graph.Wait
-	for i := range g.Waits {
-		if g.Waits[i].Call == testCall {
-			w = &g.Waits[i]
-		}
-	}
+	w := waitOf(g, testCall)
 	if w == nil || w.Kind != graph.LateSender || w.Ns != 800 {
 		t.Fatalf("the completing MPI_Test's wait: %+v, want Late Sender of 800 ns (from the first poll at 200 to the send at 1000)", w)
 	}

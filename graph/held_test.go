@@ -49,13 +49,7 @@ func TestHeldSend(t *testing.T) {
 			writeLogs(t, dir, recs)
 			g := mustBuild(t, dir)
 			checkEdges(t, g)
-			sendCall := g.RankStart[0] + 1
-			var w *graph.Wait
-			for i := range g.Waits {
-				if g.Waits[i].Call == sendCall {
-					w = &g.Waits[i]
-				}
-			}
+			w := waitOf(g, g.RankStart[0]+1)
 			switch {
 			case tc.want == graph.RuleNone && w != nil:
 				t.Fatalf("the send waited: %+v, want no wait", *w)
