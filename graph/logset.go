@@ -39,6 +39,10 @@ type LogSet struct {
 	// EagerLimits are the MPI's eager limits as the ranks read them at
 	// MPI_Init (trace.Header.EagerLimits), one entry per name and value.
 	EagerLimits []EagerLimit `json:"eager_limits"`
+	// CallDepth is the largest CPATH_CALLDEPTH of the ranks (0: no call
+	// paths were recorded); CallPaths the distinct call paths over ranks.
+	CallDepth int `json:"call_depth,omitempty"`
+	CallPaths int `json:"call_paths,omitempty"`
 }
 
 // EagerLimit is one MPI eager-limit setting and how many ranks had it.
@@ -71,7 +75,10 @@ type RankLog struct {
 	Truncated     string      `json:"truncated,omitempty"` // what the reader found, for a damaged log
 	Complete      bool        `json:"complete"`
 	Clock         trace.Clock `json:"clock"`
-	DriftPPM      *float64    `json:"drift_ppm,omitempty"` // from the init and final sync points
+	DriftPPM      *float64    `json:"drift_ppm,omitempty"`  // from the init and final sync points
+	Threads       bool        `json:"threads,omitempty"`    // written by MPI_THREAD_MULTIPLE threads in blocks
+	CallDepth     int         `json:"call_depth,omitempty"` // CPATH_CALLDEPTH
+	CallPaths     int         `json:"call_paths,omitempty"` // distinct call paths in the log
 
 	Status      trace.EndStatus `json:"-"`
 	header      trace.Header
@@ -181,6 +188,8 @@ func ReadLogSet(dir string) (*LogSet, error) {
 		if h.Rank == 0 {
 			s.StartUnixNs = h.StartUnixNs
 		}
+		s.CallDepth = max(s.CallDepth, r.CallDepth)
+		s.CallPaths += r.CallPaths
 		t := &s.Totals
 		t.Calls += r.Calls
 		t.SubRecords += r.SubRecords
@@ -389,6 +398,7 @@ func summarizeRank(path string) (*RankLog, error) {
 	r.Status, r.End, r.EndInfo, r.Dropped, r.trailerRecs = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records
 	r.Complete = damage == nil && tr.Status == trace.EndFinalized && tr.Dropped == 0
 	r.Clock = h.Clock
+	r.Threads, r.CallDepth, r.CallPaths = h.Threads, h.CallDepth, len(rd.Paths())-1
 	if fp := h.Clock.Final; fp != nil && fp.LocalNs != h.Clock.Init.LocalNs {
 		d := float64(fp.OffsetNs-h.Clock.Init.OffsetNs) / float64(fp.LocalNs-h.Clock.Init.LocalNs) * 1e6
 		r.DriftPPM = &d

@@ -1,7 +1,7 @@
 /* cpathlog.h: the C half of the logger. The per-call wrappers (generated
  * into wrappers_gen.c from gen/mpi.sigs) and the runtime (runtime.c) share
  * these declarations. The hot path is pure C: Go runs only at MPI_Init, when
- * the record buffer is full, and at MPI_Finalize. */
+ * a call site needs a module logged, and at MPI_Finalize. */
 #ifndef CPATHLOG_H
 #define CPATHLOG_H
 
@@ -12,8 +12,9 @@
 
 #include "ops_gen.h"
 
-/* One record; the same 64-byte layout as trace.Record in Go. Start/End hold
- * raw clock ticks while in the buffer; Go converts them to ns at flush. */
+/* One record: trace.Record's fields but its call path (cp_path, kept
+ * beside it). Start/End hold raw clock ticks; the reader converts them to
+ * ns. */
 typedef struct cp_rec {
 	int64_t start, end;
 	uint64_t callsite, bytes;
@@ -25,6 +26,17 @@ typedef struct cp_rec {
 } cp_rec;
 
 /* Flags: keep in step with trace.Flags. */
+/* A call path: the return addresses above the call site, innermost first
+ * (CPATH_CALLDEPTH, at most CP_MAXDEPTH; trace.MaxCallDepth). */
+#define CP_MAXDEPTH 8
+typedef struct cp_path {
+	uint8_t n;
+	uint64_t pc[CP_MAXDEPTH];
+} cp_path;
+
+/* Threads that record at once, at most (trace.MaxStreams). */
+#define CP_MAXSTREAMS 4096
+
 #define CP_F_NEWREQ 1
 #define CP_F_WILDCARD 2
 #define CP_F_ANYTAG 4
@@ -58,6 +70,7 @@ extern volatile int cp_logging; /* a log is open (paused or not): constructors a
 extern int cp_inited;        /* MPI_Init has run through the logger */
 extern int cp_use_tsc;       /* timestamps from rdtsc (invariant TSC), else clock_gettime */
 extern CP_TLS int cp_depth;  /* >0 while inside the tool: calls are passed through unlogged */
+extern CP_TLS void *cp_fp;   /* frame of the MPI entry point being recorded, for its call path */
 
 static inline int64_t cp_mono_ns(void) {
 	struct timespec ts;
@@ -80,6 +93,11 @@ static inline int64_t cp_now(void) {
 #define CP_ENTER() (cp_depth++)
 #define CP_LEAVE() (cp_depth--)
 #define CP_CALLSITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+/* The entry point's frame: its saved frame pointer and return address
+ * start the call path. Taking it makes the function keep a frame pointer. */
+#define CP_SETFP() (cp_fp = __builtin_frame_address(0))
+/* After a call whose callee reads the caller's frame: not a tail call. */
+#define CP_NOTAIL() __asm__ volatile("" ::: "memory")
 
 /* Communicator table entry. */
 typedef struct cp_comm {
@@ -88,8 +106,8 @@ typedef struct cp_comm {
 	int size, rsize;      /* local size; remote size of an intercommunicator (0 else) */
 	int32_t *world;       /* local rank -> world rank (NULL: identity, for MPI_COMM_WORLD) */
 	int32_t *rworld;      /* remote rank -> world rank */
-	uint32_t seq;         /* collectives so far */
-	int refs;             /* the table's (while the handle is live) + pending requests' */
+	uint32_t seq;         /* collectives so far (atomic) */
+	int refs;             /* the table's (while the handle is live) + pending requests' (atomic) */
 } cp_comm;
 
 /* Request table entry. */
@@ -100,8 +118,8 @@ typedef struct cp_req {
 	uint32_t comm;   /* communicator index */
 	cp_comm *c;
 	int32_t peer, tag;
-	uint32_t claim; /* generation of the Wait/Test call that last claimed it */
-	int32_t tid;    /* the thread that created it */
+	uint64_t claim; /* the Wait/Test call that last claimed it */
+	int32_t owner;  /* the thread state whose table holds it */
 } cp_req;
 
 /* Snapshot of the requests a Wait/Test call was given, taken before the
@@ -113,8 +131,6 @@ typedef struct cp_pre {
 } cp_pre;
 
 /* Runtime API used by the generated wrappers (runtime.c). */
-void cp_lock(void);
-void cp_unlock(void);
 cp_comm *cp_comm_get(MPI_Comm c);
 int32_t cp_world_rank(cp_comm *c, int r, int remote);
 uint64_t cp_bytes(int count, MPI_Datatype t);

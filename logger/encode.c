@@ -1,25 +1,42 @@
 /* encode.c: the log's record stream, coded in C as calls complete and
  * written straight into a shared mapping of the log file.
  *
- * Each call's records (built by runtime.c in a small staging buffer) are
- * coded into stream items (docs/log-format.md, "Stream items"; the Go twin
- * is trace/stream.go) directly in a MAP_SHARED window of the file. The
- * kernel owns those pages: a rank killed by SIGKILL leaves every committed
- * call in the file (a run of unproductive polls is committed when it is
- * closed: runtime.c, cp_runs). A batch is committed by storing its first
- * byte last (the file is zero beyond the data, and the reader stops at a
- * zero tag), with a compare-and-swap that the signal path also uses, so
- * that a call interrupted half-coded is either whole in the log or
- * skipped.
+ * Each call's records (built by runtime.c in its thread's staging buffer)
+ * are coded into stream items (docs/log-format.md, "Stream items"; the Go
+ * twin is trace/stream.go). The file is mapped once, MAP_SHARED, over far
+ * more address space than it will need, and grown under the mapping as the
+ * data reaches its end; the kernel owns the pages, so a rank killed by
+ * SIGKILL leaves every committed call in the file. An item is committed by
+ * storing its first byte last: the file is zero beyond the data, and the
+ * reader stops at a zero tag.
+ *
+ * Without MPI_THREAD_MULTIPLE (one thread in MPI at a time) there is one
+ * stream, coded in place at the end of the data: a batch is committed with
+ * a compare-and-swap that the signal path also uses, so that a call
+ * interrupted half-coded is either whole in the log or skipped.
+ *
+ * With MPI_THREAD_MULTIPLE every thread has a stream of its own (its
+ * slots and times): a call is coded into the thread's scratch buffer,
+ * then claimed a place in the file with one atomic add and copied there as
+ * a BLOCK naming the stream: no lock is shared by the threads' calls. The
+ * block's length is stored before its items and its tag last, so that the
+ * reader can skip a block whose thread died before committing it.
+ * CHECKs and calibration points are written by whichever thread finds one
+ * due, while runtime.c holds every thread out of the logger (no block is
+ * then half-written, so a CHECK covers committed bytes only).
  *
  * Times stay in clock ticks; calibration points (tick, ns) go into the
  * stream every ~100 ms and the reader converts. Nothing is compressed. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cpathlog.h"
@@ -30,6 +47,7 @@
 #define TAG_CHUNK 0xF2
 #define TAG_SKIP 0xF3
 #define TAG_CHECK 0xF4
+#define TAG_BLOCK 0xF5
 #define NSLOTS 0xF0 /* slots 1..0xEF */
 #define MAXSLOT 0xEF
 
@@ -43,50 +61,83 @@
 #define M_COMM 128
 #define M_ROOT 256
 #define M_THREAD 512
+#define M_PATH 1024
 
-/* Worst-case bytes of one record's items (definition + record + times). */
-#define CP_MAXREC 128
-/* Room kept free at the end of the window for the end of the log (a
+/* Worst-case bytes of one record's items (definition, record, times, a
+ * call path of CP_MAXDEPTH addresses). */
+#define CP_MAXREC 192
+/* Room kept free at the end of the file for the end of the log (a
  * calibration point, a checksum, the final clock chunk and the trailer). */
 #define CP_TAILROOM 512
-/* Window size: the file grows and is mapped by this much at a time. */
+/* The file grows by this much at a time. */
 #define CP_WINDOW (2u << 20)
+/* Pages this far behind the end of the data (and the last CHECK) are
+ * dropped from the mapping when it grows: they stay in the file. */
+#define CP_KEEP (512u << 10)
+/* Room in front of a thread's scratch items for the block's frame. */
+#define CP_FRAME 16
 
 typedef struct cp_slot {
 	uint8_t defined, op, flags, kop;
 	uint16_t thread;
+	uint8_t npath;
 	uint32_t comm;
 	int32_t peer, tag, root;
 	uint32_t count, seq, seqstep, req, reqstep, ksub;
 	uint64_t bytes, callsite, kcs, used;
+	uint64_t path[CP_MAXDEPTH];
 } cp_slot;
 
-static cp_slot cp_slots[NSLOTS];
-static uint64_t cp_clock, cp_parent_cs;
-static uint32_t cp_subpos;
-static int64_t cp_prev_end;
+/* cp_enc is one stream's coding state (the Go twin's encoder). */
+struct cp_enc {
+	cp_slot slots[NSLOTS];
+	uint64_t clock, parent_cs;
+	uint32_t subpos;
+	int64_t prev_end;
+	uint32_t stream;
+	/* threads: the items of the call being coded, behind CP_FRAME bytes
+	 * of room for the block's frame */
+	uint8_t *buf;
+	size_t cap, len;
+	uint32_t nbuf;    /* records in buf */
+	uint32_t ckrecs;  /* records since the last CHECK */
+	uint64_t nrec, dropped;
+};
+
+static cp_enc *cp_streams[CP_MAXSTREAMS];
+static int cp_threads; /* MPI_THREAD_MULTIPLE: streams in blocks */
+static int cp_depth_max;
+static int64_t cp_tick0;
 
 static int cp_efd = -1;
-static uint8_t *cp_map;          /* the window */
-static uint64_t cp_win_off;      /* file offset of cp_map[0] */
-static uint64_t cp_win_end;      /* file offset where the window ends */
-static volatile uint64_t cp_pos; /* file offset of the end of the committed data */
-static volatile uint64_t cp_res; /* end of the reservation of the batch being coded */
-static volatile uint64_t cp_bend; /* end of the batch being committed */
-static volatile int cp_coding;   /* a batch is being coded */
+static uint8_t *cp_map;            /* the file, from offset 0 */
+static uint64_t cp_maplen;
+static volatile uint64_t cp_avail; /* the file is reserved up to here */
+static uint64_t cp_dropped_to;     /* pages before this are dropped from the mapping */
+static pthread_mutex_t cp_grow_mu = PTHREAD_MUTEX_INITIALIZER;
+/* One stream: the end of the committed data. Threads: the end of the
+ * space claimed (atomic): on a cache line of its own, so that the threads'
+ * adds do not evict what they only read (cp_avail, cp_cal_last, …). */
+static volatile uint64_t cp_pos_line[8] __attribute__((aligned(64)));
+#define cp_pos (cp_pos_line[0])
+static volatile uint64_t cp_res;  /* one stream: end of the reservation of the batch being coded */
+static volatile uint64_t cp_bend; /* one stream: end of the batch being committed */
+static volatile int cp_coding;    /* one stream: a batch is being coded */
 static volatile int cp_finished_enc; /* the log has ended: commit nothing more */
-static uint64_t cp_crc_from;     /* CRC-32C of [cp_crc_from, cp_pos) is cp_crc */
+static uint64_t cp_crc_from; /* CRC-32C of [cp_crc_from, the end of the data) is cp_crc */
 static uint32_t cp_crc;
-static int64_t cp_cal_last, cp_cal_every;
+static volatile int64_t cp_cal_last;
+static int64_t cp_cal_every;
 /* Records since the last calibration point: the reader holds the records
- * between two points to interpolate, so they come at least this often. */
+ * between two points to interpolate, so they come at least this often (per
+ * thread, with threads). */
 static uint32_t cp_cal_recs;
 #define CP_CAL_RECS 16384
-uint64_t cp_nrec, cp_dropped;
+uint64_t cp_nrec, cp_dropped; /* one stream; threads count per stream */
 /* Set from the entry to the exit of cp_enc_batch and cp_enc_chunk (wider
- * than cp_coding: it covers growing the window), for the signal path. */
+ * than cp_coding: it covers growing the file), for the signal path. */
 volatile int cp_enc_busy;
-static int cp_broken; /* the file could not grow: records are dropped */
+static volatile int cp_broken; /* the file could not grow: records are dropped */
 
 int64_t cp_skew_ns(int64_t ns); /* runtime.c: test-only distortion */
 
@@ -136,22 +187,60 @@ static inline uint8_t *uv(uint8_t *p, uint64_t v) {
 	return p;
 }
 
+static inline int uvlen(uint64_t v) {
+	int n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 static inline int cp_is_sub(uint8_t op) { return op >= CP_OP_REQDONE && op <= CP_OP_MEMBER; }
 
-/* cp_code codes r at p, except its first byte, which it puts in *first:
- * the caller stores it (last, for the first item of a batch). */
-static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
+/* cp_path_differs says whether path is not slot sl's last one. */
+static inline int cp_path_differs(const cp_slot *sl, const cp_path *path) {
+	int n = path ? path->n : 0;
+	if (n != sl->npath)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (path->pc[i] != sl->path[i])
+			return 1;
+	return 0;
+}
+
+/* cp_code_path codes a call path against slot sl's last one (element by
+ * element; past its end, against the element before, the call site for
+ * the first) and makes it the slot's. */
+static uint8_t *cp_code_path(uint8_t *q, cp_slot *sl, const cp_path *path) {
+	int n = path ? path->n : 0;
+	q = uv(q, (uint64_t)n);
+	for (int i = 0; i < n; i++) {
+		uint64_t pred = i < sl->npath ? sl->path[i] : i == 0 ? sl->callsite : path->pc[i - 1];
+		q = uv(q, zz((int64_t)(path->pc[i] - pred)));
+	}
+	for (int i = 0; i < n; i++)
+		sl->path[i] = path->pc[i];
+	sl->npath = (uint8_t)n;
+	return q;
+}
+
+/* cp_code codes r (with its call path, NULL for none) at p, except its
+ * first byte, which it puts in *first: the caller stores it (last, for the
+ * first item of a batch). */
+static inline uint8_t *cp_code(cp_enc *e, uint8_t *p, const cp_rec *r, const cp_path *path, uint8_t *first) {
 	uint64_t kcs;
 	uint32_t ksub;
 	if (cp_is_sub(r->op)) {
-		kcs = cp_parent_cs;
-		cp_subpos++;
-		ksub = cp_subpos < 64 ? cp_subpos : 64;
+		kcs = e->parent_cs;
+		e->subpos++;
+		ksub = e->subpos < 64 ? e->subpos : 64;
+		path = NULL;
 	} else {
-		kcs = cp_parent_cs = r->callsite;
-		cp_subpos = 0;
+		kcs = e->parent_cs = r->callsite;
+		e->subpos = 0;
 		ksub = 0;
 	}
 	uint64_t h = kcs * 0x9E3779B97F4A7C15ULL ^ (uint64_t)r->op * 0xC2B2AE3D27D4EB4FULL ^
@@ -160,17 +249,17 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 	/* two candidate slots, 1..128 and 129..192: no division */
 	unsigned s1 = 1 + (unsigned)(h & 127), s2 = 129 + (unsigned)((h >> 32) & 63), s;
 	int def = 0;
-	cp_slot *sl = &cp_slots[s1];
-	cp_clock++;
+	cp_slot *sl = &e->slots[s1];
+	e->clock++;
 	if (sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub && sl->callsite == r->callsite) {
 		s = s1;
-	} else if (sl = &cp_slots[s2], sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub &&
-					     sl->callsite == r->callsite) {
+	} else if (sl = &e->slots[s2], sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub &&
+					      sl->callsite == r->callsite) {
 		s = s2;
 	} else {
-		s = cp_slots[s2].used < cp_slots[s1].used ? s2 : s1;
-		sl = &cp_slots[s];
-		memset(sl, 0, sizeof *sl);
+		s = e->slots[s2].used < e->slots[s1].used ? s2 : s1;
+		sl = &e->slots[s];
+		memset(sl, 0, offsetof(cp_slot, path));
 		sl->defined = 1;
 		sl->op = sl->kop = r->op;
 		sl->callsite = r->callsite;
@@ -190,8 +279,8 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 		*first = (uint8_t)s;
 		p++;
 	}
-	sl->used = cp_clock;
-	uint8_t *mp = p; /* the mask: one byte unless comm, root or thread differ */
+	sl->used = e->clock;
+	uint8_t *mp = p; /* the mask: one byte unless comm, root, thread or the path differ */
 	p += 1;
 	unsigned mask = 0;
 	if (r->peer != sl->peer) {
@@ -233,9 +322,10 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 		p = uv(p, r->count);
 		sl->count = r->count;
 	}
-	if (__builtin_expect(r->comm != sl->comm || r->root != sl->root || r->thread != sl->thread, 0)) {
+	int newpath = cp_path_differs(sl, path);
+	if (__builtin_expect(r->comm != sl->comm || r->root != sl->root || r->thread != sl->thread || newpath, 0)) {
 		/* a two-byte mask: move what follows it up by one */
-		uint8_t tmp[3 * 10];
+		uint8_t tmp[3 * 10 + 1 + CP_MAXDEPTH * 10];
 		uint8_t *q = tmp;
 		if (r->comm != sl->comm) {
 			mask |= M_COMM;
@@ -252,6 +342,10 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 			q = uv(q, r->thread);
 			sl->thread = r->thread;
 		}
+		if (newpath) {
+			mask |= M_PATH;
+			q = cp_code_path(q, sl, path);
+		}
 		memmove(mp + 2, mp + 1, (size_t)(p - (mp + 1)));
 		p++;
 		mp[0] = (uint8_t)((mask & 0x7F) | 0x80);
@@ -262,9 +356,9 @@ static inline uint8_t *cp_code(uint8_t *p, const cp_rec *r, uint8_t *first) {
 		mp[0] = (uint8_t)mask;
 	}
 	if (!cp_is_sub(r->op)) {
-		p = uv(p, zz(r->start - cp_prev_end));
+		p = uv(p, zz(r->start - e->prev_end));
 		p = uv(p, zz(r->end - r->start));
-		cp_prev_end = r->end;
+		e->prev_end = r->end;
 	}
 	return p;
 }
@@ -276,116 +370,186 @@ static uint8_t *cp_code_cal(uint8_t *p, int64_t tick, int64_t ns) {
 	return p;
 }
 
-/* cp_put_check commits a CHECK item at file offset cp_pos: the CRC-32C of
- * [cp_crc_from, cp_pos), then of extra (bytes of the same stretch not yet
- * in the file, which the caller puts before the CHECK; NULL for none). The
- * tag is stored last. */
+/* cp_cal_read reads a calibration point: a tick, and the local ns read
+ * between it and a second tick read; a pair whose two ticks lie more than
+ * about a microsecond apart (the thread was preempted between them) is
+ * read again, up to four times, and the closest kept, so that the points
+ * are true to well under a microsecond. Async-signal-safe. */
+static void cp_cal_read(int64_t *tick, int64_t *ns) {
+	if (!cp_use_tsc) {
+		*tick = cp_mono_ns();
+		*ns = cp_skew_ns(*tick);
+		return;
+	}
+	int64_t best = INT64_MAX, tol = cp_cal_every / 100000 + 1;
+	for (int i = 0; i < 4 && best > tol; i++) {
+		int64_t a = cp_now(), n = cp_mono_ns(), b = cp_now();
+		if (b - a < best) {
+			best = b - a;
+			*tick = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+	*ns = cp_skew_ns(*ns);
+}
+
+/* cp_crc_to returns the CRC-32C of [cp_crc_from, at) of the file. */
 static uint32_t cp_crc_to(uint64_t at) {
-	return cp_crc_update(cp_crc, cp_map + (cp_crc_from - cp_win_off), (size_t)(at - cp_crc_from));
+	return cp_crc_update(cp_crc, cp_map + cp_crc_from, (size_t)(at - cp_crc_from));
 }
 
-static void cp_put_check(void) {
-	uint8_t *p = cp_map + (cp_pos - cp_win_off);
-	uint32_t c = cp_crc_to(cp_pos);
-	memcpy(p + 1, &c, 4);
-	__atomic_store_n(p, (uint8_t)TAG_CHECK, __ATOMIC_SEQ_CST);
-	cp_pos += 5;
-	cp_crc = 0;
-	cp_crc_from = cp_pos;
-}
+/* ---- the file ---- */
 
-/* ---- the window ---- */
-
-/* cp_grow maps a new window that starts at the page holding cp_pos and
- * holds at least need bytes after it. The CRC of the old window's data not
- * yet checked is closed with a CHECK first, so every window is checked on
- * its own. Returns 0 if the file cannot grow. */
-static int cp_grow(size_t need) {
-	if (cp_map && cp_pos > cp_crc_from)
-		cp_put_check();
+/* cp_grow reserves the file up to at least end (and CP_WINDOW more) and
+ * faults the new pages in, having first dropped from the mapping the pages
+ * well behind the data, so that the resident log stays within a window and
+ * a half. Threads may call it at once. Returns 0 if the file cannot grow. */
+static int cp_grow(uint64_t end) {
+	if (end > cp_maplen)
+		return 0;
+	pthread_mutex_lock(&cp_grow_mu);
+	int ok = 1;
 	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t off = cp_pos & ~(uint64_t)(pg - 1);
-	uint64_t len = (uint64_t)CP_WINDOW;
-	while (len < (cp_pos - off) + need + CP_TAILROOM)
-		len *= 2;
-	/* Reserve the blocks, so that a full disk is an error here and not a
-	 * SIGBUS when a page of the mapping is first written. */
-	int rc = posix_fallocate(cp_efd, (off_t)off, (off_t)len);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		rc = ftruncate(cp_efd, (off_t)(off + len)) ? errno : 0;
-	if (rc != 0)
-		return 0;
-	void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, cp_efd, (off_t)off);
-	if (m == MAP_FAILED)
-		return 0;
-	/* Fault the whole window in, writable, now: one pass of page faults
-	 * (and of the file system's page_mkwrite) here instead of one fault per
-	 * page on the calls' path: 82-94 ns of CPU per self send/recv call
-	 * instead of 87-147 in side-by-side runs. Linux ≥ 5.14; elsewhere the
-	 * pages fault in as they are written. The window is resident: 2 MiB. */
+	while (ok && cp_avail < end) {
+		uint64_t from = cp_avail, len = CP_WINDOW;
+		while (from + len < end)
+			len += CP_WINDOW;
+		if (from + len > cp_maplen)
+			len = cp_maplen - from;
+		/* Reserve the blocks, so that a full disk is an error here and
+		 * not a SIGBUS when a page of the mapping is first written. */
+		int rc = posix_fallocate(cp_efd, (off_t)from, (off_t)len);
+		if (rc == EOPNOTSUPP || rc == EINVAL)
+			rc = ftruncate(cp_efd, (off_t)(from + len)) ? errno : 0;
+		if (rc != 0 || len == 0) {
+			ok = 0;
+			break;
+		}
+		/* The pages behind stay in the page cache and the file; a write
+		 * to one (a thread that claimed its place long ago) or a CHECK's
+		 * read faults it back in. */
+		uint64_t keep = cp_crc_from < cp_pos ? cp_crc_from : cp_pos;
+		if (keep > CP_KEEP) {
+			keep = (keep - CP_KEEP) & ~(uint64_t)(pg - 1);
+			if (keep > cp_dropped_to) {
+				(void)madvise(cp_map + cp_dropped_to, (size_t)(keep - cp_dropped_to), MADV_DONTNEED);
+				cp_dropped_to = keep;
+			}
+		}
+		/* Fault the new pages in, writable, now: one pass of page faults
+		 * (and of the file system's page_mkwrite) here instead of one
+		 * fault per page on the calls' path: 82-94 ns of CPU per self
+		 * send/recv call instead of 87-147 in side-by-side runs. Linux ≥
+		 * 5.14; elsewhere the pages fault in as they are written. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-	(void)madvise(m, (size_t)len, MADV_POPULATE_WRITE);
-	if (cp_map)
-		munmap(cp_map, (size_t)(cp_win_end - cp_win_off));
-	cp_map = m;
-	cp_win_off = off;
-	cp_win_end = off + len;
-	return 1;
+		uint64_t a = from & ~(uint64_t)(pg - 1);
+		(void)madvise(cp_map + a, (size_t)(from + len - a), MADV_POPULATE_WRITE);
+		__atomic_store_n(&cp_avail, from + len, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&cp_grow_mu);
+	return ok;
+}
+
+/* cp_room_signal makes room for the end of the log from the signal path:
+ * the grow lock cannot be taken there, but fallocate is a system call. */
+static int cp_room_signal(uint64_t end) {
+	if (end <= __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE))
+		return 1;
+	if (end > cp_maplen)
+		return 0;
+	return syscall(SYS_fallocate, cp_efd, 0, (off_t)0, (off_t)end) == 0;
 }
 
 /* cp_enc_open starts the stream at file offset off of fd (after the header
  * Go wrote); tick0 is the header's calibration tick, every is the number of
- * ticks between calibration points. */
-int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every) {
+ * ticks between calibration points, threads says whether the threads code
+ * streams of their own (MPI_THREAD_MULTIPLE), depth is the call depth. */
+int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every, int threads, int depth) {
 	unsigned a, b, c, d;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
 	cp_have_sse42 = (c >> 20) & 1;
 	cp_crc_init();
 	cp_efd = fd;
+	cp_threads = threads;
+	cp_depth_max = depth;
 	cp_pos = cp_crc_from = off;
-	cp_prev_end = tick0;
+	cp_avail = off;
+	cp_tick0 = tick0;
 	cp_cal_last = tick0;
 	cp_cal_every = every > 0 ? every : 1;
-	return cp_grow(CP_MAXREC);
+	/* Address space for the whole log, mapped once, so that a thread
+	 * never writes into a window another one is replacing: pages beyond
+	 * the end of the file are never touched. */
+	for (uint64_t len = 1ULL << 40; len >= (1ULL << 28); len >>= 2) {
+		void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		if (m != MAP_FAILED) {
+			cp_map = m;
+			cp_maplen = len;
+			break;
+		}
+	}
+	if (!cp_map || !cp_enc_stream(0))
+		return 0;
+	return cp_grow(off + CP_TAILROOM);
 }
 
-/* cp_enc_batch codes n records (whole calls) and commits them. Caller holds
- * the logger's lock. */
-static void cp_enc_batch1(const cp_rec *recs, int n);
+/* cp_enc_stream returns stream n's coding state, made on first use (the
+ * caller serialises the first uses). */
+cp_enc *cp_enc_stream(uint32_t n) {
+	if (n >= CP_MAXSTREAMS)
+		return NULL;
+	cp_enc *e = cp_streams[n];
+	if (!e) {
+		e = calloc(1, sizeof *e);
+		if (!e)
+			return NULL;
+		e->stream = n;
+		e->prev_end = cp_tick0;
+		__atomic_store_n(&cp_streams[n], e, __ATOMIC_RELEASE);
+	}
+	return e;
+}
 
-void cp_enc_batch(const cp_rec *recs, int n) {
+/* ---- one stream ---- */
+
+/* cp_enc_batch codes n records (whole calls; paths[i] is record i's call
+ * path, paths NULL for none) and commits them. One thread at a time. */
+static void cp_enc_batch1(const cp_rec *recs, const cp_path *paths, int n);
+
+void cp_enc_batch(const cp_rec *recs, const cp_path *paths, int n) {
 	if (n <= 0)
 		return;
 	cp_enc_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cp_enc_batch1(recs, n);
+	cp_enc_batch1(recs, paths, n);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cp_enc_busy = 0;
 }
 
-static void cp_enc_batch1(const cp_rec *recs, int n) {
+static void cp_enc_batch1(const cp_rec *recs, const cp_path *paths, int n) {
+	cp_enc *e = cp_streams[0];
 	if (cp_broken || cp_efd < 0) {
 		cp_dropped += (uint64_t)n;
 		return;
 	}
 	size_t need = (size_t)(n + 2) * CP_MAXREC;
-	if (cp_pos + need + CP_TAILROOM > cp_win_end && !cp_grow(need)) {
+	if (cp_pos + need + CP_TAILROOM > cp_avail && !cp_grow(cp_pos + need + CP_TAILROOM)) {
 		cp_broken = 1;
 		cp_dropped += (uint64_t)n;
 		return;
 	}
 	cp_res = cp_pos + need;
-	uint8_t *start = cp_map + (cp_pos - cp_win_off);
+	uint8_t *start = cp_map + cp_pos;
 	cp_coding = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Everything but the batch's first byte, which commits it. */
 	uint8_t first;
-	uint8_t *p = cp_code(start, &recs[0], &first);
+	uint8_t *p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
 	for (int i = 1; i < n; i++) {
 		uint8_t *at = p;
-		p = cp_code(p, &recs[i], at);
+		p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
 	}
 	uint64_t cfrom = 0;
 	cp_cal_recs += (uint32_t)n;
@@ -401,8 +565,10 @@ static void cp_enc_batch1(const cp_rec *recs, int n) {
 		memcpy(p + 1, &c, 4);
 		p += 5;
 		cfrom = cp_pos + (uint64_t)(p - start);
-		cp_cal_last = cp_now();
-		p = cp_code_cal(p, cp_cal_last, cp_skew_ns(cp_use_tsc ? cp_mono_ns() : cp_cal_last));
+		int64_t tick, ns;
+		cp_cal_read(&tick, &ns);
+		cp_cal_last = tick;
+		p = cp_code_cal(p, tick, ns);
 	}
 	uint64_t end = cp_pos + (uint64_t)(p - start);
 	cp_bend = end;
@@ -424,8 +590,188 @@ static void cp_enc_batch1(const cp_rec *recs, int n) {
 	cp_coding = 0;
 }
 
+/* ---- threads: blocks ---- */
+
+/* cp_enc_code codes n records (whole calls, or the first part of one) into
+ * e's scratch buffer; cp_enc_commit writes them as one block. Only e's
+ * thread (or one that holds it out of the logger) calls them. */
+int cp_enc_code(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n) {
+	if (n <= 0)
+		return 1;
+	size_t need = CP_FRAME + e->len + (size_t)n * CP_MAXREC;
+	if (need > e->cap) {
+		size_t cap = e->cap ? e->cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		uint8_t *b = realloc(e->buf, cap);
+		if (!b)
+			return 0;
+		e->buf = b;
+		e->cap = cap;
+	}
+	uint8_t *p = e->buf + CP_FRAME + e->len;
+	for (int i = 0; i < n; i++)
+		p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, p);
+	e->len = (size_t)(p - (e->buf + CP_FRAME));
+	e->nbuf += (uint32_t)n;
+	return 1;
+}
+
+/* cp_copy copies n bytes without a call for the small blocks of most
+ * calls, never writing outside dst[0:n) (another thread's block may
+ * follow). */
+static inline void cp_copy(uint8_t *dst, const uint8_t *src, size_t n) {
+	uint64_t a, b;
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n < 8) {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	} else {
+		memcpy(dst, src, n);
+	}
+}
+
+/* cp_put_block claims room for the block blk[0:total) at the end of the
+ * data and commits it there: the length after the tag first, then the
+ * rest, then the tag. Returns the block's file offset, or 0 if it was
+ * dropped. */
+static inline uint64_t cp_put_block(const uint8_t *blk, size_t total, int lenbytes) {
+	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
+	uint64_t end = pos + total;
+	if (end + CP_TAILROOM > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(end + CP_TAILROOM)) {
+		cp_broken = 1;
+		return 0;
+	}
+	uint8_t *dst = cp_map + pos;
+	/* The length before anything else: a reader that finds the tag still
+	 * zero skips the block by it. Each byte written once, in order. */
+	for (int i = 1; i <= lenbytes; i++)
+		__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_copy(dst + 1 + lenbytes, blk + 1 + lenbytes, total - 1 - (size_t)lenbytes);
+	__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+	return pos;
+}
+
+/* cp_frame puts a block's frame (tag, length, stream) in front of the n
+ * bytes of items at items, which has CP_FRAME bytes of room before it, and
+ * returns the block's start; *total is its size, *lenbytes the length's. */
+static inline uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_t *total, int *lenbytes) {
+	int sl = uvlen(stream);
+	uint64_t len = (uint64_t)sl + n;
+	int ll = uvlen(len);
+	uint8_t *b = items - sl - ll - 1;
+	b[0] = TAG_BLOCK;
+	uv(b + 1, len);
+	uv(b + 1 + ll, stream);
+	*total = (size_t)(1 + ll) + (size_t)len;
+	*lenbytes = ll;
+	return b;
+}
+
+static inline void cp_enc_commit1(cp_enc *e) {
+	if (e->len == 0)
+		return;
+	uint32_t n = e->nbuf;
+	size_t len = e->len;
+	e->len = 0;
+	e->nbuf = 0;
+	if (cp_broken || cp_finished_enc || cp_efd < 0) {
+		e->dropped += n;
+		return;
+	}
+	size_t total;
+	int ll;
+	uint8_t *blk = cp_frame(e->buf + CP_FRAME, len, e->stream, &total, &ll);
+	if (!cp_put_block(blk, total, ll)) {
+		e->dropped += n;
+		return;
+	}
+	e->nrec += n;
+	e->ckrecs += n;
+	if (__builtin_expect(e->cap > (4u << 20) && len < e->cap / 8, 0)) {
+		/* a huge call is done: give its scratch memory back */
+		free(e->buf);
+		e->buf = NULL;
+		e->cap = 0;
+	}
+}
+
+void cp_enc_commit(cp_enc *e) { cp_enc_commit1(e); }
+
+/* cp_enc_due says whether stream e (which just wrote a call that ended at
+ * tick now) should write a CHECK and a calibration point. */
+int cp_enc_due(cp_enc *e, int64_t now) {
+	return now - cp_cal_last > cp_cal_every || e->ckrecs >= CP_CAL_RECS;
+}
+
+/* cp_enc_put codes n records, the end of a call (or all of it), and
+ * commits the call as one block: cp_enc_code and cp_enc_commit in one, for
+ * the calls' path. Returns cp_enc_due(e, now). */
+int cp_enc_put(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n, int64_t now) {
+	if (n > 0 && CP_FRAME + e->len + (size_t)n * CP_MAXREC <= e->cap) {
+		uint8_t *p = e->buf + CP_FRAME + e->len;
+		for (int i = 0; i < n; i++)
+			p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, p);
+		e->len = (size_t)(p - (e->buf + CP_FRAME));
+		e->nbuf += (uint32_t)n;
+	} else {
+		cp_enc_code(e, recs, paths, n);
+	}
+	cp_enc_commit1(e);
+	return now - cp_cal_last > cp_cal_every || e->ckrecs >= CP_CAL_RECS;
+}
+
+/* cp_enc_checkpoint writes a CHECK of everything since the last one and a
+ * calibration point, in a block of stream e. The caller holds every thread
+ * out of the logger, so every block claimed so far is committed. */
+void cp_enc_checkpoint(cp_enc *e) {
+	if (cp_broken || cp_finished_enc || cp_efd < 0)
+		return;
+	uint8_t buf[CP_FRAME + 64];
+	uint8_t *items = buf + CP_FRAME, *p = items;
+	*p = TAG_CHECK;
+	p += 5;
+	int64_t tick, ns;
+	cp_cal_read(&tick, &ns);
+	p = cp_code_cal(p, tick, ns);
+	size_t total;
+	int ll;
+	uint8_t *blk = cp_frame(items, (size_t)(p - items), e->stream, &total, &ll);
+	size_t hdr = (size_t)(items - blk); /* the frame, before the CHECK's tag */
+	/* The room first, then the CRC up to it, the frame included. */
+	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
+	if (pos + total + CP_TAILROOM > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(pos + total + CP_TAILROOM)) {
+		cp_broken = 1;
+		return;
+	}
+	uint32_t c = cp_crc_update(cp_crc_to(pos), blk, hdr);
+	memcpy(items + 1, &c, 4);
+	uint8_t *dst = cp_map + pos;
+	for (int i = 1; i <= ll; i++)
+		__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(dst + 1 + ll, blk + 1 + ll, total - 1 - (size_t)ll);
+	__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+	cp_crc = 0;
+	cp_crc_from = pos + hdr + 5;
+	cp_cal_last = tick;
+	for (int i = 0; i < CP_MAXSTREAMS; i++) {
+		cp_enc *s = __atomic_load_n(&cp_streams[i], __ATOMIC_ACQUIRE);
+		if (!s)
+			break;
+		s->ckrecs = 0;
+	}
+}
+
+/* ---- chunks and the end ---- */
+
 /* cp_enc_chunk appends a CHUNK item (from Go: the final clock point, a
- * module list). */
+ * module list); with threads, in a block of stream 0. */
 static int cp_enc_chunk1(int kind, const void *payload, int len);
 
 int cp_enc_chunk(int kind, const void *payload, int len) {
@@ -438,14 +784,31 @@ int cp_enc_chunk(int kind, const void *payload, int len) {
 }
 
 static int cp_enc_chunk1(int kind, const void *payload, int len) {
-	if (cp_broken || cp_efd < 0 || len < 0)
+	if (cp_broken || cp_efd < 0 || len < 0 || cp_finished_enc)
 		return 0;
+	if (cp_threads) {
+		uint8_t *buf = malloc(CP_FRAME + 32 + (size_t)len);
+		if (!buf)
+			return 0;
+		uint8_t *items = buf + CP_FRAME, *p = items;
+		*p++ = TAG_CHUNK;
+		p = uv(p, (uint64_t)kind);
+		p = uv(p, (uint64_t)len);
+		memcpy(p, payload, (size_t)len);
+		p += len;
+		size_t total;
+		int ll;
+		uint8_t *blk = cp_frame(items, (size_t)(p - items), 0, &total, &ll);
+		uint64_t at = cp_put_block(blk, total, ll);
+		free(buf);
+		return at != 0;
+	}
 	size_t need = (size_t)len + 32;
-	if (cp_pos + need + CP_TAILROOM > cp_win_end && !cp_grow(need)) {
+	if (cp_pos + need + CP_TAILROOM > cp_avail && !cp_grow(cp_pos + need + CP_TAILROOM)) {
 		cp_broken = 1;
 		return 0;
 	}
-	uint8_t *start = cp_map + (cp_pos - cp_win_off);
+	uint8_t *start = cp_map + cp_pos;
 	uint8_t *p = start + 1;
 	p = uv(p, (uint64_t)kind);
 	p = uv(p, (uint64_t)len);
@@ -456,35 +819,33 @@ static int cp_enc_chunk1(int kind, const void *payload, int len) {
 	return 1;
 }
 
-/* cp_enc_end writes a calibration point, the trailer and a checksum. It is
- * async-signal-safe: the signal path calls it too, possibly while a batch
- * is half coded (then it is skipped, or kept if it got committed). With
- * truncate, the file is cut to the end of the data and unmapped. */
-void cp_enc_end(int status, int info, int truncate) {
+/* cp_enc_end writes a calibration point, the trailer and, if checked, a
+ * CHECK. It is async-signal-safe: the signal path calls it too. With one
+ * stream, possibly while a batch is half coded (then it is skipped, or kept
+ * if it got committed). With threads, checked says that the caller holds
+ * every thread out of the logger (no block is half-written): otherwise the
+ * trailer comes without a CHECK, and the reader keeps the records since the
+ * last one unverified, as for a killed rank. With truncate (and, with
+ * threads, checked), the file is cut to the end of the data and unmapped.
+ * Returns the records dropped. */
+uint64_t cp_enc_end(int status, int info, int truncate, int checked) {
 	if (cp_efd < 0 || !cp_map)
-		return;
+		return 0;
 	cp_finished_enc = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t pos = cp_pos;
-	if (cp_coding) {
-		/* A batch is being coded (this thread was interrupted in it, or
-		 * another thread is in it): skip it unless it got committed. An
-		 * encoder that resumes sees cp_finished_enc and does not commit. */
-		uint8_t *at = cp_map + (pos - cp_win_off);
-		if (__atomic_load_n(at, __ATOMIC_ACQUIRE) == 0) {
-			uint32_t skip = (uint32_t)(cp_res - (pos + 5));
-			memcpy(at + 1, &skip, 4);
-			__atomic_store_n(at, (uint8_t)TAG_SKIP, __ATOMIC_RELEASE);
-			pos = cp_res;
-		} else {
-			pos = cp_bend; /* the batch got committed */
-		}
+	uint64_t nrec = cp_nrec, dropped = cp_dropped;
+	for (int i = 0; cp_threads && i < CP_MAXSTREAMS; i++) {
+		cp_enc *s = __atomic_load_n(&cp_streams[i], __ATOMIC_ACQUIRE);
+		if (!s)
+			break;
+		nrec += s->nrec;
+		dropped += s->dropped;
 	}
-	if (pos + 128 > cp_win_end)
-		return; /* no room left (the file could not grow) */
-	uint8_t tmp[128], *p = tmp;
-	int64_t tick = cp_now();
-	p = cp_code_cal(p, tick, cp_skew_ns(cp_use_tsc ? cp_mono_ns() : tick));
+	uint8_t buf[CP_FRAME + 128];
+	uint8_t *tmp = buf + CP_FRAME, *p = tmp;
+	int64_t tick, ns;
+	cp_cal_read(&tick, &ns);
+	p = cp_code_cal(p, tick, ns);
 	/* trailer: status u32, info i32, records u64, dropped u64 */
 	*p++ = TAG_CHUNK;
 	*p++ = 4;
@@ -493,25 +854,70 @@ void cp_enc_end(int status, int info, int truncate) {
 	int32_t in = info;
 	memcpy(p, &st, 4);
 	memcpy(p + 4, &in, 4);
-	memcpy(p + 8, &cp_nrec, 8);
-	memcpy(p + 16, &cp_dropped, 8);
+	memcpy(p + 8, &nrec, 8);
+	memcpy(p + 16, &dropped, 8);
 	p += 24;
-	/* CHECK: the CRC of the file since the last one, then of tmp */
-	uint32_t c = cp_crc_update(cp_crc_to(pos), tmp, (size_t)(p - tmp));
-	*p++ = TAG_CHECK;
-	memcpy(p, &c, 4);
-	p += 4;
-	uint8_t *start = cp_map + (pos - cp_win_off);
-	memcpy(start + 1, tmp + 1, (size_t)(p - tmp) - 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(start, tmp[0], __ATOMIC_RELEASE);
-	cp_pos = pos + (uint64_t)(p - tmp);
+	uint64_t pos, end;
+	if (cp_threads) {
+		uint8_t *chk = p;
+		if (checked)
+			p += 5;
+		size_t total;
+		int ll;
+		uint8_t *blk = cp_frame(tmp, (size_t)(p - tmp), 0, &total, &ll);
+		pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
+		end = pos + total;
+		if (!cp_room_signal(end))
+			return dropped;
+		if (checked) {
+			uint32_t c = cp_crc_update(cp_crc_to(pos), blk, (size_t)(chk - blk));
+			*chk = TAG_CHECK;
+			memcpy(chk + 1, &c, 4);
+		}
+		uint8_t *dst = cp_map + pos;
+		for (int i = 1; i <= ll; i++)
+			__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		memcpy(dst + 1 + ll, blk + 1 + ll, total - 1 - (size_t)ll);
+		__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+		truncate = truncate && checked;
+	} else {
+		pos = cp_pos;
+		if (cp_coding) {
+			/* A batch is being coded (this thread was interrupted in
+			 * it): skip it unless it got committed. An encoder that
+			 * resumes sees cp_finished_enc and does not commit. */
+			uint8_t *at = cp_map + pos;
+			if (__atomic_load_n(at, __ATOMIC_ACQUIRE) == 0) {
+				uint32_t skip = (uint32_t)(cp_res - (pos + 5));
+				memcpy(at + 1, &skip, 4);
+				__atomic_store_n(at, (uint8_t)TAG_SKIP, __ATOMIC_RELEASE);
+				pos = cp_res;
+			} else {
+				pos = cp_bend; /* the batch got committed */
+			}
+		}
+		/* CHECK: the CRC of the file since the last one, then of tmp */
+		uint32_t c = cp_crc_update(cp_crc_to(pos), tmp, (size_t)(p - tmp));
+		*p++ = TAG_CHECK;
+		memcpy(p, &c, 4);
+		p += 4;
+		end = pos + (uint64_t)(p - tmp);
+		if (!cp_room_signal(end))
+			return dropped;
+		uint8_t *start = cp_map + pos;
+		memcpy(start + 1, tmp + 1, (size_t)(p - tmp) - 1);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(start, tmp[0], __ATOMIC_RELEASE);
+		cp_pos = end;
+	}
 	if (truncate) {
-		munmap(cp_map, (size_t)(cp_win_end - cp_win_off));
+		munmap(cp_map, (size_t)cp_maplen);
 		cp_map = NULL;
-		if (ftruncate(cp_efd, (off_t)cp_pos) != 0) {
+		if (ftruncate(cp_efd, (off_t)end) != 0) {
 			/* the zero tail stays: the reader stops after the trailer */
 		}
 	}
 	cp_efd = -1;
+	return dropped;
 }

@@ -13,6 +13,7 @@ static int cp_provided(void) {
 
 int MPI_Init(int *argc, char ***argv) {
 	cp_runtime_setup();
+	CP_SETFP();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Init(argc, argv);
 	cp_after_init(CP_OP_INIT, t0, CP_CALLSITE(), cp_provided(), rc);
@@ -21,6 +22,7 @@ int MPI_Init(int *argc, char ***argv) {
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 	cp_runtime_setup();
+	CP_SETFP();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	cp_after_init(CP_OP_INIT_THREAD, t0, CP_CALLSITE(), rc == MPI_SUCCESS ? *provided : 0, rc);
@@ -28,22 +30,28 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 }
 
 int MPI_Finalize(void) {
-	if (!cp_depth)
+	if (!cp_depth) {
+		CP_SETFP();
 		cp_before_finalize(cp_now(), CP_CALLSITE());
+	}
 	return PMPI_Finalize();
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode) {
-	if (!cp_depth)
+	if (!cp_depth) {
+		CP_SETFP();
 		cp_before_abort(cp_now(), CP_CALLSITE(), comm, errorcode);
+	}
 	return PMPI_Abort(comm, errorcode);
 }
 
 int MPI_Pcontrol(const int level, ...) {
 	int64_t t0 = cp_now();
 	int rc = PMPI_Pcontrol(level);
-	if (!cp_depth)
+	if (!cp_depth) {
+		CP_SETFP();
 		cp_pcontrol(t0, cp_now(), CP_CALLSITE(), level);
+	}
 	return rc;
 }
 
@@ -54,8 +62,9 @@ extern void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *
 extern void pmpi_finalize_(MPI_Fint *ierr) __attribute__((weak));
 extern void pmpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr) __attribute__((weak));
 
-static void cpf_init(MPI_Fint *ierr, uint64_t cs) {
+static void cpf_init(MPI_Fint *ierr, uint64_t cs, void *fp) {
 	cp_runtime_setup();
+	cp_fp = fp;
 	int64_t t0 = cp_now();
 	if (pmpi_init_)
 		pmpi_init_(ierr);
@@ -64,8 +73,9 @@ static void cpf_init(MPI_Fint *ierr, uint64_t cs) {
 	cp_after_init(CP_OP_INIT, t0, cs, cp_provided(), (int)*ierr);
 }
 
-static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	cp_runtime_setup();
+	cp_fp = fp;
 	int64_t t0 = cp_now();
 	if (pmpi_init_thread_) {
 		pmpi_init_thread_(required, provided, ierr);
@@ -77,38 +87,44 @@ static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 	cp_after_init(CP_OP_INIT_THREAD, t0, cs, (int)*provided, (int)*ierr);
 }
 
-static void cpf_finalize(MPI_Fint *ierr, uint64_t cs) {
-	if (!cp_depth)
+static void cpf_finalize(MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!cp_depth) {
+		cp_fp = fp;
 		cp_before_finalize(cp_now(), cs);
+	}
 	if (pmpi_finalize_)
 		pmpi_finalize_(ierr);
 	else
 		*ierr = PMPI_Finalize();
 }
 
-static void cpf_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr, uint64_t cs) {
-	if (!cp_depth)
+static void cpf_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!cp_depth) {
+		cp_fp = fp;
 		cp_before_abort(cp_now(), cs, PMPI_Comm_f2c(*comm), (int)*errorcode);
+	}
 	if (pmpi_abort_)
 		pmpi_abort_(comm, errorcode, ierr);
 	else
 		*ierr = PMPI_Abort(PMPI_Comm_f2c(*comm), (int)*errorcode);
 }
 
-static void cpf_pcontrol(MPI_Fint *level, uint64_t cs) {
+static void cpf_pcontrol(MPI_Fint *level, uint64_t cs, void *fp) {
 	int64_t t0 = cp_now();
 	PMPI_Pcontrol((int)*level);
-	if (!cp_depth)
+	if (!cp_depth) {
+		cp_fp = fp;
 		cp_pcontrol(t0, cp_now(), cs, (int)*level);
+	}
 }
 
 #define CP_FORTRAN4(lower, upper, params, args)                                                    \
-	void lower##_ params { cpf_##lower args; }                                                  \
-	void lower##__ params { cpf_##lower args; }                                                 \
-	void lower params { cpf_##lower args; }                                                     \
-	void upper params { cpf_##lower args; }
+	void lower##_ params { cpf_##lower args; CP_NOTAIL(); }                                     \
+	void lower##__ params { cpf_##lower args; CP_NOTAIL(); }                                    \
+	void lower params { cpf_##lower args; CP_NOTAIL(); }                                        \
+	void upper params { cpf_##lower args; CP_NOTAIL(); }
 
-#define CS CP_CALLSITE()
+#define CS CP_CALLSITE(), __builtin_frame_address(0)
 /* cpf_mpi_* names for the macro */
 #define cpf_mpi_init cpf_init
 #define cpf_mpi_init_thread cpf_init_thread

@@ -25,6 +25,7 @@ package main
 extern int64_t cp_skew_off, cp_skew_base;
 extern double cp_skew_ppm;
 extern int64_t cp_setup_tick, cp_setup_ns;
+extern int cp_calldepth;
 uint64_t cp_load_address(void);
 
 static int64_t cp_go_now_ticks(void) { return cp_now(); }
@@ -139,8 +140,21 @@ func warnf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "cpath logger: "+format+"\n", a...)
 }
 
+// parseCallDepth reads CPATH_CALLDEPTH: how many return addresses above
+// the call site each call records (0, the default, for none).
+func parseCallDepth(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || d < 0 || d > trace.MaxCallDepth {
+		return 0, fmt.Errorf("CPATH_CALLDEPTH=%q: want a number of frames from 0 to %d", v, trace.MaxCallDepth)
+	}
+	return d, nil
+}
+
 //export cpathGoInit
-func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
+func cpathGoInit(provided C.int, t0 C.int64_t, threads C.int) C.int {
 	mpi.LogErrors = false
 	comm, err := mpi.NewComm(nil)
 	if err != nil {
@@ -155,6 +169,11 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 	if err != nil && rank == 0 {
 		warnf("%v; ignored", err)
 	}
+	depth, err := parseCallDepth(os.Getenv("CPATH_CALLDEPTH"))
+	if err != nil && rank == 0 {
+		warnf("%v; no call paths", err)
+	}
+	C.cp_calldepth = C.int(depth)
 	C.cp_skew_off = C.int64_t(st.skew.OffsetNs)
 	C.cp_skew_base = C.int64_t(st.skew.BaseNs)
 	C.cp_skew_ppm = C.double(st.skew.DriftPPM)
@@ -225,7 +244,8 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		RunID: hex.EncodeToString(idb[:]), Rank: rank, Size: size, Host: host, PID: os.Getpid(),
 		Exe: exe, LoadAddress: uint64(C.cp_load_address()), StartUnixNs: time.Now().UnixNano(),
 		T0: localNow(), ThreadLevel: int(provided), MPILibrary: strings.TrimSpace(libName), Logger: Version,
-		Clock: trace.Clock{Method: method, AllreduceOffsetNs: arOff, Init: sp},
+		Clock:   trace.Clock{Method: method, AllreduceOffsetNs: arOff, Init: sp},
+		Threads: threads != 0, CallDepth: depth,
 	}
 	if st.skew.OffsetNs != 0 || st.skew.DriftPPM != 0 {
 		sk := st.skew
@@ -256,7 +276,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t) C.int {
 		_, err = f.Write(pre)
 	}
 	// Calibration points every 100 ms of ticks.
-	if err == nil && C.cp_enc_open(C.int(f.Fd()), C.uint64_t(len(pre)), C.int64_t(tick0), C.int64_t(1e8/rate)) == 0 {
+	if err == nil && C.cp_enc_open(C.int(f.Fd()), C.uint64_t(len(pre)), C.int64_t(tick0), C.int64_t(1e8/rate), threads, C.int(depth)) == 0 {
 		err = fmt.Errorf("cannot map the log file")
 	}
 	if err != nil {
@@ -420,9 +440,9 @@ func cpathGoFinish(status, info C.int) {
 			C.cp_enc_chunk(trace.ChunkClockFinal, unsafe.Pointer(&b[0]), 24)
 		}
 	}
-	C.cp_enc_end(C.int(status), C.int(info), 1)
-	if C.cp_dropped != 0 {
-		warnf("rank %d: %d records could not be written to the log", st.hdr.Rank, uint64(C.cp_dropped))
+	// The C caller holds every thread out of the logger: the end is checked.
+	if dropped := C.cp_enc_end(C.int(status), C.int(info), 1, 1); dropped != 0 {
+		warnf("rank %d: %d records could not be written to the log", st.hdr.Rank, uint64(dropped))
 	}
 	st.f.Close()
 	st.f = nil

@@ -9,10 +9,15 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "modules.h"
+
+/* Guards the table and the pending call sites: threads look up call
+ * sites at once, and Go (cpathGoModules) runs with it held. */
+pthread_mutex_t cp_mods_mu = PTHREAD_MUTEX_INITIALIZER;
 
 #define CP_MAXMODS 1024
 static struct {
@@ -20,8 +25,9 @@ static struct {
 	int logged;
 } cp_known[CP_MAXMODS];
 static int cp_nknown;
-uint64_t cp_hit_lo, cp_hit_len; /* a logged module: the last call site looked up was in it */
-int cp_mods_stale;
+/* a logged module: the last call site this thread looked up was in it */
+__thread __attribute__((tls_model("initial-exec"))) uint64_t cp_hit_lo, cp_hit_len;
+volatile int cp_mods_stale;
 /* Call sites that need a module logged (or the modules listed again). */
 #define CP_MAXPEND 64
 uint64_t cp_mods_pend[CP_MAXPEND];
@@ -93,7 +99,9 @@ int cp_modules(cp_module *out, int max) {
 }
 
 /* cp_modules_known sets the table of modules: address ranges, and whether
- * each is in the log already. */
+ * each is in the log already. Called at MPI_Init, and from Go with
+ * cp_mods_mu held. Other threads keep their last hit: a logged module
+ * stays logged. */
 void cp_modules_known(const cp_module *m, const int *logged, int n) {
 	if (n > CP_MAXMODS)
 		n = CP_MAXMODS;
@@ -113,11 +121,13 @@ void cp_modules_known(const cp_module *m, const int *logged, int n) {
  * kept for Go to log its module (listing the modules again if it is in
  * none known). */
 void cp_module_miss(uint64_t cs) {
+	pthread_mutex_lock(&cp_mods_mu);
 	for (int i = 0; i < cp_nknown; i++)
 		if (cs >= cp_known[i].start && cs < cp_known[i].end) {
 			if (cp_known[i].logged) {
 				cp_hit_lo = cp_known[i].start;
 				cp_hit_len = cp_known[i].end - cp_known[i].start;
+				pthread_mutex_unlock(&cp_mods_mu);
 				return;
 			}
 			cp_known[i].logged = 1; /* Go logs it */
@@ -126,4 +136,5 @@ void cp_module_miss(uint64_t cs) {
 	if (cp_nmods_pend < CP_MAXPEND)
 		cp_mods_pend[cp_nmods_pend++] = cs;
 	cp_mods_stale = 1;
+	pthread_mutex_unlock(&cp_mods_mu);
 }

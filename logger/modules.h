@@ -1,6 +1,7 @@
 /* modules.h: loaded modules (modules.c). */
 #ifndef CPATH_MODULES_H
 #define CPATH_MODULES_H
+#include <pthread.h>
 #include <stdint.h>
 
 typedef struct cp_module {
@@ -15,8 +16,9 @@ void cp_modules_known(const cp_module *m, const int *logged, int n);
 extern uint64_t cp_mods_pend[];
 extern int cp_nmods_pend;
 void cp_module_miss(uint64_t cs);
-extern int cp_mods_stale;
-extern uint64_t cp_hit_lo, cp_hit_len;
+extern volatile int cp_mods_stale;
+extern pthread_mutex_t cp_mods_mu;
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t cp_hit_lo, cp_hit_len;
 
 /* cp_module_seen is the hot path's check: the call site is in the module of
  * the last one looked up, or is looked up. */

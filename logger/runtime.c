@@ -1,10 +1,27 @@
-/* runtime.c: the logger's C runtime: record buffer, communicator and
- * request tables, and the paths that run when a rank ends (finalize, abort,
- * signal, exit without finalize). Go (logger.go) owns the file. */
+/* runtime.c: the logger's C runtime: the threads' record staging, the
+ * communicator and request tables, and the paths that run when a rank ends
+ * (finalize, abort, signal, exit without finalize). Go (logger.go) owns
+ * the file.
+ *
+ * Every thread that calls MPI gets a state of its own (cp_thr): its
+ * staging buffer, its open run of polls, the requests it created and, under
+ * MPI_THREAD_MULTIPLE, its own record stream (encode.c). Under
+ * MPI_THREAD_MULTIPLE a thread records its call holding only its own
+ * state's lock, which no other thread takes on its calls' path: another
+ * takes it to find a request this thread created (its Wait completes it),
+ * and to hold every thread out of the logger for what must see them all at
+ * rest (a CHECK, MPI_Pcontrol, MPI_Finalize, MPI_Abort). Locks are taken in
+ * this order, never the other way: cp_admin_mu, cp_reg_mu, the states'
+ * locks by index; a thread that holds its own takes no other state's, only
+ * the leaves (the communicator table's, the modules', encode.c's growth).
+ * Without MPI_THREAD_MULTIPLE only one thread is in MPI at a time: no lock
+ * is taken and the states share one stream. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <immintrin.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,18 +38,10 @@ volatile int cp_on;
 volatile int cp_logging;
 int cp_inited;
 int cp_use_tsc;
+int cp_calldepth; /* CPATH_CALLDEPTH, set by Go at MPI_Init */
 CP_TLS int cp_depth;
-static CP_TLS int cp_tid = -1;
-static atomic_int cp_ntid;
-
-/* The staging buffer: a call's records are built here, then coded into
- * the log's mapped stream (encode.c) when the call is done (cp_unlock). A
- * call with more sub-records than fit is committed in parts. */
-#define CP_BUFRECS 4096
-static cp_rec cp_buf[CP_BUFRECS];
-static volatile int cp_n;
-static int cp_mt; /* MPI_THREAD_MULTIPLE: take the lock */
-static pthread_mutex_t cp_mu = PTHREAD_MUTEX_INITIALIZER;
+CP_TLS void *cp_fp;
+static int cp_mt; /* MPI_THREAD_MULTIPLE: the threads record at once */
 
 /* Injected clock skew (test only), applied to calibration points. */
 int64_t cp_skew_off, cp_skew_base;
@@ -41,101 +50,353 @@ static uint32_t cp_world_rank_self;
 /* Clock read at MPI_Init's entry, to measure the tick rate. */
 int64_t cp_setup_tick, cp_setup_ns;
 
-static void cp_flush(void) {
-	if (cp_n == 0)
-		return;
-	cp_enc_batch(cp_buf, cp_n);
-	cp_n = 0;
-}
+/* ---- threads ---- */
 
-/* Set while some thread holds the logger's lock (or, without
- * MPI_THREAD_MULTIPLE, is inside it): the signal path then leaves the poll
- * runs alone. */
+/* A run of unproductive polls. A poll that completed nothing is not coded
+ * when it returns: its record stays open in its thread's state, and the
+ * thread's next identical poll extends it (end, and the number of calls in
+ * root). Any other recorded call of the thread (cp_call), MPI_Pcontrol,
+ * and the ends of the log (finalize, abort, exit, a signal) close the run:
+ * its one record is then coded, ahead of whatever closed it. A rank killed
+ * outright loses the open runs (at most one record per thread). */
+typedef struct cp_run {
+	cp_rec rec;
+	cp_path path;
+	uint64_t key; /* hash of the poll's arguments */
+	int open;
+} cp_run;
+
+/* The staging buffer holds a call's records until the call is done. A call
+ * with more sub-records than fit is coded in parts: in one batch after
+ * another with one stream, all into one block with threads. */
+#define CP_TBUF 512
+
+typedef struct cp_thr {
+	volatile int lock; /* MPI_THREAD_MULTIPLE: see the top of the file */
+	int idx;           /* in cp_thrs; with threads, its stream */
+	int tid;           /* the records' Thread: one per thread, never reused */
+	int live;          /* a thread owns it (else it waits to be reused) */
+	int n;             /* records staged */
+	int64_t last_end;  /* the last call's end */
+	cp_rec buf[CP_TBUF];
+	cp_path *paths; /* with call paths: paths[i] is buf[i]'s */
+	cp_path lastpath; /* the last call path whose modules were looked up */
+	cp_run run;
+	cp_enc *enc; /* with threads */
+	/* The requests this thread created (open addressing by handle). */
+	cp_req *rtab;
+	int rcap, rlen;
+	uint32_t req_next, req_end; /* a block of request ids */
+	uint64_t claims;
+	uintptr_t stk_lo, stk_hi; /* the thread's stack, for call paths */
+} cp_thr;
+
+static cp_thr *cp_thrs[CP_MAXSTREAMS];
+static volatile int cp_nthrs;
+static pthread_mutex_t cp_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cp_admin_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t cp_key;
+static atomic_int cp_ntid;
+static CP_TLS cp_thr *cp_me;
+/* Without threads: set while a thread is inside the logger, so that the
+ * signal path leaves the poll runs alone. */
 static volatile int cp_held;
 
-void cp_lock(void) {
-	if (cp_mt)
-		pthread_mutex_lock(&cp_mu);
-	cp_held = 1;
+static void cp_spin(volatile int *l) {
+	for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
+		if (i < 100)
+			_mm_pause();
+		else
+			sched_yield(); /* its holder may be waiting for our core */
+	}
 }
-void cp_unlock(void) {
-	if (cp_n)
-		cp_flush();
-	if (__builtin_expect(cp_mods_stale, 0)) {
-		/* a call site outside every known module: a library loaded since */
+
+static inline void cp_tlock(cp_thr *t) {
+	if (!cp_mt)
+		return;
+	while (__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE))
+		cp_spin(&t->lock);
+}
+
+static inline int cp_ttrylock(cp_thr *t) {
+	return !cp_mt || !__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void cp_tunlock(cp_thr *t) {
+	if (cp_mt)
+		__atomic_store_n(&t->lock, 0, __ATOMIC_RELEASE);
+}
+
+static void cp_stack_bounds(cp_thr *t) {
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	t->stk_lo = t->stk_hi = 0;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+		t->stk_lo = (uintptr_t)addr;
+		t->stk_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
+static void cp_flush(cp_thr *t);
+static void cp_commit(cp_thr *t);
+static void cp_run_close(cp_thr *t, cp_thr *into);
+
+/* cp_self_new gives the calling thread a state: one a thread that ended
+ * left, or a new one. NULL past CP_MAXSTREAMS threads at once: their
+ * calls are not recorded. */
+static cp_thr *cp_self_new(void) {
+	pthread_mutex_lock(&cp_reg_mu);
+	cp_thr *t = NULL;
+	for (int i = 0; i < cp_nthrs && !t; i++)
+		if (!cp_thrs[i]->live)
+			t = cp_thrs[i];
+	if (t) {
+		/* A run its last thread left open is closed first. */
+		cp_tlock(t);
+		if (t->run.open) {
+			cp_run_close(t, t);
+			cp_flush(t);
+			cp_commit(t);
+		}
+		t->live = 1;
+		t->tid = atomic_fetch_add(&cp_ntid, 1);
+		t->lastpath.n = 0;
+		cp_tunlock(t);
+	} else if (cp_nthrs < CP_MAXSTREAMS && (t = calloc(1, sizeof *t)) != NULL) {
+		t->idx = cp_nthrs;
+		t->tid = atomic_fetch_add(&cp_ntid, 1);
+		t->live = 1;
+		if (cp_mt && !(t->enc = cp_enc_stream((uint32_t)t->idx))) {
+			free(t);
+			t = NULL;
+		} else {
+			__atomic_store_n(&cp_thrs[cp_nthrs], t, __ATOMIC_RELEASE);
+			__atomic_store_n(&cp_nthrs, cp_nthrs + 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&cp_reg_mu);
+	if (t) {
+		cp_stack_bounds(t);
+		if (cp_calldepth && !t->paths)
+			t->paths = calloc(CP_TBUF, sizeof *t->paths);
+		cp_me = t;
+		pthread_setspecific(cp_key, t);
+	}
+	return t;
+}
+
+static inline cp_thr *cp_self(void) {
+	cp_thr *t = cp_me;
+	if (__builtin_expect(t != NULL, 1))
+		return t;
+	return cp_self_new();
+}
+
+/* cp_thr_exit runs when a thread that called MPI ends: its state waits for
+ * the next new thread. With threads, its open run is committed now; with
+ * one stream, another thread may be coding, so the run waits for the next
+ * MPI_Pcontrol, the end of the log or the state's next thread. */
+static void cp_thr_exit(void *p) {
+	cp_thr *t = p;
+	cp_me = NULL;
+	if (cp_mt) {
+		cp_tlock(t);
+		if (t->run.open && cp_logging) {
+			cp_run_close(t, t);
+			cp_flush(t);
+			cp_commit(t);
+		}
+		cp_tunlock(t);
+	}
+	pthread_mutex_lock(&cp_reg_mu);
+	t->live = 0;
+	pthread_mutex_unlock(&cp_reg_mu);
+}
+
+/* cp_world_stop holds every thread out of the logger (with threads): no
+ * state changes and no block is half-written until cp_world_start. The
+ * caller holds no state's lock. */
+static void cp_world_stop(void) {
+	if (!cp_mt)
+		return;
+	pthread_mutex_lock(&cp_admin_mu);
+	pthread_mutex_lock(&cp_reg_mu);
+	for (int i = 0; i < cp_nthrs; i++)
+		cp_tlock(cp_thrs[i]);
+}
+
+static void cp_world_start(void) {
+	if (!cp_mt)
+		return;
+	for (int i = 0; i < cp_nthrs; i++)
+		cp_tunlock(cp_thrs[i]);
+	pthread_mutex_unlock(&cp_reg_mu);
+	pthread_mutex_unlock(&cp_admin_mu);
+}
+
+/* cp_flush codes t's staged records: with one stream into the log (they
+ * are committed), with threads into t's scratch buffer. */
+static void cp_flush(cp_thr *t) {
+	if (t->n == 0)
+		return;
+	if (cp_mt)
+		cp_enc_code(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n);
+	else
+		cp_enc_batch(t->buf, cp_calldepth ? t->paths : NULL, t->n);
+	t->n = 0;
+}
+
+/* cp_commit writes what t coded as one block (threads). */
+static void cp_commit(cp_thr *t) {
+	if (cp_mt)
+		cp_enc_commit(t->enc);
+}
+
+/* cp_begin starts recording a call: the calling thread's state, locked
+ * (NULL when it has none: the call is not recorded). */
+static inline cp_thr *cp_begin(void) {
+	cp_thr *t = cp_self();
+	if (__builtin_expect(t == NULL, 0))
+		return NULL;
+	cp_tlock(t);
+	if (!cp_mt)
+		cp_held = 1;
+	return t;
+}
+
+static void cp_checkpoint(cp_thr *t);
+
+/* cp_mods_flush has Go log the modules of call sites outside every module
+ * logged so far. */
+static void cp_mods_flush(void) {
+	pthread_mutex_lock(&cp_mods_mu);
+	if (cp_mods_stale) {
 		cp_mods_stale = 0;
 		cp_depth++;
 		cpathGoModules();
 		cp_depth--;
 	}
-	cp_held = 0;
-	if (cp_mt)
-		pthread_mutex_unlock(&cp_mu);
+	pthread_mutex_unlock(&cp_mods_mu);
 }
 
-/* cp_put returns the next free record (lock held by the caller). */
-static inline cp_rec *cp_put(void) {
-	if (cp_n == CP_BUFRECS)
-		cp_flush();
-	if (__builtin_expect(cp_tid < 0, 0))
-		cp_tid = atomic_fetch_add(&cp_ntid, 1);
-	cp_rec *r = &cp_buf[cp_n++];
+/* cp_end commits the call's records and lets go of the state. */
+static inline void cp_end(cp_thr *t) {
+	if (!t)
+		return;
+	int due = 0;
+	if (cp_mt) {
+		due = cp_enc_put(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n, t->last_end);
+		t->n = 0;
+	} else {
+		cp_flush(t);
+	}
+	if (__builtin_expect(cp_mods_stale, 0))
+		cp_mods_flush();
+	if (!cp_mt)
+		cp_held = 0;
+	cp_tunlock(t);
+	if (__builtin_expect(due, 0))
+		cp_checkpoint(t);
+}
+
+/* cp_checkpoint writes a CHECK and a calibration point (threads), unless
+ * another thread is at it. */
+static void cp_checkpoint(cp_thr *t) {
+	if (pthread_mutex_trylock(&cp_admin_mu) != 0)
+		return;
+	pthread_mutex_lock(&cp_reg_mu);
+	for (int i = 0; i < cp_nthrs; i++)
+		cp_tlock(cp_thrs[i]);
+	if (cp_enc_due(t->enc, t->last_end))
+		cp_enc_checkpoint(t->enc);
+	cp_world_start();
+}
+
+/* cp_put returns the next free record. */
+static inline cp_rec *cp_put(cp_thr *t) {
+	if (t->n == CP_TBUF)
+		cp_flush(t);
+	cp_rec *r = &t->buf[t->n++];
 	memset(r, 0, sizeof *r);
-	r->thread = (uint16_t)cp_tid;
+	r->thread = (uint16_t)t->tid;
 	return r;
 }
 
-/* cp_reserve keeps a call and its sub-records in one buffer (unless they
- * could never fit), so that a flush or a dying rank never splits them; one
- * more record's room is for the thread's run of polls the call closes. */
-static inline void cp_reserve(int n) {
-	if (cp_n + n + 1 > CP_BUFRECS && n < CP_BUFRECS)
-		cp_flush();
+/* cp_reserve keeps a call and its sub-records in one batch (unless they
+ * could never fit), so that, with one stream, a flush or a dying rank
+ * never splits them; one more record's room is for the run of polls the
+ * call closes. */
+static inline void cp_reserve(cp_thr *t, int n) {
+	if (t->n + n + 1 > CP_TBUF && n < CP_TBUF)
+		cp_flush(t);
 }
 
-/* Runs of unproductive polls. A poll that completed nothing is not coded
- * when it returns: its record stays open in its thread's slot here, and
- * the thread's next identical poll extends it (end, and the number of calls
- * in root). Any other recorded call of the thread (cp_call), MPI_Pcontrol,
- * and the ends of the log (finalize, abort, exit, a signal) close the run:
- * its one record is then coded, ahead of whatever closed it. A rank killed
- * outright loses the open runs (at most one record per thread). Threads
- * beyond CP_MAXRUNS record each poll alone, as a run of one call. The
- * slots are touched under the logger's lock only. */
-#define CP_MAXRUNS 1024
-typedef struct cp_run {
-	cp_rec rec;
-	uint64_t key; /* hash of the poll's arguments */
-	int open;
-} cp_run;
-static cp_run cp_runs[CP_MAXRUNS];
-static volatile int cp_nruns; /* slots ever opened: 0..cp_nruns-1 */
-
-static inline void cp_tid_init(void) {
-	if (__builtin_expect(cp_tid < 0, 0))
-		cp_tid = atomic_fetch_add(&cp_ntid, 1);
-}
-
-/* cp_run_close stages thread tid's open run, if any, for coding. */
-static inline void cp_run_close(int tid) {
-	if (tid < 0 || tid >= CP_MAXRUNS || !cp_runs[tid].open)
+/* cp_run_close stages t's open run, if any, into into's staging buffer
+ * (the caller holds both). */
+static void cp_run_close(cp_thr *t, cp_thr *into) {
+	if (!t->run.open)
 		return;
-	cp_runs[tid].open = 0;
-	if (cp_n == CP_BUFRECS)
-		cp_flush();
-	cp_buf[cp_n++] = cp_runs[tid].rec;
+	t->run.open = 0;
+	if (into->n == CP_TBUF)
+		cp_flush(into);
+	into->buf[into->n] = t->run.rec;
+	if (cp_calldepth && into->paths)
+		into->paths[into->n] = t->run.path;
+	into->n++;
 }
 
-/* cp_runs_close stages every thread's open run (caller holds the lock). */
-static void cp_runs_close(void) {
-	for (int i = 0; i < cp_nruns; i++)
-		cp_run_close(i);
+/* cp_runs_close stages every thread's open run into t's buffer (the
+ * caller has stopped the world, or there is one stream). */
+static void cp_runs_close(cp_thr *t) {
+	for (int i = 0; i < cp_nthrs; i++)
+		cp_run_close(cp_thrs[i], t);
 }
 
-static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
-	cp_tid_init();
-	cp_run_close(cp_tid);
-	cp_rec *r = cp_put();
+/* cp_walk reads the call path of the call being recorded: the return
+ * addresses of the frames above the MPI entry point's caller, following
+ * the saved frame pointers while they stay within the thread's stack and
+ * go up it. Code built without frame pointers ends the walk early, or
+ * gives addresses that name no caller: it never reads outside the stack. */
+static void cp_walk(cp_thr *t, cp_path *out) {
+	uintptr_t fp = (uintptr_t)cp_fp, hi = t->stk_hi;
+	out->n = 0;
+	if (fp < t->stk_lo || fp + 16 > hi || (fp & 7))
+		return;
+	while (out->n < cp_calldepth) {
+		uintptr_t next = ((const uintptr_t *)fp)[0];
+		if (next <= fp || next + 16 > hi || (next & 7))
+			break;
+		uintptr_t ret = ((const uintptr_t *)next)[1];
+		if (ret < 4096)
+			break;
+		out->pc[out->n++] = ret;
+		fp = next;
+	}
+}
+
+/* cp_call_path records the call path of the call just staged. */
+static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
+	if (!t->paths && !(t->paths = calloc(CP_TBUF, sizeof *t->paths))) {
+		cp_calldepth = 0; /* no memory: no more call paths */
+		return;
+	}
+	cp_path *p = &t->paths[t->n - 1];
+	cp_walk(t, p);
+	if (p->n != t->lastpath.n || memcmp(p->pc, t->lastpath.pc, p->n * sizeof p->pc[0])) {
+		/* a new path: its modules must be in the log */
+		for (int i = 0; i < p->n; i++)
+			cp_module_seen(p->pc[i]);
+		t->lastpath = *p;
+	}
+}
+
+static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
+	cp_run_close(t, t);
+	cp_rec *r = cp_put(t);
 	cp_module_seen(cs);
 	r->op = (uint8_t)op;
 	r->start = t0;
@@ -146,11 +407,14 @@ static inline cp_rec *cp_call(int op, int64_t t0, int64_t t1, uint64_t cs, uint3
 	r->root = CP_PEER_NONE;
 	if (rc != MPI_SUCCESS)
 		r->flags |= CP_F_ERROR;
+	t->last_end = t1;
+	if (__builtin_expect(cp_calldepth, 0))
+		cp_call_path(t);
 	return r;
 }
 
-static inline cp_rec *cp_sub(int op) {
-	cp_rec *r = cp_put();
+static inline cp_rec *cp_sub(cp_thr *t, int op) {
+	cp_rec *r = cp_put(t);
 	r->op = (uint8_t)op;
 	r->peer = CP_PEER_NONE;
 	r->root = CP_PEER_NONE;
@@ -169,20 +433,36 @@ static inline int cp_comm_predef(const cp_comm *c) { return c == &cp_cworld || c
 
 static void cp_comm_ref(cp_comm *c) {
 	if (c && !cp_comm_predef(c))
-		c->refs++;
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 }
 
 static void cp_comm_unref(cp_comm *c) {
-	if (!c || cp_comm_predef(c) || --c->refs > 0)
+	if (!c || cp_comm_predef(c) || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	free(c->world);
 	free(c->rworld);
 	free(c);
 }
-static cp_comm **cp_ctab; /* open addressing by handle */
+
+/* The table: open addressing by handle. Threads look communicators up
+ * without a lock: a writer (under cp_comm_mu) makes cp_cseq odd while it
+ * changes the table, and a reader that saw it change (or odd) looks again.
+ * A table outgrown is kept, not freed: a reader may still be in it. */
+typedef struct cp_centry {
+	MPI_Comm h;
+	cp_comm *c; /* NULL: empty */
+} cp_centry;
+typedef struct cp_ctable {
+	int cap;
+	cp_centry e[];
+} cp_ctable;
+static cp_ctable *volatile cp_ctabp;
+static cp_centry *cp_ctab; /* cp_ctabp->e, for the writer */
 static int cp_ccap, cp_clen;
-static uint32_t cp_next_comm = 2;
-static int cp_created; /* this rank's constructor counter, for names */
+static volatile unsigned cp_cseq;
+static pthread_mutex_t cp_comm_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint cp_next_comm = 2;
+static atomic_int cp_created; /* this rank's constructor counter, for names */
 
 static inline size_t cp_hash(const void *p, int cap) {
 	uintptr_t x = (uintptr_t)p;
@@ -191,50 +471,110 @@ static inline size_t cp_hash(const void *p, int cap) {
 	return (size_t)(x >> 20) & (size_t)(cap - 1);
 }
 
-static void cp_ctab_put(cp_comm *c) {
+static void cp_comm_lock(void) {
+	if (cp_mt)
+		pthread_mutex_lock(&cp_comm_mu);
+	__atomic_add_fetch(&cp_cseq, 1, __ATOMIC_ACQ_REL);
+}
+
+static void cp_comm_unlock(void) {
+	__atomic_add_fetch(&cp_cseq, 1, __ATOMIC_RELEASE);
+	if (cp_mt)
+		pthread_mutex_unlock(&cp_comm_mu);
+}
+
+/* cp_ctab_put1 puts c into the table (cp_comm_lock held). */
+static void cp_ctab_put1(cp_comm *c) {
 	if ((cp_clen + 1) * 2 > cp_ccap) {
 		int ncap = cp_ccap ? cp_ccap * 2 : 64;
-		cp_comm **nt = calloc((size_t)ncap, sizeof *nt);
+		cp_ctable *tb = calloc(1, sizeof *tb + (size_t)ncap * sizeof(cp_centry));
+		tb->cap = ncap;
+		cp_centry *nt = tb->e;
 		for (int i = 0; i < cp_ccap; i++)
-			if (cp_ctab[i]) {
-				size_t j = cp_hash(cp_ctab[i]->h, ncap);
-				while (nt[j])
+			if (cp_ctab[i].c) {
+				size_t j = cp_hash(cp_ctab[i].h, ncap);
+				while (nt[j].c)
 					j = (j + 1) & (size_t)(ncap - 1);
 				nt[j] = cp_ctab[i];
 			}
-		free(cp_ctab);
+		__atomic_store_n(&cp_ctabp, tb, __ATOMIC_RELEASE); /* the old one stays: see above */
 		cp_ctab = nt;
 		cp_ccap = ncap;
 	}
 	size_t j = cp_hash(c->h, cp_ccap);
-	while (cp_ctab[j] && cp_ctab[j]->h != c->h)
+	while (cp_ctab[j].c && cp_ctab[j].h != c->h)
 		j = (j + 1) & (size_t)(cp_ccap - 1);
-	if (!cp_ctab[j])
+	if (!cp_ctab[j].c)
 		cp_clen++;
-	else if (cp_ctab[j] != c) /* the handle was freed by a call not wrapped and reused */
-		cp_comm_unref(cp_ctab[j]);
-	cp_ctab[j] = c;
+	else if (cp_ctab[j].c != c) /* the handle was freed by a call not wrapped and reused */
+		cp_comm_unref(cp_ctab[j].c);
+	cp_ctab[j].h = c->h;
+	cp_ctab[j].c = c;
+}
+
+static void cp_ctab_put(cp_comm *c) {
+	cp_comm_lock();
+	cp_ctab_put1(c);
+	cp_comm_unlock();
 }
 
 /* cp_ctab_unlink takes c out of the table (its handle is no longer valid)
  * and drops the table's reference. */
 static void cp_ctab_unlink(cp_comm *c) {
-	if (!cp_ccap || !c || cp_comm_predef(c))
+	if (!c || cp_comm_predef(c))
 		return;
-	size_t j = cp_hash(c->h, cp_ccap);
-	while (cp_ctab[j] && cp_ctab[j] != c)
-		j = (j + 1) & (size_t)(cp_ccap - 1);
-	if (!cp_ctab[j])
-		return;
-	cp_ctab[j] = NULL;
-	cp_clen--;
-	cp_comm_unref(c);
-	/* re-insert the rest of the cluster so lookups still find them */
-	for (size_t k = (j + 1) & (size_t)(cp_ccap - 1); cp_ctab[k]; k = (k + 1) & (size_t)(cp_ccap - 1)) {
-		cp_comm *o = cp_ctab[k];
-		cp_ctab[k] = NULL;
+	cp_comm_lock();
+	size_t j = 0;
+	int found = 0;
+	if (cp_ccap) {
+		j = cp_hash(c->h, cp_ccap);
+		while (cp_ctab[j].c && cp_ctab[j].c != c)
+			j = (j + 1) & (size_t)(cp_ccap - 1);
+		found = cp_ctab[j].c != NULL;
+	}
+	if (found) {
+		cp_ctab[j].c = NULL;
 		cp_clen--;
-		cp_ctab_put(o);
+		/* re-insert the rest of the cluster so lookups still find them */
+		for (size_t k = (j + 1) & (size_t)(cp_ccap - 1); cp_ctab[k].c; k = (k + 1) & (size_t)(cp_ccap - 1)) {
+			cp_comm *o = cp_ctab[k].c;
+			cp_ctab[k].c = NULL;
+			cp_clen--;
+			cp_ctab_put1(o);
+		}
+	}
+	cp_comm_unlock();
+	if (found)
+		cp_comm_unref(c);
+}
+
+/* cp_ctab_find looks h up. */
+static cp_comm *cp_ctab_find(MPI_Comm h) {
+	for (;;) {
+		unsigned s = __atomic_load_n(&cp_cseq, __ATOMIC_ACQUIRE);
+		if (s & 1) {
+			_mm_pause();
+			continue;
+		}
+		cp_ctable *tb = __atomic_load_n(&cp_ctabp, __ATOMIC_ACQUIRE);
+		cp_comm *found = NULL;
+		if (tb) {
+			int cap = tb->cap;
+			cp_centry *tab = tb->e;
+			size_t j = cp_hash(h, cap);
+			for (int k = 0; k < cap; k++, j = (j + 1) & (size_t)(cap - 1)) {
+				cp_comm *c = __atomic_load_n(&tab[j].c, __ATOMIC_RELAXED);
+				if (!c)
+					break;
+				if (__atomic_load_n(&tab[j].h, __ATOMIC_RELAXED) == h) {
+					found = c;
+					break;
+				}
+			}
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&cp_cseq, __ATOMIC_RELAXED) == s)
+			return found;
 	}
 }
 
@@ -254,10 +594,12 @@ static int32_t *cp_group_world(MPI_Group g, int n) {
 }
 
 /* cp_comm_register adds a communicator to the table with its rank maps. */
+
+/* cp_comm_register adds a communicator to the table with its rank maps. */
 static cp_comm *cp_comm_register(MPI_Comm h) {
 	cp_comm *c = calloc(1, sizeof *c);
 	c->h = h;
-	c->id = cp_next_comm++;
+	c->id = atomic_fetch_add(&cp_next_comm, 1);
 	c->refs = 1; /* the table's */
 	MPI_Group g;
 	PMPI_Comm_size(h, &c->size);
@@ -283,14 +625,9 @@ cp_comm *cp_comm_get(MPI_Comm h) {
 		return &cp_cself;
 	if (h == MPI_COMM_NULL)
 		return NULL;
-	if (cp_ccap) {
-		size_t j = cp_hash(h, cp_ccap);
-		while (cp_ctab[j]) {
-			if (cp_ctab[j]->h == h)
-				return cp_ctab[j];
-			j = (j + 1) & (size_t)(cp_ccap - 1);
-		}
-	}
+	cp_comm *c = cp_ctab_find(h);
+	if (c)
+		return c;
 	/* A communicator made by a call the logger does not wrap: known by its
 	 * ranks but nameless in the log. */
 	return cp_comm_register(h);
@@ -461,105 +798,145 @@ void cp_statuses_free(MPI_Status *st, MPI_Status *user, MPI_Status *small) {
 
 /* ---- requests ---- */
 
-/* Keyed by handle, but a handle may stand for several live requests: Open
- * MPI returns one shared pre-completed request for every Isend that
- * finished at once. Duplicates sit side by side in the probe cluster and are
- * handed out oldest (smallest id) first. */
-static cp_req *cp_rtab;
-static int cp_rcap, cp_rlen;
-static uint32_t cp_next_req, cp_claim_gen;
+/* Each thread's table holds the requests it created, keyed by handle; a
+ * Wait or Test looks in its own thread's table first, then in the others'.
+ * A handle may stand for several live requests: Open MPI returns one
+ * shared pre-completed request for every Isend that finished at once.
+ * Duplicates sit side by side in the probe cluster and are handed out
+ * oldest (smallest id) first, a thread's own first. */
+static atomic_uint cp_next_req;
 
-static void cp_rtab_grow(void) {
-	int ncap = cp_rcap ? cp_rcap * 2 : 1024;
+/* cp_req_id returns a new request id: from a block of 64 taken at a time,
+ * so that threads do not share a counter on their calls' path. */
+static uint32_t cp_req_id(cp_thr *t) {
+	if (t->req_next == t->req_end) {
+		t->req_next = atomic_fetch_add(&cp_next_req, 64) + 1;
+		t->req_end = t->req_next + 64;
+	}
+	return t->req_next++;
+}
+
+static void cp_rtab_grow(cp_thr *t) {
+	int ncap = t->rcap ? t->rcap * 2 : 256;
 	cp_req *nt = calloc((size_t)ncap, sizeof *nt);
-	for (int i = 0; i < cp_rcap; i++)
-		if (cp_rtab[i].id) {
-			size_t j = cp_hash(cp_rtab[i].h, ncap);
+	for (int i = 0; i < t->rcap; i++)
+		if (t->rtab[i].id) {
+			size_t j = cp_hash(t->rtab[i].h, ncap);
 			while (nt[j].id)
 				j = (j + 1) & (size_t)(ncap - 1);
-			nt[j] = cp_rtab[i];
+			nt[j] = t->rtab[i];
 		}
-	free(cp_rtab);
-	cp_rtab = nt;
-	cp_rcap = ncap;
+	free(t->rtab);
+	t->rtab = nt;
+	t->rcap = ncap;
 }
 
-static void cp_req_insert(const cp_req *e) {
-	if ((cp_rlen + 1) * 2 > cp_rcap)
-		cp_rtab_grow();
-	size_t j = cp_hash(e->h, cp_rcap);
-	while (cp_rtab[j].id)
-		j = (j + 1) & (size_t)(cp_rcap - 1);
-	cp_rlen++;
-	cp_rtab[j] = *e;
+static void cp_req_insert(cp_thr *t, const cp_req *e) {
+	if ((t->rlen + 1) * 2 > t->rcap)
+		cp_rtab_grow(t);
+	size_t j = cp_hash(e->h, t->rcap);
+	while (t->rtab[j].id)
+		j = (j + 1) & (size_t)(t->rcap - 1);
+	t->rlen++;
+	t->rtab[j] = *e;
+	t->rtab[j].owner = t->idx;
 }
 
-/* cp_req_put adds a new request, which keeps its communicator's record. */
-static void cp_req_put(const cp_req *e) {
+/* cp_req_put adds a new request to t's table (t held), which keeps its
+ * communicator's record. */
+static void cp_req_put(cp_thr *t, const cp_req *e) {
 	cp_comm_ref(e->c);
-	cp_req_insert(e);
+	cp_req_insert(t, e);
 }
 
-/* cp_req_claim returns the oldest entry for h not yet claimed in this
- * generation, and claims it, so that a handle given twice in one Waitall
- * maps to two different requests. */
-static cp_req *cp_req_claim(MPI_Request h, uint32_t gen) {
-	if (!cp_rcap || h == MPI_REQUEST_NULL)
-		return NULL;
+/* cp_req_claim copies into *out the oldest entry of o's table (o held) for
+ * h not yet claimed by call claim, and claims it, so that a handle given
+ * twice in one Waitall maps to two different requests. */
+static int cp_req_claim(cp_thr *o, MPI_Request h, uint64_t claim, cp_req *out) {
+	if (!o->rcap)
+		return 0;
 	cp_req *best = NULL;
-	for (size_t j = cp_hash(h, cp_rcap); cp_rtab[j].id; j = (j + 1) & (size_t)(cp_rcap - 1))
-		if (cp_rtab[j].h == h && cp_rtab[j].claim != gen) {
-			/* Under MPI_THREAD_MULTIPLE a shared handle's requests belong
-			 * to several threads: a thread completes its own first. */
-			cp_req *e = &cp_rtab[j];
-			int mine = e->tid == cp_tid, bmine = best && best->tid == cp_tid;
-			if (!best || (mine && !bmine) || (mine == bmine && e->id < best->id))
-				best = e;
-		}
-	if (best)
-		best->claim = gen;
-	return best;
+	for (size_t j = cp_hash(h, o->rcap); o->rtab[j].id; j = (j + 1) & (size_t)(o->rcap - 1))
+		if (o->rtab[j].h == h && o->rtab[j].claim != claim && (!best || o->rtab[j].id < best->id))
+			best = &o->rtab[j];
+	if (!best)
+		return 0;
+	best->claim = claim;
+	*out = *best;
+	return 1;
 }
 
-static void cp_req_del(MPI_Request h, uint32_t id) {
-	if (!cp_rcap)
+/* cp_req_del deletes request id of handle h from o's table (o held). */
+static void cp_req_del(cp_thr *o, MPI_Request h, uint32_t id) {
+	if (!o->rcap)
 		return;
 	cp_req *e = NULL;
-	for (size_t j = cp_hash(h, cp_rcap); cp_rtab[j].id; j = (j + 1) & (size_t)(cp_rcap - 1))
-		if (cp_rtab[j].h == h && cp_rtab[j].id == id) {
-			e = &cp_rtab[j];
+	for (size_t j = cp_hash(h, o->rcap); o->rtab[j].id; j = (j + 1) & (size_t)(o->rcap - 1))
+		if (o->rtab[j].h == h && o->rtab[j].id == id) {
+			e = &o->rtab[j];
 			break;
 		}
 	if (!e)
 		return;
-	size_t j = (size_t)(e - cp_rtab);
+	size_t j = (size_t)(e - o->rtab);
 	cp_comm *c = e->c;
 	e->id = 0;
-	cp_rlen--;
-	for (size_t k = (j + 1) & (size_t)(cp_rcap - 1); cp_rtab[k].id; k = (k + 1) & (size_t)(cp_rcap - 1)) {
-		cp_req tmp = cp_rtab[k];
-		cp_rtab[k].id = 0;
-		cp_rlen--;
-		cp_req_insert(&tmp);
+	o->rlen--;
+	for (size_t k = (j + 1) & (size_t)(o->rcap - 1); o->rtab[k].id; k = (k + 1) & (size_t)(o->rcap - 1)) {
+		cp_req tmp = o->rtab[k];
+		o->rtab[k].id = 0;
+		o->rlen--;
+		cp_req_insert(o, &tmp);
 	}
 	cp_comm_unref(c);
+}
+
+/* cp_reqs_drop deletes the requests of p that a call completed or freed
+ * (idx[k] their positions, NULL: the first n; persistent ones too with
+ * all): those of other threads' tables first, each under its owner's lock,
+ * before t locks its own; then, with locked, t's own. */
+static inline void cp_reqs_drop(cp_thr *t, cp_pre *p, int n, const int *idx, int all, int locked) {
+	for (int j = 0; j < n; j++) {
+		int i = idx ? idx[j] : j;
+		if (i < 0 || i >= p->n || !p->ents[i].id || (p->ents[i].persistent && !all))
+			continue;
+		cp_req *e = &p->ents[i];
+		int mine = t && e->owner == t->idx;
+		if (mine != locked || e->owner < 0 || e->owner >= cp_nthrs)
+			continue;
+		cp_thr *o = cp_thrs[e->owner];
+		if (!locked)
+			cp_tlock(o);
+		cp_req_del(o, e->h, e->id);
+		if (!locked)
+			cp_tunlock(o);
+	}
 }
 
 void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
 	p->n = n < 0 ? 0 : n;
 	p->ents = p->n <= 8 ? p->small : malloc(sizeof(cp_req) * (size_t)p->n);
-	cp_lock();
-	uint32_t gen = ++cp_claim_gen;
+	int missing = 0;
 	for (int i = 0; i < p->n; i++) {
-		cp_req *e = cp_req_claim(reqs[i], gen);
-		if (e) {
-			p->ents[i] = *e;
-		} else { /* the handle still identifies the request to cp_poll */
-			p->ents[i].id = 0;
-			p->ents[i].h = reqs[i];
-		}
+		p->ents[i].id = 0;
+		p->ents[i].h = reqs[i]; /* the handle still identifies the request to cp_poll */
+		missing += reqs[i] != MPI_REQUEST_NULL;
 	}
-	cp_unlock();
+	cp_thr *t = cp_self();
+	if (!t || !missing)
+		return;
+	uint64_t claim = (uint64_t)(t->idx + 1) << 40 | ++t->claims;
+	/* Its own thread's table, then the others', one at a time. */
+	for (int k = -1; k < cp_nthrs && missing; k++) {
+		cp_thr *o = k < 0 ? t : __atomic_load_n(&cp_thrs[k], __ATOMIC_ACQUIRE);
+		if (k >= 0 && o == t)
+			continue;
+		cp_tlock(o);
+		for (int i = 0; i < p->n; i++)
+			if (!p->ents[i].id && reqs[i] != MPI_REQUEST_NULL && cp_req_claim(o, reqs[i], claim, &p->ents[i]))
+				missing--;
+		cp_tunlock(o);
+	}
 }
 
 void cp_pre_free(cp_pre *p) {
@@ -569,15 +946,19 @@ void cp_pre_free(cp_pre *p) {
 
 /* ---- recording, by family ---- */
 
+static inline uint32_t cp_seq_next(cp_comm *c) { return c ? __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED) : 0; }
+
 void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer, int tag,
 	    uint64_t bytes, int rc) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->peer = cp_world_rank(c, peer, 1);
 	r->tag = tag;
 	r->bytes = bytes;
-	cp_unlock();
+	cp_end(t);
 }
 
 static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, const MPI_Status *st) {
@@ -603,41 +984,49 @@ static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, cons
 	}
 }
 
+
 void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag,
 	     const MPI_Status *st, int rc) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 	cp_fill_from_status(r, c, source, tag, st);
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,
 		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
-	cp_reserve(2);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_reserve(t, 2);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->peer = cp_world_rank(c, dest, 1);
 	r->tag = sendtag;
 	r->bytes = sendbytes;
 	r->count = 1;
-	cp_rec *s = cp_sub(CP_OP_RECVPART);
-	s->comm = r->comm;
+	uint32_t comm_id = r->comm;
+	cp_rec *s = cp_sub(t, CP_OP_RECVPART);
+	s->comm = comm_id;
 	cp_fill_from_status(s, c, source, recvtag, st);
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persistent, MPI_Comm comm,
 	       int peer, int tag, int root, uint64_t bytes, int flags, MPI_Request req, int rc) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->flags |= (uint8_t)flags;
 	r->tag = tag;
 	r->bytes = bytes;
 	if (kind == CP_RK_COLL) {
-		r->seq = c ? ++c->seq : 0;
+		r->seq = cp_seq_next(c);
 		r->root = root == CP_PEER_NONE ? CP_PEER_NONE : cp_root_rank(c, root);
 	} else {
 		r->peer = cp_world_rank(c, peer, 1);
@@ -647,22 +1036,24 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 			r->flags |= CP_F_ANYTAG;
 	}
 	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
-		cp_req e = {.h = req, .id = ++cp_next_req, .kind = (uint8_t)kind,
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = (uint8_t)kind,
 			    .persistent = (uint8_t)persistent, .comm = r->comm, .c = c,
-			    .peer = r->peer, .tag = tag, .tid = cp_tid};
-		cp_req_put(&e);
+			    .peer = r->peer, .tag = tag};
+		cp_req_put(t, &e);
 		r->req = e.id;
 		r->flags |= CP_F_NEWREQ;
 		if (persistent)
 			r->flags |= CP_F_PERSISTENT;
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
-	cp_lock();
-	cp_reserve(1 + p->n);
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_reserve(t, 1 + p->n);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (op == CP_OP_START) {
 		if (p->n == 1 && p->ents[0].id) {
 			r->req = p->ents[0].id;
@@ -678,47 +1069,54 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 		r->count = (uint32_t)k;
 		for (int i = 0; i < p->n; i++)
 			if (p->ents[i].id) {
-				cp_rec *s = cp_sub(CP_OP_REQSTART);
+				cp_rec *s = cp_sub(t, CP_OP_REQSTART);
 				s->req = p->ents[i].id;
 				s->comm = p->ents[i].comm;
 				s->peer = p->ents[i].peer;
 				s->tag = p->ents[i].tag;
 			}
 	}
-	cp_unlock();
+	cp_end(t);
+}
+
+/* cp_forget deletes the requests a call completed (or freed) without
+ * recording it: the logger is paused, or the thread has no state. */
+static void cp_forget(cp_thr *t, cp_pre *p, int n, const int *idx, int all) {
+	cp_reqs_drop(t, p, n, idx, all, 0);
+	if (t) {
+		cp_tlock(t);
+		cp_reqs_drop(t, p, n, idx, all, 1);
+		cp_tunlock(t);
+	}
 }
 
 void cp_reqfree(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
-	cp_lock();
-	if (!cp_on) {
-		if (p->n == 1 && p->ents[0].id)
-			cp_req_del(p->ents[0].h, p->ents[0].id);
-		cp_unlock();
+	cp_thr *t = cp_self();
+	if (!cp_on || !t) {
+		cp_forget(t, p, 1, NULL, 1);
 		return;
 	}
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	t = cp_begin();
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (p->n == 1 && p->ents[0].id) {
 		r->req = p->ents[0].id;
 		r->comm = p->ents[0].comm;
-		cp_req_del(p->ents[0].h, p->ents[0].id);
 	}
-	cp_unlock();
+	cp_reqs_drop(t, p, 1, NULL, 1, 1);
+	cp_end(t);
+	cp_reqs_drop(t, p, 1, NULL, 1, 0);
 }
 
 void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, const int *idx,
 		 const MPI_Status *st, int rc) {
-	cp_lock();
-	if (!cp_on) { /* paused: forget completed requests, record nothing */
-		for (int j = 0; j < ndone; j++) {
-			int i = idx ? idx[j] : j;
-			if (i >= 0 && i < p->n && p->ents[i].id && !p->ents[i].persistent)
-				cp_req_del(p->ents[i].h, p->ents[i].id);
-		}
-		cp_unlock();
+	cp_thr *t = cp_self();
+	if (!cp_on || !t) { /* paused: forget completed requests, record nothing */
+		cp_forget(t, p, ndone, idx, 0);
 		return;
 	}
-	cp_reserve(1 + ndone);
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	t = cp_begin();
+	cp_reserve(t, 1 + ndone);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	int k = 0;
 	for (int j = 0; j < ndone; j++) {
 		int i = idx ? idx[j] : j;
@@ -731,7 +1129,7 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		if (i < 0 || i >= p->n || !p->ents[i].id)
 			continue;
 		cp_req *e = &p->ents[i];
-		cp_rec *s = cp_sub(CP_OP_REQDONE);
+		cp_rec *s = cp_sub(t, CP_OP_REQDONE);
 		s->req = e->id;
 		s->comm = e->comm;
 		s->peer = e->peer;
@@ -742,44 +1140,42 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 			cp_fill_from_status(s, e->c, e->peer == CP_PEER_ANY ? MPI_ANY_SOURCE : 0, e->tag, &st[j]);
 		if (e->kind == CP_RK_RECV && e->peer == CP_PEER_ANY)
 			s->flags |= CP_F_WILDCARD;
-		if (!e->persistent)
-			cp_req_del(e->h, e->id);
 	}
-	cp_unlock();
+	/* After the records: the table entries hold the communicators the
+	 * statuses were read against. */
+	cp_reqs_drop(t, p, ndone, idx, 0, 1);
+	cp_end(t);
+	cp_reqs_drop(t, p, ndone, idx, 0, 0);
 }
 
 static inline uint64_t cp_mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001B3ULL; }
 
-/* cp_poll_extend extends this thread's open run if the call is the same
- * poll (op, argument hash); the caller holds the lock. The call site may
- * differ: a compiler that unrolls a polling loop makes one loop call from
- * several. A run is cut at 2^31-1 calls. */
-static inline int cp_poll_extend(int op, uint64_t key, int64_t t1) {
-	cp_tid_init();
-	if (cp_tid >= CP_MAXRUNS)
-		return 0;
-	cp_run *u = &cp_runs[cp_tid];
+/* cp_poll_extend extends t's open run if the call is the same poll (op,
+ * argument hash). The call site may differ: a compiler that unrolls a
+ * polling loop makes one loop call from several. A run is cut at 2^31-1
+ * calls. */
+static inline int cp_poll_extend(cp_thr *t, int op, uint64_t key, int64_t t1) {
+	cp_run *u = &t->run;
 	if (!u->open || u->key != key || u->rec.op != op || u->rec.root == INT32_MAX)
 		return 0;
 	u->rec.end = t1;
 	u->rec.root++;
+	t->last_end = t1;
 	return 1;
 }
 
-/* cp_poll_open makes r, the last record staged (by cp_call), this thread's
- * open run of one call, taking it back out of the staging buffer; a thread
- * without a slot codes it as it is. */
-static inline void cp_poll_open(cp_rec *r, uint64_t key) {
+/* cp_poll_open makes r, the last record staged (by cp_call), t's open run
+ * of one call, taking it back out of the staging buffer. */
+static inline void cp_poll_open(cp_thr *t, cp_rec *r, uint64_t key) {
 	r->root = 1;
-	if (cp_tid >= CP_MAXRUNS)
-		return;
-	cp_run *u = &cp_runs[cp_tid];
+	cp_run *u = &t->run;
 	u->rec = *r;
 	u->key = key;
 	u->open = 1;
-	cp_n--;
-	if (cp_tid >= cp_nruns)
-		cp_nruns = cp_tid + 1;
+	u->path.n = 0;
+	if (cp_calldepth && t->paths)
+		u->path = t->paths[t->n - 1];
+	t->n--;
 }
 
 /* cp_poll records a call of the Test family. One that completed nothing
@@ -794,69 +1190,81 @@ void cp_poll(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, 
 	uint64_t key = cp_mix(0xCBF29CE484222325ULL, (uint64_t)p->n);
 	for (int i = 0; i < p->n; i++)
 		key = cp_mix(cp_mix(key, (uint64_t)(uintptr_t)p->ents[i].h), p->ents[i].id);
-	cp_lock();
-	if (!cp_poll_extend(op, key, t1))
-		cp_poll_open(cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc), key);
-	cp_unlock();
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (!cp_poll_extend(t, op, key, t1))
+		cp_poll_open(t, cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc), key);
+	cp_end(t);
 }
 
 /* cp_iprobe records MPI_Iprobe; one that found no message is a poll. */
 void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
 	       const MPI_Status *st, int rc) {
-	cp_lock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
 	if (!flag && rc == MPI_SUCCESS) {
 		uint64_t key = cp_mix(cp_mix(cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)comm), (uint64_t)source),
 				      (uint64_t)tag);
-		if (!cp_poll_extend(op, key, t1)) {
-			cp_comm *c = cp_comm_get(comm);
-			cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+		if (!cp_poll_extend(t, op, key, t1)) {
+			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 			cp_fill_from_status(r, c, source, tag, NULL);
-			cp_poll_open(r, key);
+			cp_poll_open(t, r, key);
 		}
 	} else {
-		cp_comm *c = cp_comm_get(comm);
-		cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+		cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 		cp_fill_from_status(r, c, source, tag, flag ? st : NULL);
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 /* Generalized requests: the program completes them itself, possibly on
  * another thread; MPI_Grequest_complete's record names the request, and
  * its Thread the thread that completed it. */
 void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request req, int rc) {
-	cp_lock();
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
-		cp_req e = {.h = req, .id = ++cp_next_req, .kind = CP_RK_OTHER, .comm = 0xFFFFFFFFu,
-			    .peer = CP_PEER_NONE, .tid = cp_tid};
-		cp_req_put(&e);
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_OTHER, .comm = 0xFFFFFFFFu,
+			    .peer = CP_PEER_NONE};
+		cp_req_put(t, &e);
 		r->req = e.id;
 		r->flags |= CP_F_NEWREQ;
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
-	cp_lock();
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (p->n == 1 && p->ents[0].id)
 		r->req = p->ents[0].id;
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int root, uint64_t bytes,
 	     int flags, int rc) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(comm);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_thr *t = cp_begin();
+	if (!t) {
+		cp_seq_next(c); /* the numbering must stay the same on every member */
+		return;
+	}
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->flags |= (uint8_t)flags;
-	r->seq = c ? ++c->seq : 0;
+	r->seq = cp_seq_next(c);
 	r->bytes = bytes;
 	if (root != CP_PEER_NONE)
 		r->root = cp_root_rank(c, root);
-	cp_unlock();
+	cp_end(t);
 }
+
 
 /* cp_comm_name agrees on the name of a new communicator: the world rank of
  * a leader and that leader's creation counter (mpisee's scheme). Blocking:
@@ -865,7 +1273,7 @@ static void cp_comm_name(MPI_Comm parent, MPI_Comm newcomm, int op, int32_t *lea
 	int inter = 0, lr = 0;
 	PMPI_Comm_test_inter(newcomm, &inter);
 	PMPI_Comm_rank(newcomm, &lr);
-	int mine = lr == 0 ? ++cp_created : 0;
+	int mine = lr == 0 ? atomic_fetch_add(&cp_created, 1) + 1 : 0;
 	cp_comm *nc = cp_comm_get(newcomm);
 	if (!inter) {
 		PMPI_Bcast(&mine, 1, MPI_INT, 0, newcomm);
@@ -892,12 +1300,12 @@ static void cp_comm_name(MPI_Comm parent, MPI_Comm newcomm, int op, int32_t *lea
 	}
 }
 
-static void cp_put_members(cp_rec *r, cp_comm *nc) {
+static void cp_put_members(cp_thr *t, cp_rec *r, cp_comm *nc) {
 	r->count = (uint32_t)(nc->size + nc->rsize);
 	for (int i = 0; i < nc->size; i++)
-		cp_sub(CP_OP_MEMBER)->peer = nc->world[i];
+		cp_sub(t, CP_OP_MEMBER)->peer = nc->world[i];
 	for (int i = 0; i < nc->rsize; i++) {
-		cp_rec *s = cp_sub(CP_OP_MEMBER);
+		cp_rec *s = cp_sub(t, CP_OP_MEMBER);
 		s->peer = nc->rworld[i];
 		s->flags |= CP_F_REMOTE;
 	}
@@ -907,18 +1315,20 @@ static void cp_put_members(cp_rec *r, cp_comm *nc) {
  * index, name (counter and leader) and members, if one was made. */
 static void cp_record_ctor(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *pc, int rc, uint32_t seq,
 			   cp_comm *nc, int counter, int32_t leader) {
-	cp_lock();
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
 	if (nc)
-		cp_reserve(1 + nc->size + nc->rsize);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
+		cp_reserve(t, 1 + nc->size + nc->rsize);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(pc), rc);
 	r->seq = seq;
 	if (nc) {
 		r->req = nc->id;
 		r->tag = counter;
 		r->root = leader;
-		cp_put_members(r, nc);
+		cp_put_members(t, r, nc);
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
@@ -926,14 +1336,12 @@ void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 	cp_comm *pc = NULL, *nc = NULL;
 	int counter = 0;
 	int32_t leader = CP_PEER_NONE;
-	cp_lock();
 	pc = cp_comm_get(parent);
 	/* MPI_Comm_create_group is collective over the group only: it must not
 	 * advance the parent's collective numbering on some ranks alone. */
-	uint32_t seq = (pc && op != CP_OP_COMM_CREATE_GROUP) ? ++pc->seq : 0;
+	uint32_t seq = op != CP_OP_COMM_CREATE_GROUP ? cp_seq_next(pc) : 0;
 	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL)
 		nc = cp_comm_register(newcomm);
-	cp_unlock();
 	if (nc)
 		cp_comm_name(parent, newcomm, op, &leader, &counter);
 	cp_record_ctor(op, t0, t1, cs, pc, rc, seq, nc, counter, leader);
@@ -945,16 +1353,12 @@ void cp_comm_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
  * number of the idup on it, which all members share. */
 void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm,
 		  MPI_Request req, int rc) {
-	cp_lock();
 	cp_comm *pc = cp_comm_get(parent);
-	if (pc)
-		cp_reserve(1 + pc->size + pc->rsize);
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(pc), rc);
-	r->seq = pc ? ++pc->seq : 0;
+	cp_comm *nc = NULL;
 	if (rc == MPI_SUCCESS && pc && newcomm != MPI_COMM_NULL) {
-		cp_comm *nc = calloc(1, sizeof *nc);
+		nc = calloc(1, sizeof *nc);
 		nc->h = newcomm;
-		nc->id = cp_next_comm++;
+		nc->id = atomic_fetch_add(&cp_next_comm, 1);
 		nc->refs = 1;
 		nc->size = pc->size;
 		nc->rsize = pc->rsize;
@@ -966,39 +1370,50 @@ void cp_comm_idup(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, 
 			memcpy(nc->rworld, pc->rworld, sizeof(int32_t) * (size_t)pc->rsize);
 		}
 		cp_ctab_put(nc);
+	}
+	uint32_t seq = cp_seq_next(pc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (pc)
+		cp_reserve(t, 1 + pc->size + pc->rsize);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(pc), rc);
+	r->seq = seq;
+	if (nc) {
 		r->tag = (int32_t)nc->id;
 		r->root = nc->world[0];
 		if (req != MPI_REQUEST_NULL) {
-			cp_req e = {.h = req, .id = ++cp_next_req, .kind = CP_RK_COLL, .comm = r->comm, .c = pc,
-				    .peer = CP_PEER_NONE, .tid = cp_tid};
-			cp_req_put(&e);
+			cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_COLL, .comm = r->comm, .c = pc,
+				    .peer = CP_PEER_NONE};
+			cp_req_put(t, &e);
 			r->req = e.id;
 			r->flags |= CP_F_NEWREQ;
 		}
-		cp_put_members(r, nc);
+		cp_put_members(t, r, nc);
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 /* cp_comm_hold runs before MPI_Comm_free (or _disconnect): it finds the
  * record, or makes it while MPI can still answer, and keeps it for
  * cp_comm_free, which never queries the handle. */
 cp_comm *cp_comm_hold(MPI_Comm h) {
-	cp_lock();
 	cp_comm *c = cp_comm_get(h);
 	cp_comm_ref(c);
-	cp_unlock();
 	return c;
 }
 
 void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *c, int rc) {
-	cp_lock();
-	cp_rec *r = cp_call(op, t0, t1, cs, cp_comm_id(c), rc);
-	r->seq = c ? ++c->seq : 0;
+	uint32_t seq = cp_seq_next(c);
+	cp_thr *t = cp_begin();
+	if (t) {
+		cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+		r->seq = seq;
+		cp_end(t);
+	}
 	if (rc == MPI_SUCCESS)
 		cp_ctab_unlink(c); /* pending requests keep the record */
 	cp_comm_unref(c);
-	cp_unlock();
 }
 
 /* cp_comm_dyn records a dynamic-process constructor (spawn, accept,
@@ -1013,12 +1428,10 @@ void cp_comm_free(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm *c, int r
  * neither does. */
 void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, MPI_Comm newcomm, int rc) {
 	cp_comm *pc, *nc = NULL;
-	cp_lock();
 	pc = cp_comm_get(parent);
-	uint32_t seq = pc ? ++pc->seq : 0;
+	uint32_t seq = cp_seq_next(pc);
 	if (rc == MPI_SUCCESS && newcomm != MPI_COMM_NULL)
 		nc = cp_comm_register(newcomm);
-	cp_unlock();
 	int counter = 0;
 	int32_t leader = nc ? nc->world[0] : CP_PEER_NONE;
 	int samejob = nc && nc->rsize > 0;
@@ -1031,7 +1444,7 @@ void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
 		PMPI_Comm_rank(parent, &lr);
 		PMPI_Comm_size(parent, &n);
 		PMPI_Comm_test_inter(parent, &inter);
-		counter = lr == 0 ? ++cp_created : 0;
+		counter = lr == 0 ? atomic_fetch_add(&cp_created, 1) + 1 : 0;
 		if (!inter && n > 1)
 			PMPI_Bcast(&counter, 1, MPI_INT, 0, parent);
 	}
@@ -1043,22 +1456,26 @@ void cp_comm_dyn(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, M
  * local rank 0 + ".0" (a process has one parent). Every call repeats the
  * same entry, so that a log read from any point finds it. */
 void cp_comm_get_parent(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm parent, int rc) {
-	cp_lock();
 	cp_comm *nc = (rc == MPI_SUCCESS && parent != MPI_COMM_NULL) ? cp_comm_get(parent) : NULL;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
 	if (nc)
-		cp_reserve(1 + nc->size + nc->rsize);
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		cp_reserve(t, 1 + nc->size + nc->rsize);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (nc) {
 		r->req = nc->id;
 		r->root = nc->world[0];
-		cp_put_members(r, nc);
+		cp_put_members(t, r, nc);
 	}
-	cp_unlock();
+	cp_end(t);
 }
 
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc) {
-	cp_lock();
-	cp_rec *r = cp_call(op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (p->n == 1 && p->ents[0].id) {
 		r->req = p->ents[0].id;
 		r->comm = p->ents[0].comm;
@@ -1066,14 +1483,14 @@ void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	}
 	r->tag = a;
 	r->bytes = (uint64_t)(int64_t)b;
-	cp_unlock();
+	cp_end(t);
 }
 
 /* ---- life cycle ---- */
 
 static void cp_install_signals(void);
 static void cp_atexit(void);
-static int cp_finished;
+static volatile int cp_finished;
 
 static int cp_has_invariant_tsc(void) {
 	unsigned a, b, c, d;
@@ -1116,7 +1533,7 @@ void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc) {
 	selfmap[0] = wr;
 	cp_cself = (cp_comm){.h = MPI_COMM_SELF, .id = 1, .size = 1, .world = selfmap};
 	cp_depth++;
-	int ok = cpathGoInit(provided, t0);
+	int ok = cpathGoInit(provided, t0, cp_mt);
 	cp_depth--;
 	if (!ok)
 		return; /* CPATH_DIR unusable: reported once by Go, the program runs on unlogged */
@@ -1124,28 +1541,39 @@ void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc) {
 	atexit(cp_atexit);
 	cp_logging = 1;
 	cp_on = 1;
-	cp_lock();
-	cp_rec *r = cp_call(op, t0, cp_now(), cs, 0, rc);
-	r->tag = provided;
-	cp_unlock();
+	cp_thr *t = cp_begin();
+	if (t) {
+		cp_rec *r = cp_call(t, op, t0, cp_now(), cs, 0, rc);
+		r->tag = provided;
+		cp_end(t);
+	}
 }
 
-/* cp_finish flushes the buffer and hands the end of the log to Go. */
-static void cp_finish(int status, int info) {
-	cp_lock();
-	if (cp_finished) {
-		cp_unlock();
-		return;
-	}
+/* cp_writer is the state the ends of the log write with, the world
+ * stopped: the calling thread's, or, for a thread that has none, the
+ * first (its thread is held out of the logger). */
+static cp_thr *cp_writer(cp_thr *t) {
+	if (t || cp_nthrs == 0)
+		return t;
+	return cp_thrs[0];
+}
+
+/* cp_finish closes every thread's run, codes what is staged and hands the
+ * end of the log to Go; the caller has stopped the world. */
+static void cp_finish(cp_thr *w, int status, int info) {
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
-	cp_runs_close();
-	cp_flush();
+	if (w) {
+		cp_runs_close(w);
+		cp_flush(w);
+		cp_commit(w);
+	}
+	if (cp_mods_stale)
+		cp_mods_flush();
 	cp_depth++;
 	cpathGoFinish(status, info);
 	cp_depth--;
-	cp_unlock();
 }
 
 /* Every rank that initialised through the logger takes part in the clock
@@ -1163,38 +1591,59 @@ void cp_before_finalize(int64_t t0, uint64_t cs) {
 		cp_depth--;
 		return;
 	}
-	if (cp_on) {
-		cp_lock();
-		cp_runs_close(); /* every thread's, before the Finalize */
-		cp_call(CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
-		cp_unlock();
+	cp_thr *t = cp_self();
+	cp_world_stop();
+	if (!cp_finished) {
+		cp_thr *w = cp_writer(t);
+		cp_held = 1;
+		if (cp_on && w) {
+			cp_runs_close(w); /* every thread's, before the Finalize */
+			cp_call(w, CP_OP_FINALIZE, t0, cp_now(), cs, 0, MPI_SUCCESS);
+		}
+		cp_finish(w, CP_END_FINALIZED, 0);
+		cp_held = 0;
 	}
-	cp_finish(CP_END_FINALIZED, 0);
+	cp_world_start();
 }
 
 void cp_before_abort(int64_t t0, uint64_t cs, MPI_Comm comm, int errorcode) {
 	if (!cp_logging)
 		return;
-	if (cp_on) {
-		cp_lock();
-		cp_comm *c = cp_comm_get(comm);
-		cp_runs_close();
-		cp_rec *r = cp_call(CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
-		r->tag = errorcode;
-		cp_unlock();
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_self();
+	cp_world_stop();
+	if (!cp_finished) {
+		cp_thr *w = cp_writer(t);
+		cp_held = 1;
+		if (cp_on && w) {
+			cp_runs_close(w);
+			cp_rec *r = cp_call(w, CP_OP_ABORT, t0, cp_now(), cs, cp_comm_id(c), MPI_SUCCESS);
+			r->tag = errorcode;
+		}
+		cp_finish(w, CP_END_ABORTED, errorcode);
+		cp_held = 0;
 	}
-	cp_finish(CP_END_ABORTED, errorcode);
+	cp_world_start();
 }
 
 void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level) {
 	if (!cp_inited || cp_finished || !cp_logging)
 		return;
-	cp_lock();
-	cp_runs_close(); /* MPI_Pcontrol cuts every thread's run of polls */
-	cp_rec *r = cp_call(CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
+	cp_thr *t = cp_self();
+	if (!t)
+		return;
+	cp_world_stop();
+	cp_held = 1;
+	cp_runs_close(t); /* MPI_Pcontrol cuts every thread's run of polls */
+	cp_rec *r = cp_call(t, CP_OP_PCONTROL, t0, t1, cs, 0xFFFFFFFFu, MPI_SUCCESS);
 	r->tag = level;
 	cp_on = level != 0;
-	cp_unlock();
+	cp_flush(t);
+	cp_commit(t);
+	if (cp_mods_stale)
+		cp_mods_flush();
+	cp_held = 0;
+	cp_world_start();
 }
 
 /* ---- the signal-safe path: a dying rank ends its log ---- */
@@ -1205,47 +1654,74 @@ int64_t cp_skew_ns(int64_t ns) {
 	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
 }
 
-/* cp_runs_rescue codes the open poll runs on the way out, if no thread is
- * inside the logger (it would be changing them, or coding) and the lock can
- * be had without waiting; otherwise they are lost, with the call in flight.
- * Records go through a small array: the signal stack may be small. */
+/* cp_runs_rescue codes the open poll runs on the way out (one stream), if
+ * no thread is inside the logger (it would be changing them, or coding);
+ * otherwise they are lost, with the call in flight. Records go through a
+ * small array: the signal stack may be small. */
 static void cp_runs_rescue(void) {
-	if (cp_held || cp_enc_busy || cp_nruns == 0)
+	if (cp_held || cp_enc_busy)
 		return;
-	if (cp_mt && pthread_mutex_trylock(&cp_mu) != 0)
-		return;
-	if (!cp_held && !cp_enc_busy) {
-		cp_rec tmp[8];
-		int n = 0;
-		for (int i = 0; i < cp_nruns; i++) {
-			if (!cp_runs[i].open)
-				continue;
-			cp_runs[i].open = 0;
-			tmp[n++] = cp_runs[i].rec;
-			if (n == 8) {
-				cp_enc_batch(tmp, n);
-				n = 0;
-			}
+	cp_rec tmp[8];
+	cp_path paths[8];
+	int n = 0;
+	for (int i = 0; i < cp_nthrs; i++) {
+		cp_run *u = &cp_thrs[i]->run;
+		if (!u->open)
+			continue;
+		u->open = 0;
+		paths[n] = u->path;
+		tmp[n++] = u->rec;
+		if (n == 8) {
+			cp_enc_batch(tmp, cp_calldepth ? paths : NULL, n);
+			n = 0;
 		}
-		cp_enc_batch(tmp, n);
 	}
-	if (cp_mt)
-		pthread_mutex_unlock(&cp_mu);
+	cp_enc_batch(tmp, cp_calldepth ? paths : NULL, n);
 }
 
 /* The committed calls are in the file already (the kernel holds the mapped
  * pages): only the trailer is left to write, without allocation or Go.
- * The call in flight, if any, is lost. The file is not cut to size here (a
- * program whose handler returns goes on with the window mapped), except at
- * exit. */
+ * The call in flight, if any, is lost. With threads, the states that can
+ * be had at once are held while the end is written, their open runs coded
+ * first; if every one could (no thread is in the logger), the trailer gets
+ * a CHECK. The file is not cut to size here (a program whose handler
+ * returns goes on with the file mapped), except at exit with every state
+ * held. */
 static void cp_emergency(int status, int info, int truncate) {
 	if (!cp_logging || cp_finished)
 		return;
 	cp_finished = 1;
 	cp_on = 0;
 	cp_logging = 0;
-	cp_runs_rescue();
-	cp_enc_end(status, info, truncate);
+	if (!cp_mt) {
+		cp_runs_rescue();
+		cp_enc_end(status, info, truncate, 1);
+		return;
+	}
+	int reg = pthread_mutex_trylock(&cp_reg_mu) == 0;
+	int all = reg, n = cp_nthrs;
+	unsigned char held[CP_MAXSTREAMS / 8];
+	memset(held, 0, sizeof held);
+	for (int i = 0; i < n; i++) {
+		cp_thr *t = cp_thrs[i];
+		if (!cp_ttrylock(t)) {
+			all = 0;
+			continue;
+		}
+		held[i / 8] |= (unsigned char)(1u << (i % 8));
+		if (t->run.open && t->n == 0) {
+			/* coded in its own stream, its scratch empty between calls */
+			t->run.open = 0;
+			cp_enc_code(t->enc, &t->run.rec, cp_calldepth ? &t->run.path : NULL, 1);
+			cp_enc_commit(t->enc);
+		}
+	}
+	cp_enc_end(status, info, truncate, all);
+	for (int i = 0; i < n; i++)
+		if (held[i / 8] & (1u << (i % 8)))
+			cp_tunlock(cp_thrs[i]);
+	if (reg)
+		pthread_mutex_unlock(&cp_reg_mu);
 }
 
 static const int cp_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
@@ -1296,11 +1772,15 @@ static void cp_atexit(void) {
 		cp_emergency(CP_END_NOFINALIZE, 0, 1);
 }
 
+static pthread_once_t cp_once = PTHREAD_ONCE_INIT;
+static void cp_key_init(void) { pthread_key_create(&cp_key, cp_thr_exit); }
+
 void cp_runtime_setup(void) {
 	cp_use_tsc = cp_has_invariant_tsc() && !getenv("CPATH_NO_TSC");
 	cp_setup_tick = cp_now();
 	cp_setup_ns = cp_mono_ns();
 	cp_types_setup();
+	pthread_once(&cp_once, cp_key_init);
 }
 
 /* Fortran sentinels: Open MPI's common blocks, weak so C programs load. */

@@ -29,3 +29,21 @@ func FuzzParseSkew(f *testing.F) {
 		}
 	})
 }
+
+// TestParseCallDepth: CPATH_CALLDEPTH takes 0 to 8 frames; anything else
+// is refused (the logger then records no call paths and says so).
+func TestParseCallDepth(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+		ok   bool
+	}{
+		{"", 0, true}, {"0", 0, true}, {"4", 4, true}, {" 8 ", 8, true},
+		{"9", 0, false}, {"-1", 0, false}, {"x", 0, false}, {"2.5", 0, false},
+	} {
+		d, err := parseCallDepth(tc.v)
+		if d != tc.want || (err == nil) != tc.ok {
+			t.Errorf("parseCallDepth(%q) = %d, %v; want %d, ok %v", tc.v, d, err, tc.want, tc.ok)
+		}
+	}
+}

@@ -7,6 +7,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 	if (CP_SKIP())
 		return PMPI_Send(buf, count, datatype, dest, tag, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -30,7 +31,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 }
 
 extern void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_send_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -40,6 +41,7 @@ static void cpf_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -60,15 +62,16 @@ static void cpf_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_send__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void MPI_SEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
+void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_send__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -92,7 +95,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 }
 
 extern void pmpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ssend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -102,6 +105,7 @@ static void cpf_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -122,15 +126,16 @@ static void cpf_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_ssend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void MPI_SSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
+void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ssend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_BSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -154,7 +159,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 }
 
 extern void pmpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_bsend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -164,6 +169,7 @@ static void cpf_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_BSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -184,15 +190,16 @@ static void cpf_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_bsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void MPI_BSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
+void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_BSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_RSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -216,7 +223,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 }
 
 extern void pmpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_rsend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -226,6 +233,7 @@ static void cpf_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_RSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -246,15 +254,16 @@ static void cpf_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_rsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
-void MPI_RSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE()); }
+void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_RECV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -280,7 +289,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 }
 
 extern void pmpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_recv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -290,6 +299,7 @@ static void cpf_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_RECV;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -315,15 +325,16 @@ static void cpf_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_recv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE()); }
-void MPI_RECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE()); }
+void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_recv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Probe(source, tag, comm, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PROBE;
 	uint64_t cs = CP_CALLSITE();
 	int c_source = source;
@@ -343,7 +354,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 }
 
 extern void pmpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_probe_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -353,6 +364,7 @@ static void cpf_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PROBE;
 	int c_source = (int)*source;
 	int c_tag = (int)*tag;
@@ -372,15 +384,16 @@ static void cpf_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_F
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_probe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
-void MPI_PROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE()); }
+void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_probe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Iprobe(source, tag, comm, flag, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IPROBE;
 	uint64_t cs = CP_CALLSITE();
 	int c_source = source;
@@ -402,7 +415,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 }
 
 extern void pmpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iprobe_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -412,6 +425,7 @@ static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IPROBE;
 	int c_source = (int)*source;
 	int c_tag = (int)*tag;
@@ -433,15 +447,16 @@ static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_
 	(void)c_flag;
 	CP_LEAVE();
 }
-void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
-void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
-void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
-void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE()); }
+void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SENDRECV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -477,7 +492,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 }
 
 extern void pmpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_sendrecv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -487,6 +502,7 @@ static void cpf_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SENDRECV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -522,15 +538,16 @@ static void cpf_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_sendrecv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void MPI_SENDRECV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
+void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_sendrecv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SENDRECV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SENDRECV_REPLACE;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -560,7 +577,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 }
 
 extern void pmpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_sendrecv_replace_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -570,6 +587,7 @@ static void cpf_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datat
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SENDRECV_REPLACE;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -599,15 +617,16 @@ static void cpf_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datat
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_sendrecv_replace__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
-void MPI_SENDRECV_REPLACE(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE()); }
+void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_sendrecv_replace__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SENDRECV_REPLACE(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ISEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -633,7 +652,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 }
 
 extern void pmpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_isend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -643,6 +662,7 @@ static void cpf_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ISEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -665,15 +685,16 @@ static void cpf_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_isend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_ISEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_isend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ISEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ISSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -699,7 +720,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 extern void pmpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_issend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -709,6 +730,7 @@ static void cpf_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ISSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -731,15 +753,16 @@ static void cpf_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_issend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_ISSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_issend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ISSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IBSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -765,7 +788,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 extern void pmpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ibsend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -775,6 +798,7 @@ static void cpf_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IBSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -797,15 +821,16 @@ static void cpf_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IBSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IBSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IRSEND;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -831,7 +856,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 extern void pmpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_irsend_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -841,6 +866,7 @@ static void cpf_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IRSEND;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -863,15 +889,16 @@ static void cpf_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_irsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IRSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_irsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IRSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IRECV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -897,7 +924,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 }
 
 extern void pmpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_irecv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -907,6 +934,7 @@ static void cpf_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IRECV;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -929,15 +957,16 @@ static void cpf_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fi
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_irecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_irecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SEND_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -963,7 +992,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 }
 
 extern void pmpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_send_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -973,6 +1002,7 @@ static void cpf_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SEND_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -995,15 +1025,16 @@ static void cpf_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MP
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_send_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_SEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_send_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SSEND_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -1029,7 +1060,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 }
 
 extern void pmpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ssend_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1039,6 +1070,7 @@ static void cpf_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SSEND_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -1061,15 +1093,16 @@ static void cpf_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ssend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_SSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ssend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_BSEND_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -1095,7 +1128,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 }
 
 extern void pmpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_bsend_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1105,6 +1138,7 @@ static void cpf_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_BSEND_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -1127,15 +1161,16 @@ static void cpf_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_bsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_BSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_BSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_RSEND_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -1161,7 +1196,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 }
 
 extern void pmpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_rsend_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1171,6 +1206,7 @@ static void cpf_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_RSEND_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -1193,15 +1229,16 @@ static void cpf_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, M
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_rsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_RSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_RECV_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -1227,7 +1264,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 }
 
 extern void pmpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_recv_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1237,6 +1274,7 @@ static void cpf_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_RECV_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_count = (int)*count;
@@ -1259,15 +1297,16 @@ static void cpf_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MP
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_recv_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
-void MPI_RECV_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE()); }
+void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_recv_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RECV_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Start(MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Start(request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_START;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = *request;
@@ -1284,7 +1323,7 @@ int MPI_Start(MPI_Request *request) {
 }
 
 extern void pmpi_start_(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_start(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_start(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_start_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1294,6 +1333,7 @@ static void cpf_mpi_start(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_START;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	cp_pre p;
@@ -1307,15 +1347,16 @@ static void cpf_mpi_start(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_start_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE()); }
-void mpi_start__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE()); }
-void mpi_start(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE()); }
-void MPI_START(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE()); }
+void mpi_start_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_start__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_start(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_START(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 	if (CP_SKIP())
 		return PMPI_Startall(count, array_of_requests);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_STARTALL;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -1334,7 +1375,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 }
 
 extern void pmpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_startall_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1344,6 +1385,7 @@ static void cpf_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_STARTALL;
 	int c_count = (int)*count;
 	MPI_Request rq_small[8];
@@ -1361,15 +1403,16 @@ static void cpf_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_F
 	(void)c_array_of_requests;
 	CP_LEAVE();
 }
-void mpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE()); }
-void mpi_startall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE()); }
-void mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE()); }
-void MPI_STARTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE()); }
+void mpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_startall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_STARTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Request_free(MPI_Request *request) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Request_free(request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_REQUEST_FREE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = *request;
@@ -1386,7 +1429,7 @@ int MPI_Request_free(MPI_Request *request) {
 }
 
 extern void pmpi_request_free_(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_request_free_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1396,6 +1439,7 @@ static void cpf_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs)
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_REQUEST_FREE;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	cp_pre p;
@@ -1409,15 +1453,16 @@ static void cpf_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs)
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE()); }
-void mpi_request_free__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE()); }
-void mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE()); }
-void MPI_REQUEST_FREE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE()); }
+void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_request_free__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_REQUEST_FREE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Wait(request, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_WAIT;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = *request;
@@ -1436,7 +1481,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 extern void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_wait_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1446,6 +1491,7 @@ static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, ui
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_WAIT;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	MPI_Fint fst_local[CP_FSTATUS];
@@ -1464,15 +1510,16 @@ static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, ui
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE()); }
-void mpi_wait__(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE()); }
-void mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE()); }
-void MPI_WAIT(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE()); }
+void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_wait__(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WAIT(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_WAITALL;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -1494,7 +1541,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 }
 
 extern void pmpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_waitall_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1504,6 +1551,7 @@ static void cpf_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_WAITALL;
 	int c_count = (int)*count;
 	MPI_Request rq_small[8];
@@ -1524,15 +1572,16 @@ static void cpf_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_array_of_requests;
 	CP_LEAVE();
 }
-void mpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_waitall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE()); }
-void MPI_WAITALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE()); }
+void mpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WAITALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Waitany(count, array_of_requests, index, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_WAITANY;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -1555,7 +1604,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 }
 
 extern void pmpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_waitany_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1565,6 +1614,7 @@ static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_WAITANY;
 	int c_count = (int)*count;
 	MPI_Fint fst_local[CP_FSTATUS];
@@ -1589,15 +1639,16 @@ static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_index;
 	CP_LEAVE();
 }
-void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE()); }
-void mpi_waitany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE()); }
-void mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE()); }
-void MPI_WAITANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE()); }
+void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WAITANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_WAITSOME;
 	uint64_t cs = CP_CALLSITE();
 	int c_incount = incount;
@@ -1623,7 +1674,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 }
 
 extern void pmpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_waitsome_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1633,6 +1684,7 @@ static void cpf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_WAITSOME;
 	int c_incount = (int)*incount;
 	MPI_Request rq_small[8];
@@ -1658,15 +1710,16 @@ static void cpf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 	(void)c_array_of_indices;
 	CP_LEAVE();
 }
-void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_waitsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void MPI_WAITSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
+void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WAITSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Test(request, flag, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_TEST;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = *request;
@@ -1687,7 +1740,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 }
 
 extern void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_test_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1697,6 +1750,7 @@ static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_TEST;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	MPI_Fint fst_local[CP_FSTATUS];
@@ -1717,15 +1771,16 @@ static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MP
 	(void)c_flag;
 	CP_LEAVE();
 }
-void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE()); }
-void mpi_test__(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE()); }
-void mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE()); }
-void MPI_TEST(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE()); }
+void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_test__(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_TEST(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_TESTALL;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -1749,7 +1804,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 }
 
 extern void pmpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_testall_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1759,6 +1814,7 @@ static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_TESTALL;
 	int c_count = (int)*count;
 	MPI_Request rq_small[8];
@@ -1781,15 +1837,16 @@ static void cpf_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_flag;
 	CP_LEAVE();
 }
-void mpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_testall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE()); }
-void MPI_TESTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE()); }
+void mpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_TESTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Testany(count, array_of_requests, index, flag, status);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_TESTANY;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -1814,7 +1871,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 }
 
 extern void pmpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_testany_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1824,6 +1881,7 @@ static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_TESTANY;
 	int c_count = (int)*count;
 	MPI_Fint fst_local[CP_FSTATUS];
@@ -1850,15 +1908,16 @@ static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_flag;
 	CP_LEAVE();
 }
-void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE()); }
-void mpi_testany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE()); }
-void mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE()); }
-void MPI_TESTANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE()); }
+void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_TESTANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_TESTSOME;
 	uint64_t cs = CP_CALLSITE();
 	int c_incount = incount;
@@ -1884,7 +1943,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 }
 
 extern void pmpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_testsome_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1894,6 +1953,7 @@ static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_TESTSOME;
 	int c_incount = (int)*incount;
 	MPI_Request rq_small[8];
@@ -1919,15 +1979,16 @@ static void cpf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 	(void)c_array_of_indices;
 	CP_LEAVE();
 }
-void mpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_testsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
-void MPI_TESTSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE()); }
+void mpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_TESTSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Barrier(MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Barrier(comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_BARRIER;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -1941,7 +2002,7 @@ int MPI_Barrier(MPI_Comm comm) {
 }
 
 extern void pmpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_barrier_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -1951,6 +2012,7 @@ static void cpf_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_BARRIER;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int64_t t0 = cp_now();
@@ -1961,15 +2023,16 @@ static void cpf_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE()); }
-void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE()); }
-void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE()); }
-void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE()); }
+void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Bcast(buffer, count, datatype, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_BCAST;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buffer = buffer;
@@ -1991,7 +2054,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 }
 
 extern void pmpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_bcast_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2001,6 +2064,7 @@ static void cpf_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_BCAST;
 	const void *c_buffer = cp_f_buf(buffer);
 	int c_count = (int)*count;
@@ -2019,15 +2083,16 @@ static void cpf_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_bcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE()); }
-void MPI_BCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE()); }
+void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_BCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_REDUCE;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2053,7 +2118,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 }
 
 extern void pmpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_reduce_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2063,6 +2128,7 @@ static void cpf_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_REDUCE;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -2085,15 +2151,16 @@ static void cpf_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE()); }
-void MPI_REDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE()); }
+void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_REDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLREDUCE;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2117,7 +2184,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 }
 
 extern void pmpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_allreduce_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2127,6 +2194,7 @@ static void cpf_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLREDUCE;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -2147,15 +2215,16 @@ static void cpf_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_allreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
+void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_GATHER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2183,7 +2252,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 }
 
 extern void pmpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_gather_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2193,6 +2262,7 @@ static void cpf_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtyp
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_GATHER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2217,15 +2287,16 @@ static void cpf_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtyp
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_gather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void MPI_GATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
+void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_gather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_GATHERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2255,7 +2326,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 }
 
 extern void pmpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_gatherv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2265,6 +2336,7 @@ static void cpf_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_GATHERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2291,15 +2363,16 @@ static void cpf_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_gatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void MPI_GATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE()); }
+void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_gatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SCATTER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2327,7 +2400,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 }
 
 extern void pmpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_scatter_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2337,6 +2410,7 @@ static void cpf_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SCATTER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2361,15 +2435,16 @@ static void cpf_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_scatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void MPI_SCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
+void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SCATTERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2399,7 +2474,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 }
 
 extern void pmpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_scatterv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2409,6 +2484,7 @@ static void cpf_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *disp
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SCATTERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -2435,15 +2511,16 @@ static void cpf_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *disp
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_scatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
-void MPI_SCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE()); }
+void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLGATHER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2469,7 +2546,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 extern void pmpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_allgather_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2479,6 +2556,7 @@ static void cpf_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLGATHER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2501,15 +2579,16 @@ static void cpf_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
+void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLGATHERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2537,7 +2616,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 
 extern void pmpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_allgatherv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2547,6 +2626,7 @@ static void cpf_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLGATHERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2571,15 +2651,16 @@ static void cpf_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE()); }
+void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLTOALL;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2605,7 +2686,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 extern void pmpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_alltoall_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2615,6 +2696,7 @@ static void cpf_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLTOALL;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -2637,15 +2719,16 @@ static void cpf_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE()); }
+void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLTOALLV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2675,7 +2758,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 }
 
 extern void pmpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_alltoallv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2685,6 +2768,7 @@ static void cpf_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLTOALLV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -2711,15 +2795,16 @@ static void cpf_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE()); }
+void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ALLTOALLW;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2749,7 +2834,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 }
 
 extern void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_alltoallw_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2759,6 +2844,7 @@ static void cpf_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ALLTOALLW;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -2787,15 +2873,16 @@ static void cpf_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE()); }
-void mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE()); }
-void MPI_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE()); }
+void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_REDUCE_SCATTER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2819,7 +2906,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 }
 
 extern void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_reduce_scatter_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2829,6 +2916,7 @@ static void cpf_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvc
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_REDUCE_SCATTER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -2849,15 +2937,16 @@ static void cpf_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvc
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE()); }
-void MPI_REDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE()); }
+void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_REDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_REDUCE_SCATTER_BLOCK;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2881,7 +2970,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 }
 
 extern void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_reduce_scatter_block_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2891,6 +2980,7 @@ static void cpf_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_REDUCE_SCATTER_BLOCK;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -2911,15 +3001,16 @@ static void cpf_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint 
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE()); }
-void MPI_REDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE()); }
+void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_REDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_SCAN;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -2943,7 +3034,7 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 }
 
 extern void pmpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_scan_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -2953,6 +3044,7 @@ static void cpf_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_SCAN;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -2973,15 +3065,16 @@ static void cpf_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_scan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void MPI_SCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
+void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_SCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_EXSCAN;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3005,7 +3098,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 }
 
 extern void pmpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_exscan_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3015,6 +3108,7 @@ static void cpf_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_EXSCAN;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -3035,15 +3129,16 @@ static void cpf_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fi
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_exscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
-void MPI_EXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE()); }
+void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_exscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_EXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ibarrier(comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IBARRIER;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -3059,7 +3154,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 }
 
 extern void pmpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ibarrier_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3069,6 +3164,7 @@ static void cpf_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IBARRIER;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int64_t t0 = cp_now();
@@ -3081,15 +3177,16 @@ static void cpf_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, 
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibarrier__(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE()); }
-void MPI_IBARRIER(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE()); }
+void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibarrier__(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IBARRIER(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IBCAST;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buffer = buffer;
@@ -3113,7 +3210,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 }
 
 extern void pmpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ibcast_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3123,6 +3220,7 @@ static void cpf_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IBCAST;
 	const void *c_buffer = cp_f_buf(buffer);
 	int c_count = (int)*count;
@@ -3143,15 +3241,16 @@ static void cpf_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MP
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IBCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IBCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IREDUCE;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3179,7 +3278,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 }
 
 extern void pmpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ireduce_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3189,6 +3288,7 @@ static void cpf_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IREDUCE;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -3213,15 +3313,16 @@ static void cpf_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_F
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLREDUCE;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3247,7 +3348,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 }
 
 extern void pmpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iallreduce_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3257,6 +3358,7 @@ static void cpf_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLREDUCE;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -3279,15 +3381,16 @@ static void cpf_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MP
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IGATHER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3317,7 +3420,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 }
 
 extern void pmpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_igather_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3327,6 +3430,7 @@ static void cpf_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IGATHER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3353,15 +3457,16 @@ static void cpf_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_igather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_igather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IGATHERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3393,7 +3498,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 extern void pmpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_igatherv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3403,6 +3508,7 @@ static void cpf_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IGATHERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3431,15 +3537,16 @@ static void cpf_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_igatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_igatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ISCATTER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3469,7 +3576,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 extern void pmpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iscatter_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3479,6 +3586,7 @@ static void cpf_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ISCATTER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3505,15 +3613,16 @@ static void cpf_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_ISCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ISCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ISCATTERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3545,7 +3654,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 }
 
 extern void pmpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iscatterv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3555,6 +3664,7 @@ static void cpf_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *dis
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ISCATTERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -3583,15 +3693,16 @@ static void cpf_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *dis
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
-void MPI_ISCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ISCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLGATHER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3619,7 +3730,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 
 extern void pmpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iallgather_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3629,6 +3740,7 @@ static void cpf_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLGATHER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3653,15 +3765,16 @@ static void cpf_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLGATHERV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3691,7 +3804,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 }
 
 extern void pmpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iallgatherv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3701,6 +3814,7 @@ static void cpf_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLGATHERV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3727,15 +3841,16 @@ static void cpf_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLTOALL;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3763,7 +3878,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 extern void pmpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ialltoall_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3773,6 +3888,7 @@ static void cpf_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLTOALL;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	int c_sendcount = (int)*sendcount;
@@ -3797,15 +3913,16 @@ static void cpf_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLTOALLV;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3837,7 +3954,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 }
 
 extern void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ialltoallv_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3847,6 +3964,7 @@ static void cpf_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLTOALLV;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -3875,15 +3993,16 @@ static void cpf_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IALLTOALLW;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3915,7 +4034,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 }
 
 extern void pmpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ialltoallw_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3925,6 +4044,7 @@ static void cpf_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IALLTOALLW;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const int *c_sendcounts = (const int *)sendcounts;
@@ -3955,15 +4075,16 @@ static void cpf_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IREDUCE_SCATTER;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -3989,7 +4110,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 }
 
 extern void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ireduce_scatter_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -3999,6 +4120,7 @@ static void cpf_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recv
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IREDUCE_SCATTER;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -4021,15 +4143,16 @@ static void cpf_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recv
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IREDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IREDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IREDUCE_SCATTER_BLOCK;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -4055,7 +4178,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 }
 
 extern void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_ireduce_scatter_block_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4065,6 +4188,7 @@ static void cpf_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IREDUCE_SCATTER_BLOCK;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -4087,15 +4211,16 @@ static void cpf_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IREDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE()); }
+void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IREDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_ISCAN;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -4121,7 +4246,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 }
 
 extern void pmpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iscan_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4131,6 +4256,7 @@ static void cpf_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fin
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_ISCAN;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -4153,15 +4279,16 @@ static void cpf_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fin
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void MPI_ISCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ISCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_IEXSCAN;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_sendbuf = sendbuf;
@@ -4187,7 +4314,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 }
 
 extern void pmpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_iexscan_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4197,6 +4324,7 @@ static void cpf_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_F
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_IEXSCAN;
 	const void *c_sendbuf = cp_f_buf(sendbuf);
 	const void *c_recvbuf = cp_f_buf(recvbuf);
@@ -4219,15 +4347,16 @@ static void cpf_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_F
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iexscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
-void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE()); }
+void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iexscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_dup(comm, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_DUP;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4243,7 +4372,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 }
 
 extern void pmpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_dup_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4253,6 +4382,7 @@ static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_DUP;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int64_t t0 = cp_now();
@@ -4265,15 +4395,16 @@ static void cpf_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, 
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_dup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_dup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_idup(comm, newcomm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_IDUP;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4291,7 +4422,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
 }
 
 extern void pmpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_idup_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4301,6 +4432,7 @@ static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_IDUP;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int64_t t0 = cp_now();
@@ -4315,15 +4447,16 @@ static void cpf_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
-void mpi_comm_idup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
-void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
-void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE()); }
+void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_idup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_SPLIT;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4343,7 +4476,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 }
 
 extern void pmpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_split_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4353,6 +4486,7 @@ static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, M
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_SPLIT;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int c_color = (int)*color;
@@ -4369,15 +4503,16 @@ static void cpf_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, M
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_split__(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_split__(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_SPLIT_TYPE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4399,7 +4534,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 }
 
 extern void pmpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_split_type_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4409,6 +4544,7 @@ static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_SPLIT_TYPE;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	int c_split_type = (int)*split_type;
@@ -4427,15 +4563,16 @@ static void cpf_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fi
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_split_type__(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_split_type__(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_create(comm, group, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_CREATE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4453,7 +4590,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 }
 
 extern void pmpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_create_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4463,6 +4600,7 @@ static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newco
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_CREATE;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	MPI_Group c_group = PMPI_Group_f2c(*group);
@@ -4477,15 +4615,16 @@ static void cpf_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newco
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_create__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_CREATE_GROUP;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4505,7 +4644,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 }
 
 extern void pmpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_create_group_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4515,6 +4654,7 @@ static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_CREATE_GROUP;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	MPI_Group c_group = PMPI_Group_f2c(*group);
@@ -4531,15 +4671,16 @@ static void cpf_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint 
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_create_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_CART_CREATE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm_old = comm_old;
@@ -4563,7 +4704,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
 }
 
 extern void pmpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_cart_create_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4573,6 +4714,7 @@ static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *d
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_CART_CREATE;
 	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
 	int c_ndims = (int)*ndims;
@@ -4593,15 +4735,16 @@ static void cpf_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *d
 	(void)c_comm_cart;
 	CP_LEAVE();
 }
-void mpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
-void mpi_cart_create__(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
-void mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
-void MPI_CART_CREATE(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE()); }
+void mpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_cart_create__(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_CART_CREATE(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Cart_sub(comm, remain_dims, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_CART_SUB;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4619,7 +4762,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
 }
 
 extern void pmpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_cart_sub_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4629,6 +4772,7 @@ static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *ne
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_CART_SUB;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	const int *c_remain_dims = (const int *)remain_dims;
@@ -4643,15 +4787,16 @@ static void cpf_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *ne
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
-void mpi_cart_sub__(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
-void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
-void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE()); }
+void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_cart_sub__(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_GRAPH_CREATE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm_old = comm_old;
@@ -4675,7 +4820,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 }
 
 extern void pmpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_graph_create_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4685,6 +4830,7 @@ static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_GRAPH_CREATE;
 	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
 	int c_nnodes = (int)*nnodes;
@@ -4705,15 +4851,16 @@ static void cpf_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint 
 	(void)c_comm_graph;
 	CP_LEAVE();
 }
-void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
-void mpi_graph_create__(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
-void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
-void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE()); }
+void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_graph_create__(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_DIST_GRAPH_CREATE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm_old = comm_old;
@@ -4743,7 +4890,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
 }
 
 extern void pmpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_dist_graph_create_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4753,6 +4900,7 @@ static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_DIST_GRAPH_CREATE;
 	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
 	int c_n = (int)*n;
@@ -4779,15 +4927,16 @@ static void cpf_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 	(void)c_comm_dist_graph;
 	CP_LEAVE();
 }
-void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void mpi_dist_graph_create__(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
+void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_dist_graph_create__(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_DIST_GRAPH_CREATE_ADJACENT;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm_old = comm_old;
@@ -4819,7 +4968,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
 }
 
 extern void pmpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_dist_graph_create_adjacent_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4829,6 +4978,7 @@ static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *ind
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_DIST_GRAPH_CREATE_ADJACENT;
 	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
 	int c_indegree = (int)*indegree;
@@ -4857,15 +5007,16 @@ static void cpf_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *ind
 	(void)c_comm_dist_graph;
 	CP_LEAVE();
 }
-void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void mpi_dist_graph_create_adjacent__(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
-void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE()); }
+void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_dist_graph_create_adjacent__(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_INTERCOMM_CREATE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_local_comm = local_comm;
@@ -4889,7 +5040,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 }
 
 extern void pmpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_intercomm_create_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4899,6 +5050,7 @@ static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leade
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_INTERCOMM_CREATE;
 	MPI_Comm c_local_comm = PMPI_Comm_f2c(*local_comm);
 	int c_local_leader = (int)*local_leader;
@@ -4919,15 +5071,16 @@ static void cpf_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leade
 	(void)c_newintercomm;
 	CP_LEAVE();
 }
-void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
-void mpi_intercomm_create__(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
-void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
-void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE()); }
+void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_create__(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_INTERCOMM_MERGE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_intercomm = intercomm;
@@ -4945,7 +5098,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
 }
 
 extern void pmpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_intercomm_merge_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -4955,6 +5108,7 @@ static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_INTERCOMM_MERGE;
 	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
 	int c_high = (int)*high;
@@ -4969,15 +5123,16 @@ static void cpf_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 	(void)c_newintracomm;
 	CP_LEAVE();
 }
-void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
-void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
-void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
-void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE()); }
+void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_dup_with_info(comm, info, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_DUP_WITH_INFO;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -4995,7 +5150,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 }
 
 extern void pmpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_dup_with_info_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5005,6 +5160,7 @@ static void cpf_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint 
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_DUP_WITH_INFO;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	MPI_Info c_info = PMPI_Info_f2c(*info);
@@ -5019,16 +5175,17 @@ static void cpf_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint 
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_dup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
-void mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_DUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE()); }
+void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_dup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_DUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 #if MPI_VERSION >= 4
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_IDUP_WITH_INFO;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = comm;
@@ -5048,7 +5205,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI
 }
 
 extern void pmpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_idup_with_info_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5058,6 +5215,7 @@ static void cpf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_IDUP_WITH_INFO;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	MPI_Info c_info = PMPI_Info_f2c(*info);
@@ -5074,10 +5232,10 @@ static void cpf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
-void mpi_comm_idup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
-void mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
-void MPI_COMM_IDUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE()); }
+void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_idup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_IDUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5085,6 +5243,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_CREATE_FROM_GROUP;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Group c_group = group;
@@ -5106,7 +5265,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 }
 
 extern void pmpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
-static void cpf_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs) {
+static void cpf_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs, void *fp) {
 	if (!pmpi_comm_create_from_group_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5116,6 +5275,7 @@ static void cpf_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_CREATE_FROM_GROUP;
 	MPI_Group c_group = PMPI_Group_f2c(*group);
 	const void *c_stringtag = (const void *)stringtag;
@@ -5134,10 +5294,10 @@ static void cpf_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
-void mpi_comm_create_from_group__(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
-void mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
-void MPI_COMM_CREATE_FROM_GROUP(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create_from_group__(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_CREATE_FROM_GROUP(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5145,6 +5305,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
 	if (CP_SKIP_PAUSED())
 		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_INTERCOMM_CREATE_FROM_GROUPS;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Group c_local_group = local_group;
@@ -5172,7 +5333,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
 }
 
 extern void pmpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
-static void cpf_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs) {
+static void cpf_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs, void *fp) {
 	if (!pmpi_intercomm_create_from_groups_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5182,6 +5343,7 @@ static void cpf_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_INTERCOMM_CREATE_FROM_GROUPS;
 	MPI_Group c_local_group = PMPI_Group_f2c(*local_group);
 	int c_local_leader = (int)*local_leader;
@@ -5206,16 +5368,17 @@ static void cpf_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint
 	(void)c_newintercomm;
 	CP_LEAVE();
 }
-void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
-void mpi_intercomm_create_from_groups__(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
-void mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
-void MPI_INTERCOMM_CREATE_FROM_GROUPS(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE()); }
+void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_create_from_groups__(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INTERCOMM_CREATE_FROM_GROUPS(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_SPAWN;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_command = (const void *)command;
@@ -5243,7 +5406,7 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info inf
 }
 
 extern void pmpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) __attribute__((weak));
-static void cpf_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len, uint64_t cs) {
+static void cpf_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len, uint64_t cs, void *fp) {
 	if (!pmpi_comm_spawn_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5253,6 +5416,7 @@ static void cpf_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MP
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_SPAWN;
 	const void *c_command = (const void *)command;
 	const void *c_argv = (const void *)argv;
@@ -5277,15 +5441,16 @@ static void cpf_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MP
 	(void)c_array_of_errcodes;
 	CP_LEAVE();
 }
-void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
-void mpi_comm_spawn__(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
-void mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
-void MPI_COMM_SPAWN(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_spawn__(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_SPAWN(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char * *array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_SPAWN_MULTIPLE;
 	uint64_t cs = CP_CALLSITE();
 	int c_count = count;
@@ -5315,7 +5480,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char * *array_
 }
 
 extern void pmpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) __attribute__((weak));
-static void cpf_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len, uint64_t cs) {
+static void cpf_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len, uint64_t cs, void *fp) {
 	if (!pmpi_comm_spawn_multiple_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5325,6 +5490,7 @@ static void cpf_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_SPAWN_MULTIPLE;
 	int c_count = (int)*count;
 	const void *c_array_of_commands = (const void *)array_of_commands;
@@ -5351,15 +5517,16 @@ static void cpf_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands
 	(void)c_array_of_errcodes;
 	CP_LEAVE();
 }
-void mpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
-void mpi_comm_spawn_multiple__(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
-void mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
-void MPI_COMM_SPAWN_MULTIPLE(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE()); }
+void mpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_spawn_multiple__(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_SPAWN_MULTIPLE(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_ACCEPT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_port_name = (const void *)port_name;
@@ -5381,7 +5548,7 @@ int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm com
 }
 
 extern void pmpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
-static void cpf_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs) {
+static void cpf_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs, void *fp) {
 	if (!pmpi_comm_accept_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5391,6 +5558,7 @@ static void cpf_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root,
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_ACCEPT;
 	const void *c_port_name = (const void *)port_name;
 	MPI_Info c_info = PMPI_Info_f2c(*info);
@@ -5409,15 +5577,16 @@ static void cpf_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root,
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void mpi_comm_accept__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void MPI_COMM_ACCEPT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_accept__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_ACCEPT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_CONNECT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_port_name = (const void *)port_name;
@@ -5439,7 +5608,7 @@ int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm co
 }
 
 extern void pmpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
-static void cpf_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs) {
+static void cpf_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs, void *fp) {
 	if (!pmpi_comm_connect_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5449,6 +5618,7 @@ static void cpf_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_CONNECT;
 	const void *c_port_name = (const void *)port_name;
 	MPI_Info c_info = PMPI_Info_f2c(*info);
@@ -5467,15 +5637,16 @@ static void cpf_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root
 	(void)c_newcomm;
 	CP_LEAVE();
 }
-void mpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void mpi_comm_connect__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
-void MPI_COMM_CONNECT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE()); }
+void mpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_connect__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_CONNECT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_join(fd, intercomm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_JOIN;
 	uint64_t cs = CP_CALLSITE();
 	int c_fd = fd;
@@ -5491,7 +5662,7 @@ int MPI_Comm_join(int fd, MPI_Comm *intercomm) {
 }
 
 extern void pmpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_join_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5501,6 +5672,7 @@ static void cpf_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr,
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_JOIN;
 	int c_fd = (int)*fd;
 	int64_t t0 = cp_now();
@@ -5513,15 +5685,16 @@ static void cpf_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr,
 	(void)c_intercomm;
 	CP_LEAVE();
 }
-void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
-void mpi_comm_join__(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
-void mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
-void MPI_COMM_JOIN(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE()); }
+void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_join__(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_JOIN(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_get_parent(MPI_Comm *parent) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_get_parent(parent);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_GET_PARENT;
 	uint64_t cs = CP_CALLSITE();
 	int64_t t0 = cp_now();
@@ -5535,7 +5708,7 @@ int MPI_Comm_get_parent(MPI_Comm *parent) {
 }
 
 extern void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_get_parent_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5545,6 +5718,7 @@ static void cpf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t c
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_GET_PARENT;
 	int64_t t0 = cp_now();
 	pmpi_comm_get_parent_(parent, ierr);
@@ -5555,15 +5729,16 @@ static void cpf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t c
 	(void)c_parent;
 	CP_LEAVE();
 }
-void mpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
-void mpi_comm_get_parent__(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
-void mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
-void MPI_COMM_GET_PARENT(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE()); }
+void mpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_get_parent__(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_GET_PARENT(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_free(MPI_Comm *comm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_free(comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_FREE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = *comm;
@@ -5578,7 +5753,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
 }
 
 extern void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_free_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5588,6 +5763,7 @@ static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_FREE;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	cp_comm *fc = cp_comm_hold(c_comm);
@@ -5599,15 +5775,16 @@ static void cpf_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
-void mpi_comm_free__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
-void mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
-void MPI_COMM_FREE(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE()); }
+void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_free__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_FREE(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_disconnect(MPI_Comm *comm) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Comm_disconnect(comm);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_COMM_DISCONNECT;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Comm c_comm = *comm;
@@ -5622,7 +5799,7 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
 }
 
 extern void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_comm_disconnect_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5632,6 +5809,7 @@ static void cpf_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs)
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_COMM_DISCONNECT;
 	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
 	cp_comm *fc = cp_comm_hold(c_comm);
@@ -5643,15 +5821,16 @@ static void cpf_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs)
 	(void)c_comm;
 	CP_LEAVE();
 }
-void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
-void mpi_comm_disconnect__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
-void mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
-void MPI_COMM_DISCONNECT(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE()); }
+void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_disconnect__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMM_DISCONNECT(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_GREQUEST_START;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_query_fn = (const void *)query_fn;
@@ -5673,7 +5852,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
 }
 
 extern void pmpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_grequest_start_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5683,6 +5862,7 @@ static void cpf_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_f
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_GREQUEST_START;
 	const void *c_query_fn = (const void *)query_fn;
 	const void *c_free_fn = (const void *)free_fn;
@@ -5701,15 +5881,16 @@ static void cpf_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_f
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
-void mpi_grequest_start__(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
-void mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
-void MPI_GREQUEST_START(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE()); }
+void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_grequest_start__(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GREQUEST_START(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Grequest_complete(MPI_Request request) {
 	if (CP_SKIP())
 		return PMPI_Grequest_complete(request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_GREQUEST_COMPLETE;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = request;
@@ -5726,7 +5907,7 @@ int MPI_Grequest_complete(MPI_Request request) {
 }
 
 extern void pmpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_grequest_complete_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5736,6 +5917,7 @@ static void cpf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_GREQUEST_COMPLETE;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	cp_pre p;
@@ -5749,16 +5931,17 @@ static void cpf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
-void mpi_grequest_complete__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
-void mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
-void MPI_GREQUEST_COMPLETE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE()); }
+void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_grequest_complete__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GREQUEST_COMPLETE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 #if MPI_VERSION >= 4
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 	if (CP_SKIP())
 		return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PSEND_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -5788,7 +5971,7 @@ int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatyp
 }
 
 extern void pmpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_psend_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5798,6 +5981,7 @@ static void cpf_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PSEND_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_partitions = (int)*partitions;
@@ -5824,10 +6008,10 @@ static void cpf_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void mpi_psend_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void MPI_PSEND_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE()); }
+void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_psend_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PSEND_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5835,6 +6019,7 @@ int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype data
 	if (CP_SKIP())
 		return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PRECV_INIT;
 	uint64_t cs = CP_CALLSITE();
 	const void *c_buf = buf;
@@ -5864,7 +6049,7 @@ int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype data
 }
 
 extern void pmpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_precv_init_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5874,6 +6059,7 @@ static void cpf_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PRECV_INIT;
 	const void *c_buf = cp_f_buf(buf);
 	int c_partitions = (int)*partitions;
@@ -5900,10 +6086,10 @@ static void cpf_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void mpi_precv_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE()); }
-void MPI_PRECV_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE()); }
+void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_precv_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PRECV_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5911,6 +6097,7 @@ int MPI_Pready(int partition, MPI_Request request) {
 	if (CP_SKIP())
 		return PMPI_Pready(partition, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PREADY;
 	uint64_t cs = CP_CALLSITE();
 	int c_partition = partition;
@@ -5929,7 +6116,7 @@ int MPI_Pready(int partition, MPI_Request request) {
 }
 
 extern void pmpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_pready_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5939,6 +6126,7 @@ static void cpf_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ier
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PREADY;
 	int c_partition = (int)*partition;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
@@ -5954,10 +6142,10 @@ static void cpf_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ier
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE()); }
-void mpi_pready__(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE()); }
-void mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE()); }
-void MPI_PREADY(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE()); }
+void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready__(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PREADY(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5965,6 +6153,7 @@ int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 	if (CP_SKIP())
 		return PMPI_Pready_range(partition_low, partition_high, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PREADY_RANGE;
 	uint64_t cs = CP_CALLSITE();
 	int c_partition_low = partition_low;
@@ -5985,7 +6174,7 @@ int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 }
 
 extern void pmpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_pready_range_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -5995,6 +6184,7 @@ static void cpf_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_hi
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PREADY_RANGE;
 	int c_partition_low = (int)*partition_low;
 	int c_partition_high = (int)*partition_high;
@@ -6012,10 +6202,10 @@ static void cpf_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_hi
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE()); }
-void mpi_pready_range__(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE()); }
-void mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE()); }
-void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE()); }
+void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready_range__(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6023,6 +6213,7 @@ int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request req
 	if (CP_SKIP())
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PREADY_LIST;
 	uint64_t cs = CP_CALLSITE();
 	int c_length = length;
@@ -6043,7 +6234,7 @@ int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request req
 }
 
 extern void pmpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_pready_list_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -6053,6 +6244,7 @@ static void cpf_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions,
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PREADY_LIST;
 	int c_length = (int)*length;
 	const int *c_array_of_partitions = (const int *)array_of_partitions;
@@ -6070,10 +6262,10 @@ static void cpf_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions,
 	(void)c_request;
 	CP_LEAVE();
 }
-void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE()); }
-void mpi_pready_list__(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE()); }
-void mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE()); }
-void MPI_PREADY_LIST(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE()); }
+void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready_list__(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PREADY_LIST(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6081,6 +6273,7 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag) {
 	if (CP_SKIP())
 		return PMPI_Parrived(request, partition, flag);
 	CP_ENTER();
+	CP_SETFP();
 	const int OP = CP_OP_PARRIVED;
 	uint64_t cs = CP_CALLSITE();
 	MPI_Request c_request = request;
@@ -6101,7 +6294,7 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag) {
 }
 
 extern void pmpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
-static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs) {
+static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
 	if (!pmpi_parrived_) {
 		*ierr = MPI_ERR_INTERN;
 		return;
@@ -6111,6 +6304,7 @@ static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *f
 		return;
 	}
 	CP_ENTER();
+	cp_fp = fp;
 	const int OP = CP_OP_PARRIVED;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
 	int c_partition = (int)*partition;
@@ -6128,9 +6322,9 @@ static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *f
 	(void)c_flag;
 	CP_LEAVE();
 }
-void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE()); }
-void mpi_parrived__(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE()); }
-void mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE()); }
-void MPI_PARRIVED(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE()); }
+void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_parrived__(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PARRIVED(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 

@@ -94,3 +94,30 @@ func (b *byteSrc) resetCRC() {
 	b.crc = 0
 	b.crcFrom = b.pos
 }
+
+// offset returns the offset in the input of the next byte.
+func (b *byteSrc) offset() int64 { return b.consumed + int64(b.pos) }
+
+// peek returns the next byte without consuming it.
+func (b *byteSrc) peek() (byte, bool) {
+	if b.pos >= len(b.buf) && !b.fill(1) {
+		return 0, false
+	}
+	return b.buf[b.pos], true
+}
+
+// skip consumes n bytes without holding them all at once.
+func (b *byteSrc) skip(n uint64) error {
+	for n > 0 {
+		if b.pos >= len(b.buf) && !b.fill(1) {
+			return io.ErrUnexpectedEOF
+		}
+		k := uint64(len(b.buf) - b.pos)
+		if k > n {
+			k = n
+		}
+		b.pos += int(k)
+		n -= k
+	}
+	return nil
+}

@@ -3,10 +3,12 @@ package trace
 import "math"
 
 // Version is the log format version this package writes. The reader accepts
-// exactly this version and rejects others with ErrVersion. Version 3: the
-// stream of items coded in C into a mapped file (issue 10); 2 is taken by
-// main's LZ4 format with coalesced polls (issue 14), 1 was LZ4 frames.
-const Version = 3
+// exactly this version and rejects others with ErrVersion. Version 4: the
+// threads of an MPI_THREAD_MULTIPLE program write blocks of their own
+// streams, and records may carry call paths; 3 was one stream of items
+// coded in C into a mapped file, 2 main's LZ4 format with coalesced polls
+// (issue 14), 1 LZ4 frames.
+const Version = 4
 
 // Magic opens every cpath log file.
 const Magic = "CPATHLOG"
@@ -40,6 +42,15 @@ type Header struct {
 	// size of a send it may complete before the receiver takes part,
 	// with the values this run used (environment overrides included).
 	EagerLimits []ControlVar `json:"eager_limits,omitempty"`
+	// Threads says that the body was written by several threads at once
+	// (MPI_THREAD_MULTIPLE): each call's items are in a block of its
+	// thread's stream, and a zero byte followed by a length is a block
+	// that was not committed (its thread died in it), to be skipped.
+	Threads bool `json:"threads,omitempty"`
+	// CallDepth is CPATH_CALLDEPTH: up to this many return addresses
+	// above the call site were logged with each call (Record.Path). 0:
+	// no call paths.
+	CallDepth int `json:"call_depth,omitempty"`
 }
 
 // ControlVar is one MPI control variable (MPI_T cvar) and its value.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 )
 
 // Problems a reader reports. Test with errors.Is; the *Error wrapping them
@@ -45,27 +46,55 @@ type Reader struct {
 	name    string
 	hdr     Header
 	src     byteSrc
-	slots   [nSlots]slot
-	prevEnd int64 // End of the last timed record, in stream units (ticks or ns)
-	trailer Trailer
-	final   *SyncPoint
-	subLeft uint32 // sub-records still owed to the last timed record
-	nrec    uint64
-	done    bool
-	ended   bool     // the trailer has been read
-	err     error    // the error that ended the log, for Next after the records before it
-	pend    []Record // decoded, not yet ready
-	nver    int      // pend[:nver] is verified by a CHECK
-	nconv   int      // pend[:nconv] has times in ns
-	nrecVer uint64   // nrec at the last CHECK
-	ready   []Record // verified, times in ns
+	cur     *stream   // the stream of the items being read
+	streams []*stream // by number; stream 0 holds the items outside blocks
+	// blockEnd is the offset where the block being read ends, -1 outside
+	// blocks; afterHole is set after a block that was not committed.
+	blockEnd  int64
+	afterHole bool
+	prevEnd0  int64 // a stream's first prevEnd
+	paths     [][]uint64
+	pathIDs   map[pathKey]uint32
+	trailer   Trailer
+	final     *SyncPoint
+	nrec      uint64
+	done      bool
+	ended     bool     // the trailer has been read
+	err       error    // the error that ended the log, for Next after the records before it
+	pend      []Record // decoded, not yet ready
+	nver      int      // pend[:nver] is verified by a CHECK
+	nconv     int      // pend[:nconv] has times in ns
+	nrecVer   uint64   // nrec at the last CHECK
+	ready     []Record // verified, times in ns
 
-	// tick → ns: ns = calNs + (t − calTick)·scale; identity without Ticks
-	ticks            bool
-	calTick, calNs   int64
-	baseTick, baseNs int64
-	scale            float64
+	// tick → ns, without Ticks the identity: through the calibration
+	// points (the header's first), piecewise linearly; after the last, at
+	// rate, measured from the first point to the last.
+	ticks bool
+	cals  []calPoint
+	seg   int // the segment of the last conversion
+	rate  float64
 }
+
+// calPoint is a calibration point: tick was ns, and from there to the
+// next point a tick is slope ns.
+type calPoint struct {
+	tick, ns int64
+	slope    float64
+}
+
+// stream is the decoding state of one stream of records.
+type stream struct {
+	slots   [nSlots]slot
+	prevEnd int64  // End of the last timed record, in stream units (ticks or ns)
+	subLeft uint32 // sub-records still owed to the last timed record
+}
+
+// pathKey is a call path as a map key: its length, then its addresses.
+type pathKey [MaxCallDepth + 1]uint64
+
+// maxBlock bounds a block's length.
+const maxBlock = 1 << 30
 
 // NewReader reads the preamble and header from r. name is used in errors.
 func NewReader(r io.Reader, name string) (*Reader, error) {
@@ -110,18 +139,59 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if rd.hdr.Version != Version || rd.hdr.Size <= 0 || rd.hdr.Rank < 0 || rd.hdr.Rank >= rd.hdr.Size {
 		return fail(ErrCorrupt, "header: version %d, rank %d of %d", rd.hdr.Version, rd.hdr.Rank, rd.hdr.Size)
 	}
+	if rd.hdr.CallDepth < 0 || rd.hdr.CallDepth > MaxCallDepth {
+		return fail(ErrCorrupt, "header: call depth %d (at most %d)", rd.hdr.CallDepth, MaxCallDepth)
+	}
 	rd.src = byteSrc{r: r, buf: make([]byte, 0, 1<<16)}
-	rd.prevEnd = rd.hdr.T0
+	rd.prevEnd0 = rd.hdr.T0
+	rd.blockEnd = -1
+	rd.paths = [][]uint64{nil}
 	if t := rd.hdr.Ticks; t != nil {
 		if !(t.NsPerTick > 0) || t.NsPerTick > 1e6 {
 			return fail(ErrCorrupt, "header: ticks of %v ns", t.NsPerTick)
 		}
 		rd.ticks = true
-		rd.prevEnd = t.Tick
-		rd.calTick, rd.calNs, rd.baseTick, rd.baseNs = t.Tick, t.Ns, t.Tick, t.Ns
-		rd.scale = t.NsPerTick
+		rd.prevEnd0 = t.Tick
+		rd.cals = []calPoint{{tick: t.Tick, ns: t.Ns}}
+		rd.rate = t.NsPerTick
 	}
+	rd.cur = rd.stream(0)
 	return rd, nil
+}
+
+// stream returns stream number n, made on its first use.
+func (r *Reader) stream(n int) *stream {
+	for len(r.streams) <= n {
+		r.streams = append(r.streams, nil)
+	}
+	if r.streams[n] == nil {
+		r.streams[n] = &stream{prevEnd: r.prevEnd0}
+	}
+	return r.streams[n]
+}
+
+// Paths returns the call paths read so far (see Record.Path): Paths()[i]
+// is path i, return addresses from the caller of the call's function
+// outwards; Paths()[0] is nil.
+func (r *Reader) Paths() [][]uint64 { return r.paths }
+
+func (r *Reader) internPath(p []uint64) uint32 {
+	if len(p) == 0 {
+		return 0
+	}
+	var k pathKey
+	k[0] = uint64(len(p))
+	copy(k[1:], p)
+	if id, ok := r.pathIDs[k]; ok {
+		return id
+	}
+	if r.pathIDs == nil {
+		r.pathIDs = map[pathKey]uint32{}
+	}
+	id := uint32(len(r.paths))
+	r.pathIDs[k] = id
+	r.paths = append(r.paths, append([]uint64(nil), p...))
+	return id
 }
 
 func printable(b []byte) string {
@@ -287,16 +357,60 @@ func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err erro
 // *Error.
 func (r *Reader) item(rec *Record) (bool, error) {
 	src := &r.src
+	inBlock := false
+	if r.blockEnd >= 0 {
+		switch off := src.offset(); {
+		case off == r.blockEnd:
+			r.blockEnd, r.cur = -1, r.streams[0]
+		case off > r.blockEnd:
+			return false, r.errf(ErrCorrupt, "an item crosses the end of its block after %d records", r.nrec)
+		default:
+			inBlock = true
+		}
+	}
 	tag, err := src.byte()
 	if err != nil {
+		if inBlock {
+			return false, r.srcErr(io.ErrUnexpectedEOF, "a block")
+		}
 		return false, io.EOF // the end of the file: the end of the data
 	}
 	if r.ended && tag != tagCheck {
 		return false, io.EOF // nothing but the CHECK follows the trailer
 	}
+	if r.afterHole {
+		// A block not committed is followed by another block or the end
+		// of the data; anything else means its length was not all written.
+		r.afterHole = false
+		if tag != tagBlock && tag != tagEnd {
+			return false, io.EOF
+		}
+	}
+	if inBlock && (tag == tagEnd || tag == tagSkip || tag == tagBlock) {
+		return false, r.errf(ErrCorrupt, "item %#x inside a block after %d records", tag, r.nrec)
+	}
 	switch {
 	case tag == tagEnd:
+		if r.hdr.Threads {
+			return false, r.hole()
+		}
 		return false, io.EOF
+	case tag == tagBlock:
+		n, err := src.uvarint()
+		if err != nil {
+			return false, r.srcErr(err, "a block")
+		}
+		start := src.offset()
+		sn, err := src.uvarint()
+		if err != nil {
+			return false, r.srcErr(err, "a block")
+		}
+		if n > maxBlock || sn >= MaxStreams || src.offset() > start+int64(n) {
+			return false, r.errf(ErrCorrupt, "block of %d bytes of stream %d after %d records", n, sn, r.nrec)
+		}
+		r.blockEnd = start + int64(n)
+		r.cur = r.stream(int(sn))
+		return false, nil
 	case tag <= maxSlot:
 		return true, r.record(int(tag), rec)
 	case tag == tagDef:
@@ -312,7 +426,7 @@ func (r *Reader) item(rec *Record) (bool, error) {
 		if opClass[op] == classInvalid {
 			return false, r.errf(ErrCorrupt, "record %d has unknown operation code %d", r.nrec, op)
 		}
-		r.slots[s].reset(Op(op), cs)
+		r.cur.slots[s].reset(Op(op), cs)
 		return false, nil
 	case tag == tagCal:
 		t, err1 := src.uvarint()
@@ -372,6 +486,22 @@ func (r *Reader) item(rec *Record) (bool, error) {
 	return false, r.errf(ErrCorrupt, "unknown item %#x after %d records", tag, r.nrec)
 }
 
+// hole reads what follows a zero byte in a threaded log: the end of the
+// data (another zero, or the end of the file), or the length of a block
+// whose thread died before committing it, which it skips.
+func (r *Reader) hole() error {
+	src := &r.src
+	if c, ok := src.peek(); !ok || c == 0 {
+		return io.EOF
+	}
+	n, err := src.uvarint()
+	if err != nil || n > maxBlock || src.skip(n) != nil {
+		return io.EOF // cut short: the end of the data
+	}
+	r.afterHole = true
+	return nil
+}
+
 func (r *Reader) srcErr(err error, what string) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return r.errf(ErrTruncated, "log ends inside %s after %d records", what, r.nrec)
@@ -409,35 +539,50 @@ func (r *Reader) chunk(kind uint64, buf []byte) error {
 	return nil
 }
 
-// calibrate takes in a calibration point: the records since the previous
-// one get their times through the line between the two; later records
-// (until the next point) along the rate measured from the first point to
-// this one.
+// calibrate takes in a calibration point: the records before it get
+// their times, each through the segment between the two points around its
+// own time (with threads a record written after a point may have started,
+// or even ended, before it: converting by the tick, not by the place in
+// the log, keeps every thread's times in order); later records wait for
+// the next point. A point that does not follow the last in both tick and
+// ns is ignored.
 func (r *Reader) calibrate(tick, ns int64) {
 	if !r.ticks {
 		return
 	}
-	if tick > r.calTick && ns > r.calNs {
-		r.scale = float64(ns-r.calNs) / float64(tick-r.calTick)
+	last := &r.cals[len(r.cals)-1]
+	if tick <= last.tick || ns <= last.ns {
+		return
 	}
+	last.slope = float64(ns-last.ns) / float64(tick-last.tick)
+	first := &r.cals[0]
+	r.rate = float64(ns-first.ns) / float64(tick-first.tick)
+	r.cals = append(r.cals, calPoint{tick: tick, ns: ns})
 	r.convert(len(r.pend))
 	r.release()
-	if tick > r.baseTick && ns > r.baseNs {
-		r.scale = float64(ns-r.baseNs) / float64(tick-r.baseTick)
-	}
-	r.calTick, r.calNs = tick, ns
 }
 
 func (r *Reader) toNs(t int64) int64 {
 	if !r.ticks {
 		return t
 	}
-	return r.calNs + int64(math.Round(float64(t-r.calTick)*r.scale))
+	c := r.cals
+	n := len(c)
+	if n == 1 || t >= c[n-1].tick {
+		return c[n-1].ns + int64(math.Round(float64(t-c[n-1].tick)*r.rate))
+	}
+	i := r.seg
+	if i >= n-1 || t < c[i].tick || t >= c[i+1].tick {
+		i = max(0, sort.Search(n, func(k int) bool { return c[k].tick > t })-1)
+		r.seg = i
+	}
+	return c[i].ns + int64(math.Round(float64(t-c[i].tick)*c[i].slope))
 }
 
 // record decodes a record item of slot s.
 func (r *Reader) record(s int, rec *Record) error {
-	sl := &r.slots[s]
+	st := r.cur
+	sl := &st.slots[s]
 	if !sl.defined {
 		return r.errf(ErrCorrupt, "record %d uses undefined slot %d", r.nrec, s)
 	}
@@ -450,11 +595,16 @@ func (r *Reader) record(s int, rec *Record) error {
 		return r.errf(ErrCorrupt, "record %d has field mask %#x", r.nrec, mask)
 	}
 	var vals [10]uint64
-	for i, m := 0, mask; m != 0; i, m = i+1, m>>1 {
+	for i, m := 0, mask&(mPath-1); m != 0; i, m = i+1, m>>1 {
 		if m&1 != 0 {
 			if vals[i], err = src.uvarint(); err != nil {
 				return r.srcErr(err, "a record")
 			}
+		}
+	}
+	if mask&mPath != 0 {
+		if err := r.readPath(sl); err != nil {
+			return err
 		}
 	}
 	if mask&mPeer != 0 {
@@ -490,16 +640,17 @@ func (r *Reader) record(s int, rec *Record) error {
 		sl.thread = uint16(vals[9])
 	}
 	*rec = Record{Op: sl.op, CallSite: sl.callsite, Flags: sl.flags, Thread: sl.thread, Comm: sl.comm,
-		Peer: sl.peer, Tag: sl.tag, Root: sl.root, Count: sl.count, Bytes: sl.bytes, Seq: sl.seq, Req: sl.req}
+		Peer: sl.peer, Tag: sl.tag, Root: sl.root, Count: sl.count, Bytes: sl.bytes, Seq: sl.seq, Req: sl.req,
+		Path: sl.pathID}
 	if !sl.op.IsSub() {
 		ds, err1 := src.uvarint()
 		du, err2 := src.uvarint()
 		if err := errors.Join(err1, err2); err != nil {
 			return r.srcErr(err, "a record")
 		}
-		start := r.prevEnd + unzig64(ds)
+		start := st.prevEnd + unzig64(ds)
 		end := start + unzig64(du)
-		r.prevEnd = end
+		st.prevEnd = end
 		rec.Start, rec.End = start, end // in ticks until fill converts them
 	}
 	if !r.valid(rec.Op, rec.Count, rec.Start, rec.End) {
@@ -509,20 +660,47 @@ func (r *Reader) record(s int, rec *Record) error {
 	return nil
 }
 
+// readPath reads a record's new call path into its slot.
+func (r *Reader) readPath(sl *slot) error {
+	src := &r.src
+	if sl.op.IsSub() {
+		return r.errf(ErrCorrupt, "record %d: a call path on a %v sub-record", r.nrec, sl.op)
+	}
+	n, err := src.uvarint()
+	if err != nil {
+		return r.srcErr(err, "a call path")
+	}
+	if n > MaxCallDepth {
+		return r.errf(ErrCorrupt, "record %d has a call path of %d addresses", r.nrec, n)
+	}
+	var p [MaxCallDepth]uint64
+	for i := 0; i < int(n); i++ {
+		d, err := src.uvarint()
+		if err != nil {
+			return r.srcErr(err, "a call path")
+		}
+		p[i] = pathPred(sl, p[:], i) + uint64(unzig64(d))
+	}
+	sl.npath = uint8(copy(sl.path[:], p[:n]))
+	sl.pathID = r.internPath(p[:n])
+	return nil
+}
+
 // valid is check's common case, inlined into the decoding loops: true for
 // a record check accepts (and accounts for), false for one it rejects,
 // which check then describes.
 func (r *Reader) valid(op Op, count uint32, start, end int64) bool {
+	st := r.cur
 	if cls := opClass[op]; cls == ClassSub {
-		if r.subLeft == 0 {
+		if st.subLeft == 0 {
 			return false
 		}
-		r.subLeft--
+		st.subLeft--
 		return true
-	} else if cls == classInvalid || r.subLeft != 0 || end < start || count > 1<<24 {
+	} else if cls == classInvalid || st.subLeft != 0 || end < start || count > 1<<24 {
 		return false
 	}
-	r.subLeft = count
+	st.subLeft = count
 	return true
 }
 
@@ -543,8 +721,10 @@ const classInvalid Class = 255
 // Incomplete reports, once Next has returned io.EOF, a log that ends inside
 // a call's sub-records: an *Error wrapping ErrTruncated, or nil.
 func (r *Reader) Incomplete() error {
-	if r.subLeft != 0 {
-		return r.errf(ErrTruncated, "log ends %d sub-records short", r.subLeft)
+	for _, st := range r.streams {
+		if st != nil && st.subLeft != 0 {
+			return r.errf(ErrTruncated, "log ends %d sub-records short", st.subLeft)
+		}
 	}
 	return nil
 }
@@ -564,19 +744,20 @@ func (r *Reader) check(rec *Record) error { return r.checkRec(rec.Op, rec.Count,
 // checkRec is check on a record's operation, sub-record count and times
 // (ignored for sub-records).
 func (r *Reader) checkRec(op Op, count uint32, start, end int64) error {
+	st := r.cur
 	cls := opClass[op]
 	if cls == classInvalid {
 		return r.errf(ErrCorrupt, "record %d has unknown operation code %d", r.nrec, op)
 	}
 	if cls == ClassSub {
-		if r.subLeft == 0 {
+		if st.subLeft == 0 {
 			return r.errf(ErrCorrupt, "record %d: %v without a call before it", r.nrec, op)
 		}
-		r.subLeft--
+		st.subLeft--
 		return nil
 	}
-	if r.subLeft != 0 {
-		return r.errf(ErrCorrupt, "record %d: %d sub-records missing before it", r.nrec, r.subLeft)
+	if st.subLeft != 0 {
+		return r.errf(ErrCorrupt, "record %d: %d sub-records missing before it", r.nrec, st.subLeft)
 	}
 	if end < start {
 		return r.errf(ErrCorrupt, "record %d (%v) ends %d ns before it starts", r.nrec, op, start-end)
@@ -584,7 +765,7 @@ func (r *Reader) checkRec(op Op, count uint32, start, end int64) error {
 	if count > 1<<24 {
 		return r.errf(ErrCorrupt, "record %d (%v) claims %d sub-records", r.nrec, op, count)
 	}
-	r.subLeft = count
+	st.subLeft = count
 	return nil
 }
 
@@ -595,9 +776,20 @@ type Log struct {
 	Records []Record
 	Trailer Trailer
 	Comms   []Comm
+	// Paths are the call paths the records name (Record.Path); Paths[0]
+	// is nil.
+	Paths [][]uint64
 	// Damage is set when the log ends early: a rank that died while writing
 	// leaves a cut frame. Records holds every complete chunk before it.
 	Damage error
+}
+
+// CallPath returns rec's call path (nil for none).
+func (l *Log) CallPath(rec *Record) []uint64 {
+	if int(rec.Path) >= len(l.Paths) {
+		return nil
+	}
+	return l.Paths[rec.Path]
 }
 
 // Complete reports whether the rank finalized and its log is intact.
@@ -639,6 +831,7 @@ func Read(r io.Reader, name string) (*Log, error) {
 	}
 	l.Header = rd.hdr
 	l.Trailer = rd.trailer
+	l.Paths = rd.paths
 	l.Comms = BuildComms(&l.Header, l.Records)
 	return l, nil
 }

@@ -3,9 +3,8 @@ package trace
 import "strconv"
 
 // Record is one logged MPI call, or a sub-record extending the call before
-// it. Its memory layout (64 bytes, no padding) is shared with the logger's C
-// buffer (logger/cpathlog.h, struct cp_rec), so the logger hands whole
-// buffers to Go without copying; keep the two in the same field order.
+// it. The logger's C record (logger/cpathlog.h, struct cp_rec) has the same
+// fields but Path.
 type Record struct {
 	Start    int64  // enter time, ns on the rank's local monotonic clock (0 for sub-records)
 	End      int64  // leave time, ns
@@ -21,6 +20,9 @@ type Record struct {
 	Count    uint32 // number of sub-records that follow this record
 	Seq      uint32 // collective sequence number on Comm (1, 2, …), 0 for non-collectives
 	Req      uint32 // tool request id (never reused); new communicator's index for constructors
+	// Path is the call's call path (see Header.CallDepth), as an index
+	// into the paths of its log (Reader.Paths, Log.Paths); 0: none.
+	Path uint32
 }
 
 // Polls returns how many MPI calls the record stands for: 0 for a
@@ -46,8 +48,8 @@ func (r *Record) Polls() uint64 {
 // poll calls that completed nothing; Polls says how many.
 func (r *Record) Unproductive() bool { return r.Op.IsPoll() && r.Root > 0 && r.Count == 0 }
 
-// RecordSize is the size of a record in memory and on disk (before
-// compression).
+// RecordSize is the size of a record's fields but Path: the logger's C
+// record and version 1's on-disk record.
 const RecordSize = 64
 
 // Flags qualify a record.

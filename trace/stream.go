@@ -5,10 +5,12 @@ import (
 	"hash/crc32"
 )
 
-// The body of a version-2 log is one stream of items, each opening with a
-// tag byte (see docs/log-format.md):
+// The body of a log is a sequence of items, each opening with a tag byte
+// (see docs/log-format.md):
 //
-//	0x00          end of the data (the logger's file is zero beyond it)
+//	0x00          end of the data (the logger's file is zero beyond it);
+//	              in a threaded log, when a length follows, a block that
+//	              was not committed
 //	0x01…0xEF     a record, coded against the state of slot <tag>
 //	0xF0 DEF      slot u8, op u8, callsite uvarint: (re)defines a slot
 //	0xF1 CAL      tick varint, ns varint: a clock calibration point
@@ -16,12 +18,16 @@ import (
 //	0xF3 SKIP     length u32, then that many bytes to ignore
 //	0xF4 CHECK    u32: CRC-32C of every byte since the previous CHECK
 //	              (or the start of the body) up to this tag
+//	0xF5 BLOCK    length uvarint, then that many bytes: stream uvarint
+//	              and items coded in that stream's state
 //
-// A record: mask uvarint; for each bit of mask, in bit order, the field
-// that differs from the slot's prediction; then, for a timed record, dstart
-// and duration (zigzag varints, clock ticks). Op and CallSite are the
-// slot's. A field not in mask takes the predicted value: the slot's last
-// value, and for Seq and Req the last value plus the last step.
+// Records, definitions and slots belong to a stream: items outside blocks
+// to stream 0, those in a block to the block's. A record: mask uvarint;
+// for each bit of mask, in bit order, the field that differs from the
+// slot's prediction; then, for a timed record, dstart and duration (zigzag
+// varints, clock ticks). Op and CallSite are the slot's. A field not in
+// mask takes the predicted value: the slot's last value, and for Seq and
+// Req the last value plus the last step.
 const (
 	tagEnd   = 0x00
 	maxSlot  = 0xEF
@@ -30,8 +36,15 @@ const (
 	tagChunk = 0xF2
 	tagSkip  = 0xF3
 	tagCheck = 0xF4
+	tagBlock = 0xF5
 
 	nSlots = maxSlot + 1 // slot 0 is never used
+
+	// MaxStreams bounds the streams of a log (the logger's threads that
+	// call MPI at once).
+	MaxStreams = 1 << 12
+	// MaxCallDepth bounds a call path (CPATH_CALLDEPTH).
+	MaxCallDepth = 8
 )
 
 // Mask bits of a record, in the order their values follow.
@@ -46,6 +59,7 @@ const (
 	mComm
 	mRoot
 	mThread
+	mPath
 	mAll = 1<<iota - 1
 )
 
@@ -71,6 +85,9 @@ type slot struct {
 	bytes           uint64
 	seq, seqStep    uint32
 	req, reqStep    uint32
+	npath           uint8 // the last call path: path[:npath]
+	path            [MaxCallDepth]uint64
+	pathID          uint32  // decoder only: its index in the reader's paths
 	key             slotKey // encoder only
 	used            uint64  // encoder only: last use, for replacement
 }
@@ -87,6 +104,19 @@ func (s *slot) reset(op Op, callsite uint64) {
 
 func zig64(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzig64(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// pathPred is what a call path's element i is coded against: the slot's
+// last path's element i, or, past its end, the element before (the call
+// site for the first).
+func pathPred(sl *slot, path []uint64, i int) uint64 {
+	switch {
+	case i < int(sl.npath):
+		return sl.path[i]
+	case i == 0:
+		return sl.callsite
+	}
+	return path[i-1]
+}
 
 // encoder writes records as stream items (the Go twin of the logger's C
 // encoder in logger/encode.c; both must produce what decoder reads).
@@ -125,8 +155,9 @@ func (e *encoder) slotFor(k slotKey, callsite uint64, dst []byte) (int, []byte) 
 	return s, dst
 }
 
-// record appends one record's items to dst.
-func (e *encoder) record(dst []byte, r *Record) []byte {
+// record appends one record's items to dst; path is its call path (nil for
+// none, always for a sub-record).
+func (e *encoder) record(dst []byte, r *Record, path []uint64) []byte {
 	k := slotKey{op: r.Op, callsite: r.CallSite}
 	if r.Op.IsSub() {
 		k.callsite = e.parentCS
@@ -195,11 +226,26 @@ func (e *encoder) record(dst []byte, r *Record) []byte {
 		vals[9] = uint64(r.Thread)
 		sl.thread = r.Thread
 	}
+	samePath := len(path) == int(sl.npath)
+	for i := 0; samePath && i < len(path); i++ {
+		samePath = path[i] == sl.path[i]
+	}
+	if !samePath && !r.Op.IsSub() {
+		mask |= mPath
+	}
+	m := mask
 	dst = binary.AppendUvarint(dst, mask)
-	for i := 0; mask != 0; i, mask = i+1, mask>>1 {
+	for i := 0; i < 10 && mask != 0; i, mask = i+1, mask>>1 {
 		if mask&1 != 0 {
 			dst = binary.AppendUvarint(dst, vals[i])
 		}
+	}
+	if m&mPath != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(path)))
+		for i, a := range path {
+			dst = binary.AppendUvarint(dst, zig64(int64(a-pathPred(sl, path, i))))
+		}
+		sl.npath = uint8(copy(sl.path[:], path))
 	}
 	if !r.Op.IsSub() {
 		dst = binary.AppendUvarint(dst, zig64(r.Start-e.prevEnd))
@@ -213,5 +259,15 @@ func appendChunk(dst []byte, kind int, payload []byte) []byte {
 	dst = append(dst, tagChunk)
 	dst = binary.AppendUvarint(dst, uint64(kind))
 	dst = binary.AppendUvarint(dst, uint64(len(payload)))
+	return append(dst, payload...)
+}
+
+// appendBlock appends a BLOCK of stream holding the items in payload.
+func appendBlock(dst []byte, stream int, payload []byte) []byte {
+	var sb [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(sb[:], uint64(stream))
+	dst = append(dst, tagBlock)
+	dst = binary.AppendUvarint(dst, uint64(n+len(payload)))
+	dst = append(dst, sb[:n]...)
 	return append(dst, payload...)
 }

@@ -220,7 +220,7 @@ func ticksLog(t testing.TB, recs []Record, calAt int) []byte {
 			body = binary.AppendUvarint(body, zig64(1_000_000))
 			body = binary.AppendUvarint(body, zig64(1_000_000/2+4000+100))
 		}
-		body = e.record(body, &recs[i])
+		body = e.record(body, &recs[i], nil)
 	}
 	js, _ := json.Marshal([]Module{{Path: "/lib/x.so", Base: 0x7000, Start: 0x7000, End: 0x9000, BuildID: "ab"}})
 	body = appendChunk(body, ChunkModules, js)
@@ -287,17 +287,18 @@ func TestComms(t *testing.T) {
 	}
 }
 
-// TestOldVersion: a version-1 log and a version-2 log (LZ4 frames; 2 with
-// coalesced polls, written by main's logger of issue 14) are rejected with
-// one line naming the file and both versions.
+// TestOldVersion: logs of versions 1 and 2 (LZ4 frames; 2 with coalesced
+// polls, written by main's logger of issue 14) and 3 (one stream of items,
+// no threads' blocks or call paths) are rejected with one line naming the
+// file and both versions.
 func TestOldVersion(t *testing.T) {
-	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog"} {
+	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog", 3: "halo-v3.cplog"} {
 		path := filepath.Join("testdata", name)
 		_, err := ReadFile(path)
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("%s: got %v, want ErrVersion", name, err)
 		}
-		want := fmt.Sprintf("%s: unsupported log format version: format version %d, this cpath reads version 3", path, v)
+		want := fmt.Sprintf("%s: unsupported log format version: format version %d, this cpath reads version %d", path, v, Version)
 		if err.Error() != want {
 			t.Fatalf("error %q, want %q", err, want)
 		}
@@ -339,6 +340,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(writeLog(f, haloRecords(3, 8), nil))
 	f.Add(writeLog(f, pollRecords(), &Trailer{Status: EndFinalized}))
 	f.Add([]byte("CPATHLOG"))
+	killed, _, _ := killedThreads(f, []byte{0, 6, 1, 0x05, 0x00, 0x3, 0, 0})
+	f.Add(killed)
 	f.Add(ticksLog(f, []Record{{Op: OpWait, Start: 3000, End: 3100, Count: 1, Root: PeerNone}, {Op: OpReqDone, Req: 2}}, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Read(bytes.NewReader(data), "fuzz")
@@ -364,7 +367,7 @@ func TestSkipAndZeroTail(t *testing.T) {
 	e.prevEnd = h.T0
 	var body []byte
 	for i := range recs {
-		body = e.record(body, &recs[i])
+		body = e.record(body, &recs[i], nil)
 	}
 	// killed: the calls, a zero tail, and garbage of a half-coded call
 	// behind a zero first byte

@@ -30,7 +30,10 @@ const (
 // Records are given with times in ns: the header it writes has no Ticks.
 type Writer struct {
 	w       io.Writer
-	e       encoder
+	e       encoder          // stream 0
+	streams map[int]*encoder // the others (WriteBlock)
+	t0      int64
+	paths   [][]uint64 // by Record.Path; paths[0] is nil
 	pend    []byte
 	crc     uint32 // CRC-32C of the body bytes since the last CHECK
 	records uint64
@@ -47,7 +50,7 @@ func NewWriter(w io.Writer, h *Header) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	wr := &Writer{w: w}
+	wr := &Writer{w: w, t0: h.T0, paths: [][]uint64{nil}}
 	wr.e.prevEnd = h.T0
 	n, err := w.Write(pre)
 	wr.written += int64(n)
@@ -80,11 +83,47 @@ func (w *Writer) Written() int64 { return w.written }
 // Records returns the number of records written so far.
 func (w *Writer) Records() uint64 { return w.records }
 
+// AddPath adds a call path (at most MaxCallDepth addresses) and returns
+// the Record.Path of records that carry it.
+func (w *Writer) AddPath(path []uint64) uint32 {
+	w.paths = append(w.paths, append([]uint64(nil), path[:min(len(path), MaxCallDepth)]...))
+	return uint32(len(w.paths) - 1)
+}
+
+func (w *Writer) path(r *Record) []uint64 {
+	if int(r.Path) < len(w.paths) {
+		return w.paths[r.Path]
+	}
+	return nil
+}
+
 // WriteRecords appends records to the log and writes them out.
 func (w *Writer) WriteRecords(recs []Record) error {
 	for i := range recs {
-		w.pend = w.e.record(w.pend, &recs[i])
+		w.pend = w.e.record(w.pend, &recs[i], w.path(&recs[i]))
 	}
+	w.records += uint64(len(recs))
+	return w.Flush()
+}
+
+// WriteBlock appends records coded in stream n (0 ≤ n < MaxStreams) as one
+// block, as the logger's threads write them, and writes them out.
+func (w *Writer) WriteBlock(n int, recs []Record) error {
+	e := &w.e
+	if n != 0 {
+		if w.streams[n] == nil {
+			if w.streams == nil {
+				w.streams = map[int]*encoder{}
+			}
+			w.streams[n] = &encoder{prevEnd: w.t0}
+		}
+		e = w.streams[n]
+	}
+	var items []byte
+	for i := range recs {
+		items = e.record(items, &recs[i], w.path(&recs[i]))
+	}
+	w.pend = appendBlock(w.pend, n, items)
 	w.records += uint64(len(recs))
 	return w.Flush()
 }

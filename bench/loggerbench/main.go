@@ -72,6 +72,7 @@ type config struct {
 	noLogger        bool            // -lib none: run the baseline on both sides (noise floor)
 	refLib          string          // micro: a reference logger run as a third side
 	microReps       int
+	microCases      string
 }
 
 func main() {
@@ -92,6 +93,7 @@ func main() {
 	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro")
 	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side")
 	flag.IntVar(&c.microReps, "micro-reps", 5, "micro: interleaved repetitions")
+	flag.StringVar(&c.microCases, "micro-cases", "", "micro: run only these cases, comma-separated (e.g. threads-1,threads-4)")
 	flag.StringVar(&c.tmp, "keep", "", "keep programs and logs in this directory instead of a removed temporary one")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "limit for one mpirun")
 	flag.BoolVar(&c.verbose, "v", false, "print every command and its timing lines")

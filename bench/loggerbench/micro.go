@@ -22,6 +22,11 @@ import (
 //	allreduce  8-byte MPI_Allreduce on 2 ranks
 //	threads-1  MPI_THREAD_MULTIPLE, 1 thread of self send/recv
 //	threads-4  MPI_THREAD_MULTIPLE, 4 threads of self send/recv on 1 rank
+//	nulltest-1, nulltest-4  the same with MPI_Test(MPI_REQUEST_NULL) calls,
+//	           which share no lock in Open MPI: the logger's own scaling
+//	self-1-fp  self-1 built with frame pointers (-fno-omit-frame-pointer)
+//	self-1-fp-depth4  the same with CPATH_CALLDEPTH=4 on the logger sides:
+//	           the cost of call paths is its added cost minus self-1-fp's
 //
 // Figures are the mean ns per call over the whole timed loop (flushes and
 // any other periodic cost included), as rank 0 measures it.
@@ -54,41 +59,88 @@ type Micro struct {
 	HaloDisk []Disk      `json:"halo_example_disk,omitempty"` // per logger side (not the reference)
 	// ThreadRatio is added(threads-4) / added(threads-1) per side, in CPU
 	// time: the per-call cost of the logger with 4 threads over its cost
-	// with one.
-	ThreadRatio []float64 `json:"thread_ratio"`
+	// with one. NullTestRatio is the same of nulltest-4 and nulltest-1,
+	// whose MPI calls share nothing in Open MPI.
+	ThreadRatio   []float64 `json:"thread_ratio"`
+	NullTestRatio []float64 `json:"nulltest_ratio,omitempty"`
+	// DepthNs and DepthCPUNs are what CPATH_CALLDEPTH=4 adds per call, per
+	// side: added(self-1-fp-depth4) − added(self-1-fp), wall and CPU; the
+	// Null ones the same of nulltest-1-fp(-depth4), whose MPI call costs
+	// 5 ns: far less noise.
+	DepthNs        []float64 `json:"calldepth4_ns,omitempty"`
+	DepthCPUNs     []float64 `json:"calldepth4_cpu_ns,omitempty"`
+	NullDepthNs    []float64 `json:"nulltest_calldepth4_ns,omitempty"`
+	NullDepthCPUNs []float64 `json:"nulltest_calldepth4_cpu_ns,omitempty"`
 }
 
 type microSpec struct {
 	name  string
 	ranks int
 	args  []string
+	fp    bool     // the build with frame pointers
+	env   []string // for the logger sides only
 }
 
 var microSpecs = []microSpec{
-	{"self-1", 1, []string{"self", "2000000"}},
-	{"self-2", 2, []string{"self", "2000000"}},
-	{"latency", 2, []string{"latency", "400000"}},
-	{"allreduce", 2, []string{"allreduce", "400000"}},
-	{"threads-1", 1, []string{"threads", "400000", "1"}},
-	{"threads-4", 1, []string{"threads", "400000", "4"}},
+	{name: "self-1", ranks: 1, args: []string{"self", "2000000"}},
+	{name: "self-2", ranks: 2, args: []string{"self", "2000000"}},
+	{name: "latency", ranks: 2, args: []string{"latency", "400000"}},
+	{name: "allreduce", ranks: 2, args: []string{"allreduce", "400000"}},
+	{name: "threads-1", ranks: 1, args: []string{"threads", "400000", "1"}},
+	{name: "threads-4", ranks: 1, args: []string{"threads", "400000", "4"}},
+	{name: "nulltest-1", ranks: 1, args: []string{"nulltest", "2000000", "1"}},
+	{name: "nulltest-4", ranks: 1, args: []string{"nulltest", "2000000", "4"}},
+	{name: "self-1-fp", ranks: 1, args: []string{"self", "2000000"}, fp: true},
+	{name: "self-1-fp-depth4", ranks: 1, args: []string{"self", "2000000"}, fp: true, env: []string{"CPATH_CALLDEPTH=4"}},
+	{name: "nulltest-1-fp", ranks: 1, args: []string{"nulltest", "2000000", "1"}, fp: true},
+	{name: "nulltest-1-fp-depth4", ranks: 1, args: []string{"nulltest", "2000000", "1"}, fp: true, env: []string{"CPATH_CALLDEPTH=4"}},
 }
 
-// microRun runs micro once and returns rank 0's wall and CPU ns per call
-// and VmHWM.
-func (c *config) microRun(lib string, np int, args []string) (float64, float64, int64, error) {
+// selectedMicro returns the cases -micro-cases names (all without it).
+func (c *config) selectedMicro() ([]microSpec, error) {
+	if c.microCases == "" {
+		return microSpecs, nil
+	}
+	var out []microSpec
+	for _, n := range strings.Split(c.microCases, ",") {
+		found := false
+		for _, sp := range microSpecs {
+			if sp.name == strings.TrimSpace(n) {
+				out = append(out, sp)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("-micro-cases: no case %q", n)
+		}
+	}
+	return out, nil
+}
+
+// microRun runs micro (sp's build) once and returns rank 0's wall and CPU
+// ns per call and VmHWM.
+func (c *config) microRun(lib string, sp *microSpec) (float64, float64, int64, error) {
+	np, args := sp.ranks, sp.args
 	runSeq++
 	logDir := filepath.Join(c.tmp, fmt.Sprintf("micro-logs-%03d", runSeq))
 	defer os.RemoveAll(logDir)
 	a := []string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(np)}
-	if args[0] == "threads" {
+	if args[0] == "threads" || args[0] == "nulltest" {
 		a = append(a, "--bind-to", "none") // the threads need both cores
 	}
 	a = append(a, c.mpirunArgs...)
 	if lib != "" {
 		a = append(a, c.preload(lib)...)
 		a = append(a, "-x", "CPATH_DIR="+logDir)
+		for _, e := range sp.env {
+			a = append(a, "-x", e)
+		}
 	}
-	a = append(a, filepath.Join(c.tmp, "micro"))
+	exe := "micro"
+	if sp.fp {
+		exe = "micro-fp"
+	}
+	a = append(a, filepath.Join(c.tmp, exe))
 	a = append(a, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
@@ -111,9 +163,19 @@ func (c *config) microRun(lib string, np int, args []string) (float64, float64, 
 }
 
 func benchMicro(c *config, rep *Report) error {
-	cmd := exec.Command("mpicc", "-O2", "-o", filepath.Join(c.tmp, "micro"), filepath.Join(c.progs, "micro.c"), "-lpthread")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("mpicc micro.c: %v\n%s", err, out)
+	specs, err := c.selectedMicro()
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		exe   string
+		flags []string
+	}{{"micro", nil}, {"micro-fp", []string{"-fno-omit-frame-pointer"}}} {
+		args := append([]string{"-O2"}, b.flags...)
+		args = append(args, "-o", filepath.Join(c.tmp, b.exe), filepath.Join(c.progs, "micro.c"), "-lpthread")
+		if out, err := exec.Command("mpicc", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("mpicc micro.c: %v\n%s", err, out)
+		}
 	}
 	sides := []string{""}
 	names := []string{"base"}
@@ -132,7 +194,7 @@ func benchMicro(c *config, rep *Report) error {
 		names = append(names, "reference")
 	}
 	m := &Micro{Sides: names, Reps: c.microReps}
-	for _, sp := range microSpecs {
+	for _, sp := range specs {
 		calls, _ := strconv.ParseInt(sp.args[1], 10, 64)
 		mc := MicroCase{Name: sp.name, Ranks: sp.ranks, Calls: calls,
 			NsPerCall: make([][]float64, len(sides)), VmHWMKiB: make([][]int64, len(sides)), AddedNs: make([]float64, len(sides)),
@@ -140,12 +202,12 @@ func benchMicro(c *config, rep *Report) error {
 		m.Cases = append(m.Cases, mc)
 	}
 	for rep := 0; rep < c.microReps; rep++ {
-		for k := range microSpecs {
-			sp := &microSpecs[k]
+		for k := range specs {
+			sp := &specs[k]
 			mc := &m.Cases[k]
 			for j := range sides {
 				s := (j + rep + k) % len(sides) // rotate the order
-				ns, cpu, kb, err := c.microRun(sides[s], sp.ranks, sp.args)
+				ns, cpu, kb, err := c.microRun(sides[s], sp)
 				if err != nil {
 					return err
 				}
@@ -171,20 +233,38 @@ func benchMicro(c *config, rep *Report) error {
 		}
 	}
 	m.ThreadRatio = make([]float64, len(sides))
-	var t1, t4 *MicroCase
+	m.NullTestRatio = make([]float64, len(sides))
+	var t1, t4, n1, n4, fp, fp4, nfp, nfp4 *MicroCase
 	for k := range m.Cases {
 		switch m.Cases[k].Name {
 		case "threads-1":
 			t1 = &m.Cases[k]
 		case "threads-4":
 			t4 = &m.Cases[k]
+		case "nulltest-1":
+			n1 = &m.Cases[k]
+		case "nulltest-4":
+			n4 = &m.Cases[k]
+		case "self-1-fp":
+			fp = &m.Cases[k]
+		case "self-1-fp-depth4":
+			fp4 = &m.Cases[k]
+		case "nulltest-1-fp":
+			nfp = &m.Cases[k]
+		case "nulltest-1-fp-depth4":
+			nfp4 = &m.Cases[k]
 		}
 	}
 	for s := 1; s < len(sides); s++ {
 		if t1 != nil && t4 != nil && t1.AddedCPUNs[s] > 0 {
 			m.ThreadRatio[s] = t4.AddedCPUNs[s] / t1.AddedCPUNs[s]
 		}
+		if n1 != nil && n4 != nil && n1.AddedCPUNs[s] > 0 {
+			m.NullTestRatio[s] = n4.AddedCPUNs[s] / n1.AddedCPUNs[s]
+		}
 	}
+	m.DepthNs, m.DepthCPUNs = depthCost(fp, fp4, len(sides))
+	m.NullDepthNs, m.NullDepthCPUNs = depthCost(nfp, nfp4, len(sides))
 	// On-disk size of the bundled example, logged by this logger.
 	if !c.noLogger {
 		d, err := c.haloExampleDisk()
@@ -244,11 +324,40 @@ func printMicro(w io.Writer, m *Micro) {
 		fmt.Fprintf(w, " %14s\n", strings.Join(hw, "/"))
 	}
 	for s := 1; s < len(m.Sides); s++ {
-		fmt.Fprintf(w, "  %s: 4-thread added CPU per call / 1-thread added CPU per call = %.2f\n", m.Sides[s], m.ThreadRatio[s])
+		if m.ThreadRatio[s] != 0 {
+			fmt.Fprintf(w, "  %s: 4-thread added CPU per call / 1-thread added CPU per call = %.2f\n", m.Sides[s], m.ThreadRatio[s])
+		}
+		if m.NullTestRatio[s] != 0 {
+			fmt.Fprintf(w, "  %s: the same for MPI_Test(MPI_REQUEST_NULL) (nulltest-4 / nulltest-1) = %.2f\n", m.Sides[s], m.NullTestRatio[s])
+		}
+		if m.DepthNs != nil {
+			fmt.Fprintf(w, "  %s: CPATH_CALLDEPTH=4 adds %.1f ns per call (%.1f ns CPU)\n", m.Sides[s], m.DepthNs[s], m.DepthCPUNs[s])
+		}
+		if m.NullDepthNs != nil {
+			fmt.Fprintf(w, "  %s: CPATH_CALLDEPTH=4 adds %.1f ns per MPI_Test(MPI_REQUEST_NULL) (%.1f ns CPU)\n", m.Sides[s], m.NullDepthNs[s], m.NullDepthCPUNs[s])
+		}
 	}
 	for _, d := range m.HaloDisk {
 		fmt.Fprintf(w, "  on disk, %s: %d bytes, %d calls, %.2f B/call (%.2f without headers)\n", d.Run, d.Bytes, d.TimedRecords,
 			d.BytesPerCall, d.RecordBytesPerCall)
 	}
 	fmt.Fprintln(w)
+}
+
+// depthCost is, per side, the median over repetitions of what case with
+// adds over case without, both measured against the base side.
+func depthCost(without, with *MicroCase, sides int) (wall, cpu []float64) {
+	if without == nil || with == nil {
+		return nil, nil
+	}
+	wall, cpu = make([]float64, sides), make([]float64, sides)
+	for s := 1; s < sides; s++ {
+		var d, dc []float64
+		for i := range with.NsPerCall[s] {
+			d = append(d, (with.NsPerCall[s][i]-with.NsPerCall[0][i])-(without.NsPerCall[s][i]-without.NsPerCall[0][i]))
+			dc = append(dc, (with.CPUNsPerCall[s][i]-with.CPUNsPerCall[0][i])-(without.CPUNsPerCall[s][i]-without.CPUNsPerCall[0][i]))
+		}
+		wall[s], cpu[s] = median(d), median(dc)
+	}
+	return wall, cpu
 }

@@ -15,6 +15,10 @@
  *   threads    MPI_Init_thread(MPI_THREAD_MULTIPLE); THREADS threads each
  *              make CALLS/THREADS self send/recv pairs on their own tag;
  *              reports wall ns per call (all threads' calls).
+ *   nulltest   as threads, but each thread makes CALLS/THREADS calls of
+ *              MPI_Test(MPI_REQUEST_NULL), which Open MPI answers without
+ *              a lock: what the threads share is the logger's, not the
+ *              MPI library's (each call is recorded: it completes at once).
  *
  * Every mode first makes CALLS/10 calls of the same kind untimed (warm-up),
  * then times the whole loop with CLOCK_MONOTONIC (wall) and with
@@ -92,9 +96,21 @@ struct targ {
 	int tag;
 };
 
+static int nulltest;
+
+static void null_tests(long n) {
+	MPI_Request r = MPI_REQUEST_NULL;
+	int flag;
+	for (long i = 0; i < n; i++)
+		MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+}
+
 static void *thread_main(void *p) {
 	struct targ *a = p;
-	self_pairs(a->pairs, a->tag);
+	if (nulltest)
+		null_tests(2 * a->pairs);
+	else
+		self_pairs(a->pairs, a->tag);
 	return NULL;
 }
 
@@ -112,7 +128,7 @@ static void threads(long pairs, int nt) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: micro self|latency|allreduce|threads CALLS [THREADS]\n");
+		fprintf(stderr, "usage: micro self|latency|allreduce|threads|nulltest CALLS [THREADS]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -120,7 +136,8 @@ int main(int argc, char **argv) {
 	int nt = argc > 3 ? atoi(argv[3]) : 4;
 	if (nt < 1 || nt > 64)
 		nt = 4;
-	if (!strcmp(mode, "threads")) {
+	nulltest = !strcmp(mode, "nulltest");
+	if (!strcmp(mode, "threads") || nulltest) {
 		int prov;
 		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
 		if (prov != MPI_THREAD_MULTIPLE) {
@@ -157,7 +174,7 @@ int main(int argc, char **argv) {
 		allreduce(calls);
 		t1 = now_ns();
 		c1 = cpu_ns();
-	} else if (!strcmp(mode, "threads")) {
+	} else if (!strcmp(mode, "threads") || nulltest) {
 		threads(calls / 20, nt);
 		c0 = cpu_ns();
 		t0 = now_ns();

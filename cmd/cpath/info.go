@@ -85,6 +85,11 @@ func writeInfo(out io.Writer, s *graph.LogSet) error {
 		}
 		p("eager:      %s\n", strings.Join(ls, ", "))
 	}
+	if s.CallDepth > 0 {
+		// CPATH_CALLDEPTH: the records carry return addresses above their
+		// call sites (trace.Record.Path).
+		p("call paths: up to %d frames per call, %s in the logs\n", s.CallDepth, plural(s.CallPaths, "distinct path"))
+	}
 	if s.StartUnixNs != 0 {
 		p("started:    %s\n", time.Unix(0, s.StartUnixNs).UTC().Format("2006-01-02 15:04:05 UTC"))
 	}

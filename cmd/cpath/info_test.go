@@ -88,6 +88,7 @@ type logSpec struct {
 	noClose bool  // no trailer: a killed rank
 	cut     int   // bytes cut off the end of the file
 	eager   int64 // btl_vader_eager_limit in the header; default 4096
+	depth   int   // CPATH_CALLDEPTH: calls alternate between two call paths
 }
 
 func writeLog(t *testing.T, dir string, s logSpec) string {
@@ -115,11 +116,20 @@ func writeLog(t *testing.T, dir string, s logSpec) string {
 		Clock: trace.Clock{Method: "allreduce+pingpong", AllreduceOffsetNs: int64(s.rank) * 1500,
 			Init: trace.SyncPoint{LocalNs: 1_000_000, OffsetNs: int64(s.rank) * 1000, ErrNs: 250}},
 		EagerLimits: []trace.ControlVar{{Name: "btl_vader_eager_limit", Value: s.eager}, {Name: "btl_self_eager_limit", Value: 1024}}}
+	h.CallDepth = s.depth
 	w, err := trace.NewWriter(&buf, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := haloRecords(s.rank, s.size)
+	if s.depth > 0 {
+		paths := []uint32{w.AddPath([]uint64{0x401000, 0x402000}[:s.depth]), w.AddPath([]uint64{0x401100, 0x402000}[:s.depth])}
+		for i := range recs {
+			if !recs[i].Op.IsSub() {
+				recs[i].Path = paths[i%2]
+			}
+		}
+	}
 	// Two frames, split after a Waitall's sub-records, so that a cut leaves
 	// the first intact.
 	half := 1 + 6*(testIters/2)
@@ -186,7 +196,16 @@ func TestInfo(t *testing.T) {
 				`(?m)^eager: +btl_vader_eager_limit=4096, btl_self_eager_limit=1024$`,
 				`(?m)^ +1 +\+1\.50 µs +\+1\.00 µs  250 ns +\+2\.00 µs  300 ns  \+1\.000 ppm$`,
 			},
-			notOut: []string{`incomplete`, `\(request done\)`},
+			notOut: []string{`incomplete`, `\(request done\)`, `call paths`},
+		},
+		{
+			name: "call paths",
+			setup: func(t *testing.T, dir string) {
+				for r := 0; r < 2; r++ {
+					writeLog(t, dir, logSpec{rank: r, size: 2, depth: 2})
+				}
+			},
+			out: []string{`(?m)^call paths: +up to 2 frames per call, 4 distinct paths in the logs$`},
 		},
 		{
 			name: "eager limits that differ between ranks",

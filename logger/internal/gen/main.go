@@ -371,7 +371,7 @@ func genC(w *bytes.Buffer, f fn) {
 	}
 	fmt.Fprintf(w, "int %s(%s) {\n", f.name, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "\tif (%s)\n\t\treturn P%s(%s);\n", skip(f), f.name, strings.Join(args, ", "))
-	w.WriteString("\tCP_ENTER();\n\tconst int OP = " + opName(f.name) + ";\n\tuint64_t cs = CP_CALLSITE();\n")
+	w.WriteString("\tCP_ENTER();\n\tCP_SETFP();\n\tconst int OP = " + opName(f.name) + ";\n\tuint64_t cs = CP_CALLSITE();\n")
 	for _, s := range pre {
 		w.WriteString("\t" + s + "\n")
 	}
@@ -490,10 +490,10 @@ func genFortran(w *bytes.Buffer, f fn) {
 	}
 	pm := "p" + lower + "_"
 	fmt.Fprintf(w, "extern void %s(%s) __attribute__((weak));\n", pm, strings.Join(decl, ", "))
-	fmt.Fprintf(w, "static void %s(%s, uint64_t cs) {\n", impl, strings.Join(decl, ", "))
+	fmt.Fprintf(w, "static void %s(%s, uint64_t cs, void *fp) {\n", impl, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "\tif (!%s) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", pm)
 	fmt.Fprintf(w, "\tif (%s) {\n\t\t%s(%s);\n\t\treturn;\n\t}\n", skip(f), pm, strings.Join(args, ", "))
-	w.WriteString("\tCP_ENTER();\n\tconst int OP = " + opName(f.name) + ";\n")
+	w.WriteString("\tCP_ENTER();\n\tcp_fp = fp;\n\tconst int OP = " + opName(f.name) + ";\n")
 	for _, s := range append(pre, arrays...) {
 		w.WriteString("\t" + s + "\n")
 	}
@@ -508,6 +508,7 @@ func genFortran(w *bytes.Buffer, f fn) {
 	w.WriteString(unused(f))
 	w.WriteString("\tCP_LEAVE();\n}\n")
 	for _, sym := range []string{lower + "_", lower + "__", lower, strings.ToUpper(f.name)} {
-		fmt.Fprintf(w, "void %s(%s) { %s(%s, CP_CALLSITE()); }\n", sym, strings.Join(decl, ", "), impl, strings.Join(args, ", "))
+		// The entry's frame starts the call path: no tail call may pop it.
+		fmt.Fprintf(w, "void %s(%s) { %s(%s, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }\n", sym, strings.Join(decl, ", "), impl, strings.Join(args, ", "))
 	}
 }
