@@ -21,33 +21,11 @@ func DistDAG(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		return nil, err
 	}
 	b0, calls0 := c.Stats()
-	var whole *Graph
-	if c.Size() == 1 {
-		whole = &Graph{N: g.N, InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight}
-	} else {
-		// InStart without its leading 0, so that the parts concatenate
-		// into the row ends of the whole graph once offset.
-		starts, err := c.Gatherv(mpix.Bytes(g.InStart[1:]))
-		if err != nil {
-			return nil, err
-		}
-		srcs, err := c.Gatherv(mpix.Bytes(g.InSrc))
-		if err != nil {
-			return nil, err
-		}
-		weights, err := c.Gatherv(mpix.Bytes(g.InWeight))
-		if err != nil {
-			return nil, err
-		}
-		if c.Rank() == 0 {
-			whole, err = concatShares(g.N, starts, srcs, weights)
-		}
-		if err = mpix.Agree(c, err); err != nil {
-			return nil, err
-		}
+	whole, err := Gather(c, g)
+	if err != nil {
+		return nil, err
 	}
 	var r *Result
-	var err error
 	if c.Rank() == 0 {
 		r, err = new(Solver).DAG(whole, g.Target)
 	}
@@ -70,6 +48,39 @@ func DistDAG(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 	res.Stats.BytesSent, res.Stats.Edges = x[4], x[5]
 	res.Stats.Rounds = calls1 - calls0
 	return res, nil
+}
+
+// Gather returns the whole graph on rank 0 (nil on the others): the
+// ranks' CSR shares, whose vertex ranges are contiguous, concatenated. With
+// one rank it is g's rows in place, without copying. It must be called on
+// every rank of c together; errors (shares that do not fit together) are
+// returned on every rank.
+func Gather(c mpix.Comm, g *DistGraph) (*Graph, error) {
+	if c.Size() == 1 {
+		return &Graph{N: g.N, InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight}, nil
+	}
+	// InStart without its leading 0, so that the parts concatenate
+	// into the row ends of the whole graph once offset.
+	starts, err := c.Gatherv(mpix.Bytes(g.InStart[1:]))
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := c.Gatherv(mpix.Bytes(g.InSrc))
+	if err != nil {
+		return nil, err
+	}
+	weights, err := c.Gatherv(mpix.Bytes(g.InWeight))
+	if err != nil {
+		return nil, err
+	}
+	var whole *Graph
+	if c.Rank() == 0 {
+		whole, err = concatShares(g.N, starts, srcs, weights)
+	}
+	if err = mpix.Agree(c, err); err != nil {
+		return nil, err
+	}
+	return whole, nil
 }
 
 // concatShares joins the gathered shares (row ends without the leading 0,

@@ -635,8 +635,7 @@ func (b *builder) collectives() error {
 			mixed++
 			continue
 		}
-		name := p.Comms[grp[0].Comm].Name
-		inter := len(name) > 0 && name[0] == 'I'
+		inter := p.Comms[grp[0].Comm].Inter
 		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
 			partial++
 			if len(grp) < 2 {
@@ -988,11 +987,13 @@ const (
 // an owned rank. MPI moves a message only inside MPI calls of both ranks,
 // so a standard send (any size: eager limits and buffer space decide, not a
 // size the analyzer could know) can be held until its receiver enters MPI.
-// The evidence is the timing: the send completed while the receiver was in
-// an MPI call that started after both the send and the receive were
-// posted, and within the message's transfer (as the receiver saw it) of
-// that call's start. It returns that call, or -1 when the send completed
-// before the receive was posted or the timing shows no hold.
+// The evidence is the timing: the receiver's last MPI call that started
+// before the send completed started after both the send and the receive
+// were posted, and the send completed within the message's transfer (as
+// the receiver saw it) of that call's start. The call need not still run
+// when the send completes: a sender descheduled when the receiver let it
+// go sees its completion late. It returns that call, or -1 when the send
+// completed before the receive was posted or the timing shows no hold.
 func (b *builder) heldBy(s, r *wireEnd) int32 {
 	p, lg := b.p, b.lg
 	post := r.Post - p.CallLo
@@ -1000,8 +1001,8 @@ func (b *builder) heldBy(s, r *wireEnd) int32 {
 	if sendEnd < p.Start[post] {
 		return -1
 	}
-	// The receiver's call on the receive's thread that was running when the
-	// send completed: the last from the post on that started by then.
+	// The receiver's last call on the receive's thread, from the post on,
+	// that started by the send's completion.
 	i := p.Rank(r.Post) - p.RankLo
 	hi := lg.rankStart[i+1]
 	x := int32(-1)
@@ -1024,9 +1025,9 @@ func (b *builder) heldBy(s, r *wireEnd) int32 {
 		return -1
 	}
 	sx := p.Start[x]
-	if sx < s.Start || p.End[x] < sendEnd-progressSlack {
-		// In MPI since before the send was posted, or not in MPI when it
-		// completed: the send was not waiting for the receiver to enter.
+	if sx < s.Start {
+		// The receiver did not enter MPI after the send was posted: it was
+		// in MPI all along, or computing when the send completed.
 		return -1
 	}
 	done := r.Done - p.CallLo

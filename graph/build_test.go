@@ -414,16 +414,31 @@ func loadBuild(t *testing.T, dir string) (*graph.Run, *graph.PAG) {
 // message arrives waits from the first poll: the Late Sender wait covers
 // the polls, and the critical path runs through the sender, not through
 // the polls as MPI time.
-func TestPollingIsWaiting(t *testing.T) {
+// call is a record of a call without communicator or peer, for logs
+// written by hand.
+func call(op trace.Op, start, end int64) trace.Record {
 	none := trace.PeerNone
-	call := func(op trace.Op, start, end int64) trace.Record {
-		return trace.Record{Op: op, Start: start, End: end, Comm: trace.CommNone, Peer: none, Root: none, CallSite: 0x1000}
+	return trace.Record{Op: op, Start: start, End: end, Comm: trace.CommNone, Peer: none, Root: none, CallSite: 0x1000}
+}
+
+// barrier is the record of the run's first MPI_Barrier on MPI_COMM_WORLD.
+func barrier(start, end int64) trace.Record {
+	r := call(trace.OpBarrier, start, end)
+	r.Comm, r.Seq = trace.CommWorld, 1
+	return r
+}
+
+// waitOf is call c's wait, nil if it did not wait.
+func waitOf(g *graph.PAG, c int32) *graph.Wait {
+	for i := range g.Waits {
+		if g.Waits[i].Call == c {
+			return &g.Waits[i]
+		}
 	}
-	barrier := func(start, end int64) trace.Record {
-		r := call(trace.OpBarrier, start, end)
-		r.Comm, r.Seq = trace.CommWorld, 1
-		return r
-	}
+	return nil
+}
+
+func TestPollingIsWaiting(t *testing.T) {
 	send := call(trace.OpSend, 1000, 1010)
 	send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 8
 	irecv := call(trace.OpIrecv, 100, 105)
@@ -444,12 +459,7 @@ func TestPollingIsWaiting(t *testing.T) {
 	g := mustBuild(t, dir)
 	checkEdges(t, g)
 	testCall := g.RankStart[1] + 3
-	var w *graph.Wait
-	for i := range g.Waits {
-		if g.Waits[i].Call == testCall {
-			w = &g.Waits[i]
-		}
-	}
+	w := waitOf(g, testCall)
 	if w == nil || w.Kind != graph.LateSender || w.Ns != 800 {
 		t.Fatalf("the completing MPI_Test's wait: %+v, want Late Sender of 800 ns (from the first poll at 200 to the send at 1000)", w)
 	}

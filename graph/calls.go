@@ -14,9 +14,16 @@ type Calls struct {
 	Start    []int64
 	End      []int64
 	CallSite []uint64
-	Comm     []int32 // index in the run's communicator table, -1 for none
-	Bytes    []uint64
+	Comm     []int32  // index in the run's communicator table, -1 for none
+	Bytes    []uint64 // bytes moved; for MPI_Pcontrol, its level (PcontrolLevel)
 }
+
+// PcontrolBytes is how Calls.Bytes holds an MPI_Pcontrol's level: the call
+// moves no data, and its level marks a phase of the run.
+func PcontrolBytes(level int32) uint64 { return uint64(uint32(level)) }
+
+// PcontrolLevel is the level of an MPI_Pcontrol call from its Calls.Bytes.
+func PcontrolLevel(bytes uint64) int32 { return int32(uint32(bytes)) }
 
 func makeCalls(n int) Calls {
 	return Calls{Op: make([]trace.Op, n), Thread: make([]uint16, n), Start: make([]int64, n), End: make([]int64, n),

@@ -27,7 +27,7 @@ func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
 			if !ok {
 				id = int32(len(comms))
 				byName[c.Name] = id
-				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members})
+				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members, Inter: len(c.Remote) > 0})
 			}
 			gids[r][i] = id
 		}
@@ -88,7 +88,7 @@ func (b *builder) waits() error {
 		if i := best[c]; i >= 0 {
 			d := &b.deps[i]
 			from := b.waitFrom(c)
-			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, Kind: d.kind, Rule: d.rule, Comm: lg.Comm[c]}
+			w := Wait{Call: c + p.CallLo, Cause: d.cause, Ns: min(b.causeStart(d), en) - from, From: from, Kind: d.kind, Rule: d.rule, Comm: lg.Comm[c]}
 			if w.Comm < 0 {
 				w.Comm = d.comm
 			}

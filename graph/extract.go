@@ -234,6 +234,9 @@ func (x *extractor) add(rec *trace.Record) {
 	}
 	x.site[c] = rec.CallSite
 	x.bytes[c] = rec.Bytes
+	if rec.Op == trace.OpPcontrol {
+		x.bytes[c] = PcontrolBytes(rec.Tag) // a phase mark: its level (see Calls.Bytes)
+	}
 	if rec.Unproductive() {
 		x.unproductive.setAtomic(int(x.base + c)) // ranks are read in parallel
 	}

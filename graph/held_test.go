@@ -12,7 +12,7 @@ import (
 // MPI after both were posted (the progress rule). Rank 0 sends at 1 µs;
 // rank 1 posted its receive at 0.1 µs and enters MPI_Wait at 50 µs.
 func TestHeldSend(t *testing.T) {
-	const us = 1000
+	const us, ms = 1000, 1000_000
 	for _, tc := range []struct {
 		name               string
 		op                 trace.Op
@@ -24,6 +24,8 @@ func TestHeldSend(t *testing.T) {
 	}{
 		{"held until the receiver's Wait", trace.OpSend, 50*us + 20, 100, 50 * us, 50*us + 30, graph.RuleProgress, 49 * us},
 		{"a descheduled sender was still held", trace.OpSend, 54 * us, 100, 50 * us, 50*us + 30, graph.RuleProgress, 49 * us},
+		{"a sender descheduled for a scheduler tick after the receiver's Wait returned was still held",
+			trace.OpSend, 54 * ms, 100, 50 * ms, 50*ms + 30*us, graph.RuleProgress, 50*ms - 1*us},
 		{"completed long after the receiver entered", trace.OpSend, 200 * us, 100, 50 * us, 50*us + 30, graph.RuleNone, 0},
 		{"eager: completed while the receiver computed", trace.OpSend, 1*us + 10, 100, 50 * us, 50*us + 30, graph.RuleNone, 0},
 		{"completed before the receive was posted", trace.OpSend, 1*us + 500, 2 * us, 50 * us, 50*us + 30, graph.RuleNone, 0},
@@ -33,15 +35,6 @@ func TestHeldSend(t *testing.T) {
 		{"synchronous, receive posted late", trace.OpSsend, 50*us + 20, 50 * us, 60 * us, 60*us + 30, graph.RuleSynchronous, 49 * us},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			none := trace.PeerNone
-			call := func(op trace.Op, start, end int64) trace.Record {
-				return trace.Record{Op: op, Start: start, End: end, Comm: trace.CommNone, Peer: none, Root: none, CallSite: 0x1000}
-			}
-			barrier := func(start, end int64) trace.Record {
-				r := call(trace.OpBarrier, start, end)
-				r.Comm, r.Seq = trace.CommWorld, 1
-				return r
-			}
 			send := call(tc.op, 1*us, tc.sendEnd)
 			send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 4000
 			irecv := call(trace.OpIrecv, tc.irecvStart, tc.irecvStart+5)
@@ -49,20 +42,14 @@ func TestHeldSend(t *testing.T) {
 			wait := call(trace.OpWait, tc.waitStart, tc.waitEnd)
 			done := trace.Record{Op: trace.OpReqDone, Req: 1, Peer: 0, Bytes: 4000}
 			recs := [][]trace.Record{
-				{call(trace.OpInit, 0, 10), send, barrier(1000*us, 1000*us+10)},
-				{call(trace.OpInit, 0, 10), irecv, wait, done, barrier(999*us, 1000*us+10)},
+				{call(trace.OpInit, 0, 10), send, barrier(200*ms, 200*ms+10)},
+				{call(trace.OpInit, 0, 10), irecv, wait, done, barrier(199*ms, 200*ms+10)},
 			}
 			dir := t.TempDir()
 			writeLogs(t, dir, recs)
 			g := mustBuild(t, dir)
 			checkEdges(t, g)
-			sendCall := g.RankStart[0] + 1
-			var w *graph.Wait
-			for i := range g.Waits {
-				if g.Waits[i].Call == sendCall {
-					w = &g.Waits[i]
-				}
-			}
+			w := waitOf(g, g.RankStart[0]+1)
 			switch {
 			case tc.want == graph.RuleNone && w != nil:
 				t.Fatalf("the send waited: %+v, want no wait", *w)

@@ -103,7 +103,8 @@ func (r WaitRule) String() string { return ruleNames[r] }
 type Wait struct {
 	Call       int32 // the call that waited
 	Cause      int32 // the call on another rank it waited for
-	Ns         int64 // how long: from the call's start to the cause's start (at most to the call's end)
+	Ns         int64 // how long: from From to the cause's start (at most to the call's end)
+	From       int64 // when the waiting began: the call's start, or the start of the unproductive polls that led to it
 	Kind       WaitKind
 	Rule       WaitRule // of a Late Receiver
 	WrongOrder bool     // Late Sender while a message sent earlier to this rank was received later
@@ -126,6 +127,9 @@ type Collective struct {
 type CommInfo struct {
 	Name    string
 	Members []int32 // world ranks in local rank order (one side's view for intercommunicators)
+	// Inter says it is an intercommunicator (its log entry has a remote
+	// group): whatever made it, Intercomm_create, a spawn, or a dup of one.
+	Inter bool
 }
 
 // PAG is one analyzer rank's part of the run's program activity graph:

@@ -26,6 +26,26 @@ func collKind(op trace.Op) (kind WaitKind, flow byte) {
 	return WaitAtNxN, 'N'
 }
 
+// Synchronising reports whether every member of a collective op needs
+// every other one to complete (Barrier, Allreduce, Allgather(v),
+// Alltoall(v,w), Reduce_scatter(_block), their non-blocking forms and the
+// communicator constructors): the operations the barrier formulas of the
+// paper's §5.2 describe. Rooted ones (Bcast, Scatter(v), Reduce,
+// Gather(v)) and prefix ones (Scan, Exscan) are not: a member waits only
+// for the root or for the members before it.
+func Synchronising(op trace.Op) bool {
+	_, flow := collKind(op)
+	return op.IsCollective() && flow == 'N'
+}
+
+// ReducesToRoot reports whether a rooted collective op sends every
+// member's data to the root (Reduce, Gather(v)), rather than the root's to
+// every member (Bcast, Scatter(v)).
+func ReducesToRoot(op trace.Op) bool {
+	_, flow := collKind(op)
+	return flow == 'R'
+}
+
 // collDep says that member `member` of a collective instance could not
 // complete before member `cause` started (indices among its members).
 type collDep struct {

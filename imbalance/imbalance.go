@@ -2,6 +2,17 @@
 // per-call, per-process and program imbalance (§5.2) over collective
 // instances, and Scalasca's wait states from the waits the PAG records,
 // by rank, operation and communicator.
+//
+// The paper's imbalance, waiting ÷ execution, is unbounded (an instance
+// where no member overlapped all others has no execution and shows 0), and
+// its barrier formulas charge every member of a rooted operation with
+// waiting for the last one to arrive, which a Bcast's root never does.
+// Alongside it, each instance and process gets a bounded share,
+// waiting ÷ (waiting + execution) in [0, 1], whose waiting follows the
+// operation's data flow: the barrier formulas for the operations where
+// everyone needs everyone (graph.Synchronising), the wait for the root
+// (Bcast, Scatter), of the root for the last member (Reduce, Gather), or
+// for the members before (Scan, Exscan) otherwise.
 package imbalance
 
 import (
@@ -18,6 +29,17 @@ type Instance struct {
 	Execution  int64 // t_end_min - t_start_max, 0 when no member overlapped all others
 	Imbalance  float64
 	LastRank   int // the member that started last
+
+	// The bounded share: Waiting ÷ (Waiting + Executing), 1 when only
+	// waiting. Synchronising instances: Waiting = WaitBefore + WaitAfter,
+	// Executing = Execution × members (each member's time in the
+	// collective, less its waits). Others: Waiting is Σ each member's wait
+	// for its data-flow causes (at most its time in the call), Executing
+	// the rest of the members' time in the call.
+	Synchronising bool
+	Waiting       int64
+	Executing     int64
+	Bounded       float64
 }
 
 // Process is a rank's row of the paper's per-process table.
@@ -31,6 +53,22 @@ type Process struct {
 	Calls     int
 	Nodes     int
 	Edges     int
+
+	// The bounded share: BoundedWaitNs ÷ (BoundedWaitNs + BoundedExecNs),
+	// over the rank's collective instances as Instance counts them, plus
+	// its computation (ComputeNs) as execution.
+	BoundedWaitNs int64
+	BoundedExecNs int64
+	Bounded       float64
+}
+
+// Bounded is waiting ÷ (waiting + execution): 0 with neither, 1 with only
+// waiting.
+func Bounded(waiting, execution int64) float64 {
+	if waiting <= 0 {
+		return 0
+	}
+	return float64(waiting) / float64(waiting+max(0, execution))
 }
 
 // Waits are wait-state times in ns, indexed by graph.WaitKind, with
@@ -63,13 +101,31 @@ func Analyze(p *graph.PAG) *Result {
 		res.addCalls(r, p.RankStart[r]-p.CallLo, p.RankStart[r+1]-p.CallLo, p.Start, p.End, p.InStart, p.InWeight, p.InKind)
 	}
 	var rk []int
+	var order []int32
+	pos := map[int32][]int32{} // by communicator: each world rank's local rank, for Scan and Exscan
 	for k := range p.Colls {
 		c := &p.Colls[k]
 		rk = rk[:0]
 		for m := c.First; m < c.First+c.N; m++ {
 			rk = append(rk, p.Rank(p.CollPost[m]))
 		}
-		res.addInstance(int32(k), p.PostStart[c.First:c.First+c.N], p.DoneEnd[c.First:c.First+c.N], rk)
+		order = order[:0]
+		if c.Op == trace.OpScan || c.Op == trace.OpIscan || c.Op == trace.OpExscan || c.Op == trace.OpIexscan {
+			lr := pos[c.Comm]
+			if lr == nil {
+				lr = make([]int32, p.Ranks)
+				for i, w := range p.Comms[c.Comm].Members {
+					if int(w) < len(lr) {
+						lr[w] = int32(i)
+					}
+				}
+				pos[c.Comm] = lr
+			}
+			for _, r := range rk {
+				order = append(order, lr[r])
+			}
+		}
+		res.addInstance(int32(k), member{c.Op, c.Root, p.PostStart[c.First : c.First+c.N], p.DoneEnd[c.First : c.First+c.N], rk, order})
 	}
 	res.addWaits(p.Waits, p.Op, p.CallLo, p.RankStart)
 	return res
@@ -90,6 +146,8 @@ func Merge(shares []*Result, offsets []int32) *Result {
 			a.Calls += b.Calls
 			a.Nodes += b.Nodes
 			a.Edges += b.Edges
+			a.BoundedWaitNs += b.BoundedWaitNs
+			a.BoundedExecNs += b.BoundedExecNs
 			res.ByRank[r].add(&s.ByRank[r])
 		}
 		for _, in := range s.Instances {
@@ -158,9 +216,23 @@ func (res *Result) addCalls(r int, lo, hi int32, start, end []int64, inStart []i
 	}
 }
 
-// addInstance adds collective instance k from its members' post starts,
-// completion ends and ranks.
-func (res *Result) addInstance(k int32, postStart, doneEnd []int64, rank []int) {
+// member is what addInstance takes of a collective instance: its
+// operation and root (world rank, -1 for none), and by member its post
+// call's start, completing call's end, world rank and, for Scan and
+// Exscan, its rank in the communicator (empty otherwise).
+type member struct {
+	op        trace.Op
+	root      int32
+	postStart []int64
+	doneEnd   []int64
+	rank      []int
+	local     []int32
+}
+
+// addInstance adds collective instance k: the paper's figures, by the
+// barrier formulas, and the bounded share, by the operation's data flow.
+func (res *Result) addInstance(k int32, m member) {
+	postStart, doneEnd, rank := m.postStart, m.doneEnd, m.rank
 	startMax, endMin := int64(-1<<62), int64(1<<62)
 	last := 0
 	for i := range postStart {
@@ -169,7 +241,7 @@ func (res *Result) addInstance(k int32, postStart, doneEnd []int64, rank []int) 
 		}
 		endMin = min(endMin, doneEnd[i])
 	}
-	in := Instance{Coll: k, Execution: max(0, endMin-startMax), LastRank: rank[last]}
+	in := Instance{Coll: k, Execution: max(0, endMin-startMax), LastRank: rank[last], Synchronising: graph.Synchronising(m.op)}
 	for i := range postStart {
 		wb := startMax - postStart[i]
 		wa := max(0, doneEnd[i]-endMin)
@@ -178,11 +250,55 @@ func (res *Result) addInstance(k int32, postStart, doneEnd []int64, rank []int) 
 		p := &res.Processes[rank[i]]
 		p.WaitNs += wb + wa
 		p.ExecNs += in.Execution
+		if in.Synchronising {
+			p.BoundedWaitNs += wb + wa
+			p.BoundedExecNs += in.Execution
+			continue
+		}
+		w := flowWait(&m, i)
+		in.Waiting += w
+		in.Executing += doneEnd[i] - postStart[i] - w
+		p.BoundedWaitNs += w
+		p.BoundedExecNs += doneEnd[i] - postStart[i] - w
 	}
 	if in.Execution > 0 {
 		in.Imbalance = float64(in.WaitBefore+in.WaitAfter) / float64(in.Execution)
 	}
+	if in.Synchronising {
+		in.Waiting = in.WaitBefore + in.WaitAfter
+		in.Executing = in.Execution * int64(len(postStart))
+	}
+	in.Bounded = Bounded(in.Waiting, in.Executing)
 	res.Instances = append(res.Instances, in)
+}
+
+// flowWait is how long member i of a non-synchronising instance waited
+// for its data-flow causes: from its start to the latest start among them,
+// at most its time in the call. A Bcast's or Scatter's members wait for the
+// root, a Reduce's or Gather's root for the last member, a Scan's member
+// for those up to it, an Exscan's for those before it.
+func flowWait(m *member, i int) int64 {
+	latest := int64(-1 << 62)
+	switch m.op {
+	case trace.OpScan, trace.OpIscan, trace.OpExscan, trace.OpIexscan:
+		excl := m.op == trace.OpExscan || m.op == trace.OpIexscan
+		for j := range m.postStart {
+			if m.local[j] < m.local[i] || (!excl && j == i) {
+				latest = max(latest, m.postStart[j])
+			}
+		}
+	default:
+		rooted := m.root >= 0
+		isRoot := rooted && int32(m.rank[i]) == m.root
+		toRoot := graph.ReducesToRoot(m.op)
+		for j := range m.postStart {
+			jRoot := rooted && int32(m.rank[j]) == m.root
+			if (toRoot && isRoot && !jRoot) || (!toRoot && !isRoot && jRoot) {
+				latest = max(latest, m.postStart[j])
+			}
+		}
+	}
+	return min(max(0, latest-m.postStart[i]), max(0, m.doneEnd[i]-m.postStart[i]))
 }
 
 // finish computes the ratios and the totals row.
@@ -194,6 +310,7 @@ func (res *Result) finish() {
 		if d := p.ExecNs + p.ComputeNs; d > 0 {
 			p.Imbalance = float64(p.WaitNs) / float64(d)
 		}
+		p.Bounded = Bounded(p.BoundedWaitNs, p.BoundedExecNs+p.ComputeNs)
 		tot.ProgramNs = max(tot.ProgramNs, p.ProgramNs)
 		tot.ComputeNs += p.ComputeNs
 		tot.ExecNs += p.ExecNs
@@ -201,10 +318,13 @@ func (res *Result) finish() {
 		tot.Calls += p.Calls
 		tot.Nodes += p.Nodes
 		tot.Edges += p.Edges
+		tot.BoundedWaitNs += p.BoundedWaitNs
+		tot.BoundedExecNs += p.BoundedExecNs
 	}
 	if d := tot.ExecNs + tot.ComputeNs; d > 0 {
 		tot.Imbalance = float64(tot.WaitNs) / float64(d)
 	}
+	tot.Bounded = Bounded(tot.BoundedWaitNs, tot.BoundedExecNs+tot.ComputeNs)
 }
 
 // addWaits adds the wait states of waits, whose calls are at op[call-base],

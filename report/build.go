@@ -8,6 +8,7 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
+	"github.com/cpath/cpath/replay"
 	"github.com/cpath/cpath/trace"
 	"github.com/cpath/cpath/traffic"
 )
@@ -44,7 +45,16 @@ type Input struct {
 	// instead of Path: stretches of computation before a call ('c') and
 	// MPI calls ('m'), in time order.
 	Heuristic []HeuristicSegment
+	// Replay is the POP factors and what-if predictions (nil: none).
+	Replay *replay.Result
+	// Window, if set, restricts the critical path's segments and profiles
+	// to a stretch of the run.
+	Window *Window
 }
+
+// Callsite names call site pc of rank as the report's segments do:
+// symbolised, else its offset in hexadecimal.
+func (in *Input) Callsite(rank int, pc uint64) string { return callsite(in, rank, pc) }
 
 // HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
 type HeuristicSegment struct {
@@ -65,6 +75,9 @@ func Build(in *Input) *Report {
 		r.Run.Skipped = []string{}
 	}
 	r.CriticalPath = criticalPath(in)
+	if in.Window != nil {
+		windowPath(&r.CriticalPath, *in.Window)
+	}
 	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
 	if in.Agreement >= 0 && in.Analyzer != nil && in.Analyzer.ExactAlgo != "" {
 		a := in.Agreement
@@ -80,37 +93,68 @@ func Build(in *Input) *Report {
 		}
 		r.Processes = append(r.Processes, Process{Rank: p.Rank, ProgramTimeNs: p.ProgramNs, GraphTimeNs: gt,
 			TotalTimeNs: p.ProgramNs + gt, TotalExecutionNs: p.ExecNs + p.ComputeNs, TotalWaitNs: p.WaitNs,
-			Imbalance: p.Imbalance, NumCalls: p.Calls, NumNodes: p.Nodes, NumEdges: p.Edges})
+			Imbalance: p.Imbalance, NumCalls: p.Calls, NumNodes: p.Nodes, NumEdges: p.Edges, BoundedImbalance: p.Bounded})
 	}
 	t := im.Program
 	r.Totals = Totals{ProgramTimeNs: t.ProgramNs, GraphTimeNs: total, TotalTimeNs: t.ProgramNs + total,
 		TotalExecutionNs: t.ExecNs + t.ComputeNs, TotalWaitNs: t.WaitNs, Imbalance: t.Imbalance,
-		NumCalls: t.Calls, NumNodes: t.Nodes, NumEdges: t.Edges}
+		NumCalls: t.Calls, NumNodes: t.Nodes, NumEdges: t.Edges, BoundedImbalance: t.Bounded}
 	r.Calls = make([]Collective, 0, len(im.Instances))
 	for _, x := range im.Instances {
 		c := &g.Colls[x.Coll]
 		r.Calls = append(r.Calls, Collective{Op: c.Op.String(), Comm: g.Comms[c.Comm].Name, Seq: int(c.Seq),
 			Members: int(c.N), WaitBeforeNs: x.WaitBefore, WaitAfterNs: x.WaitAfter, ExecutionNs: x.Execution,
-			Imbalance: x.Imbalance, LastRank: x.LastRank})
+			Imbalance: x.Imbalance, LastRank: x.LastRank, Synchronising: x.Synchronising, BoundedImbalance: x.Bounded})
 	}
 	r.Waitstates = waitstates(g, im)
+	if in.Replay != nil {
+		r.POP, r.WhatIf = replayed(in.Replay)
+	}
 	addTraffic(r, g, in.Traffic)
 	return r
 }
 
+// replayed is the replay's answers as the report gives them.
+func replayed(x *replay.Result) (*POP, []WhatIf) {
+	factors := func(f *replay.Factors) POPFactors {
+		return POPFactors{LoadBalance: f.LoadBalance, CommunicationEfficiency: f.CommunicationEfficiency,
+			SerialisationEfficiency: f.SerialisationEfficiency, TransferEfficiency: f.TransferEfficiency,
+			ParallelEfficiency: f.ParallelEfficiency, WindowNs: [2]int64{f.From, f.To}, RuntimeNs: f.RuntimeNs,
+			IdealRuntimeNs: f.IdealRuntimeNs, UsefulNs: f.UsefulNs, AvgUsefulNs: f.AvgUsefulNs, MaxUsefulNs: f.MaxUsefulNs}
+	}
+	pop := &POP{POPFactors: factors(&x.POP.Factors), Phases: []POPPhase{}}
+	for i := range x.POP.Phases {
+		ph := &x.POP.Phases[i]
+		pop.Phases = append(pop.Phases, POPPhase{Phase: ph.Index, Level: ph.Level, POPFactors: factors(&ph.Factors)})
+	}
+	ws := []WhatIf{}
+	for _, w := range x.WhatIf {
+		wi := WhatIf{Scenario: w.Scenario, Description: w.Description, RuntimeNs: w.RuntimeNs, GainNs: w.GainNs,
+			Default: w.Default, Fix: w.Fix, OnPathNs: w.OnPathNs, PathRanks: []RankNs{}, PathOps: []OpNs{}}
+		if x.BaselineNs > 0 {
+			wi.Gain = float64(w.GainNs) / float64(x.BaselineNs)
+		}
+		for _, r := range w.Ranks {
+			wi.PathRanks = append(wi.PathRanks, RankNs{r.Rank, r.Ns})
+		}
+		for _, o := range w.Ops {
+			wi.PathOps = append(wi.PathOps, OpNs{o.Op, o.Ns})
+		}
+		ws = append(ws, wi)
+	}
+	return pop, ws
+}
+
 func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
-	return WaitBreakdown{Key: key, LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
+	return WaitBreakdown{Key: key, WaitTimes: WaitTimes{LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
 		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
 		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
-		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}
+		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce]}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 	t := breakdown("", &im.Waits)
-	ws := Waitstates{LateSenderNs: t.LateSenderNs, LateReceiverNs: t.LateReceiverNs, WrongOrderNs: t.WrongOrderNs,
-		LateReceiverSynchronousNs: t.LateReceiverSynchronousNs, LateReceiverProgressNs: t.LateReceiverProgressNs,
-		WaitAtBarrierNs: t.WaitAtBarrierNs, WaitAtNxNNs: t.WaitAtNxNNs, LateBroadcastNs: t.LateBroadcastNs,
-		EarlyReduceNs: t.EarlyReduceNs, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
+	ws := Waitstates{WaitTimes: t.WaitTimes, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
 	for rank := range im.ByRank {
 		ws.ByRank = append(ws.ByRank, breakdown(strconv.Itoa(rank), &im.ByRank[rank]))
 	}
@@ -196,6 +240,10 @@ func criticalPath(in *Input) CriticalPath {
 		op := pc[h.Call].Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
 		name(&seg, pc[h.Call].CallSite)
+		seg.Vertex = 2 * h.Call
+		if h.Kind != 'c' {
+			seg.Vertex++ // E(Call)
+		}
 		ns := h.End - h.Start
 		if h.Kind == 'c' {
 			seg.Kind = "compute"
@@ -235,7 +283,7 @@ func criticalPath(in *Input) CriticalPath {
 		rv := rankOf(v.call)
 		op := pc[v.call].Op
 		tu, tv := time(u), time(v)
-		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0}
+		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
 		name(&seg, pc[v.call].CallSite)
 		ns := tv - tu
 		switch {
@@ -272,7 +320,16 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		cp.ByOp = append(cp.ByOp, s)
 	}
-	slices.SortFunc(cp.ByOp, func(a, b OpShare) int {
+	sortByOp(cp.ByOp)
+	if cp.ByOp == nil {
+		cp.ByOp = []OpShare{}
+	}
+	return cp
+}
+
+// sortByOp orders by_op by time, longest first, then by name.
+func sortByOp(ops []OpShare) {
+	slices.SortFunc(ops, func(a, b OpShare) int {
 		if a.Ns != b.Ns {
 			if a.Ns > b.Ns {
 				return -1
@@ -284,10 +341,6 @@ func criticalPath(in *Input) CriticalPath {
 		}
 		return 1
 	})
-	if cp.ByOp == nil {
-		cp.ByOp = []OpShare{}
-	}
-	return cp
 }
 
 func callsite(in *Input, rank int, pc uint64) string {

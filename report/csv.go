@@ -32,26 +32,27 @@ var csvTables = []csvTable{
 			row(o.Op, i64(o.Ns), itoa(o.Count), f64(o.Share))
 		}
 	}},
-	{"segments", []string{"rank", "kind", "op", "start_ns", "end_ns", "callsite"}, func(r *Report, row func(...string)) {
+	{"segments", []string{"rank", "kind", "op", "start_ns", "end_ns", "callsite", "function"}, func(r *Report, row func(...string)) {
 		for _, s := range r.CriticalPath.Segments {
-			row(itoa(s.Rank), s.Kind, s.Op, i64(s.StartNs), i64(s.EndNs), s.Callsite)
+			row(itoa(s.Rank), s.Kind, s.Op, i64(s.StartNs), i64(s.EndNs), s.Callsite, s.Function)
 		}
 	}},
 	{"processes", []string{"rank", "program_time_ns", "graph_time_ns", "total_time_ns", "total_execution_time_ns",
-		"total_wait_time_ns", "imbalance", "num_calls", "num_nodes", "num_edges"}, func(r *Report, row func(...string)) {
+		"total_wait_time_ns", "imbalance", "bounded_imbalance", "num_calls", "num_nodes", "num_edges"}, func(r *Report, row func(...string)) {
 		for _, p := range r.Processes {
 			row(itoa(p.Rank), i64(p.ProgramTimeNs), i64(p.GraphTimeNs), i64(p.TotalTimeNs), i64(p.TotalExecutionNs),
-				i64(p.TotalWaitNs), f64(p.Imbalance), itoa(p.NumCalls), itoa(p.NumNodes), itoa(p.NumEdges))
+				i64(p.TotalWaitNs), f64(p.Imbalance), f64(p.BoundedImbalance), itoa(p.NumCalls), itoa(p.NumNodes), itoa(p.NumEdges))
 		}
 		t := r.Totals
 		row("total", i64(t.ProgramTimeNs), i64(t.GraphTimeNs), i64(t.TotalTimeNs), i64(t.TotalExecutionNs),
-			i64(t.TotalWaitNs), f64(t.Imbalance), itoa(t.NumCalls), itoa(t.NumNodes), itoa(t.NumEdges))
+			i64(t.TotalWaitNs), f64(t.Imbalance), f64(t.BoundedImbalance), itoa(t.NumCalls), itoa(t.NumNodes), itoa(t.NumEdges))
 	}},
-	{"calls", []string{"op", "comm", "seq", "members", "wait_before_ns", "wait_after_ns", "execution_ns", "imbalance", "last_rank"},
+	{"calls", []string{"op", "comm", "seq", "members", "wait_before_ns", "wait_after_ns", "execution_ns", "imbalance",
+		"synchronising", "bounded_imbalance", "last_rank"},
 		func(r *Report, row func(...string)) {
 			for _, c := range r.Calls {
 				row(c.Op, c.Comm, itoa(c.Seq), itoa(c.Members), i64(c.WaitBeforeNs), i64(c.WaitAfterNs), i64(c.ExecutionNs),
-					f64(c.Imbalance), itoa(c.LastRank))
+					f64(c.Imbalance), strconv.FormatBool(c.Synchronising), f64(c.BoundedImbalance), itoa(c.LastRank))
 			}
 		}},
 	waitTable("waitstates_by_rank", "rank", func(r *Report) []WaitBreakdown { return r.Waitstates.ByRank }),
@@ -82,15 +83,40 @@ var csvTables = []csvTable{
 			row("collective", u64(b.Lo), u64(b.Hi), i64(b.Count))
 		}
 	}},
+	// The POP factors: the whole run ("run"), then each phase by index.
+	{"pop", []string{"phase", "level", "load_balance", "communication_efficiency", "serialisation_efficiency",
+		"transfer_efficiency", "parallel_efficiency", "from_ns", "to_ns", "ideal_runtime_ns"}, func(r *Report, row func(...string)) {
+		if r.POP == nil {
+			return
+		}
+		f := func(phase, level string, x *POPFactors) {
+			row(phase, level, f64(x.LoadBalance), f64(x.CommunicationEfficiency), f64(x.SerialisationEfficiency),
+				f64(x.TransferEfficiency), f64(x.ParallelEfficiency), i64(x.WindowNs[0]), i64(x.WindowNs[1]), i64(x.IdealRuntimeNs))
+		}
+		f("run", "", &r.POP.POPFactors)
+		for i := range r.POP.Phases {
+			ph := &r.POP.Phases[i]
+			level := ""
+			if ph.Level != nil {
+				level = i64(int64(*ph.Level))
+			}
+			f(itoa(ph.Phase), level, &ph.POPFactors)
+		}
+	}},
+	{"what_if", []string{"scenario", "description", "runtime_ns", "gain_ns", "gain", "default"}, func(r *Report, row func(...string)) {
+		for _, w := range r.WhatIf {
+			row(w.Scenario, w.Description, i64(w.RuntimeNs), i64(w.GainNs), f64(w.Gain), strconv.FormatBool(w.Default))
+		}
+	}},
 }
 
 // waitTable is a wait-state breakdown as a table keyed by key.
 func waitTable(name, key string, rows func(r *Report) []WaitBreakdown) csvTable {
-	return csvTable{name, []string{key, "late_sender_ns", "late_receiver_ns", "wrong_order_ns", "wait_at_barrier_ns",
-		"wait_at_nxn_ns", "late_broadcast_ns", "early_reduce_ns"}, func(r *Report, row func(...string)) {
+	return csvTable{name, []string{key, "late_sender_ns", "late_receiver_ns", "wrong_order_ns", "late_receiver_synchronous_ns",
+		"late_receiver_progress_ns", "wait_at_barrier_ns", "wait_at_nxn_ns", "late_broadcast_ns", "early_reduce_ns"}, func(r *Report, row func(...string)) {
 		for _, b := range rows(r) {
-			row(b.Key, i64(b.LateSenderNs), i64(b.LateReceiverNs), i64(b.WrongOrderNs), i64(b.WaitAtBarrierNs),
-				i64(b.WaitAtNxNNs), i64(b.LateBroadcastNs), i64(b.EarlyReduceNs))
+			row(b.Key, i64(b.LateSenderNs), i64(b.LateReceiverNs), i64(b.WrongOrderNs), i64(b.LateReceiverSynchronousNs),
+				i64(b.LateReceiverProgressNs), i64(b.WaitAtBarrierNs), i64(b.WaitAtNxNNs), i64(b.LateBroadcastNs), i64(b.EarlyReduceNs))
 		}
 	}}
 }

@@ -60,6 +60,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(cp.ByRank)
 	j.raw(`,"by_op":`)
 	j.value(cp.ByOp)
+	if cp.WindowNs != nil {
+		j.raw(`,"window_ns":`)
+		j.value(cp.WindowNs)
+	}
 	if cp.Agreement != nil {
 		j.raw(`,"agreement":`)
 		j.value(*cp.Agreement)
@@ -100,6 +104,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 			j.value(c.Imbalance)
 			j.raw(`,"last_rank":`)
 			j.int(int64(c.LastRank))
+			j.raw(`,"synchronising":`)
+			j.value(c.Synchronising)
+			j.raw(`,"bounded_imbalance":`)
+			j.value(c.BoundedImbalance)
 			j.raw("}")
 		}
 		j.raw("]")
@@ -108,6 +116,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.value(r.Waitstates)
 	j.raw(`,"run":`)
 	j.value(r.Run)
+	j.raw(`,"pop":`)
+	j.value(r.POP)
+	j.raw(`,"what_if":`)
+	j.value(r.WhatIf)
 	j.raw(`,"comm_matrix":{"p2p":`)
 	j.pairs(r.CommMatrix.P2P)
 	j.raw(`,"collective":`)

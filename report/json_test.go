@@ -12,6 +12,7 @@ import (
 // escaping, with and without the optional keys.
 func TestWriteJSON(t *testing.T) {
 	a := 0.25
+	level := int32(2)
 	full := &Report{RuntimeNs: 1234,
 		CriticalPath: CriticalPath{Algo: "split/par-par", LengthNs: 1200, DiffNs: -34,
 			Segments: []Segment{
@@ -21,15 +22,23 @@ func TestWriteJSON(t *testing.T) {
 				{Rank: 0, Kind: "mpi", Op: "MPI_Recv", StartNs: 900, EndNs: 1200, Callsite: "liblammps.so.0+0x1f2e"},
 			},
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
-			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a,
+			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a, WindowNs: []int64{5, 1000},
 			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
 				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9}},
 		Processes: []Process{{Rank: 0, ProgramTimeNs: 1, GraphTimeNs: 2, TotalTimeNs: 3, TotalExecutionNs: 4, TotalWaitNs: 5,
-			Imbalance: 0.5, NumCalls: 6, NumNodes: 7, NumEdges: 8}},
-		Totals: Totals{ProgramTimeNs: 1, NumEdges: 9, Imbalance: 1e-9},
+			Imbalance: 0.5, NumCalls: 6, NumNodes: 7, NumEdges: 8, BoundedImbalance: 0.25}},
+		Totals: Totals{ProgramTimeNs: 1, NumEdges: 9, Imbalance: 1e-9, BoundedImbalance: 1},
 		Calls: []Collective{{Op: "MPI_Allreduce", Comm: "W0.0", Seq: 3, Members: 4, WaitBeforeNs: 5, WaitAfterNs: 6,
-			ExecutionNs: 7, Imbalance: 1.0 / 3, LastRank: 2}},
-		Waitstates: Waitstates{LateSenderNs: 1, ByRank: []WaitBreakdown{{Key: "0", LateSenderNs: 1}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
+			ExecutionNs: 7, Imbalance: 1.0 / 3, LastRank: 2, Synchronising: true, BoundedImbalance: 11.0 / 39},
+			{Op: "MPI_Bcast", Comm: "W0.0", Seq: 4, Members: 4, BoundedImbalance: 1}},
+		POP: &POP{POPFactors: POPFactors{LoadBalance: 0.75, CommunicationEfficiency: 0.5, SerialisationEfficiency: 0.625,
+			TransferEfficiency: 0.8, ParallelEfficiency: 0.375, WindowNs: [2]int64{100, 5625}, RuntimeNs: 5525,
+			IdealRuntimeNs: 5500, UsefulNs: []int64{2300, 4600}, AvgUsefulNs: 3450, MaxUsefulNs: 4600},
+			Phases: []POPPhase{{Phase: 0, POPFactors: POPFactors{LoadBalance: 1}}, {Phase: 1, Level: &level, POPFactors: POPFactors{LoadBalance: 0.5}}}},
+		WhatIf: []WhatIf{{Scenario: "balance:1", Description: "rank 1's \"computation\"", RuntimeNs: 4530, GainNs: 1100, Gain: 0.2,
+			Default: true, PathRanks: []RankNs{{1, 4000}}, PathOps: []OpNs{{"computation", 3000}}},
+			{Scenario: "callsite:a.c:3=0.5", Fix: true, OnPathNs: 7, PathRanks: []RankNs{}, PathOps: []OpNs{}}},
+		Waitstates: Waitstates{WaitTimes: WaitTimes{LateSenderNs: 1}, ByRank: []WaitBreakdown{{Key: "0", WaitTimes: WaitTimes{LateSenderNs: 1}}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}},
 		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
 		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
 			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},

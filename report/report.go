@@ -13,6 +13,8 @@ type Report struct {
 	Calls        []Collective `json:"calls"`
 	Waitstates   Waitstates   `json:"waitstates"`
 	Run          RunInfo      `json:"run"`
+	POP          *POP         `json:"pop"`     // null when the run was not replayed
+	WhatIf       []WhatIf     `json:"what_if"` // the what-if scenarios, the default ones included
 
 	// Who talks to whom (package traffic).
 	CommMatrix    CommMatrix     `json:"comm_matrix"`
@@ -42,6 +44,10 @@ type CriticalPath struct {
 	Segments []Segment   `json:"segments"`
 	ByRank   []RankShare `json:"by_rank"`
 	ByOp     []OpShare   `json:"by_op"`
+	// WindowNs is the window ([from, to], ns since the run's start) that
+	// --from/--to restrict the segments and profiles to; absent for the
+	// whole run.
+	WindowNs []int64 `json:"window_ns,omitempty"`
 	// Agreement is set for the topological heuristics (topo,
 	// topo-shuffle): the share of the exact critical path's time that the
 	// heuristic attributes to the same rank and the same segment (the same
@@ -77,6 +83,10 @@ type Segment struct {
 	EndNs    int64  `json:"end_ns"`
 	Callsite string `json:"callsite"` // "file.c:42" (DWARF), "function+0x1a" (ELF symbols), "libx.so+0x1234" (a module without either), "0x4011d6" (no module known)
 	Function string `json:"function"` // the (demangled) function the call is made from, "" if unknown
+	// Vertex is the PAG vertex the segment ends at: S(c) for the stretch
+	// before call c (compute, launch), E(c) for what ends with c (mpi,
+	// transfer). The timeline marks the slices of these vertices.
+	Vertex int32 `json:"-"`
 }
 
 // RankShare is how much of the critical path runs on one rank.
@@ -110,6 +120,9 @@ type Process struct {
 	NumCalls         int     `json:"num_calls"`
 	NumNodes         int     `json:"num_nodes"`
 	NumEdges         int     `json:"num_edges"`
+	// BoundedImbalance is waiting ÷ (waiting + execution) in [0, 1], the
+	// waiting following each collective's data flow (imbalance.Process).
+	BoundedImbalance float64 `json:"bounded_imbalance"`
 }
 
 // Totals is the last row of the per-process table: the program's figures.
@@ -123,6 +136,7 @@ type Totals struct {
 	NumCalls         int     `json:"num_calls"`
 	NumNodes         int     `json:"num_nodes"`
 	NumEdges         int     `json:"num_edges"`
+	BoundedImbalance float64 `json:"bounded_imbalance"`
 }
 
 // Collective is one collective instance's imbalance (paper §5.2), summed
@@ -138,35 +152,38 @@ type Collective struct {
 	ExecutionNs  int64   `json:"execution_ns"`
 	Imbalance    float64 `json:"imbalance"`
 	LastRank     int     `json:"last_rank"` // the member that arrived last
+	// Synchronising says whether the barrier formulas above describe the
+	// operation (everyone needs everyone: graph.Synchronising);
+	// BoundedImbalance is waiting ÷ (waiting + execution) in [0, 1], by
+	// the barrier formulas where it synchronises, by its data flow (the
+	// waits for the root, of the root, for the members before) where not.
+	Synchronising    bool    `json:"synchronising"`
+	BoundedImbalance float64 `json:"bounded_imbalance"`
 }
 
 // Waitstates are Scalasca's wait-state patterns, in ns, with breakdowns.
 type Waitstates struct {
+	WaitTimes
+	ByRank []WaitBreakdown `json:"by_rank"`
+	ByOp   []WaitBreakdown `json:"by_op"`
+	ByComm []WaitBreakdown `json:"by_comm"`
+}
+
+// WaitBreakdown is the wait-state time of one rank, operation or
+// communicator (Key is "3", "MPI_Recv" or "S1.1").
+type WaitBreakdown struct {
+	Key string `json:"key"`
+	WaitTimes
+}
+
+// WaitTimes are the time of each wait-state pattern, in ns.
+type WaitTimes struct {
 	LateSenderNs   int64 `json:"late_sender_ns"`
 	LateReceiverNs int64 `json:"late_receiver_ns"`
 	WrongOrderNs   int64 `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
 	// The parts of late_receiver_ns by the rule that decided them: a
 	// synchronous send waited for its receive to be posted; a send was
 	// held until its receiver entered MPI (docs/analysis.md).
-	LateReceiverSynchronousNs int64           `json:"late_receiver_synchronous_ns"`
-	LateReceiverProgressNs    int64           `json:"late_receiver_progress_ns"`
-	WaitAtBarrierNs           int64           `json:"wait_at_barrier_ns"`
-	WaitAtNxNNs               int64           `json:"wait_at_nxn_ns"`
-	LateBroadcastNs           int64           `json:"late_broadcast_ns"`
-	EarlyReduceNs             int64           `json:"early_reduce_ns"`
-	ByRank                    []WaitBreakdown `json:"by_rank"`
-	ByOp                      []WaitBreakdown `json:"by_op"`
-	ByComm                    []WaitBreakdown `json:"by_comm"`
-}
-
-// WaitBreakdown is the wait-state time of one rank, operation or
-// communicator (Key is "3", "MPI_Recv" or "S1.1").
-type WaitBreakdown struct {
-	Key            string `json:"key"`
-	LateSenderNs   int64  `json:"late_sender_ns"`
-	LateReceiverNs int64  `json:"late_receiver_ns"`
-	WrongOrderNs   int64  `json:"wrong_order_ns"`
-	// Late Receiver by rule, as in Waitstates.
 	LateReceiverSynchronousNs int64 `json:"late_receiver_synchronous_ns"`
 	LateReceiverProgressNs    int64 `json:"late_receiver_progress_ns"`
 	WaitAtBarrierNs           int64 `json:"wait_at_barrier_ns"`
@@ -219,4 +236,65 @@ type SizeBucket struct {
 	Lo    uint64 `json:"lo"`
 	Hi    uint64 `json:"hi"`
 	Count int64  `json:"count"`
+}
+
+// POP is the POP efficiency factors of the run and of its phases
+// (package replay): useful computation is the time outside MPI from the
+// end of MPI_Init to the start of MPI_Finalize; the ideal run time is the
+// longest path with only it weighing (an ideal network).
+type POP struct {
+	POPFactors
+	Phases []POPPhase `json:"phases"` // between consecutive MPI_Pcontrol calls; empty without them
+}
+
+// POPFactors are the factors of the run or of a phase.
+type POPFactors struct {
+	LoadBalance             float64  `json:"load_balance"`             // avg(useful) / max(useful)
+	CommunicationEfficiency float64  `json:"communication_efficiency"` // max(useful) / runtime = serialisation × transfer
+	SerialisationEfficiency float64  `json:"serialisation_efficiency"` // max(useful) / ideal runtime
+	TransferEfficiency      float64  `json:"transfer_efficiency"`      // ideal runtime / runtime
+	ParallelEfficiency      float64  `json:"parallel_efficiency"`      // load balance × communication efficiency
+	WindowNs                [2]int64 `json:"window_ns"`                // [from, to], ns since the run's start
+	RuntimeNs               int64    `json:"runtime_ns"`               // to - from
+	IdealRuntimeNs          int64    `json:"ideal_runtime_ns"`
+	UsefulNs                []int64  `json:"useful_ns"` // by rank
+	AvgUsefulNs             float64  `json:"avg_useful_ns"`
+	MaxUsefulNs             int64    `json:"max_useful_ns"`
+}
+
+// POPPhase is one phase: phase 0 runs up to each rank's first
+// MPI_Pcontrol, phase k from its k-th to the next.
+type POPPhase struct {
+	Phase int    `json:"phase"`
+	Level *int32 `json:"level,omitempty"` // of the MPI_Pcontrol that opened it (none for phase 0); 0: logging paused
+	POPFactors
+}
+
+// WhatIf is a what-if scenario's prediction: the longest path re-solved
+// with its weights (package replay).
+type WhatIf struct {
+	Scenario    string  `json:"scenario"`
+	Description string  `json:"description"`
+	RuntimeNs   int64   `json:"runtime_ns"` // predicted run time
+	GainNs      int64   `json:"gain_ns"`    // the longest path as the run was, minus runtime_ns
+	Gain        float64 `json:"gain"`       // gain_ns as a share of the run as it was
+	Default     bool    `json:"default"`    // one of the default scenarios
+	// Fix marks a default scenario that halves the computation before a
+	// call site, one of the critical path's longest (on_path_ns there).
+	Fix       bool     `json:"fix"`
+	OnPathNs  int64    `json:"on_path_ns"`
+	PathRanks []RankNs `json:"path_ranks"` // where the new critical path runs: top ranks
+	PathOps   []OpNs   `json:"path_ops"`   // and top operations ("computation", "launch", MPI calls)
+}
+
+// RankNs is a rank's time on a path.
+type RankNs struct {
+	Rank int   `json:"rank"`
+	Ns   int64 `json:"ns"`
+}
+
+// OpNs is an operation's time on a path.
+type OpNs struct {
+	Op string `json:"op"`
+	Ns int64  `json:"ns"`
 }

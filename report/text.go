@@ -21,6 +21,14 @@ func WriteText(w io.Writer, r *Report, top int) {
 	fmt.Fprintf(w, "run %s: %d ranks, %d MPI calls, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, r.Run.Calls, r.Run.Messages, ns(r.RuntimeNs))
 	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
+	if win := cp.WindowNs; len(win) == 2 {
+		var in int64
+		for _, s := range cp.Segments {
+			in += s.EndNs - s.StartNs
+		}
+		fmt.Fprintf(w, "window %s to %s (--from/--to): the critical path's tables cover its %d segments in it (%s), clipped to it\n",
+			ns(win[0]), ns(win[1]), len(cp.Segments), ns(in))
+	}
 	if a := cp.Analyzer; a != nil {
 		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
 		if a.RawBytes > 0 {
@@ -112,6 +120,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
+	writeReplay(w, r, top)
+
 	ws := &r.Waitstates
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -146,12 +156,12 @@ func WriteText(w io.Writer, r *Report, top int) {
 	if len(calls) > 0 {
 		fmt.Fprintln(w, "\nMost imbalanced collective calls (waits summed over members):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\tlast to arrive\t")
+		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\twaiting share\tlast to arrive\t")
 		for i, c := range calls {
 			if i == top {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\trank %d\t\n", c.Op, c.Comm, c.Seq, ns(c.WaitBeforeNs), ns(c.WaitAfterNs), ns(c.ExecutionNs), c.Imbalance, c.LastRank)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%s\trank %d\t\n", c.Op, c.Comm, c.Seq, ns(c.WaitBeforeNs), ns(c.WaitAfterNs), ns(c.ExecutionNs), c.Imbalance, boundedText(&c), c.LastRank)
 		}
 		tw.Flush()
 	}
@@ -210,4 +220,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// boundedText is a collective instance's bounded imbalance, marked when
+// the operation does not synchronise (its waits follow the data flow).
+func boundedText(c *Collective) string {
+	if c.Synchronising {
+		return pct(c.BoundedImbalance)
+	}
+	return pct(c.BoundedImbalance) + " (data flow)"
 }

@@ -97,8 +97,11 @@ func TestWriteHeatmap(t *testing.T) {
 // communication tables hold the report's rows.
 func TestWriteCSV(t *testing.T) {
 	r := ringReport(3)
-	r.CriticalPath.Segments = []Segment{{Rank: 1, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 9, Callsite: `dir, "x"/a.c:4`}}
-	r.Processes = []Process{{Rank: 0, NumCalls: 3}}
+	r.CriticalPath.Segments = []Segment{{Rank: 1, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 9, Callsite: `dir, "x"/a.c:4`, Function: "f"}}
+	r.Processes = []Process{{Rank: 0, NumCalls: 3, BoundedImbalance: 0.25}}
+	r.POP = &POP{POPFactors: POPFactors{LoadBalance: 0.5, WindowNs: [2]int64{10, 90}},
+		Phases: []POPPhase{{Phase: 1, Level: new(int32), POPFactors: POPFactors{TransferEfficiency: 0.75}}}}
+	r.WhatIf = []WhatIf{{Scenario: "transfers=0", Description: "free transfers", RuntimeNs: 80, GainNs: 20, Gain: 0.2, Default: true}}
 	r.Communicators = []Communicator{{Name: "W0.0", Size: 3, Members: []int32{0, 1, 2}, Calls: 4, TimeNs: 50}}
 	r.MessageSizes = MessageSizes{P2P: []SizeBucket{{64, 127, 1}, {128, 255, 2}}}
 	dir := filepath.Join(t.TempDir(), "a", "b")
@@ -123,13 +126,16 @@ func TestWriteCSV(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][][]string{
-		"segments.csv": {{"rank", "kind", "op", "start_ns", "end_ns", "callsite"}, {"1", "compute", "MPI_Send", "5", "9", `dir, "x"/a.c:4`}},
+		"segments.csv": {{"rank", "kind", "op", "start_ns", "end_ns", "callsite", "function"}, {"1", "compute", "MPI_Send", "5", "9", `dir, "x"/a.c:4`, "f"}},
+		"pop.csv": {csvTables[len(csvTables)-2].header, {"run", "", "0.5", "0", "0", "0", "0", "10", "90", "0"},
+			{"1", "0", "0", "0", "0", "0.75", "0", "0", "0", "0"}},
+		"what_if.csv": {csvTables[len(csvTables)-1].header, {"transfers=0", "free transfers", "80", "20", "0.2", "true"}},
 		"comm_matrix.csv": {{"kind", "src", "dst", "count", "bytes"}, {"p2p", "0", "1", "2", "64"}, {"p2p", "1", "2", "2", "128"},
 			{"p2p", "2", "0", "2", "192"}, {"collective", "0", "1", "1", "8"}, {"collective", "0", "2", "1", "8"}},
 		"communicators.csv": {{"name", "size", "members", "calls", "time_ns"}, {"W0.0", "3", "0 1 2", "4", "50"}},
 		"message_sizes.csv": {{"kind", "lo", "hi", "count"}, {"p2p", "64", "127", "1"}, {"p2p", "128", "255", "2"}},
-		"processes.csv": {csvTables[3].header, {"0", "0", "0", "0", "0", "0", "0", "3", "0", "0"},
-			{"total", "0", "0", "0", "0", "0", "0", "0", "0", "0"}},
+		"processes.csv": {csvTables[3].header, {"0", "0", "0", "0", "0", "0", "0", "0.25", "3", "0", "0"},
+			{"total", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"}},
 	} {
 		if got := read(name); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %q\nwant %q", name, got, want)

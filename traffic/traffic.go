@@ -37,7 +37,6 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
-	"strings"
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/trace"
@@ -207,7 +206,7 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 			sizes.Add(p.PostBytes[m])
 		}
 		info := &p.Comms[c.Comm]
-		if isInter(info.Name) {
+		if info.Inter {
 			continue
 		}
 		ranks = ranks[:0]
@@ -250,14 +249,6 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 		a.expand(t)
 	}
 	return t.pairs()
-}
-
-// isInter says whether the communicator named name is an
-// intercommunicator, by its constructor's letter (trace.Op.CommLetter):
-// MPI_Intercomm_create(_from_groups), MPI_Comm_spawn(_multiple),
-// MPI_Comm_accept/connect, MPI_Comm_join, MPI_Comm_get_parent.
-func isInter(name string) bool {
-	return name != "" && strings.IndexByte("IiPpAJY", name[0]) >= 0
 }
 
 // flowAcc sums the instances of one flow on one set of members.

@@ -100,8 +100,8 @@ func TestCollectivePairs(t *testing.T) {
 	world := graph.CommInfo{Name: "W0.0", Members: []int32{0, 1, 2, 3}}
 	// A split of ranks 1 and 3 whose rank order is 3, 1.
 	odd := graph.CommInfo{Name: "S3.1", Members: []int32{3, 1}}
-	inter := graph.CommInfo{Name: "I0.1", Members: []int32{0, 1}}
-	spawned := graph.CommInfo{Name: "P0.2", Members: []int32{0}}
+	inter := graph.CommInfo{Name: "I0.1", Members: []int32{0, 1}, Inter: true}
+	spawned := graph.CommInfo{Name: "P0.2", Members: []int32{0}, Inter: true}
 	comms := []graph.CommInfo{world, odd, inter, spawned}
 	all := []int{0, 1, 2, 3}
 	for _, tc := range []struct {

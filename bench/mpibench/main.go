@@ -33,7 +33,7 @@ func main() {
 	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
 	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
-	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too)")
+	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	flag.Parse()
 	if err := run(*dir, *ranks, *calls, *pattern, *nps, *algos, *reps); err != nil {
@@ -135,21 +135,34 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 
 var rssRE = regexp.MustCompile(`maxrss=(\d+)`)
 
+// allOutputs are the analysis flags +all adds besides the output files.
+var allOutputs = []string{}
+
 // analyze runs one analysis and returns its report, wall time and the
 // largest resident set of its ranks.
 func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int64, error) {
 	// The text report; +json: the JSON one too (every segment of the
-	// path, millions here), to a file.
+	// path, millions here), to a file; +all: every output there is (JSON,
+	// CSV tables, matrix heatmap, timeline, what-if), to files.
 	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
 	a, withJSON := strings.CutSuffix(algo, "+json")
-	if withJSON {
-		f, err := os.CreateTemp("", "mpibench-*.json")
+	a, withAll := strings.CutSuffix(a, "+all")
+	a, bare := strings.CutSuffix(a, "+bare")
+	if bare {
+		args = append(args, "--what-if", "off") // the text report alone: no POP factors or what-if replay
+	}
+	if withJSON || withAll {
+		tmp, err := os.MkdirTemp("", "mpibench-")
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		f.Close()
-		defer os.Remove(f.Name())
-		args = append(args, "--json", f.Name())
+		defer os.RemoveAll(tmp)
+		args = append(args, "--json", filepath.Join(tmp, "report.json"))
+		if withAll {
+			args = append(args, "--csv", filepath.Join(tmp, "csv"), "--matrix", filepath.Join(tmp, "matrix.png"),
+				"--timeline", filepath.Join(tmp, "timeline.json"))
+			args = append(args, allOutputs...)
+		}
 	}
 	a, compress := strings.CutSuffix(a, "+compress")
 	if name, mode, ok := strings.Cut(a, ":"); ok {

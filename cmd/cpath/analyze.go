@@ -37,6 +37,8 @@ type analyzeOpts struct {
 	csv       string
 	top       int
 	cpuprof   string
+	whatIf    []string
+	timelineOpts
 }
 
 // addAnalyzeFlags puts the analysis flags on cmd: both the root command
@@ -57,6 +59,14 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
+	f.StringArrayVar(&o.whatIf, "what-if", nil, "predict the run time if `SCENARIO` were so, by re-solving the longest path with changed\n"+
+		"weights (repeatable): balance:RANK (its computation scaled to the ranks' mean), rank:RANK=FACTOR\n"+
+		"(its computation scaled), callsite:SITE=FACTOR (the computation before the calls at SITE, as the\n"+
+		"report names it or 0xADDRESS, scaled), transfers=FACTOR (MPI's own time and the transfers scaled;\n"+
+		"0: an ideal network). Besides these, the report always answers transfers=0, balance of the\n"+
+		"heaviest rank and halving the critical path's three longest stretches of computation by call\n"+
+		"site; \"none\" leaves those out, \"off\" the POP factors too (no replay)")
+	addTimelineFlags(cmd, &o.timelineOpts)
 }
 
 func newAnalyzeCmd(stdout io.Writer) *cobra.Command {
@@ -97,8 +107,14 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	if !slices.Contains(cpath.SplitModes, cpath.SplitMode(o.splitMode)) {
 		return fmt.Errorf("--split-mode=%s: unknown mode (seq-seq, par-seq, par-par, seq-par)", o.splitMode)
 	}
+	if _, _, err := parseWhatIf(o.whatIf); err != nil {
+		return err
+	}
 	if o.delta < 0 {
 		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
+	}
+	if err := o.timelineOpts.check(); err != nil {
+		return err
 	}
 	if o.matrix != "" {
 		if _, err := report.HeatmapFormat(o.matrix); err != nil {
@@ -162,6 +178,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	b1, _ := c.Stats()
 	gt := time.Since(t0)
+	win, err := o.window(p)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
 	run = nil
 	// What building needed (messages, dependencies, the edges before their
 	// rows) is garbage now: collect it before the search allocates, or the
@@ -240,6 +260,11 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
+	prog.Stage("replaying the run: POP factors and what-if")
+	rr, err := replayRun(c, p, o, res.Path, calls)
+	if err = mpix.Agree(c, err); err != nil {
+		return err
+	}
 	var dotEdges []report.DOTEdge
 	if o.dot != "" {
 		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
@@ -247,7 +272,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		}
 	}
 	if c.Rank() != 0 {
-		return nil
+		return writeTimeline(&o.timelineOpts, c, p, nil, win)
 	}
 	// Rank 0: merge the shares (instances in communicator and sequence
 	// order) and report.
@@ -268,6 +293,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	})
 	in.PAG = p.Summary(colls)
 	in.Imbalance = im
+	in.Replay = rr
 	in.Traffic = traffic.Merge(traffics)
 	in.PathCalls = calls
 	in.Path = res.Path
@@ -280,7 +306,16 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	sym := report.NewSymbolizer(in.PAG)
 	in.Symbolize, in.Function = sym.Lookup, sym.Function
+	if o.windowUsed {
+		in.Window = &win
+	}
 	rep := report.Build(in)
+	if o.timeline != "" {
+		prog.Stage("writing the timeline")
+	}
+	if err := writeTimeline(&o.timelineOpts, c, p, rep, win); err != nil {
+		return err
+	}
 	prog.Done()
 	if o.dot != "" {
 		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, in.SiteLabel) }); err != nil {

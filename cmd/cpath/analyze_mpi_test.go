@@ -101,7 +101,7 @@ func clockError(t *testing.T, dir string) int64 {
 }
 
 // TestAnalyzeLAMMPS analyses Debian's LAMMPS (in.lj, 2 ranks) recorded
-// under the logger.
+// under the logger, and writes its timeline.
 func TestAnalyzeLAMMPS(t *testing.T) {
 	lib := needMPI(t)
 	lmp := mpitest.NeedTool(t, "lmp", "lammps")
@@ -115,6 +115,7 @@ func TestAnalyzeLAMMPS(t *testing.T) {
 	t.Logf("LAMMPS: run %d ns, path %d ns (diff %d), %d segments, %d messages", r.RuntimeNs, r.CriticalPath.LengthNs,
 		r.CriticalPath.DiffNs, len(r.CriticalPath.Segments), r.Run.Messages)
 	checkLAMMPSSites(t, dir, r)
+	timelines(t, dir) // its timeline: valid, with the report's calls, messages and segments, the same at P = 2
 }
 
 // bareAddress is a call site shown as a number only.

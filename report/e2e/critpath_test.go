@@ -625,11 +625,7 @@ func kindsOf(b report.WaitBreakdown) map[string]int64 {
 }
 
 func kindsOfTotals(w *report.Waitstates) map[string]int64 {
-	return kindsOf(report.WaitBreakdown{
-		LateSenderNs: w.LateSenderNs, LateReceiverNs: w.LateReceiverNs, WrongOrderNs: w.WrongOrderNs,
-		WaitAtBarrierNs: w.WaitAtBarrierNs, WaitAtNxNNs: w.WaitAtNxNNs,
-		LateBroadcastNs: w.LateBroadcastNs, EarlyReduceNs: w.EarlyReduceNs,
-	})
+	return kindsOf(report.WaitBreakdown{WaitTimes: w.WaitTimes})
 }
 
 func fmtKinds(m map[string]int64) string {

@@ -11,6 +11,9 @@
 //	latereceiver   Ssend, the receiver computes first       Late Receiver
 //	subcomm        a slow rank before an Allreduce on half  Wait at N x N on the half only
 //	               of a Comm_split, then a world Barrier    and Wait at Barrier on world
+//	popphases      three phases marked by MPI_Pcontrol:     POP factors by phase and run,
+//	               imbalanced rounds of Allreduce, a        what-if predictions against
+//	               pipeline, exchanges of large messages    reruns of the changed program
 //	traffic        messages of known counts and sizes       the communication matrix,
 //	               (Send, Isend, Sendrecv, persistent),     message sizes and
 //	               Allreduce/Bcast on world and a split     communicators, exactly

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -19,19 +18,11 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// skipDesign skips a design check the machine's load made meaningless,
-// saying why, and counts it in $CPATH_SKIPPED_DESIGN_CHECKS (a file: one
-// line per skip) when that is set, so that make test can say how many
-// were skipped.
+// skipDesign skips a design check the machine's load made meaningless
+// (mpitest.SkipDesign).
 func skipDesign(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if f := os.Getenv("CPATH_SKIPPED_DESIGN_CHECKS"); f != "" {
-		if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(fd, "%s\n", t.Name())
-			fd.Close()
-		}
-	}
-	t.Skipf(format, args...)
+	mpitest.SkipDesign(t, format, args...)
 }
 
 // cpathBin returns the cpath command under test (internal/mpitest).
@@ -61,17 +52,24 @@ func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
 	return rep
 }
 
-// analyzeRaw runs `cpath analyze --algo ALGO --json - logDir` (under mpirun
-// if a.np > 0) and returns the JSON as printed and decoded.
-func analyzeRaw(t *testing.T, bin, logDir string, a analyzer) ([]byte, *report.Report) {
+// analyzeRaw runs `cpath analyze --algo ALGO --json - [extra] logDir` (under
+// mpirun if a.np > 0) and returns the JSON as printed and decoded.
+func analyzeRaw(t *testing.T, bin, logDir string, a analyzer, extra ...string) ([]byte, *report.Report) {
+	t.Helper()
+	return runJSON(t, bin, a.np, append(append([]string{"analyze", "--algo", a.algo, "--json", "-"}, extra...), logDir))
+}
+
+// runJSON runs cpath with args, as one process (np 0 or 1) or under
+// mpirun -np np, and returns the JSON report it prints, as printed and
+// decoded.
+func runJSON(t *testing.T, bin string, np int, args []string) ([]byte, *report.Report) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
-	args := []string{"analyze", "--algo", a.algo, "--json", "-", logDir}
 	name := bin
-	if a.np > 0 {
+	if np > 1 {
 		name = "mpirun"
-		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(a.np), bin}, args...)
+		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np), bin}, args...)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = 5 * time.Second

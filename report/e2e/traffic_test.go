@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -14,14 +12,12 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/report"
@@ -246,29 +242,8 @@ func TestTraffic(t *testing.T) {
 // decodes the JSON report it prints.
 func runTraffic(t *testing.T, bin string, P int, args []string) *report.Report {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
-	defer cancel()
-	name := bin
-	if P > 1 {
-		name = "mpirun"
-		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(P), bin}, args...)
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %s: no exit after %v (hang)\nstderr: %s", name, strings.Join(args, " "), analyzeTimeout, stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("%s %s: %v\nstderr: %s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	var rep report.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("the output is not one JSON report: %v\n%.2000s", err, stdout.String())
-	}
-	return &rep
+	_, rep := runJSON(t, bin, P, args)
+	return rep
 }
 
 // readCSV reads a CSV file whole: its header and rows.

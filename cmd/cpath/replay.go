@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/replay"
+	"github.com/cpath/cpath/report"
+)
+
+// The --what-if values that leave out the default scenarios, and the
+// replay altogether (the POP factors too).
+const (
+	noWhatIf = "none"
+	noReplay = "off"
+	offAlone = "--what-if off turns the replay off: it takes no other scenario"
+)
+
+// parseWhatIf reads the --what-if scenarios: their syntax is checked
+// before the job starts, the ranks and call sites they name against the
+// run.
+func parseWhatIf(list []string) (scenarios []replay.Scenario, noDefaults bool, err error) {
+	for _, s := range list {
+		if s == noWhatIf || s == noReplay {
+			noDefaults = true
+			continue
+		}
+		x, err := replay.Parse(s)
+		if err != nil {
+			return nil, false, err
+		}
+		scenarios = append(scenarios, x)
+	}
+	if slices.Contains(list, noReplay) && len(scenarios) > 0 {
+		return nil, false, errors.New(offAlone)
+	}
+	return scenarios, noDefaults, nil
+}
+
+// replayRun computes the POP factors and the what-if predictions over the
+// parts: rank 0 gets them, with the exact path (and its calls) to choose
+// the default scenarios from.
+func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, path cpath.Path, calls graph.CallTable) (*replay.Result, error) {
+	scenarios, noDefaults, err := parseWhatIf(o.whatIf)
+	if err != nil || slices.Contains(o.whatIf, noReplay) {
+		return nil, err
+	}
+	names := &report.Input{PAG: p}
+	var function func(rank int, pc uint64) string
+	if c.Rank() == 0 {
+		sym := report.NewSymbolizer(p)
+		names.Symbolize, function = sym.Lookup, sym.Function
+	}
+	hex := &report.Input{PAG: p}
+	return replay.Run(c, p, replay.Options{Scenarios: scenarios, NoDefaults: noDefaults,
+		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite})
+}

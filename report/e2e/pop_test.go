@@ -1,0 +1,473 @@
+//go:build mpi
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/trace"
+)
+
+// popphases.c's arguments (testdata/popphases.c): four ranks; phase 1, N1
+// rounds of rank r computing C + r·K, then MPI_Allreduce; phase 2, a
+// pipeline of M sweeps of D; phase 3, N3 rounds of E, then MPI_Sendrecv
+// of popBytes with the partner rank.
+const (
+	popNP    = 4
+	popN1    = 4
+	popC     = 10 * time.Millisecond
+	popK     = 5 * time.Millisecond
+	popM     = 2
+	popD     = 20 * time.Millisecond
+	popN3    = 4
+	popE     = 20 * time.Millisecond
+	popBytes = 1 << 20
+	popPh    = 3 // designed phases, after phase 0 (MPI_Init to the first MPI_Pcontrol)
+)
+
+// popFactorTol is how close a POP factor must come to its design; popWhatIfTol
+// how close a what-if prediction to the rerun of the changed program.
+const (
+	popFactorTol = 0.03
+	popWhatIfTol = 0.05
+	// popClockTol is how far the report's window may be from the logs':
+	// the analyzer's clock corrections.
+	popClockTol = 200 * time.Microsecond
+)
+
+// popKnobs change the program: rank scaleRank computes scalePct % of its
+// design everywhere, every rank phase1Pct % in phase 1.
+type popKnobs struct{ scaleRank, scalePct, phase1Pct int }
+
+var popAsDesigned = popKnobs{popNP, 100, 100} // rank popNP does not exist
+
+func (k popKnobs) String() string {
+	return fmt.Sprintf("rank %d at %d%%, phase 1 at %d%%", k.scaleRank, k.scalePct, k.phase1Pct)
+}
+
+func (k popKnobs) args() []string {
+	return []string{fmt.Sprint(popN1), us(popC), us(popK), fmt.Sprint(popM), us(popD), fmt.Sprint(popN3), us(popE),
+		fmt.Sprint(popBytes), fmt.Sprint(k.scaleRank), fmt.Sprint(k.scalePct), fmt.Sprint(k.phase1Pct)}
+}
+
+// pct scales d by rank r's knob (and phase 1's, if phase1).
+func (k popKnobs) scale(d time.Duration, r int, phase1 bool) time.Duration {
+	if phase1 {
+		d = d * time.Duration(k.phase1Pct) / 100
+	}
+	if r == k.scaleRank {
+		d = d * time.Duration(k.scalePct) / 100
+	}
+	return d
+}
+
+// compute is rank r's designed computation in phase ph (1..3).
+func (k popKnobs) compute(r, ph int) time.Duration {
+	switch ph {
+	case 1:
+		return popN1 * k.scale(popC+time.Duration(r)*popK, r, true)
+	case 2:
+		return popM * k.scale(popD, r, false)
+	}
+	return popN3 * k.scale(popE, r, false)
+}
+
+// window is the designed length of phase 1 (the slowest rank's rounds) or
+// 2 (the pipeline: rank r's sweep s starts when its sweep s-1 and rank
+// r-1's sweep s have ended).
+func (k popKnobs) window(ph int) time.Duration {
+	if ph == 1 {
+		var slowest time.Duration
+		for r := 0; r < popNP; r++ {
+			slowest = max(slowest, k.compute(r, 1))
+		}
+		return slowest
+	}
+	end := make([]time.Duration, popNP) // of each rank's last sweep
+	for s := 0; s < popM; s++ {
+		for r := 0; r < popNP; r++ {
+			begin := end[r]
+			if r > 0 {
+				begin = max(begin, end[r-1])
+			}
+			end[r] = begin + k.scale(popD, r, false)
+		}
+	}
+	return end[popNP-1]
+}
+
+// popMeasure is what the logs say of the phases, by the POP definitions,
+// independently of the analyzer: by phase (0: MPI_Init to the first
+// MPI_Pcontrol) and rank, the computation; by phase, the window from the
+// earliest start on a rank (the end of MPI_Init or of its MPI_Pcontrol) to
+// the latest end (the start of the next MPI_Pcontrol or MPI_Finalize);
+// the whole run's window.
+type popMeasure struct {
+	T0             int64 // the run's first event, where the report's times start
+	useful         [popPh + 1][]time.Duration
+	from, to       [popPh + 1]int64
+	runFrom, runTo int64
+}
+
+func measurePop(tl [][]call) (popMeasure, error) {
+	var m popMeasure
+	m.T0 = math.MaxInt64
+	for k := range m.useful {
+		m.useful[k] = make([]time.Duration, len(tl))
+		m.from[k], m.to[k] = math.MaxInt64, math.MinInt64
+	}
+	m.runFrom, m.runTo = math.MaxInt64, math.MinInt64
+	for r, calls := range tl {
+		var bounds []int // Init, the Pcontrols, Finalize
+		for i, c := range calls {
+			if c.Op == trace.OpInit || c.Op == trace.OpInitThread || c.Op == trace.OpPcontrol || c.Op == trace.OpFinalize {
+				bounds = append(bounds, i)
+			}
+		}
+		if len(bounds) != popPh+2 || calls[bounds[0]].Op != trace.OpInit || calls[bounds[popPh+1]].Op != trace.OpFinalize {
+			return m, fmt.Errorf("rank %d: MPI_Init, %d MPI_Pcontrol and MPI_Finalize expected, found %d of them", r, popPh, len(bounds))
+		}
+		m.T0 = min(m.T0, calls[0].Start)
+		for k := 0; k <= popPh; k++ {
+			a, b := bounds[k], bounds[k+1]
+			for i := a + 1; i <= b; i++ {
+				m.useful[k][r] += time.Duration(calls[i].Start - calls[i-1].End)
+			}
+			m.from[k] = min(m.from[k], calls[a].End)
+			m.to[k] = max(m.to[k], calls[b].Start)
+		}
+		m.runFrom = min(m.runFrom, calls[bounds[0]].End)
+		m.runTo = max(m.runTo, calls[bounds[popPh+1]].Start)
+	}
+	return m, nil
+}
+
+// gate says how a run strayed from its design: each rank's computation in
+// phases 1 to 3, the windows of phases 1 and 2. Within these, the factors
+// stay within popFactorTol of the design: a rank 3 % off moves a load
+// balance by at most 0.75 · 3 %.
+func (m *popMeasure) gate(k popKnobs) []string {
+	var bad []string
+	comp := tolerance{Rel: 0.03, Abs: time.Millisecond}
+	for ph := 1; ph <= popPh; ph++ {
+		for r := 0; r < popNP; r++ {
+			if got, want := m.useful[ph][r], k.compute(r, ph); !comp.ok(got, want) {
+				bad = append(bad, fmt.Sprintf("phase %d: rank %d computed %v, designed %v ± %v", ph, r, got, want, comp.of(want)))
+			}
+		}
+	}
+	win := tolerance{Rel: 0.03, Abs: time.Millisecond}
+	for ph := 1; ph <= 2; ph++ {
+		if got, want := time.Duration(m.to[ph]-m.from[ph]), k.window(ph); !win.ok(got, want) {
+			bad = append(bad, fmt.Sprintf("phase %d lasted %v, designed %v ± %v", ph, got, want, win.of(want)))
+		}
+	}
+	return bad
+}
+
+type popRun struct {
+	logDir   string
+	m        popMeasure
+	designed bool
+	gate     []string
+}
+
+// runPop runs popphases with the knobs until its logs follow the design
+// (at most attempts times), returning the closest run.
+func runPop(t *testing.T, lib, exe string, k popKnobs) *popRun {
+	t.Helper()
+	// More ranks than cores: ranks waiting in MPI give the core away.
+	env := []string{"OMPI_MCA_mpi_yield_when_idle=1"}
+	var best *popRun
+	for i := 1; i <= attempts; i++ {
+		logDir := filepath.Join(t.TempDir(), fmt.Sprintf("logs%d", i))
+		mpitest.RunEnv(t, popNP, env, lib, logDir, filepath.Dir(exe), exe, k.args()...)
+		m, err := measurePop(timelines(mpitest.ReadLogs(t, logDir, popNP)))
+		if err != nil {
+			t.Fatal(err) // the calls are the program's: exact, whatever the load
+		}
+		rn := &popRun{logDir: logDir, m: m}
+		rn.gate = m.gate(k)
+		t.Logf("popphases (%v), attempt %d: computation by phase %v, phases 1 and 2 lasted %v and %v%s", k, i,
+			m.useful[1:], time.Duration(m.to[1]-m.from[1]), time.Duration(m.to[2]-m.from[2]), gateText(rn.gate))
+		if best == nil || len(rn.gate) < len(best.gate) {
+			best = rn
+		}
+		if len(rn.gate) == 0 {
+			break
+		}
+	}
+	best.designed = len(best.gate) == 0
+	if !best.designed && strict {
+		t.Fatalf("in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
+			attempts, loadAverage(), strings.Join(best.gate, "\n  "))
+	}
+	return best
+}
+
+func gateText(gate []string) string {
+	if len(gate) == 0 {
+		return ""
+	}
+	return "; not as designed:\n  " + strings.Join(gate, "\n  ")
+}
+
+// designedFactors are a phase's (or the run's) POP factors by design.
+type designedFactors struct {
+	name              string
+	lb, ser, transfer float64
+}
+
+// popDesigned is the design's factors of a run with the logs' measure m.
+// Load balance and serialisation are the design's: ratios of designed
+// computation and of its longest chains (the slowest rank's rounds; the
+// pipeline, M + P - 1 sweeps of D; a round of the partners). Transfer is
+// the ideal run over the window, which holds the MPI calls' time: the
+// window is the logs', and so is the ideal run where the design makes it
+// the busiest rank's computation (serialisation 1: phases 1 and 3), so
+// that a rank the machine kept a little longer than designed does not
+// show as transfer. Phase 0 (from MPI_Init to the first MPI_Pcontrol,
+// the Barrier that lines the ranks up) is not designed: the run's factors
+// take its computation from the logs.
+func popDesigned(m *popMeasure) []designedFactors {
+	k := popAsDesigned
+	win := func(ph int) float64 { return float64(m.to[ph] - m.from[ph]) }
+	busiest := func(ph int) float64 { return float64(slices.Max(m.useful[ph])) }
+	ideal := [popPh + 1]float64{busiest(0), float64(k.window(1)), float64(k.window(2)), float64(popN3 * popE)}
+	measured := [popPh + 1]float64{busiest(0), busiest(1), ideal[2], busiest(3)}
+	useful := make([]float64, popNP)
+	var out []designedFactors
+	for ph := 1; ph <= popPh; ph++ {
+		var sum, most float64
+		for r := 0; r < popNP; r++ {
+			u := float64(k.compute(r, ph))
+			useful[r] += u
+			sum += u
+			most = max(most, u)
+		}
+		out = append(out, designedFactors{fmt.Sprintf("phases[%d]", ph), sum / popNP / most, most / ideal[ph], measured[ph] / win(ph)})
+	}
+	var sum, most float64
+	for r := 0; r < popNP; r++ {
+		useful[r] += float64(m.useful[0][r])
+		sum += useful[r]
+		most = max(most, useful[r])
+	}
+	// The Barriers between the phases chain their longest chains (phase
+	// 0 has no dependencies but its closing Barrier).
+	var all, allMeasured float64
+	for ph := range ideal {
+		all += ideal[ph]
+		allMeasured += measured[ph]
+	}
+	return append(out, designedFactors{"run", sum / popNP / most, most / all, allMeasured / float64(m.runTo-m.runFrom)})
+}
+
+// TestPOPFactors runs popphases.c, whose POP factors by phase and what
+// changing it gains are known by construction, and holds the analyzer's
+// pop and what_if keys, at one and two analyzer ranks, to the logs (exact
+// checks: the same computation and windows, the same answers at any number
+// of analyzer ranks), to the design (the factors within popFactorTol) and
+// to reruns of the program changed as the what-if scenarios say (within
+// popWhatIfTol of the rerun's run time).
+func TestPOPFactors(t *testing.T) {
+	lib := mpitest.LoggerLib(t)
+	t.Setenv("OMPI_MCA_hwloc_base_binding_policy", "none")
+	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "popphases.c", "-Wall", "-Wno-unused-function")
+	bin := cpathBin(t)
+	base := runPop(t, lib, exe, popAsDesigned)
+
+	// The scenarios: rank 3 (the heaviest) balanced, and the computation
+	// before phase 1's Allreduce halved; that call site is the report's.
+	_, first := analyzeRaw(t, bin, base.logDir, analyzer{"dag", 0})
+	site := ""
+	for _, s := range first.CriticalPath.Segments {
+		if s.Kind == "compute" && s.Op == "MPI_Allreduce" && s.Callsite != "" {
+			site = s.Callsite
+		}
+	}
+	if site == "" {
+		t.Fatalf("no computation before an MPI_Allreduce on the critical path")
+	}
+	scenarios := []string{"balance:3", "callsite:" + site + "=0.5"}
+	var args []string
+	for _, s := range scenarios {
+		args = append(args, "--what-if", s)
+	}
+	raw1, rep := analyzeRaw(t, bin, base.logDir, analyzer{"dag", 0}, args...)
+	raw2, _ := analyzeRaw(t, bin, base.logDir, analyzer{"dijkstra", 2}, args...)
+	samePOP(t, raw1, raw2)
+	checkPOPLogs(t, rep, &base.m)
+	pop := rep.POP
+	for i, s := range scenarios {
+		if w := rep.WhatIf[i]; w.Scenario != s {
+			t.Fatalf("what_if[%d] is %q, want the scenario asked, %q", i, w.Scenario, s)
+		}
+	}
+
+	t.Run("design", func(t *testing.T) {
+		if !base.designed {
+			skipDesign(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
+		}
+		got := map[string]*report.POPFactors{"run": &pop.POPFactors}
+		for i := range pop.Phases {
+			got[fmt.Sprintf("phases[%d]", pop.Phases[i].Phase)] = &pop.Phases[i].POPFactors
+		}
+		for _, d := range popDesigned(&base.m) {
+			g := got[d.name]
+			if g == nil {
+				t.Fatalf("no pop.%s", d.name)
+			}
+			t.Logf("%s: load balance %.3f (designed %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)",
+				d.name, g.LoadBalance, d.lb, g.SerialisationEfficiency, d.ser, g.TransferEfficiency, d.transfer)
+			for _, f := range []struct {
+				what      string
+				got, want float64
+			}{{"load_balance", g.LoadBalance, d.lb}, {"serialisation_efficiency", g.SerialisationEfficiency, d.ser},
+				{"transfer_efficiency", g.TransferEfficiency, d.transfer}} {
+				if math.Abs(f.got-f.want) > popFactorTol {
+					t.Errorf("pop.%s.%s = %.3f, designed %.3f ± %.2f", d.name, f.what, f.got, f.want, popFactorTol)
+				}
+			}
+		}
+	})
+
+	// The reruns: what the scenarios predict, against the changed program.
+	heavy := pop.UsefulNs[3]
+	factor := pop.AvgUsefulNs / float64(heavy)
+	reruns := []struct {
+		scenario string
+		knobs    popKnobs
+	}{
+		{scenarios[0], popKnobs{3, int(math.Round(100 * factor)), 100}},
+		{scenarios[1], popKnobs{popNP, 100, 50}},
+	}
+	for i, rr := range reruns {
+		t.Run("what-if "+rr.scenario, func(t *testing.T) {
+			w := rep.WhatIf[i]
+			rerun := runPop(t, lib, exe, rr.knobs)
+			if !base.designed || !rerun.designed {
+				skipDesign(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(),
+					strings.Join(append(base.gate, rerun.gate...), "\n  "))
+			}
+			_, again := analyzeRaw(t, bin, rerun.logDir, analyzer{"dag", 0})
+			// From the start of phase 1 to the end of the run: what the
+			// program does by design (the window before, from MPI_Init's
+			// end to the first MPI_Pcontrol, waits for the slowest MPI_Init).
+			part := func(p *report.POP) int64 { return p.WindowNs[1] - p.Phases[1].WindowNs[0] }
+			predicted := part(pop) - w.GainNs
+			got := part(again.POP)
+			t.Logf("%s (%s): predicted gain %s, the rest of the run %s; the rerun (%v) took %s",
+				rr.scenario, w.Description, ms(w.GainNs), ms(predicted), rr.knobs, ms(got))
+			if d := math.Abs(float64(predicted-got)) / float64(got); d > popWhatIfTol {
+				t.Errorf("%s: predicted %s from phase 1 to the end, the changed program took %s: %.1f%% off, more than %.0f%%",
+					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol)
+			}
+		})
+	}
+}
+
+// samePOP: the pop and what_if keys of two reports are the same.
+func samePOP(t *testing.T, a, b []byte) {
+	t.Helper()
+	keys := func(raw []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"pop": m["pop"], "what_if": m["what_if"]}
+	}
+	if x, y := keys(a), keys(b); !reflect.DeepEqual(x, y) {
+		t.Errorf("pop and what_if differ between one analyzer rank (dag) and two (dijkstra):\n%v\n%v", x, y)
+	}
+}
+
+// checkPOPLogs holds the report's pop key to what the logs say, whatever
+// the machine's load: the phases and their levels, each rank's useful
+// computation and the windows (as the logs measure them, up to the
+// analyzer's clock corrections), the factors' identities; and each
+// what-if's prediction to its gain.
+func checkPOPLogs(t *testing.T, rep *report.Report, m *popMeasure) {
+	t.Helper()
+	pop := rep.POP
+	if pop == nil {
+		t.Fatal("no pop key")
+	}
+	if len(pop.Phases) != popPh+1 {
+		t.Fatalf("pop.phases: %d, want %d (phase 0 and one per MPI_Pcontrol)", len(pop.Phases), popPh+1)
+	}
+	at := func(ns int64) string { return ms(ns - m.T0) }
+	check := func(what string, f *report.POPFactors, useful []time.Duration, from, to int64) {
+		for r, u := range useful {
+			if r >= len(f.UsefulNs) || !oracleTol.ok(time.Duration(f.UsefulNs[r]), u) {
+				t.Errorf("%s.useful_ns = %v, the logs measure %v", what, f.UsefulNs, useful)
+				break
+			}
+		}
+		near := func(a, b int64) bool { return time.Duration(max(a-b, b-a)) <= popClockTol }
+		if !near(f.WindowNs[0], from-m.T0) || !near(f.WindowNs[1], to-m.T0) {
+			t.Errorf("%s.window_ns = [%s, %s], the logs' [%s, %s]", what, ms(f.WindowNs[0]), ms(f.WindowNs[1]), at(from), at(to))
+		}
+		if f.RuntimeNs != f.WindowNs[1]-f.WindowNs[0] {
+			t.Errorf("%s.runtime_ns = %d, not the window's length", what, f.RuntimeNs)
+		}
+		for _, id := range []struct {
+			name      string
+			got, want float64
+		}{{"communication_efficiency", f.CommunicationEfficiency, f.SerialisationEfficiency * f.TransferEfficiency},
+			{"parallel_efficiency", f.ParallelEfficiency, f.LoadBalance * f.CommunicationEfficiency}} {
+			if math.Abs(id.got-id.want) > 1e-9 {
+				t.Errorf("%s.%s = %g, want %g", what, id.name, id.got, id.want)
+			}
+		}
+	}
+	var all []time.Duration
+	for r := 0; r < popNP; r++ {
+		var u time.Duration
+		for ph := range m.useful {
+			u += m.useful[ph][r]
+		}
+		all = append(all, u)
+	}
+	check("pop", &pop.POPFactors, all, m.runFrom, m.runTo)
+	for ph := range pop.Phases {
+		p := &pop.Phases[ph]
+		want := "none"
+		if ph > 0 {
+			want = fmt.Sprint(ph)
+		}
+		if got := fmt.Sprint(deref(p.Level)); p.Phase != ph || got != want {
+			t.Errorf("pop.phases[%d]: phase %d, level %s; want %d, %s", ph, p.Phase, got, ph, want)
+		}
+		check(fmt.Sprintf("pop.phases[%d]", ph), &p.POPFactors, m.useful[ph], m.from[ph], m.to[ph])
+	}
+	fixes := 0
+	for _, w := range rep.WhatIf {
+		if w.RuntimeNs+w.GainNs != rep.CriticalPath.LengthNs {
+			t.Errorf("what_if %s: runtime %s + gain %s is not the run's longest path %s", w.Scenario, ms(w.RuntimeNs), ms(w.GainNs), ms(rep.CriticalPath.LengthNs))
+		}
+		if w.Fix {
+			fixes++
+		}
+	}
+	if fixes != 3 {
+		t.Errorf("%d stretches to fix among the default what-ifs, want 3", fixes)
+	}
+}
+
+func deref(p *int32) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
