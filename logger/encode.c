@@ -617,6 +617,33 @@ int cp_enc_code(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n) {
 	return 1;
 }
 
+/* cp_claim reserves total bytes of the file for a block and makes sure
+ * they are mapped; CP_NOROOM (and the log marked broken) if they cannot be. */
+#define CP_NOROOM UINT64_MAX
+static inline uint64_t cp_claim(size_t total) {
+	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
+	uint64_t end = pos + total + CP_TAILROOM;
+	if (end > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(end)) {
+		cp_broken = 1;
+		return CP_NOROOM;
+	}
+	return pos;
+}
+
+static inline void cp_copy(uint8_t *dst, const uint8_t *src, size_t n);
+
+/* cp_publish writes a claimed block: the length before anything else (a
+ * reader that finds the tag still zero skips the block by it), each byte
+ * once, in order, then the rest, then the tag, which commits it. */
+static inline void cp_publish(uint64_t pos, const uint8_t *blk, size_t total, int lenbytes) {
+	uint8_t *dst = cp_map + pos;
+	for (int i = 1; i <= lenbytes; i++)
+		__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_copy(dst + 1 + lenbytes, blk + 1 + lenbytes, total - 1 - (size_t)lenbytes);
+	__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+}
+
 /* cp_copy copies n bytes without a call for the small blocks of most
  * calls, never writing outside dst[0:n) (another thread's block may
  * follow). */
@@ -640,20 +667,10 @@ static inline void cp_copy(uint8_t *dst, const uint8_t *src, size_t n) {
  * rest, then the tag. Returns the block's file offset, or 0 if it was
  * dropped. */
 static inline uint64_t cp_put_block(const uint8_t *blk, size_t total, int lenbytes) {
-	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
-	uint64_t end = pos + total;
-	if (end + CP_TAILROOM > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(end + CP_TAILROOM)) {
-		cp_broken = 1;
+	uint64_t pos = cp_claim(total);
+	if (pos == CP_NOROOM)
 		return 0;
-	}
-	uint8_t *dst = cp_map + pos;
-	/* The length before anything else: a reader that finds the tag still
-	 * zero skips the block by it. Each byte written once, in order. */
-	for (int i = 1; i <= lenbytes; i++)
-		__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cp_copy(dst + 1 + lenbytes, blk + 1 + lenbytes, total - 1 - (size_t)lenbytes);
-	__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+	cp_publish(pos, blk, total, lenbytes);
 	return pos;
 }
 
@@ -744,19 +761,12 @@ void cp_enc_checkpoint(cp_enc *e) {
 	uint8_t *blk = cp_frame(items, (size_t)(p - items), e->stream, &total, &ll);
 	size_t hdr = (size_t)(items - blk); /* the frame, before the CHECK's tag */
 	/* The room first, then the CRC up to it, the frame included. */
-	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
-	if (pos + total + CP_TAILROOM > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(pos + total + CP_TAILROOM)) {
-		cp_broken = 1;
+	uint64_t pos = cp_claim(total);
+	if (pos == CP_NOROOM)
 		return;
-	}
 	uint32_t c = cp_crc_update(cp_crc_to(pos), blk, hdr);
 	memcpy(items + 1, &c, 4);
-	uint8_t *dst = cp_map + pos;
-	for (int i = 1; i <= ll; i++)
-		__atomic_store_n(&dst[i], blk[i], __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	memcpy(dst + 1 + ll, blk + 1 + ll, total - 1 - (size_t)ll);
-	__atomic_store_n(dst, blk[0], __ATOMIC_RELEASE);
+	cp_publish(pos, blk, total, ll);
 	cp_crc = 0;
 	cp_crc_from = pos + hdr + 5;
 	cp_cal_last = tick;
