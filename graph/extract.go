@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"io"
-	"math"
 	"sync"
 
 	"github.com/cpath/cpath/trace"
@@ -173,7 +172,7 @@ type extractor struct {
 	bytes   []uint64
 	comm    []int32
 	gid     []int32 // local communicator index → the run's
-	clk     clock
+	clk     trace.ClockLine
 	last    []int32 // last call of each thread, -1 for none yet
 	cur     int32   // the call the next sub-records belong to
 	cls     trace.Class
@@ -193,7 +192,7 @@ type extractor struct {
 func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
 	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	d.ordered = true
-	x := &extractor{rankData: d, cur: -1, gid: gid, clk: newClock(&d.hdr.Clock), base: lo, unproductive: g.unproductive,
+	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
 		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
 	x.keyTab = make([]int32, 16)
@@ -227,7 +226,7 @@ func (x *extractor) add(rec *trace.Record) {
 	}
 	x.op[c] = rec.Op
 	x.thread[c] = rec.Thread
-	s, e := x.clk.global(rec.Start), x.clk.global(rec.End)
+	s, e := rec.Start+x.clk.Offset(rec.Start), rec.End+x.clk.Offset(rec.End)
 	x.start[c], x.end[c] = s, e
 	if e < s || c > 0 && s < x.end[c-1] {
 		x.ordered = false
@@ -586,28 +585,4 @@ func (t *reqTable) each(f func(v int32)) {
 			f(v)
 		}
 	}
-}
-
-// clock maps a rank's local times to the global timeline exactly as
-// trace.Clock.Global does, with the drift slope computed once.
-type clock struct {
-	init   trace.SyncPoint
-	linear bool
-	slope  float64
-}
-
-func newClock(c *trace.Clock) clock {
-	k := clock{init: c.Init}
-	if f := c.Final; f != nil && f.LocalNs != c.Init.LocalNs {
-		k.linear = true
-		k.slope = float64(f.OffsetNs-c.Init.OffsetNs) / float64(f.LocalNs-c.Init.LocalNs)
-	}
-	return k
-}
-
-func (k *clock) global(t int64) int64 {
-	if !k.linear {
-		return t + k.init.OffsetNs
-	}
-	return t + k.init.OffsetNs + int64(math.Round(k.slope*float64(t-k.init.LocalNs)))
 }

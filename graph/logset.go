@@ -75,7 +75,7 @@ type RankLog struct {
 	Truncated     string      `json:"truncated,omitempty"` // what the reader found, for a damaged log
 	Complete      bool        `json:"complete"`
 	Clock         trace.Clock `json:"clock"`
-	DriftPPM      *float64    `json:"drift_ppm,omitempty"`  // from the init and final sync points
+	DriftPPM      *float64    `json:"drift_ppm,omitempty"`  // the clock model's drift (trace.Clock.Line)
 	Threads       bool        `json:"threads,omitempty"`    // written by MPI_THREAD_MULTIPLE threads in blocks
 	CallDepth     int         `json:"call_depth,omitempty"` // CPATH_CALLDEPTH
 	CallPaths     int         `json:"call_paths,omitempty"` // distinct call paths in the log
@@ -400,7 +400,7 @@ func summarizeRank(path string) (*RankLog, error) {
 	r.Clock = h.Clock
 	r.Threads, r.CallDepth, r.CallPaths = h.Threads, h.CallDepth, len(rd.Paths())-1
 	if fp := h.Clock.Final; fp != nil && fp.LocalNs != h.Clock.Init.LocalNs {
-		d := float64(fp.OffsetNs-h.Clock.Init.OffsetNs) / float64(fp.LocalNs-h.Clock.Init.LocalNs) * 1e6
+		d := h.Clock.Line().Slope * 1e6
 		r.DriftPPM = &d
 	}
 	if haveTime {

@@ -131,16 +131,67 @@ type Skew struct {
 	BaseNs   int64   `json:"base_ns"`
 }
 
-// Offset returns the offset to add to local time t: the init offset, drifting
-// linearly to the final one when both were measured (as Score-P does).
-func (c *Clock) Offset(t int64) int64 {
-	f := c.Final
-	if f == nil || f.LocalNs == c.Init.LocalNs {
-		return c.Init.OffsetNs
-	}
-	slope := float64(f.OffsetNs-c.Init.OffsetNs) / float64(f.LocalNs-c.Init.LocalNs)
-	return c.Init.OffsetNs + int64(math.Round(slope*float64(t-c.Init.LocalNs)))
+// ClockLine is a rank's clock model: the offset to add to local time t is
+// OffsetNs + Slope·(t − BaseNs).
+type ClockLine struct {
+	BaseNs   int64
+	OffsetNs int64
+	Slope    float64 // drift, ns per ns
 }
+
+// Offset returns the offset to add to local time t.
+func (l ClockLine) Offset(t int64) int64 {
+	if l.Slope == 0 {
+		return l.OffsetNs
+	}
+	return l.OffsetNs + int64(math.Round(l.Slope*float64(t-l.BaseNs)))
+}
+
+// Line returns the clock model of the sync points: the init offset alone,
+// or, with a final one, the line of least drift that passes within both
+// points' errors. A sync point says the true offset lies within ±ErrNs
+// (half the best round trip), so a line through the two midpoints would
+// turn the error of a point measured under load (milliseconds, where the
+// other is good to a microsecond) into a drift of thousands of ppm. When
+// the two intervals overlap no drift is shown and the offset is the
+// precision-weighted mean, kept inside both; when they do not, the line
+// joins their nearest ends. Either way every time is within the larger of
+// the two errors of the truth, as a clock whose drift is constant must be.
+func (c *Clock) Line() ClockLine {
+	if c.Final == nil || c.Final.LocalNs == c.Init.LocalNs {
+		return ClockLine{BaseNs: c.Init.LocalNs, OffsetNs: c.Init.OffsetNs}
+	}
+	i, f := c.Init, *c.Final
+	if f.LocalNs < i.LocalNs {
+		i, f = f, i
+	}
+	ei, ef := max(i.ErrNs, 0), max(f.ErrNs, 0)
+	loI, hiI, loF, hiF := i.OffsetNs-ei, i.OffsetNs+ei, f.OffsetNs-ef, f.OffsetNs+ef
+	var from, to int64 // the offsets at i.LocalNs and f.LocalNs
+	switch {
+	case hiI < loF:
+		from, to = hiI, loF
+	case hiF < loI:
+		from, to = loI, hiF
+	default:
+		lo, hi := max(loI, loF), min(hiI, hiF)
+		var o int64
+		switch {
+		case ei == 0:
+			o = i.OffsetNs
+		case ef == 0:
+			o = f.OffsetNs
+		default:
+			wi, wf := 1/(float64(ei)*float64(ei)), 1/(float64(ef)*float64(ef))
+			o = int64(math.Round((wi*float64(i.OffsetNs) + wf*float64(f.OffsetNs)) / (wi + wf)))
+		}
+		return ClockLine{BaseNs: i.LocalNs, OffsetNs: min(max(o, lo), hi)}
+	}
+	return ClockLine{BaseNs: i.LocalNs, OffsetNs: from, Slope: float64(to-from) / float64(f.LocalNs-i.LocalNs)}
+}
+
+// Offset returns the offset to add to local time t (see Line).
+func (c *Clock) Offset(t int64) int64 { return c.Line().Offset(t) }
 
 // Global maps local time t to the synchronised global timeline.
 func (c *Clock) Global(t int64) int64 { return t + c.Offset(t) }

@@ -127,7 +127,7 @@ func writeInfo(out io.Writer, s *graph.LogSet) error {
 		}
 	}
 
-	p("\nclock: global = local + offset(t), offset drifting linearly from the Init to the Finalize sync point\n")
+	p("\nclock: global = local + offset(t), offset(t) the line of least drift within both sync points' errors\n")
 	methods := map[string]bool{}
 	injected := false
 	for _, r := range s.Ranks {
