@@ -106,6 +106,12 @@ func writeTestRun(t *testing.T) string {
 // replayAt builds the run's PAG over P in-process ranks, finds the exact
 // critical path and replays it with the scenarios, as the analyzer does.
 func replayAt(t *testing.T, dir string, P int, scenarios []Scenario) (*Result, error) {
+	return replayWith(t, dir, P, scenarios, true)
+}
+
+// replayWith is replayAt, giving Run the exact critical path (whose length
+// is then the baseline) or not (the baseline is solved).
+func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath bool) (*Result, error) {
 	t.Helper()
 	run, err := graph.Load(dir)
 	if err != nil {
@@ -139,7 +145,11 @@ func replayAt(t *testing.T, dir string, P int, scenarios []Scenario) (*Result, e
 			return
 		}
 		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
-		r, err := Run(c, p, Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex})
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex}
+		if !givePath {
+			o.Path = cpath.Path{}
+		}
+		r, err := Run(c, p, o)
 		errs[c.Rank()] = err
 		if c.Rank() == 0 {
 			res = r
@@ -200,6 +210,16 @@ func TestReplay(t *testing.T) {
 			}
 			if res.BaselineNs != 5630 {
 				t.Errorf("baseline %d, want the run's 5630", res.BaselineNs)
+			}
+			// The replay's own solve of the run as it was is the exact path
+			// (without the path there are no default fixes, which halve its
+			// stretches; the other answers are the same).
+			solved, err := replayWith(t, dir, P, user, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if solved.BaselineNs != res.BaselineNs || len(solved.WhatIf) > len(res.WhatIf) || !reflect.DeepEqual(solved.WhatIf, res.WhatIf[:len(solved.WhatIf)]) {
+				t.Errorf("without the path: baseline %d, what-if %+v; with it: %d, %+v", solved.BaselineNs, solved.WhatIf, res.BaselineNs, res.WhatIf)
 			}
 			// Whole run: the ideal path is rank 1 to its Allreduce (3400),
 			// rank 0 to its Send (1100), rank 1 to MPI_Finalize (1000).

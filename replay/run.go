@@ -263,12 +263,18 @@ type plan struct {
 	sets      [][]site
 	useful    []int64 // by rank, whole window
 	phases    int
+	// baselineNs is the exact critical path's length, the longest path
+	// under the identity rule; -1 when none was given.
+	baselineNs int64
 }
 
 // makePlan checks the scenarios against the run, adds the default ones and
 // resolves call sites.
 func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
-	pl := &plan{g: g, infos: infos, useful: make([]int64, g.Ranks)}
+	pl := &plan{g: g, infos: infos, useful: make([]int64, g.Ranks), baselineNs: -1}
+	if len(o.Path.Vertices) > 0 {
+		pl.baselineNs = o.Path.Length
+	}
 	for _, ri := range infos {
 		for _, u := range ri.Useful {
 			pl.useful[ri.Rank] += u

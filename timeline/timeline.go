@@ -232,6 +232,17 @@ func (w *writer) isCritical(v int32) bool {
 func (w *writer) numberFlows(c mpix.Comm) error {
 	p := w.p
 	base := p.Bounds[p.Part]
+	// Counted first: grown by appends, the slice's copies and fresh pages
+	// cost more than the whole walk.
+	n := 0
+	if p.CallHi > p.CallLo {
+		for e := p.InStart[2*p.CallLo-base]; e < p.InStart[2*p.CallHi-base]; e++ {
+			if p.InKind[e] == graph.EdgeLateSender {
+				n++
+			}
+		}
+	}
+	w.recv = slices.Grow(w.recv[:0], n)
 	var srcs []int32
 	for call := p.CallLo; call < p.CallHi; call++ {
 		v := 2*call + 1 - base
@@ -246,14 +257,14 @@ func (w *writer) numberFlows(c mpix.Comm) error {
 			w.recv = append(w.recv, recvFlow{call: call, send: s})
 		}
 	}
-	n := make([]int64, c.Size())
-	n[c.Rank()] = int64(len(w.recv))
-	if err := mpix.Agree(c, c.Allreduce(n, mpix.Sum)); err != nil {
+	counts := make([]int64, c.Size())
+	counts[c.Rank()] = int64(len(w.recv))
+	if err := mpix.Agree(c, c.Allreduce(counts, mpix.Sum)); err != nil {
 		return err
 	}
 	var id int64
 	for q := 0; q < c.Rank(); q++ {
-		id += n[q]
+		id += counts[q]
 	}
 	for i := range w.recv {
 		id++
@@ -269,6 +280,13 @@ func (w *writer) askSenders(c mpix.Comm) error {
 	p := w.p
 	ask := make([][]int32, c.Size())
 	asked := make([][]int32, c.Size()) // indices into w.recv
+	per := make([]int, c.Size())
+	for i := range w.recv {
+		per[p.Owner(w.recv[i].send)]++
+	}
+	for q, n := range per {
+		ask[q], asked[q] = make([]int32, 0, n), make([]int32, 0, n)
+	}
 	for i := range w.recv {
 		q := p.Owner(w.recv[i].send)
 		ask[q] = append(ask[q], w.recv[i].send)
