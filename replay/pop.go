@@ -44,6 +44,9 @@ type Phase struct {
 type POP struct {
 	Factors
 	Phases []Phase
+	// Window is the factors of Options.Window, clipped to the run's
+	// window (nil without one).
+	Window *Factors
 }
 
 // factors computes the ratios.

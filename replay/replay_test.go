@@ -106,12 +106,13 @@ func writeTestRun(t *testing.T) string {
 // replayAt builds the run's PAG over P in-process ranks, finds the exact
 // critical path and replays it with the scenarios, as the analyzer does.
 func replayAt(t *testing.T, dir string, P int, scenarios []Scenario) (*Result, error) {
-	return replayWith(t, dir, P, scenarios, true)
+	return replayWith(t, dir, P, scenarios, true, nil)
 }
 
 // replayWith is replayAt, giving Run the exact critical path (whose length
 // is then the baseline) or not (the baseline is solved).
-func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath bool) (*Result, error) {
+// With win, the window's factors are asked too.
+func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath bool, win *Window) (*Result, error) {
 	t.Helper()
 	run, err := graph.Load(dir)
 	if err != nil {
@@ -145,7 +146,7 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 			return
 		}
 		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
-		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex}
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win}
 		if !givePath {
 			o.Path = cpath.Path{}
 		}
@@ -214,7 +215,7 @@ func TestReplay(t *testing.T) {
 			// The replay's own solve of the run as it was is the exact path
 			// (without the path there are no default fixes, which halve its
 			// stretches; the other answers are the same).
-			solved, err := replayWith(t, dir, P, user, false)
+			solved, err := replayWith(t, dir, P, user, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,6 +386,45 @@ func TestBits(t *testing.T) {
 			if dst.get(int32(i)) != want {
 				t.Errorf("off %d: bit %d = %v, want %v", off, i, !want, want)
 			}
+		}
+	}
+}
+
+// TestReplayWindow checks the factors of --from/--to windows against the
+// run above, by hand.
+func TestReplayWindow(t *testing.T) {
+	dir := writeTestRun(t)
+	for _, tc := range []struct {
+		name string
+		win  Window
+		want wantFactors
+	}{
+		// Phase 1's window: phase 1's factors.
+		{"phase 1", Window{201, 3610}, wantFactors{201, 3610, 3400, []int64{1100, 3400}, 2250.0 / 3400, 1, 3400.0 / 3409}},
+		// Across stretches: rank 0 201 of its 1000 before the Allreduce,
+		// 100, then 389 of its 1000 before the Send; rank 1 2501 of its
+		// 3300, 100 and 100. The ideal run: rank 1's 2501 into the
+		// Allreduce, 100 to Pcontrol(2), rank 0's 389 to the window's end.
+		{"across", Window{1000, 4000}, wantFactors{1000, 4000, 2990, []int64{690, 2701}, 1695.5 / 2701, 2701.0 / 2990, 2990.0 / 3000}},
+		// Inside one stretch of each rank: all computation.
+		{"inside", Window{400, 900}, wantFactors{400, 900, 500, []int64{500, 500}, 1, 1, 1}},
+		// Before MPI_Init ends: nothing of the POP window.
+		{"before", Window{0, 50}, wantFactors{0, 0, 0, []int64{0, 0}, 1, 1, 1}},
+		// Past the POP window's end, clipped to it.
+		{"end", Window{5000, 5630}, wantFactors{5000, 5625, 625, []int64{0, 625}, 312.5 / 625, 1, 1}},
+	} {
+		for _, P := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/P=%d", tc.name, P), func(t *testing.T) {
+				win := tc.win
+				res, err := replayWith(t, dir, P, nil, true, &win)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.POP.Window == nil {
+					t.Fatal("no window factors")
+				}
+				checkFactors(t, "window", *res.POP.Window, tc.want)
+			})
 		}
 	}
 }

@@ -45,6 +45,9 @@ type Options struct {
 	Function func(rank int, pc uint64) string
 	// Hex is the hexadecimal offset form of a call site ("0x4011d6").
 	Hex func(rank int, pc uint64) string
+	// Window, if set, is a stretch of the run whose POP factors are
+	// wanted too (every rank passes the same).
+	Window *Window
 }
 
 // Fixes is how many of the critical path's longest stretches of
@@ -106,7 +109,8 @@ type rankInfo struct {
 	Useful    []int64 // by phase
 	PhaseFrom []int64
 	PhaseTo   []int64
-	Sites     []uint64 // its calls' distinct call sites
+	Sites     []uint64    // its calls' distinct call sites
+	Win       *windowInfo // with Options.Window
 }
 
 // share is a part's contribution, gathered on rank 0.
@@ -129,7 +133,11 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 			return nil, fmt.Errorf("--what-if %s: rank %d is not in the run (ranks 0-%d)", s.Text, s.Rank, p.Ranks-1)
 		}
 	}
-	mine := share{Ranks: rankInfos(p)}
+	var from, to int64 // the window, global ns
+	if o.Window != nil {
+		from, to = p.T0+o.Window.From, p.T0+o.Window.To
+	}
+	mine := share{Ranks: rankInfos(p, o.Window != nil, from, to)}
 	shares, err := graph.GatherGob(c, mine)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
@@ -161,6 +169,18 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
+	if o.Window != nil {
+		wr, err := gatherWindow(c, p, from, to)
+		if err = mpix.Agree(c, err); err != nil {
+			return nil, err
+		}
+		if plan != nil {
+			plan.window = wr
+			for _, ri := range plan.infos {
+				wr.add(ri.Win)
+			}
+		}
+	}
 	w, err := gatherWhole(c, p)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
@@ -183,12 +203,15 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 
 // rankInfos is the part's ranks' windows, phases, useful computation and
 // call sites.
-func rankInfos(p *graph.PAG) []rankInfo {
+func rankInfos(p *graph.PAG, windowed bool, from, to int64) []rankInfo {
 	var out []rankInfo
 	var seen [4096]uint64 // call sites seen, direct-mapped: a run has few
 	for r := p.RankLo; r < p.RankHi; r++ {
 		lo, hi := p.RankStart[r], p.RankStart[r+1]
 		ri := rankInfo{Rank: r, Init: lo - 1, Fin: hi - 1, Empty: lo == hi}
+		if windowed {
+			ri.Win = &windowInfo{}
+		}
 		if ri.Empty {
 			ri.Useful = []int64{0}
 			ri.PhaseFrom, ri.PhaseTo = []int64{0}, []int64{0}
@@ -232,12 +255,18 @@ func rankInfos(p *graph.PAG) []rankInfo {
 		}
 		// The useful computation: the program edges into the calls after
 		// MPI_Init up to MPI_Finalize, each in the phase of the call it
-		// starts after.
+		// starts after (and with a window, their parts inside it).
+		winLo, winHi := max(from, ri.From), min(to, ri.To)
 		for c := ri.Init + 1; c <= ri.Fin; c++ {
 			v := 2 * (c - p.CallLo) // S(c)'s row
 			for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
 				if p.InKind[e] != graph.EdgeProgram {
 					continue
+				}
+				if ri.Win != nil {
+					if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
+						ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight[e], from, to, winLo, winHi)
+					}
 				}
 				ph := 0
 				if k > 0 {
@@ -266,6 +295,7 @@ type plan struct {
 	// baselineNs is the exact critical path's length, the longest path
 	// under the identity rule; -1 when none was given.
 	baselineNs int64
+	window     *windowRun // with Options.Window
 }
 
 // makePlan checks the scenarios against the run, adds the default ones and

@@ -50,6 +50,10 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 	if pl.phases > 1 {
 		jobs = append(jobs, func(s *solver) { res.POP.Phases = pl.solvePhases(s, ideal) })
 	}
+	var windowNs int64
+	if pl.window != nil {
+		jobs = append(jobs, func(s *solver) { windowNs = s.solveWindow(ideal, pl.window) })
+	}
 	res.WhatIf = make([]WhatIf, len(pl.scenarios))
 	for i, s := range pl.scenarios {
 		r := identity()
@@ -83,6 +87,20 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 	// holds.
 	w.parallel(max(1, min(workers, maxScratch/(scratchPerVertex*w.n))), jobs)
 	res.POP.Factors = factors(pl.useful, from-g.T0, to-g.T0, idealNs)
+	if wr := pl.window; wr != nil {
+		useful := make([]int64, g.Ranks)
+		for _, ri := range pl.infos {
+			if ri.Win != nil {
+				useful[ri.Rank] = ri.Win.Useful
+			}
+		}
+		wFrom, wTo := max(wr.from, from), min(wr.to, to)
+		if wFrom > wTo {
+			wFrom, wTo = wr.from, wr.from // the window holds none of the POP window: nothing to measure
+		}
+		f := factors(useful, wFrom-g.T0, wTo-g.T0, windowNs)
+		res.POP.Window = &f
+	}
 	for i := range res.WhatIf {
 		res.WhatIf[i].GainNs = res.BaselineNs - res.WhatIf[i].RuntimeNs
 	}

@@ -127,6 +127,10 @@ func replayed(x *replay.Result) (*POP, []WhatIf) {
 		ph := &x.POP.Phases[i]
 		pop.Phases = append(pop.Phases, POPPhase{Phase: ph.Index, Level: ph.Level, POPFactors: factors(&ph.Factors)})
 	}
+	if x.POP.Window != nil {
+		f := factors(x.POP.Window)
+		pop.Window = &f
+	}
 	ws := []WhatIf{}
 	for _, w := range x.WhatIf {
 		wi := WhatIf{Scenario: w.Scenario, Description: w.Description, RuntimeNs: w.RuntimeNs, GainNs: w.GainNs,

@@ -83,7 +83,8 @@ var csvTables = []csvTable{
 			row("collective", u64(b.Lo), u64(b.Hi), i64(b.Count))
 		}
 	}},
-	// The POP factors: the whole run ("run"), then each phase by index.
+	// The POP factors: the whole run ("run"), then each phase by index,
+	// then the --from/--to window ("window").
 	{"pop", []string{"phase", "level", "load_balance", "communication_efficiency", "serialisation_efficiency",
 		"transfer_efficiency", "parallel_efficiency", "from_ns", "to_ns", "ideal_runtime_ns"}, func(r *Report, row func(...string)) {
 		if r.POP == nil {
@@ -101,6 +102,9 @@ var csvTables = []csvTable{
 				level = i64(int64(*ph.Level))
 			}
 			f(itoa(ph.Phase), level, &ph.POPFactors)
+		}
+		if r.POP.Window != nil {
+			f("window", "", r.POP.Window)
 		}
 	}},
 	{"what_if", []string{"scenario", "description", "runtime_ns", "gain_ns", "gain", "default"}, func(r *Report, row func(...string)) {

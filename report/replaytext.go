@@ -42,7 +42,13 @@ func writeReplay(w io.Writer, r *Report, top int) {
 		}
 		row(name, &ph.POPFactors)
 	}
+	if p.Window != nil && p.Window.RuntimeNs > 0 {
+		row("--from/--to window", p.Window)
+	}
 	tw.Flush()
+	if p.Window != nil && p.Window.RuntimeNs == 0 {
+		fmt.Fprintln(w, "(the --from/--to window has no factors: none of it lies between MPI_Init and MPI_Finalize)")
+	}
 
 	if len(r.WhatIf) == 0 {
 		return

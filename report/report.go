@@ -245,6 +245,10 @@ type SizeBucket struct {
 type POP struct {
 	POPFactors
 	Phases []POPPhase `json:"phases"` // between consecutive MPI_Pcontrol calls; empty without them
+	// Window is the factors of the --from/--to window (within the run's
+	// POP window; computation across its edges counts with its part
+	// inside); absent without one.
+	Window *POPFactors `json:"window,omitempty"`
 }
 
 // POPFactors are the factors of the run or of a phase.

@@ -261,7 +261,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		return err
 	}
 	prog.Stage("replaying the run: POP factors and what-if")
-	rr, err := replayRun(c, p, o, res.Path, calls)
+	rr, err := replayRun(c, p, o, win, res.Path, calls)
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}

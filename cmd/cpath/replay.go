@@ -42,8 +42,8 @@ func parseWhatIf(list []string) (scenarios []replay.Scenario, noDefaults bool, e
 
 // replayRun computes the POP factors and the what-if predictions over the
 // parts: rank 0 gets them, with the exact path (and its calls) to choose
-// the default scenarios from.
-func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, path cpath.Path, calls graph.CallTable) (*replay.Result, error) {
+// the default scenarios from, and with --from/--to the window's factors.
+func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path cpath.Path, calls graph.CallTable) (*replay.Result, error) {
 	scenarios, noDefaults, err := parseWhatIf(o.whatIf)
 	if err != nil || slices.Contains(o.whatIf, noReplay) {
 		return nil, err
@@ -55,6 +55,10 @@ func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, path cpath.Path, calls 
 		names.Symbolize, function = sym.Lookup, sym.Function
 	}
 	hex := &report.Input{PAG: p}
-	return replay.Run(c, p, replay.Options{Scenarios: scenarios, NoDefaults: noDefaults,
-		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite})
+	ro := replay.Options{Scenarios: scenarios, NoDefaults: noDefaults,
+		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite}
+	if o.windowUsed {
+		ro.Window = &replay.Window{From: win.From, To: win.To}
+	}
+	return replay.Run(c, p, ro)
 }

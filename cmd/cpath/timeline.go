@@ -32,7 +32,8 @@ func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
 		"shortest calls and stretches of computation off the critical path are left out, and stderr and\n"+
 		"the file say what; the critical path is always drawn whole. 0: no limit")
 	f.StringVar(&o.from, "from", "", "restrict the timeline and the critical path's tables (text and JSON) to the run from this\n"+
-		"`TIME` on: a duration since the run's start (1.5s, 200ms, 10us) or ns")
+		"`TIME` on, and give the POP factors of that window too: a duration since the run's start\n"+
+		"(1.5s, 200ms, 10us) or ns")
 	f.StringVar(&o.to, "to", "", "restrict them to the run up to this `TIME` (as --from; default: the run's end)")
 }
 

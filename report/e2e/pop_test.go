@@ -342,6 +342,44 @@ func TestPOPFactors(t *testing.T) {
 		}
 	})
 
+	// A --from/--to window over a phase has that phase's factors: the
+	// same computation and the same longest path, up to what the ranks
+	// did between the phase's first and their own MPI_Pcontrol.
+	t.Run("window", func(t *testing.T) {
+		for ph := 1; ph <= popPh; ph++ {
+			want := &pop.Phases[ph].POPFactors
+			from, to := want.WindowNs[0], want.WindowNs[1]
+			_, wrep := analyzeRaw(t, bin, base.logDir, analyzer{"dag", 0}, "--from", fmt.Sprint(from), "--to", fmt.Sprint(to))
+			if wrep.POP == nil || wrep.POP.Window == nil {
+				t.Fatalf("--from %d --to %d: no pop.window", from, to)
+			}
+			got := wrep.POP.Window
+			t.Logf("phase %d's window: load balance %.3f (the phase's %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)", ph,
+				got.LoadBalance, want.LoadBalance, got.SerialisationEfficiency, want.SerialisationEfficiency, got.TransferEfficiency, want.TransferEfficiency)
+			if got.WindowNs != want.WindowNs {
+				t.Errorf("phase %d: pop.window.window_ns = %v, asked %v", ph, got.WindowNs, want.WindowNs)
+			}
+			for r := range want.UsefulNs {
+				if !oracleTol.ok(time.Duration(got.UsefulNs[r]), time.Duration(want.UsefulNs[r])) {
+					t.Errorf("phase %d: pop.window.useful_ns = %v, the phase's %v", ph, got.UsefulNs, want.UsefulNs)
+					break
+				}
+			}
+			for _, f := range []struct {
+				what      string
+				got, want float64
+			}{{"load_balance", got.LoadBalance, want.LoadBalance}, {"serialisation_efficiency", got.SerialisationEfficiency, want.SerialisationEfficiency},
+				{"transfer_efficiency", got.TransferEfficiency, want.TransferEfficiency}} {
+				if math.Abs(f.got-f.want) > popFactorTol {
+					t.Errorf("phase %d's window: pop.window.%s = %.3f, the phase's %.3f ± %.2f", ph, f.what, f.got, f.want, popFactorTol)
+				}
+			}
+		}
+		if rep.POP.Window != nil {
+			t.Errorf("pop.window without --from/--to: %+v", rep.POP.Window)
+		}
+	})
+
 	// The reruns: what the scenarios predict, against the changed program.
 	heavy := pop.UsefulNs[3]
 	factor := pop.AvgUsefulNs / float64(heavy)
