@@ -185,15 +185,14 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
+	// Rank 0 solves with every core it has; the other ranks wait without
+	// polling, so that they leave it the cores of a node they share.
 	var res *Result
 	if c.Rank() == 0 {
-		workers := 1
-		if c.Size() == 1 {
-			// In a job, the other ranks wait in MPI, often polling on a
-			// core of their own.
-			workers = runtime.GOMAXPROCS(0)
-		}
-		res, err = plan.solve(w, siteBits, workers)
+		res, err = plan.solve(w, siteBits, runtime.GOMAXPROCS(0))
+	}
+	if ierr := mpix.Idle(c); err == nil {
+		err = ierr
 	}
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err

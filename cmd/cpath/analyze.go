@@ -271,9 +271,17 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 			return err
 		}
 	}
+	// From here rank 0 reports alone (but for its share of the
+	// timeline); the others wait for it without polling, so that it has
+	// the cores of a node they share. It meets them on every return.
 	if c.Rank() != 0 {
-		return writeTimeline(&o.timelineOpts, c, p, nil, win)
+		err := writeTimeline(&o.timelineOpts, c, p, nil, win)
+		if ierr := mpix.Idle(c); err == nil {
+			err = ierr
+		}
+		return err
 	}
+	defer mpix.Idle(c)
 	// Rank 0: merge the shares (instances in communicator and sequence
 	// order) and report.
 	var colls []graph.Collective

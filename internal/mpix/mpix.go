@@ -62,6 +62,18 @@ func (s *Single) Gatherv(b []byte) ([][]byte, error)    { s.calls++; return [][]
 func (s *Single) Allreduce(x []int64, op Op) error      { s.calls++; return nil }
 func (s *Single) Stats() (int64, int64)                 { return 0, s.calls }
 
+// Idle waits until every rank has called it, as a barrier, leaving the
+// core to others while it waits where the Comm can (MPI_COMM_WORLD:
+// an MPI barrier polls busily). Ranks that wait while rank 0 works alone
+// call it, and so does rank 0 when it is done, so that rank 0 may use
+// every core of a node it shares with them.
+func Idle(c Comm) error {
+	if i, ok := c.(interface{ Idle() error }); ok {
+		return i.Idle()
+	}
+	return c.Allreduce([]int64{0}, Sum)
+}
+
 // AllreduceOne reduces one value.
 func AllreduceOne(c Comm, v int64, op Op) (int64, error) {
 	x := []int64{v}

@@ -28,6 +28,8 @@ static int ag_counts64(long long n, long long *recv) {
 static int gv(void *sb, int n, void *rb, int *rc, int *rd) {
 	return MPI_Gatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
+static int ibarrier(MPI_Request *r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); }
+static int test(MPI_Request *r, int *flag) { return MPI_Test(r, flag, MPI_STATUS_IGNORE); }
 static int allreduce(long long *x, int n, int op) {
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
 	return MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_LONG_LONG, o, MPI_COMM_WORLD);
@@ -37,6 +39,7 @@ import "C"
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -210,4 +213,28 @@ func (w *world) Allreduce(x []int64, op Op) error {
 	}
 	w.calls++
 	return mpiErr("MPI_Allreduce", C.allreduce((*C.longlong)(unsafe.Pointer(&x[0])), C.int(len(x)), C.int(op)))
+}
+
+// Idle is a barrier that leaves the core to others while it waits: an
+// MPI_Ibarrier tested with growing sleeps (up to 1 ms) instead of MPI's
+// busy polling, for ranks waiting while one rank works alone with every
+// core of its node.
+func (w *world) Idle() error {
+	w.calls++
+	var req C.MPI_Request
+	if err := mpiErr("MPI_Ibarrier", C.ibarrier(&req)); err != nil {
+		return err
+	}
+	sleep := 10 * time.Microsecond
+	for {
+		var done C.int
+		if err := mpiErr("MPI_Test", C.test(&req, &done)); err != nil {
+			return err
+		}
+		if done != 0 {
+			return nil
+		}
+		time.Sleep(sleep)
+		sleep = min(2*sleep, time.Millisecond)
+	}
 }
