@@ -328,17 +328,7 @@ func TestPOPFactors(t *testing.T) {
 			if g == nil {
 				t.Fatalf("no pop.%s", d.name)
 			}
-			t.Logf("%s: load balance %.3f (designed %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)",
-				d.name, g.LoadBalance, d.lb, g.SerialisationEfficiency, d.ser, g.TransferEfficiency, d.transfer)
-			for _, f := range []struct {
-				what      string
-				got, want float64
-			}{{"load_balance", g.LoadBalance, d.lb}, {"serialisation_efficiency", g.SerialisationEfficiency, d.ser},
-				{"transfer_efficiency", g.TransferEfficiency, d.transfer}} {
-				if math.Abs(f.got-f.want) > popFactorTol {
-					t.Errorf("pop.%s.%s = %.3f, designed %.3f ± %.2f", d.name, f.what, f.got, f.want, popFactorTol)
-				}
-			}
+			nearFactors(t, "pop."+d.name, "designed", g, d.lb, d.ser, d.transfer)
 		}
 	})
 
@@ -354,8 +344,7 @@ func TestPOPFactors(t *testing.T) {
 				t.Fatalf("--from %d --to %d: no pop.window", from, to)
 			}
 			got := wrep.POP.Window
-			t.Logf("phase %d's window: load balance %.3f (the phase's %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)", ph,
-				got.LoadBalance, want.LoadBalance, got.SerialisationEfficiency, want.SerialisationEfficiency, got.TransferEfficiency, want.TransferEfficiency)
+			nearFactors(t, fmt.Sprintf("phase %d's pop.window", ph), "the phase's", got, want.LoadBalance, want.SerialisationEfficiency, want.TransferEfficiency)
 			if got.WindowNs != want.WindowNs {
 				t.Errorf("phase %d: pop.window.window_ns = %v, asked %v", ph, got.WindowNs, want.WindowNs)
 			}
@@ -363,15 +352,6 @@ func TestPOPFactors(t *testing.T) {
 				if !oracleTol.ok(time.Duration(got.UsefulNs[r]), time.Duration(want.UsefulNs[r])) {
 					t.Errorf("phase %d: pop.window.useful_ns = %v, the phase's %v", ph, got.UsefulNs, want.UsefulNs)
 					break
-				}
-			}
-			for _, f := range []struct {
-				what      string
-				got, want float64
-			}{{"load_balance", got.LoadBalance, want.LoadBalance}, {"serialisation_efficiency", got.SerialisationEfficiency, want.SerialisationEfficiency},
-				{"transfer_efficiency", got.TransferEfficiency, want.TransferEfficiency}} {
-				if math.Abs(f.got-f.want) > popFactorTol {
-					t.Errorf("phase %d's window: pop.window.%s = %.3f, the phase's %.3f ± %.2f", ph, f.what, f.got, f.want, popFactorTol)
 				}
 			}
 		}
@@ -412,6 +392,23 @@ func TestPOPFactors(t *testing.T) {
 					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol)
 			}
 		})
+	}
+}
+
+// nearFactors holds factors f (named what) to load balance lb,
+// serialisation ser and transfer tr (named by whose), within popFactorTol.
+func nearFactors(t *testing.T, what, whose string, f *report.POPFactors, lb, ser, tr float64) {
+	t.Helper()
+	t.Logf("%s: load balance %.3f (%s %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)",
+		what, f.LoadBalance, whose, lb, f.SerialisationEfficiency, ser, f.TransferEfficiency, tr)
+	for _, x := range []struct {
+		key       string
+		got, want float64
+	}{{"load_balance", f.LoadBalance, lb}, {"serialisation_efficiency", f.SerialisationEfficiency, ser},
+		{"transfer_efficiency", f.TransferEfficiency, tr}} {
+		if math.Abs(x.got-x.want) > popFactorTol {
+			t.Errorf("%s.%s = %.3f, %s %.3f ± %.2f", what, x.key, x.got, whose, x.want, popFactorTol)
+		}
 	}
 }
 
