@@ -187,7 +187,7 @@ type extractor struct {
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
 	fileDone     bitset // the completions of MPI-IO requests, by the analyzer rank's call
-	pending      int32 // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	pending      int32  // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 }
 
 func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {

@@ -64,7 +64,7 @@ type RankLog struct {
 	Records       uint64      `json:"records"`    // calls + sub-records
 	BytesSent     uint64      `json:"bytes_sent"` // point-to-point payload sent
 	CollBytes     uint64      `json:"collective_bytes"`
-	IOBytes       uint64      `json:"io_bytes"` // MPI-IO: bytes the program asked to read or write
+	IOBytes       uint64      `json:"io_bytes"`    // MPI-IO: bytes the program asked to read or write
 	MPITimeNs     int64       `json:"mpi_time_ns"` // time inside MPI calls
 	SpanNs        int64       `json:"span_ns"`     // first call's start to last call's end
 	FileBytes     int64       `json:"file_bytes"`
