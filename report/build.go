@@ -299,6 +299,13 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "launch"
 			byRank[rv].LaunchNs += ns
 			acc(launchOp, ns)
+		case rankOf(u.call) != rv && (op.IsIO() || pc[v.call].FileIO):
+			// A collective file operation after its last member arrived:
+			// the member's I/O (its part, or the part it waits for), not
+			// a message's transfer.
+			seg.Kind = "io"
+			byRank[rv].IONs += ns
+			acc(int(op), ns)
 		case rankOf(u.call) != rv:
 			seg.Kind = "transfer"
 			byRank[rv].TransferNs += ns
