@@ -144,3 +144,33 @@ func TestFileIO(t *testing.T) {
 		}
 	}
 }
+
+// TestFortranFileIO runs fio.f90: MPI-IO calls through the Fortran
+// binding, with a Fortran string and INTEGER(MPI_OFFSET_KIND) offsets.
+func TestFortranFileIO(t *testing.T) {
+	const np = 4
+	exe := mpitest.Compile(t, t.TempDir(), "mpif90", "fio.f90")
+	logs, _ := runLogged(t, np, exe)
+	r := check(t, logs, np, "fio")
+	r.checkCounts(t, func(rank int) map[trace.Op]int {
+		return map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpFileOpen: 1, trace.OpFileSetView: 1,
+			trace.OpFileWriteAt: 1, trace.OpFileWriteAtAll: 1, trace.OpFileIwriteAt: 1, trace.OpWait: 1,
+			trace.OpFileReadAtAll: 1, trace.OpFileClose: 1}
+	})
+	r.checkSubs(t, func(rank int) map[trace.Op]int { return map[trace.Op]int{trace.OpWait: 1} })
+	r.checkColls(t, map[string][]collSpec{"W0.0": {
+		{trace.OpFileOpen, none, bytesAll(0)},
+		{trace.OpFileSetView, none, bytesAll(0)},
+		{trace.OpFileWriteAtAll, none, bytesPer(func(r uint64) uint64 { return 8 * (r + 1) })},
+		{trace.OpFileReadAtAll, none, bytesAll(16)},
+		{trace.OpFileClose, none, bytesAll(0)},
+	}})
+	for rank := 0; rank < np; rank++ {
+		for _, w := range []ioSpec{{trace.OpFileWriteAt, 16}, {trace.OpFileIwriteAt, 8}} {
+			cs := r.find(rank, func(c *call) bool { return c.Op == w.Op })
+			if len(cs) != 1 || cs[0].Bytes != w.Bytes || cs[0].CommName != "W0.0" || cs[0].Tag != 1 {
+				t.Errorf("rank %d: %v, want one %v of %d bytes on W0.0's file 1", rank, cs, w.Op, w.Bytes)
+			}
+		}
+	}
+}
