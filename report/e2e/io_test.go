@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/timeline/timelinetest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -43,7 +45,15 @@ func TestIOPath(t *testing.T) {
 			}
 			for _, a := range []analyzer{{"dag", 0}, {"delta", 2}} {
 				t.Run(a.String(), func(t *testing.T) {
-					checkIOPath(t, analyze(t, bin, logDir, a), mode.op)
+					// The timeline draws the io segments as the report has them.
+					tlFile := filepath.Join(t.TempDir(), "timeline.json")
+					_, rep := analyzeRaw(t, bin, logDir, a, "--timeline", tlFile)
+					checkIOPath(t, rep, mode.op)
+					b, err := os.ReadFile(tlFile)
+					if err != nil {
+						t.Fatal(err)
+					}
+					timelinetest.CheckRun(t, b, rep)
 				})
 			}
 		})
