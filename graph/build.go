@@ -148,7 +148,8 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	// Second reading, into the owned calls, numbered from 0 (the numbers
 	// the extractor and the clock shifter work with).
 	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
-		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo))}
+		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
+		fileDone: newBitset(int(p.CallHi - p.CallLo))}
 	for i := 0; i <= own; i++ {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
@@ -156,7 +157,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
-	p.Calls = lg.Calls
+	p.Calls, p.fileDone = lg.Calls, lg.fileDone
 
 	b := &builder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}
 	open := 0

@@ -42,6 +42,8 @@ type rankCalls struct {
 	// unproductive marks the records of polls that completed nothing
 	// (MPI_Test… or MPI_Iprobe, coalesced by the logger).
 	unproductive bitset
+	// fileDone marks the Wait/Test calls that completed MPI-IO requests.
+	fileDone bitset
 }
 
 // rank is the owned rank (0-based) that made call c.

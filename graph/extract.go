@@ -186,13 +186,14 @@ type extractor struct {
 	// unproductive marks the coalesced runs of polls that completed
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
-	pending      int32 // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	fileDone     bitset // the completions of MPI-IO requests, by the analyzer rank's call
+	pending      int32  // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 }
 
 func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
 	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	d.ordered = true
-	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive,
+	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive, fileDone: g.fileDone,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
 		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
 	x.keyTab = make([]int32, 16)
@@ -269,7 +270,8 @@ func (x *extractor) add(rec *trace.Record) {
 		if rec.Peer >= 0 {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
-	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
+	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective,
+		trace.ClassFileIIO: // a file request completes locally: followed only to retire it
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
@@ -341,6 +343,9 @@ func (x *extractor) sub(s *trace.Record) {
 			x.dropReq(s.Req, qi) // q stays valid until the next newReq
 		}
 		x.pending--
+		if q.op.IsIO() && len(x.fileDone) > 0 {
+			x.fileDone.setAtomic(int(x.base + c)) // ranks are read in parallel
+		}
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {

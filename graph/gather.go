@@ -16,6 +16,7 @@ type CallInfo struct {
 	Start, End int64
 	CallSite   uint64
 	Op         trace.Op
+	FileIO     bool // a Wait/Test call that completed MPI-IO requests (PAG.CompletesFileIO)
 }
 
 // CallTable holds the CallInfo of the calls a rank asked for.
@@ -60,7 +61,7 @@ func (p *PAG) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
 				return nil, fmt.Errorf("graph: asked for call %d, which rank %d does not own", x, c.Rank())
 			}
 			l := x - p.CallLo
-			infos[k] = CallInfo{p.Start[l], p.End[l], p.CallSite[l], p.Op[l]}
+			infos[k] = CallInfo{p.Start[l], p.End[l], p.CallSite[l], p.Op[l], p.CompletesFileIO(x)}
 		}
 		send[q] = mpix.Bytes(infos)
 	}

@@ -64,6 +64,7 @@ type RankLog struct {
 	Records       uint64      `json:"records"`    // calls + sub-records
 	BytesSent     uint64      `json:"bytes_sent"` // point-to-point payload sent
 	CollBytes     uint64      `json:"collective_bytes"`
+	IOBytes       uint64      `json:"io_bytes"`    // MPI-IO: bytes the program asked to read or write
 	MPITimeNs     int64       `json:"mpi_time_ns"` // time inside MPI calls
 	SpanNs        int64       `json:"span_ns"`     // first call's start to last call's end
 	FileBytes     int64       `json:"file_bytes"`
@@ -92,6 +93,7 @@ type Totals struct {
 	Records    uint64 `json:"records"`
 	BytesSent  uint64 `json:"bytes_sent"`
 	CollBytes  uint64 `json:"collective_bytes"`
+	IOBytes    uint64 `json:"io_bytes"`
 	MPITimeNs  int64  `json:"mpi_time_ns"`
 	FileBytes  int64  `json:"file_bytes"`
 	// BytesPerCall is the file size per call on disk over all ranks.
@@ -196,6 +198,7 @@ func ReadLogSet(dir string) (*LogSet, error) {
 		t.Records += r.Records
 		t.BytesSent += r.BytesSent
 		t.CollBytes += r.CollBytes
+		t.IOBytes += r.IOBytes
 		t.MPITimeNs += r.MPITimeNs
 		t.FileBytes += r.FileBytes
 		for i := range r.ops {
@@ -348,22 +351,24 @@ func summarizeRank(path string) (*RankLog, error) {
 			o.Calls += rec.Polls()
 			o.TimeNs += d
 			o.Bytes += rec.Bytes
-			switch rec.Op.Class() {
-			case trace.ClassSend, trace.ClassSendRecv, trace.ClassIsend:
+			switch cls := rec.Op.Class(); {
+			case rec.Op.IsIO():
+				r.IOBytes += rec.Bytes // collective file operations are not collectives' buffers
+			case cls == trace.ClassSend, cls == trace.ClassSendRecv, cls == trace.ClassIsend:
 				sent(rec.Peer, rec.Bytes)
-			case trace.ClassSendInit:
+			case cls == trace.ClassSendInit:
 				if rec.Req != 0 && rec.Peer != trace.PeerProcNull {
 					persist[rec.Req] = rec.Bytes
 				}
-			case trace.ClassStart:
+			case cls == trace.ClassStart:
 				if rec.Count == 0 && rec.Req != 0 {
 					r.BytesSent += persist[rec.Req]
 				}
-			case trace.ClassRequestFree:
+			case cls == trace.ClassRequestFree:
 				delete(persist, rec.Req)
-			case trace.ClassCollective, trace.ClassIcollective:
+			case cls == trace.ClassCollective, cls == trace.ClassIcollective:
 				r.CollBytes += rec.Bytes
-			case trace.ClassCommCreate:
+			case cls == trace.ClassCommCreate:
 				if rec.Req != 0 {
 					r.Communicators++
 				}

@@ -158,6 +158,9 @@ type PAG struct {
 	CallLo, CallHi int32
 
 	Calls // the owned calls
+	// fileDone marks the owned Wait/Test calls that completed MPI-IO
+	// requests (CompletesFileIO), by c - CallLo.
+	fileDone bitset
 
 	// Bounds[p] is the first vertex of analyzer rank p (len size+1).
 	Bounds      []int32
@@ -292,4 +295,11 @@ func (g *PAG) Times() []int64 {
 		ts[l] = g.Time(lo + int32(l))
 	}
 	return ts
+}
+
+// CompletesFileIO reports whether owned call c (global number) is a
+// Wait/Test call that completed requests of MPI-IO operations (MPI_File_i…):
+// the file operation's time is in it, so the critical path counts it as I/O.
+func (p *PAG) CompletesFileIO(c int32) bool {
+	return c >= p.CallLo && c < p.CallHi && len(p.fileDone) > 0 && p.fileDone.has(int(c-p.CallLo))
 }

@@ -177,6 +177,13 @@ void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int s
 void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request req, int rc);
 void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
+/* MPI-IO: the file table maps a handle to its MPI_File_open's communicator;
+ * coll: a collective over it (takes a sequence number). */
+void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc);
+void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc);
+void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc);
+void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
+		  MPI_Request req, int rc);
 
 /* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */
 MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall);

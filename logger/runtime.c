@@ -1489,6 +1489,127 @@ void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	cp_end(t);
 }
 
+/* ---- MPI-IO ---- */
+
+/* Open files: handle -> the communicator of its MPI_File_open (held: the
+ * program may free that communicator while the file stays open) and the
+ * rank's file number (1, 2, … in open order, in the records' Tag).
+ * Programs keep few files open: a list under a lock is enough, and file
+ * calls cost far more than the lookup. */
+typedef struct cp_file {
+	MPI_File h;
+	cp_comm *c;
+	int32_t id;
+} cp_file;
+static cp_file *cp_files;
+static int cp_nfiles, cp_capfiles;
+static int32_t cp_next_file;
+static pthread_mutex_t cp_file_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* cp_file_find returns the file record of h; a handle the logger did not
+ * see opened (opened while it was not logging) has no communicator. */
+static cp_file cp_file_find(MPI_File h) {
+	cp_file f = {.h = h, .c = NULL, .id = 0};
+	pthread_mutex_lock(&cp_file_mu);
+	for (int i = cp_nfiles - 1; i >= 0; i--)
+		if (cp_files[i].h == h) {
+			f = cp_files[i];
+			break;
+		}
+	pthread_mutex_unlock(&cp_file_mu);
+	return f;
+}
+
+void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc) {
+	cp_comm *c = cp_comm_get(comm);
+	uint32_t seq = cp_seq_next(c);
+	int32_t id = 0;
+	if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) {
+		cp_comm_ref(c);
+		pthread_mutex_lock(&cp_file_mu);
+		if (cp_nfiles == cp_capfiles) {
+			cp_capfiles = cp_capfiles ? 2 * cp_capfiles : 16;
+			cp_files = realloc(cp_files, sizeof *cp_files * (size_t)cp_capfiles);
+		}
+		id = ++cp_next_file;
+		cp_files[cp_nfiles++] = (cp_file){.h = fh, .c = c, .id = id};
+		pthread_mutex_unlock(&cp_file_mu);
+	}
+	if (!cp_on)
+		return;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	r->seq = seq;
+	r->tag = id;
+	cp_end(t);
+}
+
+void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc) {
+	cp_file f = {.h = fh, .c = NULL, .id = 0};
+	pthread_mutex_lock(&cp_file_mu);
+	for (int i = cp_nfiles - 1; i >= 0; i--)
+		if (cp_files[i].h == fh) {
+			f = cp_files[i];
+			if (rc == MPI_SUCCESS) /* closed: its reference passes to f */
+				cp_files[i] = cp_files[--cp_nfiles];
+			break;
+		}
+	pthread_mutex_unlock(&cp_file_mu);
+	uint32_t seq = cp_seq_next(f.c);
+	if (cp_on) {
+		cp_thr *t = cp_begin();
+		if (t) {
+			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+			r->seq = seq;
+			r->tag = f.id;
+			cp_end(t);
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		cp_comm_unref(f.c);
+}
+
+/* cp_file_call records a blocking file operation: collective ones take the
+ * next number of the file communicator's sequence. */
+void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc) {
+	cp_file f = cp_file_find(fh);
+	uint32_t seq = coll ? cp_seq_next(f.c) : 0;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->seq = seq;
+	r->tag = f.id;
+	r->bytes = bytes;
+	cp_end(t);
+}
+
+/* cp_file_ireq records a non-blocking file operation, which creates a
+ * request: it completes locally (CP_RK_OTHER) or, for the collective
+ * forms, as a collective over the file's communicator. */
+void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
+		  MPI_Request req, int rc) {
+	cp_file f = cp_file_find(fh);
+	uint32_t seq = coll ? cp_seq_next(f.c) : 0;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->seq = seq;
+	r->tag = f.id;
+	r->bytes = bytes;
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = (uint8_t)(coll ? CP_RK_COLL : CP_RK_OTHER),
+			    .comm = r->comm, .c = f.c, .peer = CP_PEER_NONE, .tag = f.id};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
+	}
+	cp_end(t);
+}
+
 /* ---- life cycle ---- */
 
 static void cp_install_signals(void);

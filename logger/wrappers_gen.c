@@ -284,6 +284,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 	(void)c_source;
 	(void)c_tag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -323,6 +324,7 @@ static void cpf_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
 	(void)c_source;
 	(void)c_tag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -349,6 +351,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 	(void)c_source;
 	(void)c_tag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -382,6 +385,7 @@ static void cpf_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_F
 	(void)c_source;
 	(void)c_tag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -410,6 +414,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	(void)c_tag;
 	(void)c_comm;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -445,6 +450,7 @@ static void cpf_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_
 	(void)c_tag;
 	(void)c_comm;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -487,6 +493,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	(void)c_source;
 	(void)c_recvtag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -536,6 +543,7 @@ static void cpf_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 	(void)c_source;
 	(void)c_recvtag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -572,6 +580,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 	(void)c_source;
 	(void)c_recvtag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -615,6 +624,7 @@ static void cpf_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datat
 	(void)c_source;
 	(void)c_recvtag;
 	(void)c_comm;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -1476,6 +1486,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 	cp_complete(OP, t0, t1, cs, &p, 1, NULL, st, rc);
 	cp_pre_free(&p);
 	(void)c_request;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -1508,6 +1519,7 @@ static void cpf_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, ui
 	cp_complete(OP, t0, t1, cs, &p, 1, NULL, st, rc);
 	cp_pre_free(&p);
 	(void)c_request;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -1599,6 +1611,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	(void)c_count;
 	(void)c_array_of_requests;
 	(void)c_index;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -1637,6 +1650,7 @@ static void cpf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_count;
 	(void)c_array_of_requests;
 	(void)c_index;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -1735,6 +1749,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -1769,6 +1784,7 @@ static void cpf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MP
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -1866,6 +1882,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	(void)c_array_of_requests;
 	(void)c_index;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 	return rc;
 }
@@ -1906,6 +1923,7 @@ static void cpf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 	(void)c_array_of_requests;
 	(void)c_index;
 	(void)c_flag;
+	(void)st;
 	CP_LEAVE();
 }
 void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
@@ -6326,5 +6344,1637 @@ void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_F
 void mpi_parrived__(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PARRIVED(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_open(comm, filename, amode, info, fh);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_OPEN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Comm c_comm = comm;
+	const void *c_filename = (const void *)filename;
+	int c_amode = amode;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_open(comm, filename, amode, info, fh);
+	int64_t t1 = cp_now();
+	MPI_File c_fh = *fh;
+	cp_file_open(OP, t0, t1, cs, c_comm, c_fh, rc);
+	(void)c_comm;
+	(void)c_filename;
+	(void)c_amode;
+	(void)c_info;
+	(void)c_fh;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) __attribute__((weak));
+static void cpf_mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len, uint64_t cs, void *fp) {
+	if (!pmpi_file_open_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_open_(comm, filename, amode, info, fh, ierr, filename_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_OPEN;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_filename = (const void *)filename;
+	int c_amode = (int)*amode;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_file_open_(comm, filename, amode, info, fh, ierr, filename_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	cp_file_open(OP, t0, t1, cs, c_comm, c_fh, rc);
+	(void)c_comm;
+	(void)c_filename;
+	(void)c_amode;
+	(void)c_info;
+	(void)c_fh;
+	CP_LEAVE();
+}
+void mpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_open__(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_OPEN(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_close(MPI_File *fh) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_close(fh);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_CLOSE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = *fh;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_close(fh);
+	int64_t t1 = cp_now();
+	cp_file_close(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_close_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_close_(fh, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_CLOSE;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	int64_t t0 = cp_now();
+	pmpi_file_close_(fh, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_close(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	CP_LEAVE();
+}
+void mpi_file_close_(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_close__(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_CLOSE(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) {
+	if (CP_SKIP())
+		return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_SET_VIEW;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_disp = disp;
+	MPI_Datatype c_etype = etype;
+	MPI_Datatype c_filetype = filetype;
+	const void *c_datarep = (const void *)datarep;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	(void)c_disp;
+	(void)c_etype;
+	(void)c_filetype;
+	(void)c_datarep;
+	(void)c_info;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) __attribute__((weak));
+static void cpf_mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len, uint64_t cs, void *fp) {
+	if (!pmpi_file_set_view_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_set_view_(fh, disp, etype, filetype, datarep, info, ierr, datarep_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_SET_VIEW;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_disp = *disp;
+	MPI_Datatype c_etype = PMPI_Type_f2c(*etype);
+	MPI_Datatype c_filetype = PMPI_Type_f2c(*filetype);
+	const void *c_datarep = (const void *)datarep;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_file_set_view_(fh, disp, etype, filetype, datarep, info, ierr, datarep_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	(void)c_disp;
+	(void)c_etype;
+	(void)c_filetype;
+	(void)c_datarep;
+	(void)c_info;
+	CP_LEAVE();
+}
+void mpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_set_view__(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_SET_VIEW(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_sync(MPI_File fh) {
+	if (CP_SKIP())
+		return PMPI_File_sync(fh);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_SYNC;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_sync(fh);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_sync_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_sync_(fh, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_SYNC;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	int64_t t0 = cp_now();
+	pmpi_file_sync_(fh, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	CP_LEAVE();
+}
+void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_sync__(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_SYNC(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at(fh, offset, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_at_(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read_shared(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_SHARED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_shared(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_shared_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_shared_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_SHARED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_shared_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at(fh, offset, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_at_(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write_shared(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_SHARED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_shared(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_shared_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_shared_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_SHARED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_shared_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read_all(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_all(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_all_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_all_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_at_all_(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_all_(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_read_ordered(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ORDERED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_ordered(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_ordered_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_ordered_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_ordered_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write_all(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_all(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_all_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_all_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_at_all_(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_all_(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_File_write_ordered(fh, buf, count, datatype, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ORDERED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_ordered(fh, buf, count, datatype, st);
+	int64_t t1 = cp_now();
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_ordered_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_ordered_(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_ordered_(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iread(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IREAD;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iread(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iread_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iread_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iread_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IREAD(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IREAD_AT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iread_at_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iread_at_(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_AT;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iread_at_(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IREAD_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iread_shared(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IREAD_SHARED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iread_shared_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iread_shared_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_SHARED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iread_shared_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IREAD_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iwrite(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IWRITE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iwrite_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iwrite_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iwrite_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IWRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IWRITE_AT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iwrite_at_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iwrite_at_(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_AT;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iwrite_at_(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IWRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IWRITE_SHARED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iwrite_shared_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iwrite_shared_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_SHARED;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iwrite_shared_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IWRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+#if MPI_VERSION >= 3
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iread_all(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IREAD_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iread_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iread_all_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iread_all_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IREAD_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 3
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IREAD_AT_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iread_at_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iread_at_all_(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_AT_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iread_at_all_(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IREAD_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 3
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IWRITE_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iwrite_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iwrite_all_(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iwrite_all_(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IWRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 3
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_IWRITE_AT_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_iwrite_at_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_iwrite_at_all_(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_AT_ALL;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_iwrite_at_all_(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_IWRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 

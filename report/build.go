@@ -253,6 +253,10 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[h.Rank].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
+		} else if op.IsIO() || pc[h.Call].FileIO {
+			seg.Kind = "io"
+			byRank[h.Rank].IONs += ns
+			acc(int(op), ns)
 		} else {
 			seg.Kind = "mpi"
 			byRank[h.Rank].MPINs += ns
@@ -295,6 +299,13 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "launch"
 			byRank[rv].LaunchNs += ns
 			acc(launchOp, ns)
+		case rankOf(u.call) != rv && (op.IsIO() || pc[v.call].FileIO):
+			// A collective file operation after its last member arrived:
+			// the member's I/O (its part, or the part it waits for), not
+			// a message's transfer.
+			seg.Kind = "io"
+			byRank[rv].IONs += ns
+			acc(int(op), ns)
 		case rankOf(u.call) != rv:
 			seg.Kind = "transfer"
 			byRank[rv].TransferNs += ns
@@ -303,6 +314,10 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[rv].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
+		case op.IsIO() || pc[v.call].FileIO:
+			seg.Kind = "io" // MPI-IO, or a completion of file requests
+			byRank[rv].IONs += ns
+			acc(int(op), ns)
 		default:
 			seg.Kind = "mpi"
 			byRank[rv].MPINs += ns
@@ -313,7 +328,7 @@ func criticalPath(in *Input) CriticalPath {
 	for i := range byRank {
 		b := &byRank[i]
 		if cp.LengthNs > 0 {
-			b.Share = float64(b.LaunchNs+b.ComputeNs+b.MPINs+b.TransferNs) / float64(cp.LengthNs)
+			b.Share = float64(b.LaunchNs+b.ComputeNs+b.MPINs+b.IONs+b.TransferNs) / float64(cp.LengthNs)
 		}
 	}
 	cp.ByRank = byRank

@@ -22,9 +22,9 @@ type csvTable struct {
 // csvTables are the report's tables, in the order WriteCSV writes them. A
 // new output adds its tables here.
 var csvTables = []csvTable{
-	{"by_rank", []string{"rank", "launch_ns", "compute_ns", "mpi_ns", "transfer_ns", "share"}, func(r *Report, row func(...string)) {
+	{"by_rank", []string{"rank", "launch_ns", "compute_ns", "mpi_ns", "transfer_ns", "share", "io_ns"}, func(r *Report, row func(...string)) {
 		for _, b := range r.CriticalPath.ByRank {
-			row(itoa(b.Rank), i64(b.LaunchNs), i64(b.ComputeNs), i64(b.MPINs), i64(b.TransferNs), f64(b.Share))
+			row(itoa(b.Rank), i64(b.LaunchNs), i64(b.ComputeNs), i64(b.MPINs), i64(b.TransferNs), f64(b.Share), i64(b.IONs))
 		}
 	}},
 	{"by_op", []string{"op", "ns", "count", "share"}, func(r *Report, row func(...string)) {

@@ -77,7 +77,7 @@ type AnalyzerStats struct {
 // Segment is a stretch of the critical path on one rank.
 type Segment struct {
 	Rank     int    `json:"rank"`
-	Kind     string `json:"kind"` // "launch" (before a rank's first call), "compute" (between calls), "mpi" (inside a call), "transfer" (to another rank)
+	Kind     string `json:"kind"` // "launch" (before a rank's first call), "compute" (between calls), "mpi" (inside a call), "io" (inside an MPI-IO call, or a Wait/Test completing file requests), "transfer" (to another rank)
 	Op       string `json:"op"`   // the MPI call (compute: the call that ends the stretch)
 	StartNs  int64  `json:"start_ns"`
 	EndNs    int64  `json:"end_ns"`
@@ -97,6 +97,7 @@ type RankShare struct {
 	MPINs      int64   `json:"mpi_ns"`
 	TransferNs int64   `json:"transfer_ns"` // transfers that arrive on this rank
 	Share      float64 `json:"share"`       // of LengthNs
+	IONs       int64   `json:"io_ns"`       // inside MPI-IO calls (not in MPINs)
 }
 
 // OpShare is how much of the critical path one MPI operation (or

@@ -50,7 +50,14 @@ func WriteText(w io.Writer, r *Report, top int) {
 
 	fmt.Fprintln(w, "Where the critical path runs, by rank:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tlaunch\tcomputation\tin MPI\ttransfers\tshare\t")
+	// The I/O column only where the path has I/O: runs without MPI-IO keep
+	// their table.
+	io := slices.ContainsFunc(cp.ByRank, func(b RankShare) bool { return b.IONs > 0 })
+	ioHead, ioCell := "", func(RankShare) string { return "" }
+	if io {
+		ioHead, ioCell = "I/O\t", func(b RankShare) string { return ns(b.IONs) + "\t" }
+	}
+	fmt.Fprintln(tw, "rank\tlaunch\tcomputation\tin MPI\t"+ioHead+"transfers\tshare\t")
 	ranks := slices.Clone(cp.ByRank)
 	slices.SortFunc(ranks, func(a, b RankShare) int { return cmpF(b.Share, a.Share) })
 	for i, b := range ranks {
@@ -58,7 +65,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(ranks)-top)
 			break
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", b.Rank, ns(b.LaunchNs), ns(b.ComputeNs), ns(b.MPINs), ns(b.TransferNs), pct(b.Share))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s%s\t%s\t\n", b.Rank, ns(b.LaunchNs), ns(b.ComputeNs), ns(b.MPINs), ioCell(b), ns(b.TransferNs), pct(b.Share))
 	}
 	tw.Flush()
 

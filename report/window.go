@@ -55,6 +55,8 @@ func windowPath(cp *CriticalPath, w Window) {
 			op = Computation
 		case "transfer":
 			b.TransferNs += ns
+		case "io":
+			b.IONs += ns
 		default:
 			b.MPINs += ns
 		}
@@ -72,7 +74,7 @@ func windowPath(cp *CriticalPath, w Window) {
 		b := &byRank[i]
 		b.Rank = i
 		if total > 0 {
-			b.Share = float64(b.LaunchNs+b.ComputeNs+b.MPINs+b.TransferNs) / float64(total)
+			b.Share = float64(b.LaunchNs+b.ComputeNs+b.MPINs+b.IONs+b.TransferNs) / float64(total)
 		}
 	}
 	cp.ByRank = byRank

@@ -32,6 +32,12 @@ const (
 	// unchanged for code that keys tables by class).
 	ClassGrequest         // MPI_Grequest_start: creates a request the program completes itself
 	ClassGrequestComplete // MPI_Grequest_complete: Req is the request completed, Thread the thread that did it
+	// MPI-IO. Collective file operations (MPI_File_open, _close,
+	// _set_view, _sync, the _all and _ordered forms) are ClassCollective
+	// or ClassIcollective over the file's communicator; these two are the
+	// independent ones.
+	ClassFileIO  // blocking independent file read or write (explicit offset, individual or shared pointer)
+	ClassFileIIO // non-blocking independent file read or write: creates a request that completes locally
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -156,6 +162,35 @@ const (
 	OpGrequestStart
 	OpGrequestComplete
 
+	// MPI-IO (issue 11). Comm is the file's communicator (that of its
+	// MPI_File_open), Tag the rank's file number (1, 2, … in open order).
+	OpFileOpen
+	OpFileClose
+	OpFileSetView
+	OpFileSync
+	OpFileRead
+	OpFileReadAt
+	OpFileReadShared
+	OpFileWrite
+	OpFileWriteAt
+	OpFileWriteShared
+	OpFileReadAll
+	OpFileReadAtAll
+	OpFileReadOrdered
+	OpFileWriteAll
+	OpFileWriteAtAll
+	OpFileWriteOrdered
+	OpFileIread
+	OpFileIreadAt
+	OpFileIreadShared
+	OpFileIwrite
+	OpFileIwriteAt
+	OpFileIwriteShared
+	OpFileIreadAll
+	OpFileIreadAtAll
+	OpFileIwriteAll
+	OpFileIwriteAtAll
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -176,6 +211,9 @@ const (
 	// attrIdup: a non-blocking communicator constructor (MPI_Comm_idup and
 	// its _with_info form): it creates request Req, the new index is in Tag.
 	attrIdup
+	// attrIO: an MPI-IO file operation; its time on the critical path is
+	// I/O ("io"), not communication.
+	attrIO
 )
 
 var ops = [NumOps]opInfo{
@@ -298,6 +336,33 @@ var ops = [NumOps]opInfo{
 	OpIprobe:                    {"MPI_Iprobe", ClassProbe, 0, attrPoll},
 	OpGrequestStart:             {"MPI_Grequest_start", ClassGrequest, 0, 0},
 	OpGrequestComplete:          {"MPI_Grequest_complete", ClassGrequestComplete, 0, 0},
+
+	OpFileOpen:         {"MPI_File_open", ClassCollective, 0, attrIO},
+	OpFileClose:        {"MPI_File_close", ClassCollective, 0, attrIO},
+	OpFileSetView:      {"MPI_File_set_view", ClassCollective, 0, attrIO},
+	OpFileSync:         {"MPI_File_sync", ClassCollective, 0, attrIO},
+	OpFileRead:         {"MPI_File_read", ClassFileIO, 0, attrIO},
+	OpFileReadAt:       {"MPI_File_read_at", ClassFileIO, 0, attrIO},
+	OpFileReadShared:   {"MPI_File_read_shared", ClassFileIO, 0, attrIO},
+	OpFileWrite:        {"MPI_File_write", ClassFileIO, 0, attrIO},
+	OpFileWriteAt:      {"MPI_File_write_at", ClassFileIO, 0, attrIO},
+	OpFileWriteShared:  {"MPI_File_write_shared", ClassFileIO, 0, attrIO},
+	OpFileReadAll:      {"MPI_File_read_all", ClassCollective, 0, attrIO},
+	OpFileReadAtAll:    {"MPI_File_read_at_all", ClassCollective, 0, attrIO},
+	OpFileReadOrdered:  {"MPI_File_read_ordered", ClassCollective, 0, attrIO},
+	OpFileWriteAll:     {"MPI_File_write_all", ClassCollective, 0, attrIO},
+	OpFileWriteAtAll:   {"MPI_File_write_at_all", ClassCollective, 0, attrIO},
+	OpFileWriteOrdered: {"MPI_File_write_ordered", ClassCollective, 0, attrIO},
+	OpFileIread:        {"MPI_File_iread", ClassFileIIO, 0, attrIO},
+	OpFileIreadAt:      {"MPI_File_iread_at", ClassFileIIO, 0, attrIO},
+	OpFileIreadShared:  {"MPI_File_iread_shared", ClassFileIIO, 0, attrIO},
+	OpFileIwrite:       {"MPI_File_iwrite", ClassFileIIO, 0, attrIO},
+	OpFileIwriteAt:     {"MPI_File_iwrite_at", ClassFileIIO, 0, attrIO},
+	OpFileIwriteShared: {"MPI_File_iwrite_shared", ClassFileIIO, 0, attrIO},
+	OpFileIreadAll:     {"MPI_File_iread_all", ClassIcollective, 0, attrIO},
+	OpFileIreadAtAll:   {"MPI_File_iread_at_all", ClassIcollective, 0, attrIO},
+	OpFileIwriteAll:    {"MPI_File_iwrite_all", ClassIcollective, 0, attrIO},
+	OpFileIwriteAtAll:  {"MPI_File_iwrite_at_all", ClassIcollective, 0, attrIO},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -343,6 +408,10 @@ func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 // communicator's index in Tag; the communicator is named after the parent
 // and the call's Seq on it.
 func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&attrIdup != 0 }
+
+// IsIO reports whether the op is an MPI-IO file operation (MPI_File_…):
+// the critical path counts its time as I/O.
+func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
 
 // CommLetter is the mpisee-style letter of a communicator constructor, 0
 // for other ops.

@@ -111,6 +111,9 @@ func writeInfo(out io.Writer, s *graph.LogSet) error {
 	if t.CollBytes > 0 {
 		p("(SENT is point-to-point payload; the collectives' buffers held %s in all)\n", fmtBytes(t.CollBytes))
 	}
+	if t.IOBytes > 0 {
+		p("(MPI-IO calls asked to read or write %s in all)\n", fmtBytes(t.IOBytes))
+	}
 
 	if len(s.Ops) > 0 {
 		p("\n")

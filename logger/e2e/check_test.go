@@ -88,7 +88,7 @@ func hasComm(c trace.Class) bool {
 	switch c {
 	case trace.ClassSend, trace.ClassRecv, trace.ClassSendRecv, trace.ClassIsend, trace.ClassIrecv,
 		trace.ClassSendInit, trace.ClassRecvInit, trace.ClassProbe, trace.ClassCollective,
-		trace.ClassIcollective, trace.ClassCommCreate, trace.ClassCommFree:
+		trace.ClassIcollective, trace.ClassCommCreate, trace.ClassCommFree, trace.ClassFileIO, trace.ClassFileIIO:
 		return true
 	}
 	return false
@@ -454,7 +454,7 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 		return
 	}
 	switch cls {
-	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective:
+	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassFileIIO:
 		errorf("%v: creates a request but has no FlagNewReq", c)
 	}
 	start := func(id uint32) {

@@ -209,7 +209,7 @@ func CheckRun(t testing.TB, file []byte, r *report.Report) *Trace {
 			critMPI++
 		}
 	}
-	if critCompute != byKind["compute"]+byKind["launch"] || critMPI != byKind["mpi"]+byKind["transfer"] {
+	if critCompute != byKind["compute"]+byKind["launch"] || critMPI != byKind["mpi"]+byKind["io"]+byKind["transfer"] {
 		t.Fatalf("critical slices: %d compute, %d mpi; segments %v", critCompute, critMPI, byKind)
 	}
 	// The critical stretches of computation are the compute segments,

@@ -215,8 +215,8 @@ func (p param) fDecl() string {
 		return "void *" + p.name
 	case p.isChar():
 		return "char *" + p.name
-	case p.typ == "MPI_Count":
-		return "MPI_Count *" + p.name
+	case p.typ == "MPI_Count", p.typ == "MPI_Offset":
+		return p.typ + " *" + p.name
 	}
 	return "MPI_Fint *" + p.name
 }
@@ -229,7 +229,8 @@ func (p param) isChar() bool { return strings.HasPrefix(p.typ, "char") }
 func (p param) isFunc() bool { return strings.HasSuffix(p.typ, "_function") }
 
 var f2c = map[string]string{"MPI_Errhandler": "PMPI_Errhandler_f2c", "MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
-	"MPI_Info": "PMPI_Info_f2c", "MPI_Group": "PMPI_Group_f2c", "MPI_Request": "PMPI_Request_f2c"}
+	"MPI_Info": "PMPI_Info_f2c", "MPI_Group": "PMPI_Group_f2c", "MPI_Request": "PMPI_Request_f2c",
+	"MPI_File": "PMPI_File_f2c"}
 
 func (f fn) arrayLen() string {
 	if n := f.opts["n"]; n != "" {
@@ -308,6 +309,10 @@ func post(f fn) string {
 	case "icoll":
 		return fmt.Sprintf("cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, %s, %s, %s, c_request, rc);",
 			root, bytesExpr, flags)
+	case "fileio", "filecoll": // independent, collective over the file's communicator
+		return fmt.Sprintf("cp_file_call(OP, t0, t1, cs, c_fh, %s, %d, rc);", bytesExpr, b2i(f.family == "filecoll"))
+	case "fileiio", "fileicoll":
+		return fmt.Sprintf("cp_file_ireq(OP, t0, t1, cs, c_fh, %s, %d, c_request, rc);", bytesExpr, b2i(f.family == "fileicoll"))
 	}
 	log.Fatalf("%s: family %q needs post=", f.name, f.family)
 	return ""
@@ -389,7 +394,7 @@ func genC(w *bytes.Buffer, f fn) {
 
 // skip is the test for passing a call through unlogged.
 func skip(f fn) string {
-	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" {
+	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" {
 		return "CP_SKIP_PAUSED()"
 	}
 	return "CP_SKIP()"
@@ -400,6 +405,9 @@ func unused(f fn) string {
 	var b strings.Builder
 	for _, p := range f.params {
 		if p.typ == "MPI_Status" {
+			if !p.array {
+				b.WriteString("\t(void)st;\n") // file reads and writes take a status they do not record
+			}
 			continue
 		}
 		fmt.Fprintf(&b, "\t(void)c_%s;\n", p.name)
@@ -467,8 +475,8 @@ func genFortran(w *bytes.Buffer, f fn) {
 			pre = append(pre, fmt.Sprintf("const void *c_%s = cp_f_buf(%s);", p.name, p.name))
 		case conv != "":
 			pre = append(pre, fmt.Sprintf("%s c_%s = %s(*%s);", p.typ, p.name, conv, p.name))
-		case p.typ == "MPI_Count":
-			pre = append(pre, fmt.Sprintf("MPI_Count c_%s = *%s;", p.name, p.name))
+		case p.typ == "MPI_Count", p.typ == "MPI_Offset":
+			pre = append(pre, fmt.Sprintf("%s c_%s = *%s;", p.typ, p.name, p.name))
 		default:
 			pre = append(pre, fmt.Sprintf("int c_%s = (int)*%s;", p.name, p.name))
 		}
