@@ -467,8 +467,9 @@ static pthread_mutex_t cp_comm_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint cp_next_comm = 2;
 static atomic_int cp_created; /* this rank's constructor counter, for names */
 
-static inline size_t cp_hash(const void *p, int cap) {
-	uintptr_t x = (uintptr_t)p;
+/* Handles are pointers in Open MPI and ints in MPICH: hashed as integers. */
+#define cp_hash(h, cap) cp_hashu((uintptr_t)(h), cap)
+static inline size_t cp_hashu(uintptr_t x, int cap) {
 	x ^= x >> 17;
 	x *= 0x9E3779B97F4A7C15ULL;
 	return (size_t)(x >> 20) & (size_t)(cap - 1);
@@ -729,10 +730,20 @@ static void cp_types_setup(void) {
 #endif
 }
 
+/* MPICH's handles are ints whose top two bits say the kind: 01 for the
+ * built-in (predefined) objects. */
+static inline int cp_type_predefined(uintptr_t a) {
+#ifdef MPICH
+	return (a >> 30) == 1;
+#else
+	return (a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi);
+#endif
+}
+
 static inline int cp_type_size(MPI_Datatype t) {
-	uintptr_t a = (uintptr_t)(void *)t;
+	uintptr_t a = (uintptr_t)t;
 	int sz = 0;
-	if ((a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi)) {
+	if (cp_type_predefined(a)) {
 		size_t j = (size_t)((a >> 3) ^ (a >> 9)) & (CP_TCACHE - 1);
 		uint64_t e = __atomic_load_n(&cp_tcache[j], __ATOMIC_RELAXED);
 		if (e >> 16 == (uint64_t)a)
@@ -1786,7 +1797,10 @@ void cp_runtime_setup(void) {
 	pthread_once(&cp_once, cp_key_init);
 }
 
-/* Fortran sentinels: Open MPI's common blocks, weak so C programs load. */
+/* Fortran sentinels: Open MPI's common blocks, and MPICH's pointers to its
+ * own; weak so C programs load. */
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
 extern int mpi_fortran_bottom_ __attribute__((weak));
 extern int mpi_fortran_in_place __attribute__((weak));
@@ -1800,10 +1814,10 @@ const void *cp_f_buf(const void *buf) {
 	if (!buf)
 		return buf;
 	if (buf == &mpi_fortran_in_place_ || buf == &mpi_fortran_in_place || buf == &mpi_fortran_in_place__ ||
-	    buf == &MPI_FORTRAN_IN_PLACE)
+	    buf == &MPI_FORTRAN_IN_PLACE || (&MPIR_F_MPI_IN_PLACE && buf == MPIR_F_MPI_IN_PLACE))
 		return MPI_IN_PLACE;
 	if (buf == &mpi_fortran_bottom_ || buf == &mpi_fortran_bottom || buf == &mpi_fortran_bottom__ ||
-	    buf == &MPI_FORTRAN_BOTTOM)
+	    buf == &MPI_FORTRAN_BOTTOM || (&MPIR_F_MPI_BOTTOM && buf == MPIR_F_MPI_BOTTOM))
 		return MPI_BOTTOM;
 	return buf;
 }

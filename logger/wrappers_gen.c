@@ -6209,7 +6209,7 @@ void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fin
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) {
+int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request) {
 	if (CP_SKIP())
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	CP_ENTER();
