@@ -20,7 +20,7 @@ import (
 func needMPI(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("CI") != "" {
-		for _, c := range []string{"mpirun", "mpicc"} {
+		for _, c := range []string{"mpirun.openmpi", "mpicc.openmpi"} {
 			if _, err := exec.LookPath(c); err != nil {
 				t.Fatalf("%s not found: install Open MPI (make deps)", c)
 			}
