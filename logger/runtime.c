@@ -1150,7 +1150,9 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		s->tag = e->tag;
 		if (e->persistent)
 			s->flags |= CP_F_PERSISTENT;
-		if (e->kind == CP_RK_RECV && st)
+		/* A receive from MPI_PROC_NULL keeps its peer: MPICH leaves the
+		 * status of such a request as it was (source 0) in Waitall. */
+		if (e->kind == CP_RK_RECV && st && e->peer != CP_PEER_PROCNULL)
 			cp_fill_from_status(s, e->c, e->peer == CP_PEER_ANY ? MPI_ANY_SOURCE : 0, e->tag, &st[j]);
 		if (e->kind == CP_RK_RECV && e->peer == CP_PEER_ANY)
 			s->flags |= CP_F_WILDCARD;

@@ -80,7 +80,7 @@ are passed on to mpirun.`,
 type recordOpts struct {
 	dir     string
 	force   bool
-	mpirun  string // as given by --mpirun; empty: chosen by the program's MPI
+	mpirun  string   // as given by --mpirun; empty: chosen by the program's MPI
 	mpiArgs []string // passed to mpirun before the program
 	prog    []string // program and its arguments
 	help    bool
