@@ -1236,6 +1236,118 @@ void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int s
 	cp_end(t);
 }
 
+/* ---- matched probes ---- */
+
+/* The messages found and not yet received, by handle: few at a time, so a
+ * small table under a lock (matched probes exist for threads: one may
+ * probe and another receive). Full, a message is recorded without id. */
+#define CP_MSGS 256
+static cp_msg cp_msgs[CP_MSGS];
+static pthread_mutex_t cp_msg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void cp_msg_put(const cp_msg *m) {
+	pthread_mutex_lock(&cp_msg_mu);
+	size_t j = cp_hash(m->h, CP_MSGS);
+	for (int k = 0; k < CP_MSGS; k++, j = (j + 1) & (CP_MSGS - 1))
+		if (!cp_msgs[j].id) {
+			cp_msgs[j] = *m;
+			break;
+		}
+	pthread_mutex_unlock(&cp_msg_mu);
+}
+
+cp_msg cp_msg_take(MPI_Message h) {
+	cp_msg m = {.h = h, .peer = CP_PEER_UNKNOWN, .comm = 0xFFFFFFFFu};
+	if (h == MPI_MESSAGE_NULL)
+		return m;
+	if (h == MPI_MESSAGE_NO_PROC) {
+		m.peer = CP_PEER_PROCNULL;
+		return m;
+	}
+	pthread_mutex_lock(&cp_msg_mu);
+	size_t j = cp_hash(h, CP_MSGS);
+	for (int k = 0; k < CP_MSGS && cp_msgs[j].id; k++, j = (j + 1) & (CP_MSGS - 1))
+		if (cp_msgs[j].h == h) {
+			m = cp_msgs[j];
+			/* Backward-shift deletion keeps the probe chains whole. */
+			size_t i = j;
+			for (size_t n = (i + 1) & (CP_MSGS - 1); cp_msgs[n].id; n = (n + 1) & (CP_MSGS - 1)) {
+				size_t home = cp_hash(cp_msgs[n].h, CP_MSGS);
+				if (((n - home) & (CP_MSGS - 1)) >= ((n - i) & (CP_MSGS - 1))) {
+					cp_msgs[i] = cp_msgs[n];
+					i = n;
+				}
+			}
+			cp_msgs[i].id = 0;
+			break;
+		}
+	pthread_mutex_unlock(&cp_msg_mu);
+	return m;
+}
+
+/* cp_mprobe records MPI_Mprobe and MPI_Improbe: a message found gets an id
+ * (Seq), its source, tag and size from the status; an Improbe that found
+ * nothing is a poll, as an Iprobe. */
+void cp_mprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
+	       MPI_Message msg, const MPI_Status *st, int rc) {
+	if (!flag) {
+		cp_iprobe(op, t0, t1, cs, comm, source, tag, 0, st, rc);
+		return;
+	}
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_fill_from_status(r, c, source, tag, msg == MPI_MESSAGE_NO_PROC ? NULL : st);
+	if (msg == MPI_MESSAGE_NO_PROC)
+		r->peer = CP_PEER_PROCNULL;
+	if (rc == MPI_SUCCESS && msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC) {
+		cp_msg m = {.h = msg, .id = cp_req_id(t), .comm = r->comm, .c = c, .peer = r->peer, .tag = r->tag,
+			    .bytes = r->bytes};
+		r->seq = m.id;
+		cp_msg_put(&m);
+	}
+	cp_end(t);
+}
+
+/* cp_mrecv records MPI_Mrecv: the message's id in Seq, what the status says
+ * was received. */
+void cp_mrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, const MPI_Status *st, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
+	r->seq = m->id;
+	r->peer = m->peer;
+	r->tag = m->tag;
+	r->bytes = m->bytes;
+	if (m->id && m->peer != CP_PEER_PROCNULL)
+		cp_fill_from_status(r, m->c, 0, m->tag, st);
+	cp_end(t);
+}
+
+/* cp_imrecv records MPI_Imrecv: the message's id in Seq, and a new receive
+ * request whose completion's status says what was received. */
+void cp_imrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, MPI_Request req, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
+	r->seq = m->id;
+	r->peer = m->peer;
+	r->tag = m->tag;
+	r->bytes = m->bytes;
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_RECV, .comm = r->comm, .c = m->c,
+			    .peer = r->peer, .tag = r->tag};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
+	}
+	cp_end(t);
+}
+
 /* Generalized requests: the program completes them itself, possibly on
  * another thread; MPI_Grequest_complete's record names the request, and
  * its Thread the thread that completed it. */

@@ -16,6 +16,7 @@ var docClass = map[Class]string{
 	ClassCollective: "collective", ClassIcollective: "icollective", ClassCommCreate: "comm_create",
 	ClassCommFree: "comm_free", ClassPartitioned: "partitioned", ClassSub: "sub",
 	ClassGrequest: "grequest", ClassGrequestComplete: "grequest_complete",
+	ClassMprobe: "mprobe", ClassMrecv: "mrecv",
 }
 
 // TestDocOpTable keeps the operation table of docs/log-format.md in step

@@ -32,6 +32,11 @@ const (
 	// unchanged for code that keys tables by class).
 	ClassGrequest         // MPI_Grequest_start: creates a request the program completes itself
 	ClassGrequestComplete // MPI_Grequest_complete: Req is the request completed, Thread the thread that did it
+	// Matched probes: the message is matched (dequeued) by the probe and
+	// received through its handle; Seq is the tool's message id (never
+	// reused) on both.
+	ClassMprobe // MPI_Mprobe, MPI_Improbe that found a message: Peer, Tag, Bytes from the status
+	ClassMrecv  // MPI_Mrecv, MPI_Imrecv (which creates receive request Req): receives message Seq
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -155,6 +160,12 @@ const (
 	OpIprobe
 	OpGrequestStart
 	OpGrequestComplete
+
+	// Matched probes.
+	OpImprobe
+	OpMprobe
+	OpMrecv
+	OpImrecv
 
 	NumOps // not an operation: the number of defined codes
 )
@@ -298,6 +309,11 @@ var ops = [NumOps]opInfo{
 	OpIprobe:                    {"MPI_Iprobe", ClassProbe, 0, attrPoll},
 	OpGrequestStart:             {"MPI_Grequest_start", ClassGrequest, 0, 0},
 	OpGrequestComplete:          {"MPI_Grequest_complete", ClassGrequestComplete, 0, 0},
+
+	OpImprobe: {"MPI_Improbe", ClassMprobe, 0, attrPoll},
+	OpMprobe:  {"MPI_Mprobe", ClassMprobe, 0, 0},
+	OpMrecv:   {"MPI_Mrecv", ClassMrecv, 0, 0},
+	OpImrecv:  {"MPI_Imrecv", ClassMrecv, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -333,7 +349,7 @@ func (o Op) IsCollective() bool {
 }
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
-// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe), whose unproductive
+// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe), whose unproductive
 // calls the logger coalesces: see Record.Polls.
 func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 
