@@ -1,6 +1,7 @@
 # cpath — build, test and demo. See README.md.
 #
-#   make            bin/cpath, lib/libcpathlog.so, examples/halo
+#   make            bin/cpath, lib/libcpathlog.so, examples/halo, and
+#                   lib/libcpathlog-mpich.so where MPICH is installed
 #   make deps       install the Debian packages cpath needs (only those missing)
 #   make test       go vet, go test, go test -tags mpi
 #   make demo       record examples/halo under the logger, summarise and analyse the logs
@@ -10,19 +11,25 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
-MPICC   ?= mpicc
+# Open MPI and MPICH are named explicitly: with both installed, Debian's
+# alternatives may point plain mpicc and mpirun at either. The plain names
+# are the fallback where the suffixed ones do not exist (not Debian).
+MPICC       ?= $(or $(shell command -v mpicc.openmpi 2>/dev/null),mpicc)
+MPICC_MPICH ?= mpicc.mpich
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-# Debian packages: Open MPI and its headers, Fortran for the Fortran tests,
-# LAMMPS as a real program to test on, and what cgo and the Go module proxy
-# need on a bare machine.
-DEB_PACKAGES := openmpi-bin libopenmpi-dev gfortran lammps graphviz pkg-config gcc libc6-dev ca-certificates
+# Debian packages: Open MPI and its headers, MPICH beside it (its logger and
+# tests), Fortran for the Fortran tests, LAMMPS as a real program to test
+# on, and what cgo and the Go module proxy need on a bare machine.
+DEB_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran lammps graphviz pkg-config gcc libc6-dev ca-certificates
 
 # Whether Open MPI is usable. Deliberately a recursive (=) variable: it is
 # evaluated when a recipe runs, so that `make deps demo` builds with MPI after
 # deps has installed it.
 HAVE_MPI = $(shell command -v $(MPICC) >/dev/null 2>&1 && pkg-config --exists ompi 2>/dev/null && echo yes)
 MPI_TAGS = $(if $(HAVE_MPI),-tags mpi)
+# Whether MPICH is usable, for its logger (recursive, as HAVE_MPI).
+HAVE_MPICH = $(shell command -v $(MPICC_MPICH) >/dev/null 2>&1 && pkg-config --exists mpich 2>/dev/null && echo yes)
 
 # For the tests and the demo: Open MPI refuses root without these, and this
 # is often a machine with fewer cores than the ranks the tests start.
@@ -33,9 +40,9 @@ LOGGER_SRC := $(shell find logger trace -type f 2>/dev/null) go.mod go.sum
 
 DEMO_DIR ?= demo-logs
 
-.PHONY: all test vet deps demo clean check-mpi FORCE
+.PHONY: all test vet deps demo clean check-mpi mpich-logger FORCE
 
-all: bin/cpath lib/libcpathlog.so examples/halo
+all: bin/cpath lib/libcpathlog.so examples/halo mpich-logger
 
 # Go decides what is stale: always ask it. The version comes from git
 # describe; -buildvcs=false because go build fails outright where git
@@ -43,9 +50,23 @@ all: bin/cpath lib/libcpathlog.so examples/halo
 bin/cpath: FORCE
 	$(GO) build -buildvcs=false $(MPI_TAGS) -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/cpath
 
+# The analyzer (bin/cpath) links Open MPI through empi's cgo pkg-config
+# "ompi", which names Open MPI whatever the alternatives say; so does the
+# Open MPI logger (logger/mpi_openmpi.go). MPICH's logger is the same source
+# built with the mpich tag (logger/mpi_mpich.go: pkg-config "mpich").
 lib/libcpathlog.so: $(LOGGER_SRC) | check-mpi
 	CGO_ENABLED=1 $(GO) build -buildvcs=false -tags mpi -buildmode=c-shared -o $@ ./logger
 	rm -f lib/libcpathlog.h
+
+lib/libcpathlog-mpich.so: $(LOGGER_SRC)
+	@command -v $(MPICC_MPICH) >/dev/null 2>&1 && pkg-config --exists mpich 2>/dev/null || { \
+	  echo "make: MPICH not found (need $(MPICC_MPICH) and pkg-config's mpich): run 'make deps' first" >&2; exit 1; }
+	CGO_ENABLED=1 $(GO) build -buildvcs=false -tags mpi,mpich -buildmode=c-shared -o $@ ./logger
+	rm -f lib/libcpathlog-mpich.h
+
+# MPICH's logger where MPICH is installed, a note where it is not.
+mpich-logger:
+	@$(if $(HAVE_MPICH),$(MAKE) --no-print-directory lib/libcpathlog-mpich.so,echo "make: MPICH not installed: no lib/libcpathlog-mpich.so (make deps installs it)")
 
 examples/halo: examples/halo.c | check-mpi
 	$(MPICC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<

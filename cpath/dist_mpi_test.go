@@ -22,9 +22,7 @@ import (
 // a cycle, an error on every rank. The driver checks; here only its
 // verdict lines are counted.
 func TestDistMPI(t *testing.T) {
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		t.Skip("mpirun not found in PATH: install the Debian package openmpi-bin to run this test")
-	}
+	mpitest.OpenMPI.Mpirun(t)
 	root := mpitest.RepoRoot(t)
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "distcheck")

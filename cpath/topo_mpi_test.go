@@ -19,7 +19,7 @@ import (
 // split of the logged ranks. Here: the runs' digests are the same at every
 // job size, and compression ships fewer bytes (16 ranks × 20k calls).
 func TestTopoMPI(t *testing.T) {
-	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
+	mpitest.OpenMPI.Mpirun(t)
 	root := mpitest.RepoRoot(t)
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "topocheck")

@@ -270,7 +270,15 @@ func (x *extractor) add(rec *trace.Record) {
 		if rec.Peer >= 0 {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
-	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective,
+	case trace.ClassMprobe:
+		// The probe matched the message: the receive's end in the message
+		// order, and what waited for the sender. Mrecv and Imrecv only
+		// take it through its handle (an Imrecv's request is followed, to
+		// be dropped at its completion, but matches nothing).
+		if rec.Peer >= 0 {
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
+		}
+	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
 		trace.ClassFileIIO: // a file request completes locally: followed only to retire it
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,

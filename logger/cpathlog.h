@@ -174,6 +174,22 @@ void cp_poll(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndone, 
 	     const MPI_Status *st, int rc, int idle);
 void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
 	       const MPI_Status *st, int rc);
+/* Matched probes: a message found by MPI_Mprobe/MPI_Improbe is known by
+ * its handle until MPI_Mrecv/MPI_Imrecv receives it (cp_msg_take, before
+ * the call resets the handle). */
+typedef struct {
+	MPI_Message h;
+	uint32_t id; /* the tool's message id, 0: unknown */
+	uint32_t comm;
+	cp_comm *c;
+	int32_t peer, tag;
+	uint64_t bytes;
+} cp_msg;
+void cp_mprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
+	       MPI_Message msg, const MPI_Status *st, int rc);
+cp_msg cp_msg_take(MPI_Message h);
+void cp_mrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, const MPI_Status *st, int rc);
+void cp_imrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, MPI_Request req, int rc);
 void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request req, int rc);
 void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);

@@ -13,7 +13,6 @@
 package main
 
 /*
-#cgo pkg-config: ompi
 #cgo CFLAGS: -O2 -Wall -Wno-unused-function
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
@@ -22,6 +21,7 @@ package main
 #include "encode.h"
 #include "modules.h"
 #include "mpit.h"
+#include "world.h"
 extern int64_t cp_skew_off, cp_skew_base;
 extern double cp_skew_ppm;
 extern int64_t cp_setup_tick, cp_setup_ns;
@@ -56,7 +56,6 @@ import (
 
 	"github.com/cpath/cpath/clocksync"
 	"github.com/cpath/cpath/trace"
-	"github.com/emer/empi/mpi"
 )
 
 //go:generate go run ./internal/gen
@@ -120,21 +119,44 @@ func parseSkew(v string, rank int, base int64) (trace.Skew, error) {
 	return trace.Skew{OffsetNs: off * int64(rank), DriftPPM: ppm * float64(rank), BaseNs: base}, nil
 }
 
-// worldComm adapts empi's MPI_COMM_WORLD to clocksync.Comm. empi calls the
-// MPI_* entry points, which come back through our wrappers: cp_depth makes
-// them pass straight to PMPI, unlogged.
-type worldComm struct{ c *mpi.Comm }
+// worldComm is MPI_COMM_WORLD for clocksync.Comm, through PMPI (world.c):
+// the logger's own calls are not logged, and it needs no Go MPI binding,
+// so that one source builds against Open MPI and MPICH alike (see
+// mpi_openmpi.go, mpi_mpich.go).
+type worldComm struct{ rank, size int }
 
-func (w worldComm) Rank() int      { return w.c.Rank() }
-func (w worldComm) Size() int      { return w.c.Size() }
-func (w worldComm) Barrier() error { return w.c.Barrier() }
-func (w worldComm) AllreduceMax(v int64) (int64, error) {
-	out := []int64{0}
-	err := w.c.AllReduceI64(mpi.OpMax, out, []int64{v})
-	return out[0], err
+func newWorldComm() (*worldComm, error) {
+	var rank, size C.int
+	if rc := C.cp_w_rank_size(&rank, &size); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	return &worldComm{int(rank), int(size)}, nil
 }
-func (w worldComm) Send(to, tag int, v []int64) error   { return w.c.SendI64(to, tag, v) }
-func (w worldComm) Recv(from, tag int, v []int64) error { return w.c.RecvI64(from, tag, v) }
+
+func mpiErr(rc C.int) error {
+	if rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+
+func (w worldComm) Rank() int      { return w.rank }
+func (w worldComm) Size() int      { return w.size }
+func (w worldComm) Barrier() error { return mpiErr(C.cp_w_barrier()) }
+func (w worldComm) AllreduceMax(v int64) (int64, error) {
+	var out C.int64_t
+	err := mpiErr(C.cp_w_allreduce_max(C.int64_t(v), &out))
+	return int64(out), err
+}
+func (w worldComm) Bcast(root int, v []int64) error {
+	return mpiErr(C.cp_w_bcast((*C.int64_t)(unsafe.Pointer(&v[0])), C.int(len(v)), C.int(root)))
+}
+func (w worldComm) Send(to, tag int, v []int64) error {
+	return mpiErr(C.cp_w_send((*C.int64_t)(unsafe.Pointer(&v[0])), C.int(len(v)), C.int(to), C.int(tag)))
+}
+func (w worldComm) Recv(from, tag int, v []int64) error {
+	return mpiErr(C.cp_w_recv((*C.int64_t)(unsafe.Pointer(&v[0])), C.int(len(v)), C.int(from), C.int(tag)))
+}
 
 func warnf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "cpath logger: "+format+"\n", a...)
@@ -155,13 +177,11 @@ func parseCallDepth(v string) (int, error) {
 
 //export cpathGoInit
 func cpathGoInit(provided C.int, t0 C.int64_t, threads C.int) C.int {
-	mpi.LogErrors = false
-	comm, err := mpi.NewComm(nil)
+	wc, err := newWorldComm()
 	if err != nil {
 		warnf("cannot use MPI_COMM_WORLD: %v; not logging", err)
 		return 0
 	}
-	wc := &worldComm{comm}
 	rank, size := wc.Rank(), wc.Size()
 	st.comm = wc
 	st.useTSC = C.cp_go_use_tsc() != 0
@@ -189,7 +209,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t, threads C.int) C.int {
 			}
 		}
 	}
-	_ = comm.BcastI64(0, id)
+	_ = wc.Bcast(0, id)
 	var idb [16]byte
 	for i := 0; i < 2; i++ {
 		for j := 0; j < 8; j++ {

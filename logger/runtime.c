@@ -467,8 +467,9 @@ static pthread_mutex_t cp_comm_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint cp_next_comm = 2;
 static atomic_int cp_created; /* this rank's constructor counter, for names */
 
-static inline size_t cp_hash(const void *p, int cap) {
-	uintptr_t x = (uintptr_t)p;
+/* Handles are pointers in Open MPI and ints in MPICH: hashed as integers. */
+#define cp_hash(h, cap) cp_hashu((uintptr_t)(h), cap)
+static inline size_t cp_hashu(uintptr_t x, int cap) {
 	x ^= x >> 17;
 	x *= 0x9E3779B97F4A7C15ULL;
 	return (size_t)(x >> 20) & (size_t)(cap - 1);
@@ -729,10 +730,20 @@ static void cp_types_setup(void) {
 #endif
 }
 
+/* MPICH's handles are ints whose top two bits say the kind: 01 for the
+ * built-in (predefined) objects. */
+static inline int cp_type_predefined(uintptr_t a) {
+#ifdef MPICH
+	return (a >> 30) == 1;
+#else
+	return (a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi);
+#endif
+}
+
 static inline int cp_type_size(MPI_Datatype t) {
-	uintptr_t a = (uintptr_t)(void *)t;
+	uintptr_t a = (uintptr_t)t;
 	int sz = 0;
-	if ((a >= cp_mpi_lo && a < cp_mpi_hi) || (a >= cp_exe_lo && a < cp_exe_hi)) {
+	if (cp_type_predefined(a)) {
 		size_t j = (size_t)((a >> 3) ^ (a >> 9)) & (CP_TCACHE - 1);
 		uint64_t e = __atomic_load_n(&cp_tcache[j], __ATOMIC_RELAXED);
 		if (e >> 16 == (uint64_t)a)
@@ -1139,7 +1150,9 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		s->tag = e->tag;
 		if (e->persistent)
 			s->flags |= CP_F_PERSISTENT;
-		if (e->kind == CP_RK_RECV && st)
+		/* A receive from MPI_PROC_NULL keeps its peer: MPICH leaves the
+		 * status of such a request as it was (source 0) in Waitall. */
+		if (e->kind == CP_RK_RECV && st && e->peer != CP_PEER_PROCNULL)
 			cp_fill_from_status(s, e->c, e->peer == CP_PEER_ANY ? MPI_ANY_SOURCE : 0, e->tag, &st[j]);
 		if (e->kind == CP_RK_RECV && e->peer == CP_PEER_ANY)
 			s->flags |= CP_F_WILDCARD;
@@ -1219,6 +1232,118 @@ void cp_iprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int s
 	} else {
 		cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
 		cp_fill_from_status(r, c, source, tag, flag ? st : NULL);
+	}
+	cp_end(t);
+}
+
+/* ---- matched probes ---- */
+
+/* The messages found and not yet received, by handle: few at a time, so a
+ * small table under a lock (matched probes exist for threads: one may
+ * probe and another receive). Full, a message is recorded without id. */
+#define CP_MSGS 256
+static cp_msg cp_msgs[CP_MSGS];
+static pthread_mutex_t cp_msg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void cp_msg_put(const cp_msg *m) {
+	pthread_mutex_lock(&cp_msg_mu);
+	size_t j = cp_hash(m->h, CP_MSGS);
+	for (int k = 0; k < CP_MSGS; k++, j = (j + 1) & (CP_MSGS - 1))
+		if (!cp_msgs[j].id) {
+			cp_msgs[j] = *m;
+			break;
+		}
+	pthread_mutex_unlock(&cp_msg_mu);
+}
+
+cp_msg cp_msg_take(MPI_Message h) {
+	cp_msg m = {.h = h, .peer = CP_PEER_UNKNOWN, .comm = 0xFFFFFFFFu};
+	if (h == MPI_MESSAGE_NULL)
+		return m;
+	if (h == MPI_MESSAGE_NO_PROC) {
+		m.peer = CP_PEER_PROCNULL;
+		return m;
+	}
+	pthread_mutex_lock(&cp_msg_mu);
+	size_t j = cp_hash(h, CP_MSGS);
+	for (int k = 0; k < CP_MSGS && cp_msgs[j].id; k++, j = (j + 1) & (CP_MSGS - 1))
+		if (cp_msgs[j].h == h) {
+			m = cp_msgs[j];
+			/* Backward-shift deletion keeps the probe chains whole. */
+			size_t i = j;
+			for (size_t n = (i + 1) & (CP_MSGS - 1); cp_msgs[n].id; n = (n + 1) & (CP_MSGS - 1)) {
+				size_t home = cp_hash(cp_msgs[n].h, CP_MSGS);
+				if (((n - home) & (CP_MSGS - 1)) >= ((n - i) & (CP_MSGS - 1))) {
+					cp_msgs[i] = cp_msgs[n];
+					i = n;
+				}
+			}
+			cp_msgs[i].id = 0;
+			break;
+		}
+	pthread_mutex_unlock(&cp_msg_mu);
+	return m;
+}
+
+/* cp_mprobe records MPI_Mprobe and MPI_Improbe: a message found gets an id
+ * (Seq), its source, tag and size from the status; an Improbe that found
+ * nothing is a poll, as an Iprobe. */
+void cp_mprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag, int flag,
+	       MPI_Message msg, const MPI_Status *st, int rc) {
+	if (!flag) {
+		cp_iprobe(op, t0, t1, cs, comm, source, tag, 0, st, rc);
+		return;
+	}
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_fill_from_status(r, c, source, tag, msg == MPI_MESSAGE_NO_PROC ? NULL : st);
+	if (msg == MPI_MESSAGE_NO_PROC)
+		r->peer = CP_PEER_PROCNULL;
+	if (rc == MPI_SUCCESS && msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC) {
+		cp_msg m = {.h = msg, .id = cp_req_id(t), .comm = r->comm, .c = c, .peer = r->peer, .tag = r->tag,
+			    .bytes = r->bytes};
+		r->seq = m.id;
+		cp_msg_put(&m);
+	}
+	cp_end(t);
+}
+
+/* cp_mrecv records MPI_Mrecv: the message's id in Seq, what the status says
+ * was received. */
+void cp_mrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, const MPI_Status *st, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
+	r->seq = m->id;
+	r->peer = m->peer;
+	r->tag = m->tag;
+	r->bytes = m->bytes;
+	if (m->id && m->peer != CP_PEER_PROCNULL)
+		cp_fill_from_status(r, m->c, 0, m->tag, st);
+	cp_end(t);
+}
+
+/* cp_imrecv records MPI_Imrecv: the message's id in Seq, and a new receive
+ * request whose completion's status says what was received. */
+void cp_imrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, MPI_Request req, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
+	r->seq = m->id;
+	r->peer = m->peer;
+	r->tag = m->tag;
+	r->bytes = m->bytes;
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_RECV, .comm = r->comm, .c = m->c,
+			    .peer = r->peer, .tag = r->tag};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
 	}
 	cp_end(t);
 }
@@ -1907,7 +2032,10 @@ void cp_runtime_setup(void) {
 	pthread_once(&cp_once, cp_key_init);
 }
 
-/* Fortran sentinels: Open MPI's common blocks, weak so C programs load. */
+/* Fortran sentinels: Open MPI's common blocks, and MPICH's pointers to its
+ * own; weak so C programs load. */
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
 extern int mpi_fortran_bottom_ __attribute__((weak));
 extern int mpi_fortran_in_place __attribute__((weak));
@@ -1921,10 +2049,10 @@ const void *cp_f_buf(const void *buf) {
 	if (!buf)
 		return buf;
 	if (buf == &mpi_fortran_in_place_ || buf == &mpi_fortran_in_place || buf == &mpi_fortran_in_place__ ||
-	    buf == &MPI_FORTRAN_IN_PLACE)
+	    buf == &MPI_FORTRAN_IN_PLACE || (&MPIR_F_MPI_IN_PLACE && buf == MPIR_F_MPI_IN_PLACE))
 		return MPI_IN_PLACE;
 	if (buf == &mpi_fortran_bottom_ || buf == &mpi_fortran_bottom || buf == &mpi_fortran_bottom__ ||
-	    buf == &MPI_FORTRAN_BOTTOM)
+	    buf == &MPI_FORTRAN_BOTTOM || (&MPIR_F_MPI_BOTTOM && buf == MPIR_F_MPI_BOTTOM))
 		return MPI_BOTTOM;
 	return buf;
 }

@@ -458,6 +458,269 @@ void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fla
 void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_Mprobe(source, tag, comm, message, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_MPROBE;
+	uint64_t cs = CP_CALLSITE();
+	int c_source = source;
+	int c_tag = tag;
+	MPI_Comm c_comm = comm;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Mprobe(source, tag, comm, message, st);
+	int64_t t1 = cp_now();
+	MPI_Message c_message = *message;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, 1, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_mprobe_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_mprobe_(source, tag, comm, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_MPROBE;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_mprobe_(source, tag, comm, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, 1, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_mprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_MPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_Improbe(source, tag, comm, flag, message, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_IMPROBE;
+	uint64_t cs = CP_CALLSITE();
+	int c_source = source;
+	int c_tag = tag;
+	MPI_Comm c_comm = comm;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
+	int64_t t1 = cp_now();
+	int c_flag = *flag;
+	MPI_Message c_message = *message;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_improbe_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_improbe_(source, tag, comm, flag, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IMPROBE;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_improbe_(source, tag, comm, flag, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_improbe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IMPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+	if (CP_SKIP())
+		return PMPI_Mrecv(buf, count, datatype, message, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_MRECV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Message c_message = *message;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	int rc = PMPI_Mrecv(buf, count, datatype, message, st);
+	int64_t t1 = cp_now();
+	cp_mrecv(OP, t0, t1, cs, &m, st, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_mrecv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_mrecv_(buf, count, datatype, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_MRECV;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	pmpi_mrecv_(buf, count, datatype, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mrecv(OP, t0, t1, cs, &m, st, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_mrecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_MRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Imrecv(buf, count, datatype, message, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_IMRECV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	MPI_Message c_message = *message;
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_imrecv(OP, t0, t1, cs, &m, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_imrecv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_imrecv_(buf, count, datatype, message, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IMRECV;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	pmpi_imrecv_(buf, count, datatype, message, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_imrecv(OP, t0, t1, cs, &m, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_imrecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_IMRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
 		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -6227,7 +6490,7 @@ void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fin
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) {
+int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request) {
 	if (CP_SKIP())
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	CP_ENTER();

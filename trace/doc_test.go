@@ -17,6 +17,7 @@ var docClass = map[Class]string{
 	ClassCommFree: "comm_free", ClassPartitioned: "partitioned", ClassSub: "sub",
 	ClassGrequest: "grequest", ClassGrequestComplete: "grequest_complete",
 	ClassFileIO: "file_io", ClassFileIIO: "file_iio",
+	ClassMprobe: "mprobe", ClassMrecv: "mrecv",
 }
 
 // TestDocOpTable keeps the operation table of docs/log-format.md in step

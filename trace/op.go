@@ -38,6 +38,11 @@ const (
 	// independent ones.
 	ClassFileIO  // blocking independent file read or write (explicit offset, individual or shared pointer)
 	ClassFileIIO // non-blocking independent file read or write: creates a request that completes locally
+	// Matched probes: the message is matched (dequeued) by the probe and
+	// received through its handle; Seq is the tool's message id (never
+	// reused) on both.
+	ClassMprobe // MPI_Mprobe, MPI_Improbe that found a message: Peer, Tag, Bytes from the status
+	ClassMrecv  // MPI_Mrecv, MPI_Imrecv (which creates receive request Req): receives message Seq
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -190,6 +195,11 @@ const (
 	OpFileIreadAtAll
 	OpFileIwriteAll
 	OpFileIwriteAtAll
+	// Matched probes.
+	OpImprobe
+	OpMprobe
+	OpMrecv
+	OpImrecv
 
 	NumOps // not an operation: the number of defined codes
 )
@@ -363,6 +373,10 @@ var ops = [NumOps]opInfo{
 	OpFileIreadAtAll:   {"MPI_File_iread_at_all", ClassIcollective, 0, attrIO},
 	OpFileIwriteAll:    {"MPI_File_iwrite_all", ClassIcollective, 0, attrIO},
 	OpFileIwriteAtAll:  {"MPI_File_iwrite_at_all", ClassIcollective, 0, attrIO},
+	OpImprobe:          {"MPI_Improbe", ClassMprobe, 0, attrPoll},
+	OpMprobe:           {"MPI_Mprobe", ClassMprobe, 0, 0},
+	OpMrecv:            {"MPI_Mrecv", ClassMrecv, 0, 0},
+	OpImrecv:           {"MPI_Imrecv", ClassMrecv, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -398,7 +412,7 @@ func (o Op) IsCollective() bool {
 }
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
-// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe), whose unproductive
+// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe), whose unproductive
 // calls the logger coalesces: see Record.Polls.
 func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cpath/cpath/internal/openmpi"
 	"io"
 	"math"
 	"os"
@@ -270,7 +271,7 @@ func (c *config) preload(lib string) []string {
 // command is mpirun with arguments a, its output captured, in the cleaned
 // environment.
 func (c *config) command(ctx context.Context, a []string) (cmd *exec.Cmd, out, errb *bytes.Buffer) {
-	cmd = exec.CommandContext(ctx, "mpirun", a...)
+	cmd = exec.CommandContext(ctx, openmpi.Tool("mpirun"), a...)
 	out, errb = new(bytes.Buffer), new(bytes.Buffer)
 	cmd.Stdout, cmd.Stderr = out, errb
 	cmd.Env = cleanEnv()
@@ -589,7 +590,7 @@ func run(c *config) (*Report, error) {
 		return nil, err
 	}
 	for _, p := range []string{"tightloop", "halo"} {
-		cmd := exec.Command("mpicc", "-O2", "-o", filepath.Join(c.tmp, p), filepath.Join(c.progs, p+".c"), "-lm")
+		cmd := exec.Command(openmpi.Tool("mpicc"), "-O2", "-o", filepath.Join(c.tmp, p), filepath.Join(c.progs, p+".c"), "-lm")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("mpicc %s.c: %v\n%s", p, err, out)
 		}

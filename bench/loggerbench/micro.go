@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/cpath/cpath/internal/openmpi"
 	"io"
 	"os"
 	"os/exec"
@@ -173,7 +174,7 @@ func benchMicro(c *config, rep *Report) error {
 	}{{"micro", nil}, {"micro-fp", []string{"-fno-omit-frame-pointer"}}} {
 		args := append([]string{"-O2"}, b.flags...)
 		args = append(args, "-o", filepath.Join(c.tmp, b.exe), filepath.Join(c.progs, "micro.c"), "-lpthread")
-		if out, err := exec.Command("mpicc", args...).CombinedOutput(); err != nil {
+		if out, err := exec.Command(openmpi.Tool("mpicc"), args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("mpicc micro.c: %v\n%s", err, out)
 		}
 	}
@@ -285,7 +286,7 @@ func (c *config) haloExampleDisk() (Disk, error) {
 		return Disk{}, err
 	}
 	exe := filepath.Join(c.tmp, "halo-example")
-	cmd := exec.Command("mpicc", "-O2", "-g", "-o", exe, filepath.Join(root, "examples", "halo.c"), "-lm")
+	cmd := exec.Command(openmpi.Tool("mpicc"), "-O2", "-g", "-o", exe, filepath.Join(root, "examples", "halo.c"), "-lm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Disk{}, fmt.Errorf("mpicc examples/halo.c: %v\n%s", err, out)
 	}
@@ -294,7 +295,7 @@ func (c *config) haloExampleDisk() (Disk, error) {
 	a := []string{"--allow-run-as-root", "--oversubscribe", "-np", "4", "-x", "LD_PRELOAD=" + c.lib, "-x", "CPATH_DIR=" + logDir, exe}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	run := exec.CommandContext(ctx, "mpirun", a...)
+	run := exec.CommandContext(ctx, openmpi.Tool("mpirun"), a...)
 	run.Env = cleanEnv()
 	if out, err := run.CombinedOutput(); err != nil {
 		return Disk{}, fmt.Errorf("mpirun %s: %v\n%s", strings.Join(a, " "), err, out)

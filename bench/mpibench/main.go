@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/cpath/cpath/internal/openmpi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +87,7 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 		for _, np := range ps {
 			// mpirun's own start and stop, to subtract.
 			t0 := time.Now()
-			if out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
+			if out, err := exec.Command(openmpi.Tool("mpirun"), "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
 				return fmt.Errorf("mpirun cpath version: %v\n%s", err, out)
 			}
 			startup[np] = append(startup[np], time.Since(t0))
@@ -174,7 +175,7 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 		args = append(args, "--compress")
 	}
 	args = append(args, dir)
-	cmd := exec.Command("mpirun", args...)
+	cmd := exec.Command(openmpi.Tool("mpirun"), args...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	t0 := time.Now()

@@ -252,7 +252,7 @@ func TestAnalyzeUnderMPI(t *testing.T) {
 	mpirun := func(args ...string) (int, string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", bin}, args...)...)
+		cmd := exec.CommandContext(ctx, mpitest.OpenMPI.Mpirun(t), append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", bin}, args...)...)
 		var out, errs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errs
 		err := cmd.Run()

@@ -23,7 +23,7 @@ import (
 // source.
 func buildMPICpath(t *testing.T) string {
 	t.Helper()
-	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
+	mpitest.OpenMPI.Mpirun(t)
 	return mpitest.CPathBin(t)
 }
 
@@ -40,7 +40,7 @@ func mpirunCpath(t *testing.T, bin string, np int, args ...string) (code int, st
 	ctx, cancel := context.WithTimeout(context.Background(), badInputJobTimeout)
 	defer cancel()
 	margs := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(np), bin}, args...)
-	cmd := exec.CommandContext(ctx, "mpirun", margs...)
+	cmd := exec.CommandContext(ctx, mpitest.OpenMPI.Mpirun(t), margs...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var left []int // mpirun's descendants when the job timed out
 	cmd.Cancel = func() error {

@@ -24,11 +24,11 @@ import (
 // np ranks and returns its exit status, stdout and stderr.
 func mpiCPath(t *testing.T, np int, args ...string) (int, string, string) {
 	t.Helper()
-	mpitest.NeedTool(t, "mpirun", "openmpi-bin")
+	mpirun := mpitest.OpenMPI.Mpirun(t)
 	mpiBin := mpitest.CPathBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), mpiBin}, args...)...)
+	cmd := exec.CommandContext(ctx, mpirun, append([]string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), mpiBin}, args...)...)
 	// Oversubscribed ranks must not spin while they wait.
 	cmd.Env = append(os.Environ(), "OMPI_MCA_mpi_yield_when_idle=1")
 	var out, errs bytes.Buffer

@@ -33,9 +33,18 @@ the program and its arguments. cpath adds
 
   -x LD_PRELOAD=<libcpathlog.so> -x CPATH_DIR=<LOGDIR>
 
-and, when run as root, --allow-run-as-root. The logger library is looked up
-at ../lib/libcpathlog.so relative to the cpath executable, then at
-$CPATH_LOGGER (see cpath logger-path).
+and, when run as root, --allow-run-as-root (for MPICH's mpirun:
+-genv LD_PRELOAD <libcpathlog-mpich.so> -genv CPATH_DIR <LOGDIR>).
+
+The logger must be the one built for the MPI the program links: Open MPI
+(lib/libcpathlog.so) or MPICH (lib/libcpathlog-mpich.so). cpath reads which
+from the program's shared libraries (libmpi.so.40 or libmpich.so.12), or, if
+it links neither itself, from the mpirun given with --mpirun. Without
+--mpirun it runs that MPI's own mpirun (mpirun.openmpi or mpirun.mpich:
+Debian's plain mpirun may be either's). A program and an mpirun of
+different MPIs are refused. The logger library is looked up in ../lib
+relative to the cpath executable, then at $CPATH_LOGGER (Open MPI's) or
+$CPATH_LOGGER_MPICH (see cpath logger-path).
 
 LOGDIR is created if needed. cpath refuses to write into a LOGDIR that already
 holds *.cplog files, because the logs of two runs must not be mixed; --force
@@ -63,7 +72,7 @@ are passed on to mpirun.`,
 	// For --help only: parsing is done by parseRecordArgs.
 	cmd.Flags().StringP("output", "o", defaultLogDir, "directory for the logs (the logger's CPATH_DIR)")
 	cmd.Flags().Bool("force", false, "delete *.cplog files already in LOGDIR instead of refusing")
-	cmd.Flags().String("mpirun", "mpirun", "the mpirun command to use")
+	cmd.Flags().String("mpirun", "", "the mpirun command to use (default: that of the MPI the program links, mpirun.openmpi or mpirun.mpich)")
 	return cmd
 }
 
@@ -71,7 +80,7 @@ are passed on to mpirun.`,
 type recordOpts struct {
 	dir     string
 	force   bool
-	mpirun  string
+	mpirun  string   // as given by --mpirun; empty: chosen by the program's MPI
 	mpiArgs []string // passed to mpirun before the program
 	prog    []string // program and its arguments
 	help    bool
@@ -80,7 +89,7 @@ type recordOpts struct {
 // parseRecordArgs splits record's arguments into cpath's own flags, mpirun's
 // options (everything else before "--") and the program (after "--").
 func parseRecordArgs(args []string) (recordOpts, error) {
-	o := recordOpts{dir: defaultLogDir, mpirun: "mpirun"}
+	o := recordOpts{dir: defaultLogDir}
 	dash := -1
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -140,17 +149,23 @@ func parseRecordArgs(args []string) (recordOpts, error) {
 	return o, nil
 }
 
-// mpirunArgs builds mpirun's argument list (without argv[0]).
-func mpirunArgs(o recordOpts, lib, dir string, root bool) []string {
+// mpirunArgs builds mpirun's argument list (without argv[0]) for m's
+// mpirun: Open MPI's passes environment with -x and refuses root unless
+// asked; MPICH's (Hydra) passes it with -genv and runs as root.
+func mpirunArgs(o recordOpts, m *mpiImpl, lib, dir string, root bool) []string {
 	var a []string
-	if root && !hasOption(o.mpiArgs, "allow-run-as-root") {
+	if m == openMPI && root && !hasOption(o.mpiArgs, "allow-run-as-root") {
 		a = append(a, "--allow-run-as-root")
 	}
 	preload := lib
 	if old := os.Getenv("LD_PRELOAD"); old != "" {
 		preload += ":" + old
 	}
-	a = append(a, "-x", "LD_PRELOAD="+preload, "-x", "CPATH_DIR="+dir)
+	if m == mpich {
+		a = append(a, "-genv", "LD_PRELOAD", preload, "-genv", "CPATH_DIR", dir)
+	} else {
+		a = append(a, "-x", "LD_PRELOAD="+preload, "-x", "CPATH_DIR="+dir)
+	}
 	a = append(a, o.mpiArgs...)
 	return append(a, o.prog...)
 }
@@ -207,19 +222,19 @@ func prepareLogDir(dir string, force bool) (string, error) {
 }
 
 func runRecord(o recordOpts, stdin io.Reader, stdout, stderr io.Writer) error {
-	lib, err := findLogger()
+	m, mpirun, err := chooseMPI(o.prog[0], o.mpirun)
 	if err != nil {
 		return fmt.Errorf("record: %v", err)
 	}
-	mpirun, err := exec.LookPath(o.mpirun)
+	lib, err := findLogger(m)
 	if err != nil {
-		return fmt.Errorf("record: %s not found: install Open MPI (make deps) or use --mpirun", o.mpirun)
+		return fmt.Errorf("record: %v", err)
 	}
 	dir, err := prepareLogDir(o.dir, o.force)
 	if err != nil {
 		return err
 	}
-	args := mpirunArgs(o, lib, dir, os.Geteuid() == 0)
+	args := mpirunArgs(o, m, lib, dir, os.Geteuid() == 0)
 	fmt.Fprintf(stderr, "cpath: recording %s into %s\n", o.prog[0], dir)
 
 	c := exec.Command(mpirun, args...)

@@ -20,7 +20,7 @@ import (
 func needMPI(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("CI") != "" {
-		for _, c := range []string{"mpirun", "mpicc"} {
+		for _, c := range []string{"mpirun.openmpi", "mpicc.openmpi"} {
 			if _, err := exec.LookPath(c); err != nil {
 				t.Fatalf("%s not found: install Open MPI (make deps)", c)
 			}
@@ -37,15 +37,32 @@ func buildHalo(t *testing.T) string {
 }
 
 // TestRecordHalo records the bundled example on 4 ranks under the real
-// logger and checks what cpath info makes of the logs.
+// logger and checks what cpath info makes of the logs: built against Open
+// MPI and against MPICH, with cpath record choosing the logger and the
+// mpirun from the program alone; and refusing the other MPI's mpirun.
 func TestRecordHalo(t *testing.T) {
-	lib := needMPI(t)
-	t.Setenv("CPATH_LOGGER", lib)
-	halo := buildHalo(t)
+	for _, m := range mpitest.Impls {
+		t.Run(m.Key, func(t *testing.T) { testRecordHalo(t, m) })
+	}
+}
+
+func testRecordHalo(t *testing.T, m *mpitest.Impl) {
+	var halo string
+	var np []string
+	if m == mpitest.OpenMPI {
+		t.Setenv("CPATH_LOGGER", needMPI(t))
+		halo = buildHalo(t)
+		np = []string{"-np", "4", "--oversubscribe"}
+	} else {
+		t.Setenv("CPATH_LOGGER_MPICH", m.LoggerLib(t))
+		src := filepath.Join(mpitest.RepoRoot(t), "examples", "halo.c")
+		halo = mpitest.Compile(t, t.TempDir(), m.CC(t), src, "-O2")
+		np = []string{"-np", "4"} // Hydra oversubscribes unasked
+	}
 	dir := filepath.Join(t.TempDir(), "logs")
 
 	const iters = 20
-	code, out, errs := runCLI(t, "record", "-o", dir, "-np", "4", "--oversubscribe", "--", halo, "20", "1000")
+	code, out, errs := runCLI(t, append(append([]string{"record", "-o", dir}, np...), "--", halo, "20", "1000")...)
 	if code != 0 {
 		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -61,6 +78,7 @@ func TestRecordHalo(t *testing.T) {
 		t.Fatalf("info: exit %d: %s", code, errs)
 	}
 	var s struct {
+		MPI      string   `json:"mpi_library"`
 		Size     int      `json:"size"`
 		Complete bool     `json:"complete"`
 		Problems []string `json:"problems"`
@@ -82,6 +100,9 @@ func TestRecordHalo(t *testing.T) {
 	}
 	if s.Size != 4 || !s.Complete || len(s.Ranks) != 4 || len(s.Exe) != 1 || s.Exe[0] != halo {
 		t.Fatalf("info: size %d, complete %v (%q), %d ranks, exe %q", s.Size, s.Complete, s.Problems, len(s.Ranks), s.Exe)
+	}
+	if !strings.HasPrefix(s.MPI, m.Name) {
+		t.Errorf("info: MPI library %q, want %s's", s.MPI, m.Name)
 	}
 	// Init, iters × (Irecv, Irecv, Isend, Isend, Waitall, Allreduce), Finalize.
 	for _, r := range s.Ranks {
@@ -114,6 +135,30 @@ func TestRecordHalo(t *testing.T) {
 	code, _, errs = runCLI(t, "record", "-o", dir, "-np", "2", "--", halo, "2", "100")
 	if code != 1 || !strings.Contains(errs, "already holds 4 log(s)") {
 		t.Errorf("second record: exit %d, stderr %q", code, errs)
+	}
+
+	// The logs analyse: 2 × 3 neighbour pairs × iters messages.
+	code, out, errs = runCLI(t, "analyze", "--json", "-", dir)
+	var r struct {
+		Run struct {
+			Messages  int `json:"messages"`
+			Unmatched int `json:"unmatched"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Run.Messages != 6*iters || r.Run.Unmatched != 0 {
+		t.Errorf("analyze: exit %d (%v), %d messages (want %d), %d unmatched; stderr %q", code, err, r.Run.Messages, 6*iters, r.Run.Unmatched, errs)
+	}
+
+	// The other MPI's mpirun cannot run the program: one line, no run.
+	other := mpitest.MPICH
+	if m == other {
+		other = mpitest.OpenMPI
+	}
+	launcher := other.Mpirun(t)
+	code, out, errs = runCLI(t, "record", "-o", filepath.Join(t.TempDir(), "x"), "--mpirun", launcher, "-np", "2", "--", halo)
+	wantErr := "cpath: record: " + halo + " links " + m.Name + " ("
+	if code != 1 || out != "" || !strings.HasPrefix(errs, wantErr) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("record with %s: exit %d, stdout %q, stderr %q, want one line %q…", launcher, code, out, errs, wantErr)
 	}
 }
 

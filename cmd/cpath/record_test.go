@@ -19,11 +19,11 @@ func TestParseRecordArgs(t *testing.T) {
 	}{
 		{
 			args: []string{"-np", "4", "--oversubscribe", "--", "./app", "-o", "x"},
-			want: recordOpts{dir: "cpath-logs", mpirun: "mpirun", mpiArgs: []string{"-np", "4", "--oversubscribe"}, prog: []string{"./app", "-o", "x"}},
+			want: recordOpts{dir: "cpath-logs", mpiArgs: []string{"-np", "4", "--oversubscribe"}, prog: []string{"./app", "-o", "x"}},
 		},
 		{
 			args: []string{"-o", "logs", "--force", "-np", "2", "--", "./app"},
-			want: recordOpts{dir: "logs", force: true, mpirun: "mpirun", mpiArgs: []string{"-np", "2"}, prog: []string{"./app"}},
+			want: recordOpts{dir: "logs", force: true, mpiArgs: []string{"-np", "2"}, prog: []string{"./app"}},
 		},
 		{
 			args: []string{"--output=a b", "--mpirun", "/opt/ompi/bin/mpirun", "--output-filename", "out", "--", "lmp", "-in", "in.lj"},
@@ -33,8 +33,8 @@ func TestParseRecordArgs(t *testing.T) {
 			args: []string{"-o=d", "--mpirun=mpiexec", "--", "./app"},
 			want: recordOpts{dir: "d", mpirun: "mpiexec", prog: []string{"./app"}},
 		},
-		{args: []string{"--help"}, want: recordOpts{dir: "cpath-logs", mpirun: "mpirun", help: true}},
-		{args: []string{"-np", "4", "-h", "--", "x"}, want: recordOpts{dir: "cpath-logs", mpirun: "mpirun", mpiArgs: []string{"-np", "4"}, help: true}},
+		{args: []string{"--help"}, want: recordOpts{dir: "cpath-logs", help: true}},
+		{args: []string{"-np", "4", "-h", "--", "x"}, want: recordOpts{dir: "cpath-logs", mpiArgs: []string{"-np", "4"}, help: true}},
 		{args: []string{"-np", "4", "./app"}, err: `record: no "--" before the program; usage: cpath record [-o LOGDIR] [--force] [mpirun options] -- PROGRAM [ARGS...]`},
 		{args: nil, err: `record: no "--" before the program`},
 		{args: []string{"-np", "4", "--"}, err: `record: no program after "--"`},
@@ -64,20 +64,20 @@ func TestParseRecordArgs(t *testing.T) {
 func TestMpirunArgs(t *testing.T) {
 	t.Setenv("LD_PRELOAD", "")
 	o := recordOpts{mpiArgs: []string{"-np", "4"}, prog: []string{"./app", "x"}}
-	got := mpirunArgs(o, "/l/libcpathlog.so", "/d", true)
+	got := mpirunArgs(o, openMPI, "/l/libcpathlog.so", "/d", true)
 	want := []string{"--allow-run-as-root", "-x", "LD_PRELOAD=/l/libcpathlog.so", "-x", "CPATH_DIR=/d", "-np", "4", "./app", "x"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("as root:\n got %q\nwant %q", got, want)
 	}
-	if got := mpirunArgs(o, "/l/libcpathlog.so", "/d", false); got[0] != "-x" {
+	if got := mpirunArgs(o, openMPI, "/l/libcpathlog.so", "/d", false); got[0] != "-x" {
 		t.Errorf("not root: %q", got)
 	}
 	o.mpiArgs = []string{"-allow-run-as-root", "-np", "2"}
-	if got := mpirunArgs(o, "/l/libcpathlog.so", "/d", true); strings.Count(strings.Join(got, " "), "allow-run-as-root") != 1 {
+	if got := mpirunArgs(o, openMPI, "/l/libcpathlog.so", "/d", true); strings.Count(strings.Join(got, " "), "allow-run-as-root") != 1 {
 		t.Errorf("--allow-run-as-root twice: %q", got)
 	}
 	t.Setenv("LD_PRELOAD", "/other.so")
-	if got := mpirunArgs(o, "/l/libcpathlog.so", "/d", false); got[1] != "LD_PRELOAD=/l/libcpathlog.so:/other.so" {
+	if got := mpirunArgs(o, openMPI, "/l/libcpathlog.so", "/d", false); got[1] != "LD_PRELOAD=/l/libcpathlog.so:/other.so" {
 		t.Errorf("existing LD_PRELOAD: %q", got)
 	}
 }
@@ -173,7 +173,7 @@ func TestRecordErrors(t *testing.T) {
 		err  string
 	}{
 		{[]string{"-o", file, "--mpirun", mpirun, "--", "./app"}, "cpath: record: " + file + " exists and is not a directory\n"},
-		{[]string{"--mpirun", "/nonexistent/mpirun", "--", "./app"}, "cpath: record: /nonexistent/mpirun not found: install Open MPI (make deps) or use --mpirun\n"},
+		{[]string{"--mpirun", "/nonexistent/mpirun", "--", "./app"}, "cpath: record: /nonexistent/mpirun not found: install MPI (make deps) or fix --mpirun\n"},
 		{[]string{"./app"}, `cpath: record: no "--" before the program; usage: cpath record [-o LOGDIR] [--force] [mpirun options] -- PROGRAM [ARGS...]` + "\n"},
 	} {
 		code, out, errs := runCLI(t, append([]string{"record"}, tc.args...)...)

@@ -3,9 +3,12 @@
 // binary, compiles MPI test programs, runs them under mpirun with the logger
 // preloaded, and reads the per-rank logs back.
 //
-// The package itself needs no MPI to compile (it only runs the Open MPI
-// tools), so it carries no build tag; the tests that use it carry the mpi
-// tag. Missing tools skip the test, naming the Debian package to install.
+// The package itself needs no MPI to compile (it only runs the MPI tools),
+// so it carries no build tag; the tests that use it carry the mpi tag.
+// Missing tools skip the test, naming the Debian package to install. The
+// package functions use Open MPI, named explicitly (mpicc.openmpi,
+// mpirun.openmpi): with MPICH installed too, Debian's alternatives may
+// point plain mpicc and mpirun at either; MPICH's are the methods of MPICH.
 package mpitest
 
 import (
@@ -72,30 +75,32 @@ func NeedTool(t testing.TB, tool, debianPkg string) string {
 	return p
 }
 
-var (
-	libOnce sync.Once
-	libPath string
-	libErr  error
-)
-
-// LoggerLib returns the absolute path of libcpathlog.so, building it once
-// per test binary with the repository's make rule (or go build when there
-// is no Makefile) so that the tests always run the current logger source.
-// $CPATH_LOGGER_LIB names a prebuilt library to use instead. It skips the
-// test when mpicc or mpirun is missing.
+// LoggerLib returns the absolute path of the Open MPI logger,
+// lib/libcpathlog.so, building it once per test binary with the
+// repository's make rule (or go build when there is no Makefile) so that
+// the tests always run the current logger source. $CPATH_LOGGER_LIB names a
+// prebuilt library to use instead. It skips the test when Open MPI's mpicc
+// or mpirun is missing.
 func LoggerLib(t testing.TB) string {
 	t.Helper()
-	NeedTool(t, "mpicc", "libopenmpi-dev")
-	NeedTool(t, "mpirun", "openmpi-bin")
-	libOnce.Do(func() { libPath, libErr = buildLoggerLib() })
-	if libErr != nil {
-		t.Fatalf("logger library: %v", libErr)
-	}
-	return libPath
+	return OpenMPI.LoggerLib(t)
 }
 
-func buildLoggerLib() (string, error) {
-	if p := os.Getenv("CPATH_LOGGER_LIB"); p != "" {
+// LoggerLib returns the absolute path of the logger built for m, built
+// once per test binary (see the package function LoggerLib); it skips the
+// test when m's mpicc or mpirun is missing.
+func (m *Impl) LoggerLib(t testing.TB) string {
+	t.Helper()
+	m.NeedTools(t)
+	m.libOnce.Do(func() { m.libPath, m.libErr = m.buildLoggerLib() })
+	if m.libErr != nil {
+		t.Fatalf("logger library for %s: %v", m.Name, m.libErr)
+	}
+	return m.libPath
+}
+
+func (m *Impl) buildLoggerLib() (string, error) {
+	if p := os.Getenv(m.libEnv); p != "" {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return "", err
@@ -107,12 +112,12 @@ func buildLoggerLib() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lib := filepath.Join(root, "lib", "libcpathlog.so")
+	lib := filepath.Join(root, "lib", m.Logger)
 	var cmd *exec.Cmd
 	if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
-		cmd = exec.Command("make", "lib/libcpathlog.so")
+		cmd = exec.Command("make", "lib/"+m.Logger)
 	} else {
-		cmd = exec.Command("go", "build", "-tags", "mpi", "-buildmode=c-shared", "-o", lib, "./logger")
+		cmd = exec.Command("go", "build", "-tags", m.tags, "-buildmode=c-shared", "-o", lib, "./logger")
 	}
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -161,18 +166,28 @@ func CPathBin(t testing.TB) string {
 }
 
 // Compile builds one test program into dir with the MPI compiler wrapper
-// (mpicc or mpif90) and returns the executable's path, dir/ followed by the
-// source's base name without its extension. A relative src is taken from
-// the test package's testdata/ directory; an absolute one is used as is.
-// The program is compiled with -g -O1, then flags, so a later -O in flags
+// and returns the executable's path, dir/ followed by the source's base
+// name without its extension. The generic names "mpicc" and "mpif90" mean
+// Open MPI's (OpenMPI.CC, OpenMPI.FC): with MPICH installed too, Debian's
+// alternatives may point them at either. A relative src is taken from the
+// test package's testdata/ directory; an absolute one is used as is. The
+// program is compiled with -g -O1, then flags, so a later -O in flags
 // overrides the optimisation level.
 func Compile(t testing.TB, dir, compiler, src string, flags ...string) string {
 	t.Helper()
-	pkg := "libopenmpi-dev"
-	if compiler == "mpif90" {
-		pkg = "libopenmpi-dev and gfortran"
+	m := OpenMPI
+	switch compiler {
+	case "mpicc":
+		compiler = m.CC(t)
+	case "mpif90", "mpifort":
+		compiler = m.FC(t)
+	default:
+		pkg := "libopenmpi-dev or libmpich-dev"
+		if strings.Contains(compiler, "f90") || strings.Contains(compiler, "fort") {
+			pkg += ", and gfortran"
+		}
+		NeedTool(t, compiler, pkg)
 	}
-	NeedTool(t, compiler, pkg)
 	abs := src
 	if !filepath.IsAbs(src) {
 		var err error
@@ -193,31 +208,40 @@ func Compile(t testing.TB, dir, compiler, src string, flags ...string) string {
 	return exe
 }
 
-// Run runs prog with args under mpirun with np ranks in workDir. With lib
-// set, the logger is preloaded and writes into logDir. It fails the test
-// unless the job exits 0 within RunTimeout, and returns the job's combined
-// output.
+// Run runs prog with args under Open MPI's mpirun with np ranks in
+// workDir. With lib set, the logger is preloaded and writes into logDir. It
+// fails the test unless the job exits 0 within RunTimeout, and returns the
+// job's combined output.
 func Run(t testing.TB, np int, lib, logDir, workDir, prog string, args ...string) string {
 	t.Helper()
-	return RunEnv(t, np, nil, lib, logDir, workDir, prog, args...)
+	return OpenMPI.RunEnv(t, np, nil, lib, logDir, workDir, prog, args...)
 }
 
 // RunEnv is Run with extra environment for the ranks: each VAR=value of env
 // is passed to mpirun as -x VAR=value.
 func RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, prog string, args ...string) string {
 	t.Helper()
+	return OpenMPI.RunEnv(t, np, env, lib, logDir, workDir, prog, args...)
+}
+
+// Run is the package's Run under m's mpirun.
+func (m *Impl) Run(t testing.TB, np int, lib, logDir, workDir, prog string, args ...string) string {
+	t.Helper()
+	return m.RunEnv(t, np, nil, lib, logDir, workDir, prog, args...)
+}
+
+// RunEnv is the package's RunEnv under m's mpirun.
+func (m *Impl) RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, prog string, args ...string) string {
+	t.Helper()
+	mpirun := m.Mpirun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	mpiArgs := []string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np)}
 	if lib != "" {
-		mpiArgs = append(mpiArgs, "-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+logDir)
+		env = append([]string{"LD_PRELOAD=" + lib, "CPATH_DIR=" + logDir}, env...)
 	}
-	for _, e := range env {
-		mpiArgs = append(mpiArgs, "-x", e)
-	}
-	mpiArgs = append(mpiArgs, prog)
+	mpiArgs := append(m.JobArgs(np, env), prog)
 	mpiArgs = append(mpiArgs, args...)
-	cmd := exec.CommandContext(ctx, "mpirun", mpiArgs...)
+	cmd := exec.CommandContext(ctx, mpirun, mpiArgs...)
 	cmd.Dir = workDir
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
@@ -225,7 +249,7 @@ func RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, prog strin
 	cmd.Stderr = &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("mpirun %s: no exit after %v (hang)\n%s", strings.Join(mpiArgs, " "), RunTimeout, out.String())
+		t.Fatalf("%s %s: no exit after %v (hang)\n%s", filepath.Base(mpirun), strings.Join(mpiArgs, " "), RunTimeout, out.String())
 	}
 	if err != nil {
 		var ee *exec.ExitError
@@ -233,7 +257,7 @@ func RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, prog strin
 		if errors.As(err, &ee) {
 			code = ee.ExitCode()
 		}
-		t.Fatalf("mpirun %s: exit code %d (%v), want 0\n%s", strings.Join(mpiArgs, " "), code, err, out.String())
+		t.Fatalf("%s %s: exit code %d (%v), want 0\n%s", filepath.Base(mpirun), strings.Join(mpiArgs, " "), code, err, out.String())
 	}
 	return out.String()
 }

@@ -57,7 +57,7 @@ func runFailJob(t *testing.T, lib, logDir, exe, mode string) failResult {
 		args = append(args, "-x", "LD_PRELOAD="+lib, "-x", "CPATH_DIR="+logDir)
 	}
 	args = append(args, exe, mode)
-	cmd := exec.CommandContext(ctx, "mpirun", args...)
+	cmd := exec.CommandContext(ctx, mpitest.OpenMPI.Mpirun(t), args...)
 	cmd.Dir = filepath.Dir(exe)
 	// Own process group, so that a hang kills mpirun and its ranks alike.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -13,7 +13,7 @@ import (
 // recorded, yet a request created after the pause must be completed in the
 // log by its own Wait, not matched to a request from before the pause.
 func TestPauseCompletions(t *testing.T) {
-	mpitest.NeedTool(t, "mpicc", "libopenmpi-dev")
+	mpitest.OpenMPI.NeedTools(t)
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "pausereq.c")
 	logs, _ := runLogged(t, 2, exe)
 	// Not the generic check: it wants every logged request completed in the

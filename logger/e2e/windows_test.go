@@ -16,7 +16,7 @@ import (
 // in order, with times that never go backwards, the file cut to its data.
 func TestManyCalls(t *testing.T) {
 	const np, n = 2, 1_200_000 // 2.4M calls a rank, ~14 MiB of log
-	mpitest.NeedTool(t, "mpicc", "libopenmpi-dev")
+	mpitest.OpenMPI.NeedTools(t)
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "many.c")
 	logs, _ := runLogged(t, np, exe, strconv.Itoa(n))
 	for rank, l := range logs {

@@ -68,7 +68,7 @@ func runJSON(t *testing.T, bin string, np int, args []string) ([]byte, *report.R
 	defer cancel()
 	name := bin
 	if np > 1 {
-		name = "mpirun"
+		name = mpitest.OpenMPI.Mpirun(t)
 		args = append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np), bin}, args...)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)

@@ -230,7 +230,7 @@ func (p param) isFunc() bool { return strings.HasSuffix(p.typ, "_function") }
 
 var f2c = map[string]string{"MPI_Errhandler": "PMPI_Errhandler_f2c", "MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
 	"MPI_Info": "PMPI_Info_f2c", "MPI_Group": "PMPI_Group_f2c", "MPI_Request": "PMPI_Request_f2c",
-	"MPI_File": "PMPI_File_f2c"}
+	"MPI_File": "PMPI_File_f2c", "MPI_Message": "PMPI_Message_f2c"}
 
 func (f fn) arrayLen() string {
 	if n := f.opts["n"]; n != "" {
