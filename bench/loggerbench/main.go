@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cpath/cpath/internal/openmpi"
 	"io"
 	"math"
 	"os"
@@ -39,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cpath/cpath/internal/openmpi"
 	"github.com/cpath/cpath/trace"
 )
 

@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/cpath/cpath/internal/openmpi"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cpath/cpath/internal/openmpi"
 )
 
 // The micro section: the logger issue's per-call targets, each measured

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"github.com/cpath/cpath/internal/openmpi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/internal/openmpi"
 	"github.com/cpath/cpath/report"
 )
 
