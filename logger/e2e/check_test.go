@@ -275,8 +275,12 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		case cls == trace.ClassCommCreate:
 			want = trace.OpMember
 		}
-		for _, s := range c.Subs {
-			if s.Op != want {
+		for k, s := range c.Subs {
+			// A constructor's neighbour lists follow its members:
+			// sources, then destinations.
+			topo := want == trace.OpMember && k > 0 && (s.Op == trace.OpNeighborSource && c.Subs[k-1].Op != trace.OpNeighborDest ||
+				s.Op == trace.OpNeighborDest)
+			if s.Op != want && !topo {
 				errorf("%v: sub-record %v, want only %v", c, s.Op, want)
 			}
 		}
@@ -352,11 +356,18 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 	} else if c.Flags&trace.FlagNewReq != 0 {
 		errorf("%v: blocking constructor flagged as creating a request", c)
 	}
-	var members, remote []int32
+	var members, remote, sources, dests []int32
 	for _, s := range c.Subs {
-		if s.Flags&trace.FlagRemote != 0 {
+		switch {
+		case s.Op == trace.OpNeighborSource:
+			sources = append(sources, s.Peer)
+		case s.Op == trace.OpNeighborDest:
+			dests = append(dests, s.Peer)
+		case s.Op != trace.OpMember:
+			errorf("%v: a %v sub-record", c, s.Op)
+		case s.Flags&trace.FlagRemote != 0:
 			remote = append(remote, s.Peer)
-		} else {
+		default:
 			members = append(members, s.Peer)
 		}
 	}
@@ -398,7 +409,8 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 		return
 	}
 	tc := l.Comms[idx]
-	if tc.Op != c.Op || tc.Parent != c.Comm || !slices.Equal(tc.Members, members) || !slices.Equal(tc.Remote, remote) {
+	if tc.Op != c.Op || tc.Parent != c.Comm || !slices.Equal(tc.Members, members) || !slices.Equal(tc.Remote, remote) ||
+		!slices.Equal(tc.Sources, sources) || !slices.Equal(tc.Dests, dests) {
 		errorf("%v: table entry %d is %+v, want the communicator this record made", c, idx, tc)
 	}
 	var name string
