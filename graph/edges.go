@@ -30,6 +30,16 @@ func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
 				comms = append(comms, CommInfo{Name: c.Name, Members: c.Members, Inter: len(c.Remote) > 0})
 			}
 			gids[r][i] = id
+			if c.Sources != nil || c.Dests != nil {
+				// Each member's log has its own neighbours.
+				ci := &comms[id]
+				if l := slices.Index(ci.Members, int32(r)); l >= 0 {
+					if ci.Sources == nil {
+						ci.Sources, ci.Dests = make([][]int32, len(ci.Members)), make([][]int32, len(ci.Members))
+					}
+					ci.Sources[l], ci.Dests[l] = c.Sources, c.Dests
+				}
+			}
 		}
 		d.comms = nil
 	}
@@ -348,6 +358,9 @@ func (b *builder) edges() error {
 		}
 	}
 	b.hubbed = newBitset(int(n))
+	var nb *InNeighbors // neighbourhood collectives: scratch
+	var rk []int32
+	var latest []int64
 	for k := range p.Colls {
 		col := &p.Colls[k]
 		post := p.CollPost[col.First : col.First+col.N]
@@ -386,6 +399,27 @@ func (b *builder) edges() error {
 					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
 				}
 			}
+		case 'G':
+			// Each member's completion needs each in-neighbour's post; the
+			// transfer ends the member's call after its last in-neighbour
+			// arrived, so every edge weighs what follows the latest.
+			if nb == nil {
+				nb = NewInNeighbors(p.Ranks, p.Comms)
+			}
+			rk = rk[:0]
+			for i := range post {
+				rk = append(rk, int32(p.Rank(post[i])))
+			}
+			latest = append(latest[:0], make([]int64, len(post))...)
+			for i := range latest {
+				latest[i] = -1 << 62
+			}
+			nb.Each(col.Comm, rk, func(i, j int) { latest[i] = max(latest[i], ps[j]) })
+			nb.Each(col.Comm, rk, func(i, j int) {
+				if de[i] >= ps[j] {
+					ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[j]), W: de[i] - max(ps[j], ds[i], latest[i]), Kind: EdgeCollective})
+				}
+			})
 		case 'B', 'R':
 			root := -1
 			for i := range post {

@@ -130,6 +130,11 @@ type CommInfo struct {
 	// Inter says it is an intercommunicator (its log entry has a remote
 	// group): whatever made it, Intercomm_create, a spawn, or a dup of one.
 	Inter bool
+	// Sources and Dests are, by local rank (as Members), that member's in-
+	// and out-neighbours in the communicator's topology as world ranks,
+	// from its own log (trace.Comm): nil without a topology, nil entries
+	// for members whose log does not have it.
+	Sources, Dests [][]int32 `json:",omitempty"`
 }
 
 // PAG is one analyzer rank's part of the run's program activity graph:

@@ -9,6 +9,11 @@ import (
 
 // collKind classifies a collective by its data flow (SPEC §3).
 func collKind(op trace.Op) (kind WaitKind, flow byte) {
+	if op.IsNeighbor() {
+		// A member needs its in-neighbours only; waiting for a late one
+		// is Wait at N x N restricted to them.
+		return WaitAtNxN, 'G'
+	}
 	switch op {
 	case trace.OpBarrier, trace.OpIbarrier:
 		return WaitAtBarrier, 'N'
@@ -46,6 +51,75 @@ func ReducesToRoot(op trace.Op) bool {
 	return flow == 'R'
 }
 
+// InNeighbors finds the in-neighbours among the members of neighbourhood
+// collective instances, from the topologies in the communicator table.
+// It keeps scratch space between instances: one per goroutine.
+type InNeighbors struct {
+	ranks int
+	comms []CommInfo
+	pos   map[int32][]int32 // by communicator: each world rank's local rank
+	at    []int32           // by world rank: member index + 1 in the current instance
+	seen  []int32
+}
+
+// NewInNeighbors returns a finder over the run's communicator table
+// (PAG.Comms) of a run of the given number of ranks.
+func NewInNeighbors(ranks int, comms []CommInfo) *InNeighbors {
+	return &InNeighbors{ranks: ranks, comms: comms, pos: map[int32][]int32{}}
+}
+
+// Each calls fn(i, j) for every member i of an instance on communicator
+// comm whose members have world ranks rk, and every other member j that
+// is an in-neighbour of i (once, however often the topology lists it;
+// MPI_PROC_NULL slots and neighbours absent from the instance skipped).
+func (nb *InNeighbors) Each(comm int32, rk []int32, fn func(i, j int)) {
+	if comm < 0 || int(comm) >= len(nb.comms) || nb.comms[comm].Sources == nil {
+		return
+	}
+	ci := &nb.comms[comm]
+	pos := nb.pos[comm]
+	if pos == nil {
+		pos = make([]int32, nb.ranks)
+		for i := range pos {
+			pos[i] = -1
+		}
+		for l, w := range ci.Members {
+			if w >= 0 && int(w) < nb.ranks {
+				pos[w] = int32(l)
+			}
+		}
+		nb.pos[comm] = pos
+	}
+	if nb.at == nil {
+		nb.at = make([]int32, nb.ranks)
+	}
+	for i, r := range rk {
+		if r >= 0 && int(r) < nb.ranks {
+			nb.at[r] = int32(i + 1)
+		}
+	}
+	nb.seen = append(nb.seen[:0], make([]int32, len(rk))...)
+	for i, r := range rk {
+		if r < 0 || int(r) >= nb.ranks || pos[r] < 0 {
+			continue
+		}
+		for _, s := range ci.Sources[pos[r]] {
+			if s < 0 || int(s) >= nb.ranks {
+				continue
+			}
+			if j := int(nb.at[s]) - 1; j >= 0 && j != i && nb.seen[j] != int32(i+1) {
+				nb.seen[j] = int32(i + 1)
+				fn(i, j)
+			}
+		}
+	}
+	for _, r := range rk {
+		if r >= 0 && int(r) < nb.ranks {
+			nb.at[r] = 0
+		}
+	}
+}
+
 // collDep says that member `member` of a collective instance could not
 // complete before member `cause` started (indices among its members).
 type collDep struct {
@@ -62,6 +136,8 @@ type collDepper struct {
 	pos   [][]int32 // by communicator: the local rank of each world rank (0 if not a member)
 	rk    []int32
 	out   []collDep
+	nb    *InNeighbors
+	cause []int // neighbourhood collectives: by member, its latest-starting in-neighbour
 }
 
 // deps returns instance c's dependencies; post are its members' calls
@@ -89,6 +165,24 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 		}
 	}
 	switch flow {
+	case 'G':
+		if cd.nb == nil {
+			cd.nb = NewInNeighbors(cd.ranks, cd.comms)
+		}
+		cd.cause = append(cd.cause[:0], make([]int, len(post))...)
+		for i := range cd.cause {
+			cd.cause[i] = -1
+		}
+		cd.nb.Each(c.Comm, cd.rk, func(i, j int) {
+			if k := cd.cause[i]; k < 0 || start[j] > start[k] {
+				cd.cause[i] = j
+			}
+		})
+		for i, j := range cd.cause {
+			if j >= 0 {
+				cd.out = append(cd.out, collDep{i, j, kind})
+			}
+		}
 	case 'N':
 		last := latest(func(int) bool { return true })
 		for i := range post {

@@ -103,6 +103,9 @@ func Analyze(p *graph.PAG) *Result {
 	var rk []int
 	var order []int32
 	pos := map[int32][]int32{} // by communicator: each world rank's local rank, for Scan and Exscan
+	var nb *graph.InNeighbors  // neighbourhood collectives
+	var wr []int32
+	var latestIn []int64
 	for k := range p.Colls {
 		c := &p.Colls[k]
 		rk = rk[:0]
@@ -125,7 +128,23 @@ func Analyze(p *graph.PAG) *Result {
 				order = append(order, lr[r])
 			}
 		}
-		res.addInstance(int32(k), member{c.Op, c.Root, p.PostStart[c.First : c.First+c.N], p.DoneEnd[c.First : c.First+c.N], rk, order})
+		m := member{c.Op, c.Root, p.PostStart[c.First : c.First+c.N], p.DoneEnd[c.First : c.First+c.N], rk, order, nil}
+		if c.Op.IsNeighbor() {
+			if nb == nil {
+				nb = graph.NewInNeighbors(p.Ranks, p.Comms)
+			}
+			wr = wr[:0]
+			for _, r := range rk {
+				wr = append(wr, int32(r))
+			}
+			latestIn = latestIn[:0]
+			for range rk {
+				latestIn = append(latestIn, -1<<62)
+			}
+			nb.Each(c.Comm, wr, func(i, j int) { latestIn[i] = max(latestIn[i], m.postStart[j]) })
+			m.latestIn = latestIn
+		}
+		res.addInstance(int32(k), m)
 	}
 	res.addWaits(p.Waits, p.Op, p.CallLo, p.RankStart)
 	return res
@@ -227,6 +246,7 @@ type member struct {
 	doneEnd   []int64
 	rank      []int
 	local     []int32
+	latestIn  []int64 // neighbourhood collectives: the latest start among each member's in-neighbours
 }
 
 // addInstance adds collective instance k: the paper's figures, by the
@@ -276,11 +296,14 @@ func (res *Result) addInstance(k int32, m member) {
 // for its data-flow causes: from its start to the latest start among them,
 // at most its time in the call. A Bcast's or Scatter's members wait for the
 // root, a Reduce's or Gather's root for the last member, a Scan's member
-// for those up to it, an Exscan's for those before it.
+// for those up to it, an Exscan's for those before it, a neighbourhood
+// collective's for its in-neighbours.
 func flowWait(m *member, i int) int64 {
 	latest := int64(-1 << 62)
-	switch m.op {
-	case trace.OpScan, trace.OpIscan, trace.OpExscan, trace.OpIexscan:
+	switch {
+	case m.op.IsNeighbor():
+		latest = m.latestIn[i]
+	case m.op == trace.OpScan || m.op == trace.OpIscan || m.op == trace.OpExscan || m.op == trace.OpIexscan:
 		excl := m.op == trace.OpExscan || m.op == trace.OpIexscan
 		for j := range m.postStart {
 			if m.local[j] < m.local[i] || (!excl && j == i) {

@@ -25,6 +25,7 @@ type instanceCase struct {
 	wantWaiting, wantExecing int64
 	wantBounded              float64
 	wantProc                 map[int][2]int64 // rank: bounded wait, bounded exec
+	sources                  [][]int32        // neighbourhood collectives: in-neighbours by local rank
 }
 
 var instanceCases = []instanceCase{
@@ -77,6 +78,18 @@ var instanceCases = []instanceCase{
 		wantWaiting: 10, wantExecing: 15, wantBounded: 10.0 / 25,
 		wantProc: map[int][2]int64{0: {10, 2}, 1: {0, 3}, 2: {0, 10}},
 	},
+	{
+		// Neighbor_allgather on a ring 0-1-2-3-0, rank 0 late (at 30):
+		// its neighbours 1 and 3 wait for it (30 of 33, 20 of 24), rank 2
+		// for rank 3 (5 of 7), rank 0 for nobody. The barrier formulas
+		// see no overlap (endMin 12 < startMax 30).
+		name: "neighbor ring", op: trace.OpNeighborAllgather, root: -1, members: []int32{0, 1, 2, 3}, ranks: []int{0, 1, 2, 3},
+		start: []int64{30, 0, 5, 10}, end: []int64{32, 33, 12, 34},
+		wantWB: 0 + 30 + 25 + 20, wantWA: 20 + 21 + 0 + 22, wantExec: 0, wantImbalance: 0, wantSync: false,
+		wantWaiting: 55, wantExecing: 11, wantBounded: 55.0 / 66,
+		wantProc: map[int][2]int64{0: {0, 2}, 1: {30, 3}, 2: {5, 2}, 3: {20, 4}},
+		sources:  [][]int32{{3, 1}, {0, 2}, {1, 3}, {2, 0}},
+	},
 }
 
 // pagOf is a PAG part that owns no calls and coordinated one instance of
@@ -87,7 +100,7 @@ func pagOf(tc *instanceCase) *graph.PAG {
 	for r := range p.RankStart {
 		p.RankStart[r] = int32(10 * r)
 	}
-	p.Comms = []graph.CommInfo{{Name: "C", Members: tc.members}}
+	p.Comms = []graph.CommInfo{{Name: "C", Members: tc.members, Sources: tc.sources}}
 	p.Colls = []graph.Collective{{Op: tc.op, Comm: 0, Root: tc.root, First: 0, N: int32(len(tc.ranks))}}
 	for i, r := range tc.ranks {
 		p.CollPost = append(p.CollPost, p.RankStart[r])

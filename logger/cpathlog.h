@@ -106,6 +106,8 @@ typedef struct cp_comm {
 	int size, rsize;      /* local size; remote size of an intercommunicator (0 else) */
 	int32_t *world;       /* local rank -> world rank (NULL: identity, for MPI_COMM_WORLD) */
 	int32_t *rworld;      /* remote rank -> world rank */
+	int nsrc, ndst;       /* topology: in- and out-neighbours of this rank (0 without one) */
+	int32_t *nbr;         /* their world ranks, sources then destinations (CP_PEER_PROCNULL kept) */
 	uint32_t seq;         /* collectives so far (atomic) */
 	int refs;             /* the table's (while the handle is live) + pending requests' (atomic) */
 } cp_comm;
@@ -137,6 +139,13 @@ uint64_t cp_bytes(int count, MPI_Datatype t);
 uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t);
 uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t);
 int cp_comm_npeers(MPI_Comm c); /* size of the group counts arrays refer to */
+/* Neighbourhood collectives: bytes sent to the out-neighbours of comm's
+ * topology that are not MPI_PROC_NULL (count each; counts[i]; counts[i]
+ * of types[i]), and the in- (out=0) or out-degree (out=1). */
+uint64_t cp_nbr_bytes(MPI_Comm comm, int count, MPI_Datatype t);
+uint64_t cp_nbr_bytes_v(MPI_Comm comm, const int *counts, MPI_Datatype t);
+uint64_t cp_nbr_bytes_w(MPI_Comm comm, const int *counts, const MPI_Datatype *t);
+int cp_nbr_deg(MPI_Comm comm, int out);
 
 void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc);
 void cp_before_finalize(int64_t t0, uint64_t cs);

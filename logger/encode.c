@@ -198,7 +198,9 @@ static inline int uvlen(uint64_t v) {
 
 static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-static inline int cp_is_sub(uint8_t op) { return op >= CP_OP_REQDONE && op <= CP_OP_MEMBER; }
+static inline int cp_is_sub(uint8_t op) {
+	return (op >= CP_OP_REQDONE && op <= CP_OP_MEMBER) || op == CP_OP_NEIGHBOR_SOURCE || op == CP_OP_NEIGHBOR_DEST;
+}
 
 /* cp_path_differs says whether path is not slot sl's last one. */
 static inline int cp_path_differs(const cp_slot *sl, const cp_path *path) {

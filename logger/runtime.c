@@ -444,6 +444,7 @@ static void cp_comm_unref(cp_comm *c) {
 		return;
 	free(c->world);
 	free(c->rworld);
+	free(c->nbr);
 	free(c);
 }
 
@@ -597,7 +598,51 @@ static int32_t *cp_group_world(MPI_Group g, int n) {
 	return (int32_t *)out;
 }
 
-/* cp_comm_register adds a communicator to the table with its rank maps. */
+/* cp_comm_topology keeps the rank's neighbours in c's topology, as world
+ * ranks in the order neighbourhood collectives use them (MPI 4.0 §8.6):
+ * a cart's are, for each dimension, the neighbour at -1 then at +1 (in and
+ * out alike, MPI_PROC_NULL where a non-periodic dimension ends); a graph's
+ * MPI_Graph_neighbors (in and out alike); a dist graph's
+ * MPI_Dist_graph_neighbors. All local queries. */
+static void cp_comm_topology(cp_comm *c) {
+	int topo = MPI_UNDEFINED, me = 0;
+	if (PMPI_Topo_test(c->h, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED)
+		return;
+	PMPI_Comm_rank(c->h, &me);
+	int nin = 0, nout = 0, weighted = 0;
+	int *loc = NULL; /* local ranks, sources then destinations */
+	if (topo == MPI_CART) {
+		int nd = 0;
+		PMPI_Cartdim_get(c->h, &nd);
+		nin = nout = 2 * nd;
+		loc = malloc(sizeof(int) * (size_t)(2 * nin + 1));
+		for (int d = 0; d < nd; d++)
+			PMPI_Cart_shift(c->h, d, 1, &loc[2 * d], &loc[2 * d + 1]);
+		memcpy(loc + nin, loc, sizeof(int) * (size_t)nin);
+	} else if (topo == MPI_GRAPH) {
+		PMPI_Graph_neighbors_count(c->h, me, &nin);
+		nout = nin;
+		loc = malloc(sizeof(int) * (size_t)(2 * nin + 1));
+		PMPI_Graph_neighbors(c->h, me, nin, loc);
+		memcpy(loc + nin, loc, sizeof(int) * (size_t)nin);
+	} else if (topo == MPI_DIST_GRAPH) {
+		PMPI_Dist_graph_neighbors_count(c->h, &nin, &nout, &weighted);
+		loc = malloc(sizeof(int) * (size_t)(nin + nout + 1));
+		int *w = malloc(sizeof(int) * (size_t)(nin + nout + 1));
+		PMPI_Dist_graph_neighbors(c->h, nin, loc, weighted ? w : MPI_UNWEIGHTED, nout, loc + nin,
+					  weighted ? w + nin : MPI_UNWEIGHTED);
+		free(w);
+	} else {
+		return;
+	}
+	c->nbr = malloc(sizeof(int32_t) * (size_t)(nin + nout + 1));
+	for (int i = 0; i < nin + nout; i++)
+		c->nbr[i] = loc[i] == MPI_PROC_NULL ? CP_PEER_PROCNULL
+			    : (loc[i] >= 0 && loc[i] < c->size) ? c->world[loc[i]] : CP_PEER_UNKNOWN;
+	free(loc);
+	c->nsrc = nin;
+	c->ndst = nout;
+}
 
 /* cp_comm_register adds a communicator to the table with its rank maps. */
 static cp_comm *cp_comm_register(MPI_Comm h) {
@@ -617,6 +662,8 @@ static cp_comm *cp_comm_register(MPI_Comm h) {
 		PMPI_Comm_remote_group(h, &g);
 		c->rworld = cp_group_world(g, c->rsize);
 		PMPI_Group_free(&g);
+	} else {
+		cp_comm_topology(c);
 	}
 	cp_ctab_put(c);
 	return c;
@@ -666,6 +713,47 @@ static int32_t cp_root_rank(cp_comm *c, int root) {
 	if (c == &cp_cworld)
 		return root;
 	return (c && root >= 0 && root < c->size) ? c->world[root] : CP_PEER_UNKNOWN;
+}
+
+/* The out-neighbours of comm's topology (NULL, 0 without one). */
+static const int32_t *cp_nbr_dests(MPI_Comm h, int *n) {
+	cp_comm *c = cp_comm_get(h);
+	*n = c ? c->ndst : 0;
+	return c ? c->nbr + c->nsrc : NULL;
+}
+
+uint64_t cp_nbr_bytes(MPI_Comm h, int count, MPI_Datatype t) {
+	int n;
+	const int32_t *d = cp_nbr_dests(h, &n);
+	uint64_t real = 0;
+	for (int i = 0; i < n; i++)
+		real += d[i] != CP_PEER_PROCNULL;
+	return real * cp_bytes(count, t);
+}
+
+uint64_t cp_nbr_bytes_v(MPI_Comm h, const int *counts, MPI_Datatype t) {
+	int n;
+	const int32_t *d = cp_nbr_dests(h, &n);
+	uint64_t b = 0;
+	for (int i = 0; i < n && counts; i++)
+		if (d[i] != CP_PEER_PROCNULL)
+			b += cp_bytes(counts[i], t);
+	return b;
+}
+
+uint64_t cp_nbr_bytes_w(MPI_Comm h, const int *counts, const MPI_Datatype *t) {
+	int n;
+	const int32_t *d = cp_nbr_dests(h, &n);
+	uint64_t b = 0;
+	for (int i = 0; i < n && counts && t; i++)
+		if (d[i] != CP_PEER_PROCNULL)
+			b += cp_bytes(counts[i], t[i]);
+	return b;
+}
+
+int cp_nbr_deg(MPI_Comm h, int out) {
+	cp_comm *c = cp_comm_get(h);
+	return c ? (out ? c->ndst : c->nsrc) : 0;
 }
 
 int cp_comm_npeers(MPI_Comm h) {
@@ -1429,7 +1517,7 @@ static void cp_comm_name(MPI_Comm parent, MPI_Comm newcomm, int op, int32_t *lea
 }
 
 static void cp_put_members(cp_thr *t, cp_rec *r, cp_comm *nc) {
-	r->count = (uint32_t)(nc->size + nc->rsize);
+	r->count = (uint32_t)(nc->size + nc->rsize + nc->nsrc + nc->ndst);
 	for (int i = 0; i < nc->size; i++)
 		cp_sub(t, CP_OP_MEMBER)->peer = nc->world[i];
 	for (int i = 0; i < nc->rsize; i++) {
@@ -1437,6 +1525,8 @@ static void cp_put_members(cp_thr *t, cp_rec *r, cp_comm *nc) {
 		s->peer = nc->rworld[i];
 		s->flags |= CP_F_REMOTE;
 	}
+	for (int i = 0; i < nc->nsrc + nc->ndst; i++)
+		cp_sub(t, i < nc->nsrc ? CP_OP_NEIGHBOR_SOURCE : CP_OP_NEIGHBOR_DEST)->peer = nc->nbr[i];
 }
 
 /* cp_record_ctor records a constructor's call: the new communicator's
@@ -1447,7 +1537,7 @@ static void cp_record_ctor(int op, int64_t t0, int64_t t1, uint64_t cs, cp_comm 
 	if (!t)
 		return;
 	if (nc)
-		cp_reserve(t, 1 + nc->size + nc->rsize);
+		cp_reserve(t, 1 + nc->size + nc->rsize + nc->nsrc + nc->ndst);
 	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(pc), rc);
 	r->seq = seq;
 	if (nc) {
@@ -1589,7 +1679,7 @@ void cp_comm_get_parent(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm pa
 	if (!t)
 		return;
 	if (nc)
-		cp_reserve(t, 1 + nc->size + nc->rsize);
+		cp_reserve(t, 1 + nc->size + nc->rsize + nc->nsrc + nc->ndst);
 	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	if (nc) {
 		r->req = nc->id;

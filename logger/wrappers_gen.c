@@ -8241,3 +8241,747 @@ void mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
 void MPI_FILE_IWRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = cp_now();
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgather_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_displs = displs;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t t1 = cp_now();
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgatherv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = cp_now();
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoall_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const int *c_sdispls = sdispls;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_rdispls = rdispls;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t t1 = cp_now();
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const MPI_Datatype *c_sendtypes = sendtypes;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	const MPI_Datatype *c_recvtypes = recvtypes;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t t1 = cp_now();
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallw_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_INEIGHBOR_ALLGATHER;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_ineighbor_allgather_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_ineighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLGATHER;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_ineighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_INEIGHBOR_ALLGATHERV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_displs = displs;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_ineighbor_allgatherv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_ineighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLGATHERV;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_ineighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_INEIGHBOR_ALLTOALL;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_ineighbor_alltoall_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_ineighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALL;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_ineighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLV;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const int *c_sdispls = sdispls;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_rdispls = rdispls;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_ineighbor_alltoallv_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_ineighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLV;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_ineighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLW;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const MPI_Datatype *c_sendtypes = sendtypes;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	const MPI_Datatype *c_recvtypes = recvtypes;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_ineighbor_alltoallw_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_ineighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLW;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	pmpi_ineighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_INEIGHBOR_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+

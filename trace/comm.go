@@ -17,10 +17,16 @@ type Comm struct {
 	Parent  uint32  // index of the communicator it was created from
 	Members []int32 // world rank of each local rank
 	Remote  []int32 // intercommunicators: world rank of each rank of the other group
+	// Sources and Dests are this rank's in- and out-neighbours in the
+	// communicator's topology (cart, graph or dist-graph), as world ranks
+	// in MPI's neighbour order (ProcNull for MPI_PROC_NULL slots of a
+	// non-periodic cart: PeerProcNull); nil when it has no topology.
+	Sources, Dests []int32
 }
 
 // BuildComms rebuilds a rank's communicator table from its header and the
-// constructor records (each followed by its Member sub-records). The table is
+// constructor records (each followed by its Member sub-records, then a
+// topology's NeighborSource and NeighborDest ones). The table is
 // indexed like Record.Comm; slots of communicators the log does not define
 // (a log cut short) are left with an empty Name.
 func BuildComms(h *Header, recs []Record) []Comm {
@@ -64,11 +70,16 @@ func (b *CommBuilder) Add(r *Record) {
 
 func (b *CommBuilder) add(r *Record) {
 	if b.pending {
-		if b.left > 0 && r.Op == OpMember {
+		if b.left > 0 && (r.Op == OpMember || r.Op == OpNeighborSource || r.Op == OpNeighborDest) {
 			b.left--
-			if r.Flags&FlagRemote != 0 {
+			switch {
+			case r.Op == OpNeighborSource:
+				b.cur.Sources = append(b.cur.Sources, r.Peer)
+			case r.Op == OpNeighborDest:
+				b.cur.Dests = append(b.cur.Dests, r.Peer)
+			case r.Flags&FlagRemote != 0:
 				b.cur.Remote = append(b.cur.Remote, r.Peer)
-			} else {
+			default:
 				b.cur.Members = append(b.cur.Members, r.Peer)
 			}
 			if b.left == 0 {

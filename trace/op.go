@@ -201,6 +201,24 @@ const (
 	OpMrecv
 	OpImrecv
 
+	// Neighbourhood collectives (issue 11): collectives over the
+	// communicator's topology (ClassCollective / ClassIcollective, matched
+	// by Comm and Seq), where a member needs only its in-neighbours.
+	// Topology constructors list the rank's neighbours in NeighborSource
+	// and NeighborDest sub-records after their Member ones.
+	OpNeighborSource // sub-record: an in-neighbour (source) of the rank in the new communicator: Peer is its world rank (-2: MPI_PROC_NULL)
+	OpNeighborDest   // sub-record: an out-neighbour (destination): Peer as for NeighborSource
+	OpNeighborAllgather
+	OpNeighborAllgatherv
+	OpNeighborAlltoall
+	OpNeighborAlltoallv
+	OpNeighborAlltoallw
+	OpIneighborAllgather
+	OpIneighborAllgatherv
+	OpIneighborAlltoall
+	OpIneighborAlltoallv
+	OpIneighborAlltoallw
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -224,6 +242,9 @@ const (
 	// attrIO: an MPI-IO file operation; its time on the critical path is
 	// I/O ("io"), not communication.
 	attrIO
+	// attrNeighbor: a neighbourhood collective; a member depends only on
+	// its in-neighbours in the communicator's topology.
+	attrNeighbor
 )
 
 var ops = [NumOps]opInfo{
@@ -377,6 +398,19 @@ var ops = [NumOps]opInfo{
 	OpMprobe:           {"MPI_Mprobe", ClassMprobe, 0, 0},
 	OpMrecv:            {"MPI_Mrecv", ClassMrecv, 0, 0},
 	OpImrecv:           {"MPI_Imrecv", ClassMrecv, 0, 0},
+
+	OpNeighborSource:      {"(neighbour source)", ClassSub, 0, 0},
+	OpNeighborDest:        {"(neighbour destination)", ClassSub, 0, 0},
+	OpNeighborAllgather:   {"MPI_Neighbor_allgather", ClassCollective, 0, attrNeighbor},
+	OpNeighborAllgatherv:  {"MPI_Neighbor_allgatherv", ClassCollective, 0, attrNeighbor},
+	OpNeighborAlltoall:    {"MPI_Neighbor_alltoall", ClassCollective, 0, attrNeighbor},
+	OpNeighborAlltoallv:   {"MPI_Neighbor_alltoallv", ClassCollective, 0, attrNeighbor},
+	OpNeighborAlltoallw:   {"MPI_Neighbor_alltoallw", ClassCollective, 0, attrNeighbor},
+	OpIneighborAllgather:  {"MPI_Ineighbor_allgather", ClassIcollective, 0, attrNeighbor},
+	OpIneighborAllgatherv: {"MPI_Ineighbor_allgatherv", ClassIcollective, 0, attrNeighbor},
+	OpIneighborAlltoall:   {"MPI_Ineighbor_alltoall", ClassIcollective, 0, attrNeighbor},
+	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, attrNeighbor},
+	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, attrNeighbor},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -426,6 +460,12 @@ func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&at
 // IsIO reports whether the op is an MPI-IO file operation (MPI_File_…):
 // the critical path counts its time as I/O.
 func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
+
+// IsNeighbor reports whether the op is a neighbourhood collective
+// (MPI_Neighbor_… and MPI_Ineighbor_…): a member needs only its
+// in-neighbours in the communicator's topology (Comm.Sources), and its
+// Bytes are what it sends to its out-neighbours, summed.
+func (o Op) IsNeighbor() bool { return o < NumOps && ops[o].attr&attrNeighbor != 0 }
 
 // CommLetter is the mpisee-style letter of a communicator constructor, 0
 // for other ops.

@@ -287,6 +287,38 @@ func TestComms(t *testing.T) {
 	}
 }
 
+// TestCommsTopology: a topology constructor's NeighborSource and
+// NeighborDest sub-records, after its members, give the rank's neighbour
+// lists (PROC_NULL slots kept, in order); a dup of it has its own.
+func TestCommsTopology(t *testing.T) {
+	recs := []Record{
+		// A non-periodic 1-D cart of ranks 0..3 seen from rank 2 (the
+		// header's rank): left 1, right 3.
+		{Op: OpCartCreate, Start: 1, End: 2, Comm: CommWorld, Req: 2, Tag: 1, Root: 0, Count: 8, Seq: 1},
+		{Op: OpMember, Peer: 0}, {Op: OpMember, Peer: 1}, {Op: OpMember, Peer: 2}, {Op: OpMember, Peer: 3},
+		{Op: OpNeighborSource, Peer: 1}, {Op: OpNeighborSource, Peer: 3},
+		{Op: OpNeighborDest, Peer: 1}, {Op: OpNeighborDest, Peer: 3},
+		// A dist graph over ranks 1, 2: one source (PROC_NULL slot
+		// first), no destination.
+		{Op: OpDistGraphCreateAdjacent, Start: 3, End: 4, Comm: CommWorld, Req: 3, Tag: 2, Root: 1, Count: 4, Seq: 2},
+		{Op: OpMember, Peer: 1}, {Op: OpMember, Peer: 2},
+		{Op: OpNeighborSource, Peer: PeerProcNull}, {Op: OpNeighborSource, Peer: 1},
+		{Op: OpNeighborAllgather, Start: 5, End: 6, Comm: 2, Seq: 1, Bytes: 16},
+	}
+	l, err := Read(bytes.NewReader(writeLog(t, recs, &Trailer{Status: EndFinalized})), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Comm{{Name: "W0.0", Members: []int32{0, 1, 2, 3}}, {Name: "s2.0", Members: []int32{2}},
+		{Name: "K0.1", Op: OpCartCreate, Parent: CommWorld, Members: []int32{0, 1, 2, 3},
+			Sources: []int32{1, 3}, Dests: []int32{1, 3}},
+		{Name: "a1.2", Op: OpDistGraphCreateAdjacent, Parent: CommWorld, Members: []int32{1, 2},
+			Sources: []int32{PeerProcNull, 1}}}
+	if !reflect.DeepEqual(l.Comms, want) {
+		t.Fatalf("comms %+v\nwant  %+v", l.Comms, want)
+	}
+}
+
 // TestOldVersion: logs of versions 1 and 2 (LZ4 frames; 2 with coalesced
 // polls, written by main's logger of issue 14) and 3 (one stream of items,
 // no threads' blocks or call paths) are rejected with one line naming the

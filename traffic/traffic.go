@@ -25,7 +25,12 @@
 //     b_i / n for n members (the logged total spread evenly: exact for
 //     Alltoall and Reduce_scatter_block, an average for the v/w forms);
 //   - prefix (Scan, Exscan): (i, j) for each i before j in the
-//     communicator's order, b_i.
+//     communicator's order, b_i;
+//   - neighbourhood (Neighbor_allgather(v), Neighbor_alltoall(v,w) and
+//     their I-forms): member i → each of its out-neighbours in the
+//     communicator's topology (MPI_PROC_NULL slots left out), b_i / d for
+//     d such neighbours (exact for allgather(v) and alltoall, an average
+//     for the v/w forms).
 //
 // Barriers and communicator constructors move no data: they count on their
 // communicator, not in the matrix or the sizes. Collectives on
@@ -125,11 +130,15 @@ const (
 	flowAll                  // Allreduce, Allgather(v): b_i to every other member
 	flowSpread               // Alltoall(v,w), Reduce_scatter(_block): b_i / n to every other member
 	flowPrefix               // Scan, Exscan: b_i to every later member
+	flowNeighbor             // neighbourhood collectives: b_i / d to each of i's d out-neighbours
 )
 
 // Flow returns how op moves data (flowNone for anything but a collective
 // operation that does).
 func flowOf(op trace.Op) flow {
+	if op.IsNeighbor() {
+		return flowNeighbor
+	}
 	switch op {
 	case trace.OpBcast, trace.OpIbcast, trace.OpScatter, trace.OpIscatter, trace.OpScatterv, trace.OpIscatterv:
 		return flowFromRoot
@@ -195,6 +204,7 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 	accs := map[[2]int32]*flowAcc{}
 	var order []*flowAcc // accs in first-use order, for a deterministic expansion
 	var ranks []int32
+	local := map[int32]map[int32]int{} // by topology communicator: each world rank's local rank
 	for k := range p.Colls {
 		c := &p.Colls[k]
 		f := flowOf(c.Op)
@@ -215,6 +225,36 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 		}
 		bytes := p.PostBytes[c.First:members]
 		switch f {
+		case flowNeighbor:
+			if info.Dests == nil {
+				continue
+			}
+			pos := local[c.Comm]
+			if pos == nil {
+				pos = make(map[int32]int, len(info.Members))
+				for l, w := range info.Members {
+					pos[w] = l
+				}
+				local[c.Comm] = pos
+			}
+			for i, r := range ranks {
+				l, ok := pos[r]
+				if !ok {
+					continue
+				}
+				n := 0
+				for _, d := range info.Dests[l] {
+					if d >= 0 {
+						n++
+					}
+				}
+				for _, d := range info.Dests[l] {
+					if d >= 0 {
+						t.add(r, d, 1, int64(bytes[i])/int64(n))
+					}
+				}
+			}
+			continue
 		case flowFromRoot, flowToRoot:
 			for i, r := range ranks {
 				if r == c.Root || c.Root < 0 {

@@ -102,7 +102,11 @@ func TestCollectivePairs(t *testing.T) {
 	odd := graph.CommInfo{Name: "S3.1", Members: []int32{3, 1}}
 	inter := graph.CommInfo{Name: "I0.1", Members: []int32{0, 1}, Inter: true}
 	spawned := graph.CommInfo{Name: "P0.2", Members: []int32{0}, Inter: true}
-	comms := []graph.CommInfo{world, odd, inter, spawned}
+	// A non-periodic line 0-1-2-3 (a 1-D cart): MPI_PROC_NULL at the ends.
+	pn := trace.PeerProcNull
+	line := graph.CommInfo{Name: "K0.1", Members: []int32{0, 1, 2, 3},
+		Sources: [][]int32{{pn, 1}, {0, 2}, {1, 3}, {2, pn}}, Dests: [][]int32{{pn, 1}, {0, 2}, {1, 3}, {2, pn}}}
+	comms := []graph.CommInfo{world, odd, inter, spawned, line}
 	all := []int{0, 1, 2, 3}
 	for _, tc := range []struct {
 		name  string
@@ -135,6 +139,11 @@ func TestCollectivePairs(t *testing.T) {
 		{"exscan on world", []inst{{trace.OpExscan, 0, -1, []int{0, 1, 2}, []uint64{8, 8, 8}}},
 			// A partial instance (rank 3 missing): its members only.
 			[]cell{{0, 1, 1, 8}, {0, 2, 1, 8}, {1, 2, 1, 8}}, []Bucket{{8, 15, 3}}},
+		{"neighbor alltoall on a line: to the real out-neighbours", []inst{
+			{trace.OpNeighborAlltoall, 4, -1, all, []uint64{4, 8, 8, 4}},
+			{trace.OpIneighborAllgather, 4, -1, all, []uint64{2, 4, 4, 2}}},
+			[]cell{{0, 1, 2, 6}, {1, 0, 2, 6}, {1, 2, 2, 6}, {2, 1, 2, 6}, {2, 3, 2, 6}, {3, 2, 2, 6}},
+			[]Bucket{{2, 3, 2}, {4, 7, 4}, {8, 15, 2}}},
 		{"barrier: no data", []inst{{trace.OpBarrier, 0, -1, all, []uint64{0, 0, 0, 0}}}, []cell{}, []Bucket{}},
 		{"intercommunicator: sizes only", []inst{{trace.OpAllreduce, 2, -1, []int{0, 1, 2}, []uint64{8, 8, 8}}},
 			[]cell{}, []Bucket{{8, 15, 3}}},

@@ -68,7 +68,7 @@ type run struct {
 	logs   []*trace.Log
 	calls  [][]call
 	counts []map[trace.Op]int // per rank: MPI calls per op (a coalesced poll record counts its calls)
-	subs   []map[trace.Op]int // per rank: sub-records under calls of each op
+	subs   []map[trace.Op]int // per rank: sub-records under calls of each op (not neighbour lists)
 	sends  []message
 	recvs  []message
 	comms  map[string]trace.Comm // by name, as rank tables agree on them
@@ -221,7 +221,14 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		i += n
 		calls = append(calls, c)
 		r.counts[rank][c.Op] += int(c.Polls())
-		r.subs[rank][c.Op] += len(c.Subs)
+		for _, s := range c.Subs {
+			// Counted: members, completions, …; a topology's neighbour
+			// lists are checked against the table (checkConstructor) and
+			// by neighbor_test.go.
+			if s.Op != trace.OpNeighborSource && s.Op != trace.OpNeighborDest {
+				r.subs[rank][c.Op]++
+			}
+		}
 	}
 	r.calls[rank] = calls
 	if len(calls) < 2 {
@@ -275,8 +282,12 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 		case cls == trace.ClassCommCreate:
 			want = trace.OpMember
 		}
-		for _, s := range c.Subs {
-			if s.Op != want {
+		for k, s := range c.Subs {
+			// A constructor's neighbour lists follow its members:
+			// sources, then destinations.
+			topo := want == trace.OpMember && k > 0 && (s.Op == trace.OpNeighborSource && c.Subs[k-1].Op != trace.OpNeighborDest ||
+				s.Op == trace.OpNeighborDest)
+			if s.Op != want && !topo {
 				errorf("%v: sub-record %v, want only %v", c, s.Op, want)
 			}
 		}
@@ -352,11 +363,18 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 	} else if c.Flags&trace.FlagNewReq != 0 {
 		errorf("%v: blocking constructor flagged as creating a request", c)
 	}
-	var members, remote []int32
+	var members, remote, sources, dests []int32
 	for _, s := range c.Subs {
-		if s.Flags&trace.FlagRemote != 0 {
+		switch {
+		case s.Op == trace.OpNeighborSource:
+			sources = append(sources, s.Peer)
+		case s.Op == trace.OpNeighborDest:
+			dests = append(dests, s.Peer)
+		case s.Op != trace.OpMember:
+			errorf("%v: a %v sub-record", c, s.Op)
+		case s.Flags&trace.FlagRemote != 0:
 			remote = append(remote, s.Peer)
-		} else {
+		default:
 			members = append(members, s.Peer)
 		}
 	}
@@ -398,7 +416,8 @@ func (r *run) checkConstructor(c *call, l *trace.Log, created map[uint32]bool, e
 		return
 	}
 	tc := l.Comms[idx]
-	if tc.Op != c.Op || tc.Parent != c.Comm || !slices.Equal(tc.Members, members) || !slices.Equal(tc.Remote, remote) {
+	if tc.Op != c.Op || tc.Parent != c.Comm || !slices.Equal(tc.Members, members) || !slices.Equal(tc.Remote, remote) ||
+		!slices.Equal(tc.Sources, sources) || !slices.Equal(tc.Dests, dests) {
 		errorf("%v: table entry %d is %+v, want the communicator this record made", c, idx, tc)
 	}
 	var name string
