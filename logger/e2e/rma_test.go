@@ -93,17 +93,24 @@ var rmaWindows = []struct {
 	{trace.OpWinCreateDynamic, 4, false}, {trace.OpWinFree, 4, false}, {trace.OpWinFree, 1, false},
 }
 
-// TestRMA runs rma.c: every one-sided call the logger wraps, on windows
-// over MPI_COMM_WORLD and over a split communicator whose ranks differ
-// from the world's. Open MPI 4.1's default one-sided component (osc/rdma
-// over the vader transport) crashes in MPI_Compare_and_swap with or
-// without the logger: the run asks for osc sm,pt2pt.
+// TestRMA runs rma.c under Open MPI and under MPICH, each with its own
+// logger: every one-sided call the logger wraps, on windows over
+// MPI_COMM_WORLD and over a split communicator whose ranks differ from the
+// world's. Open MPI 4.1's default one-sided component (osc/rdma over the
+// vader transport) crashes in MPI_Compare_and_swap with or without the
+// logger: the run asks for osc sm,pt2pt.
 func TestRMA(t *testing.T) {
+	for _, m := range mpitest.Impls {
+		t.Run(m.Key, func(t *testing.T) { testRMA(t, m) })
+	}
+}
+
+func testRMA(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "rma.c")
-	lib := mpitest.LoggerLib(t)
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "rma.c")
+	lib := m.LoggerLib(t)
 	logDir := t.TempDir()
-	mpitest.RunEnv(t, np, []string{"OMPI_MCA_osc=sm,pt2pt"}, lib, logDir, t.TempDir(), exe)
+	m.RunEnv(t, np, []string{"OMPI_MCA_osc=sm,pt2pt"}, lib, logDir, t.TempDir(), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
 	r := check(t, logs, np, "rma")
 
