@@ -279,7 +279,7 @@ func (x *extractor) add(rec *trace.Record) {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
-		trace.ClassFileIIO: // a file request completes locally: followed only to retire it
+		trace.ClassFileIIO, trace.ClassRMARequest: // file and RMA requests complete locally: followed only to retire them
 		if rec.Flags&trace.FlagNewReq != 0 {
 			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,

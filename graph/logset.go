@@ -354,6 +354,9 @@ func summarizeRank(path string) (*RankLog, error) {
 			switch cls := rec.Op.Class(); {
 			case rec.Op.IsIO():
 				r.IOBytes += rec.Bytes // collective file operations are not collectives' buffers
+			case rec.Op.IsRMA():
+				// A window's size and one-sided transfers are neither
+				// messages nor collectives' buffers: the per-op table has them.
 			case cls == trace.ClassSend, cls == trace.ClassSendRecv, cls == trace.ClassIsend:
 				sent(rec.Peer, rec.Bytes)
 			case cls == trace.ClassSendInit:

@@ -77,10 +77,11 @@ const (
 	WaitAtNxN
 	LateBroadcast
 	EarlyReduce
+	WaitAtFence // MPI_Win_fence: waiting for the last member of the window's group (Scalasca's RMA Wait at Fence)
 	NumWaitKinds
 )
 
-var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N x N", "Late Broadcast", "Early Reduce"}
+var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N x N", "Late Broadcast", "Early Reduce", "Wait at Fence"}
 
 func (k WaitKind) String() string { return waitNames[k] }
 

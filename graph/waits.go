@@ -17,6 +17,10 @@ func collKind(op trace.Op) (kind WaitKind, flow byte) {
 	switch op {
 	case trace.OpBarrier, trace.OpIbarrier:
 		return WaitAtBarrier, 'N'
+	case trace.OpWinFence:
+		// Closes the epoch on every member of the window's group: a
+		// barrier, whose waiting Scalasca calls Wait at Fence.
+		return WaitAtFence, 'N'
 	case trace.OpBcast, trace.OpIbcast, trace.OpScatter, trace.OpIscatter, trace.OpScatterv, trace.OpIscatterv:
 		return LateBroadcast, 'B'
 	case trace.OpReduce, trace.OpIreduce, trace.OpGather, trace.OpIgather, trace.OpGatherv, trace.OpIgatherv:
@@ -27,7 +31,8 @@ func collKind(op trace.Op) (kind WaitKind, flow byte) {
 		return WaitAtNxN, 'E'
 	}
 	// Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter(_block), their
-	// I-forms, and communicator constructors: everyone needs everyone.
+	// I-forms, communicator constructors, window creation and free:
+	// everyone needs everyone.
 	return WaitAtNxN, 'N'
 }
 

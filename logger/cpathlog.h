@@ -209,6 +209,16 @@ void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int
 void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc);
 void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
 		  MPI_Request req, int rc);
+/* One-sided communication: the window table maps a window to the
+ * communicator it was created over. coll: a collective over it (fence);
+ * has_target: target is a rank of the window's group. */
+void cp_win_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_Win win, uint64_t bytes, int rc);
+void cp_win_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int rc);
+void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int coll, int has_target, int target,
+		 uint64_t bytes, int rc);
+void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int target, uint64_t bytes,
+		 MPI_Request req, int rc);
+void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_Group group, int rc);
 
 /* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */
 MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall);

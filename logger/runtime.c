@@ -1825,6 +1825,167 @@ void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
 	cp_end(t);
 }
 
+/* ---- one-sided communication ---- */
+
+/* Windows: handle -> the communicator of its creation (held: the program
+ * may free that communicator while the window lives) and the rank's window
+ * number (1, 2, … in creation order, in the records' Tag). Programs keep
+ * few windows: a list under a lock, with a per-thread cache of the last
+ * window looked up, since transfers on one window come in runs. The cache
+ * is valid while cp_win_gen is unchanged (it changes at every free). */
+typedef struct cp_win {
+	MPI_Win h;
+	cp_comm *c;
+	int32_t id;
+} cp_win;
+static cp_win *cp_wins;
+static int cp_nwins, cp_capwins;
+static int32_t cp_next_win;
+static unsigned cp_win_gen = 1;
+static pthread_mutex_t cp_win_mu = PTHREAD_MUTEX_INITIALIZER;
+static CP_TLS cp_win cp_win_last;
+static CP_TLS unsigned cp_win_last_gen;
+
+/* cp_win_find returns the window record of h; a window the logger did not
+ * see created has no communicator. */
+static cp_win cp_win_find(MPI_Win h) {
+	unsigned gen = __atomic_load_n(&cp_win_gen, __ATOMIC_ACQUIRE);
+	if (cp_win_last_gen == gen && cp_win_last.h == h)
+		return cp_win_last;
+	cp_win w = {.h = h, .c = NULL, .id = 0};
+	pthread_mutex_lock(&cp_win_mu);
+	for (int i = cp_nwins - 1; i >= 0; i--)
+		if (cp_wins[i].h == h) {
+			w = cp_wins[i];
+			break;
+		}
+	gen = cp_win_gen;
+	pthread_mutex_unlock(&cp_win_mu);
+	if (w.c) {
+		cp_win_last = w;
+		cp_win_last_gen = gen;
+	}
+	return w;
+}
+
+void cp_win_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_Win win, uint64_t bytes, int rc) {
+	cp_comm *c = cp_comm_get(comm);
+	uint32_t seq = cp_seq_next(c);
+	int32_t id = 0;
+	if (rc == MPI_SUCCESS && win != MPI_WIN_NULL && c) {
+		cp_comm_ref(c);
+		pthread_mutex_lock(&cp_win_mu);
+		if (cp_nwins == cp_capwins) {
+			cp_capwins = cp_capwins ? 2 * cp_capwins : 16;
+			cp_wins = realloc(cp_wins, sizeof *cp_wins * (size_t)cp_capwins);
+		}
+		id = ++cp_next_win;
+		cp_wins[cp_nwins++] = (cp_win){.h = win, .c = c, .id = id};
+		pthread_mutex_unlock(&cp_win_mu);
+	}
+	if (!cp_on)
+		return;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	r->seq = seq;
+	r->tag = id;
+	r->bytes = bytes;
+	cp_end(t);
+}
+
+void cp_win_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int rc) {
+	cp_win w = {.h = win, .c = NULL, .id = 0};
+	pthread_mutex_lock(&cp_win_mu);
+	for (int i = cp_nwins - 1; i >= 0; i--)
+		if (cp_wins[i].h == win) {
+			w = cp_wins[i];
+			if (rc == MPI_SUCCESS) { /* freed: its reference passes to w */
+				cp_wins[i] = cp_wins[--cp_nwins];
+				__atomic_add_fetch(&cp_win_gen, 1, __ATOMIC_RELEASE);
+			}
+			break;
+		}
+	pthread_mutex_unlock(&cp_win_mu);
+	uint32_t seq = cp_seq_next(w.c);
+	if (cp_on) {
+		cp_thr *t = cp_begin();
+		if (t) {
+			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(w.c), rc);
+			r->seq = seq;
+			r->tag = w.id;
+			cp_end(t);
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		cp_comm_unref(w.c);
+}
+
+/* cp_win_record starts the record of a call on window w. */
+static cp_rec *cp_win_record(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, const cp_win *w,
+			     int has_target, int target, uint64_t bytes, int rc) {
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(w->c), rc);
+	r->tag = w->id;
+	r->bytes = bytes;
+	if (has_target)
+		r->peer = cp_world_rank(w->c, target, 0);
+	return r;
+}
+
+void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int coll, int has_target, int target,
+		 uint64_t bytes, int rc) {
+	cp_win w = cp_win_find(win);
+	uint32_t seq = coll ? cp_seq_next(w.c) : 0;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_win_record(t, op, t0, t1, cs, &w, has_target, target, bytes, rc);
+	r->seq = seq;
+	cp_end(t);
+}
+
+/* cp_win_ireq records MPI_Rput and the like: the request completes
+ * locally (CP_RK_OTHER: no message to match at its completion). */
+void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int target, uint64_t bytes,
+		 MPI_Request req, int rc) {
+	cp_win w = cp_win_find(win);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_win_record(t, op, t0, t1, cs, &w, 1, target, bytes, rc);
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_OTHER, .comm = r->comm, .c = w.c,
+			    .peer = CP_PEER_NONE, .tag = w.id};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ;
+	}
+	cp_end(t);
+}
+
+/* cp_win_group records MPI_Win_post or MPI_Win_start with its group's
+ * world ranks (a local query, before the record is started). */
+void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_Group group, int rc) {
+	cp_win w = cp_win_find(win);
+	int n = 0;
+	int32_t *world = NULL;
+	if (group != MPI_GROUP_NULL && PMPI_Group_size(group, &n) == MPI_SUCCESS && n > 0)
+		world = cp_group_world(group, n);
+	else
+		n = 0;
+	cp_thr *t = cp_begin();
+	if (t) {
+		cp_reserve(t, 1 + n);
+		cp_rec *r = cp_win_record(t, op, t0, t1, cs, &w, 0, 0, 0, rc);
+		r->count = (uint32_t)n;
+		for (int i = 0; i < n; i++)
+			cp_sub(t, CP_OP_WIN_GROUP_MEMBER)->peer = world[i];
+		cp_end(t);
+	}
+	free(world);
+}
+
 /* ---- life cycle ---- */
 
 static void cp_install_signals(void);

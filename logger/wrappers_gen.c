@@ -8985,3 +8985,1723 @@ void mpi_ineighbor_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sd
 void mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_CREATE;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_base = base;
+	MPI_Aint c_size = size;
+	int c_disp_unit = disp_unit;
+	MPI_Info c_info = info;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+	int64_t t1 = cp_now();
+	MPI_Win c_win = *win;
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_base;
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_create_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_win_create_(base, size, disp_unit, info, comm, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_CREATE;
+	const void *c_base = cp_f_buf(base);
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_win_create_(base, size, disp_unit, info, comm, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_base;
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_create__(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_CREATE(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_ALLOCATE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Aint c_size = size;
+	int c_disp_unit = disp_unit;
+	MPI_Info c_info = info;
+	MPI_Comm c_comm = comm;
+	const void *c_baseptr = baseptr;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+	int64_t t1 = cp_now();
+	MPI_Win c_win = *win;
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_allocate_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_win_allocate_(size, disp_unit, info, comm, baseptr, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_ALLOCATE;
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_baseptr = cp_f_buf(baseptr);
+	int64_t t0 = cp_now();
+	pmpi_win_allocate_(size, disp_unit, info, comm, baseptr, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_allocate__(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_ALLOCATE(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_ALLOCATE_SHARED;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Aint c_size = size;
+	int c_disp_unit = disp_unit;
+	MPI_Info c_info = info;
+	MPI_Comm c_comm = comm;
+	const void *c_baseptr = baseptr;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+	int64_t t1 = cp_now();
+	MPI_Win c_win = *win;
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_allocate_shared_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_win_allocate_shared_(size, disp_unit, info, comm, baseptr, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_ALLOCATE_SHARED;
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_baseptr = cp_f_buf(baseptr);
+	int64_t t0 = cp_now();
+	pmpi_win_allocate_shared_(size, disp_unit, info, comm, baseptr, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_allocate_shared__(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_ALLOCATE_SHARED(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Win_create_dynamic(info, comm, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_CREATE_DYNAMIC;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Info c_info = info;
+	MPI_Comm c_comm = comm;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_create_dynamic(info, comm, win);
+	int64_t t1 = cp_now();
+	MPI_Win c_win = *win;
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, 0, rc);
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_create_dynamic_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_win_create_dynamic_(info, comm, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_CREATE_DYNAMIC;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	pmpi_win_create_dynamic_(info, comm, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, 0, rc);
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_create_dynamic__(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_CREATE_DYNAMIC(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_free(MPI_Win *win) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_Win_free(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FREE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = *win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_free(win);
+	int64_t t1 = cp_now();
+	cp_win_free(OP, t0, t1, cs, c_win, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_free(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_free_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_win_free_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FREE;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_free_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_free(OP, t0, t1, cs, c_win, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_free__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_free(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FREE(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_fence(int mpi_assert, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_fence(mpi_assert, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FENCE;
+	uint64_t cs = CP_CALLSITE();
+	int c_mpi_assert = mpi_assert;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_fence(mpi_assert, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 1, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_fence_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_fence_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_fence_(mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FENCE;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_fence_(mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 1, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_fence_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_fence__(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FENCE(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_PUT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_put_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_put_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PUT;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_put_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_put__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_PUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_GET;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_get_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_get_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GET;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_get_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_get__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_ACCUMULATE;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Op c_op = op;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_accumulate_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_accumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ACCUMULATE;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_accumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_GET_ACCUMULATE;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	const void *c_result_addr = result_addr;
+	int c_result_count = result_count;
+	MPI_Datatype c_result_datatype = result_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Op c_op = op;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_result_count, c_result_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_get_accumulate_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_get_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GET_ACCUMULATE;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	const void *c_result_addr = cp_f_buf(result_addr);
+	int c_result_count = (int)*result_count;
+	MPI_Datatype c_result_datatype = PMPI_Type_f2c(*result_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_get_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_result_count, c_result_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_get_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_GET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FETCH_AND_OP;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	const void *c_result_addr = result_addr;
+	MPI_Datatype c_datatype = datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	MPI_Op c_op = op;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_fetch_and_op_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_fetch_and_op_(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FETCH_AND_OP;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	const void *c_result_addr = cp_f_buf(result_addr);
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_fetch_and_op_(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_fetch_and_op__(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FETCH_AND_OP(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_COMPARE_AND_SWAP;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	const void *c_compare_addr = compare_addr;
+	const void *c_result_addr = result_addr;
+	MPI_Datatype c_datatype = datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_compare_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_compare_and_swap_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_compare_and_swap_(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMPARE_AND_SWAP;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	const void *c_compare_addr = cp_f_buf(compare_addr);
+	const void *c_result_addr = cp_f_buf(result_addr);
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_compare_and_swap_(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_compare_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_compare_and_swap__(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_COMPARE_AND_SWAP(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_RPUT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_rput_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_rput_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RPUT;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_rput_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rput__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RPUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_RGET;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_rget_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_rget_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RGET;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_rget_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rget__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RGET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_RACCUMULATE;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Op c_op = op;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_raccumulate_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_raccumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RACCUMULATE;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_raccumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_raccumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_RGET_ACCUMULATE;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_origin_addr = origin_addr;
+	int c_origin_count = origin_count;
+	MPI_Datatype c_origin_datatype = origin_datatype;
+	const void *c_result_addr = result_addr;
+	int c_result_count = result_count;
+	MPI_Datatype c_result_datatype = result_datatype;
+	int c_target_rank = target_rank;
+	MPI_Aint c_target_disp = target_disp;
+	int c_target_count = target_count;
+	MPI_Datatype c_target_datatype = target_datatype;
+	MPI_Op c_op = op;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_result_count, c_result_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_rget_accumulate_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_rget_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RGET_ACCUMULATE;
+	const void *c_origin_addr = cp_f_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	const void *c_result_addr = cp_f_buf(result_addr);
+	int c_result_count = (int)*result_count;
+	MPI_Datatype c_result_datatype = PMPI_Type_f2c(*result_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_rget_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_result_count, c_result_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rget_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_RGET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_lock(lock_type, rank, mpi_assert, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_LOCK;
+	uint64_t cs = CP_CALLSITE();
+	int c_lock_type = lock_type;
+	int c_rank = rank;
+	int c_mpi_assert = mpi_assert;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_lock(lock_type, rank, mpi_assert, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_lock_type;
+	(void)c_rank;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_lock_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_lock_(lock_type, rank, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_LOCK;
+	int c_lock_type = (int)*lock_type;
+	int c_rank = (int)*rank;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_lock_(lock_type, rank, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_lock_type;
+	(void)c_rank;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_lock__(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_LOCK(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_unlock(rank, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_UNLOCK;
+	uint64_t cs = CP_CALLSITE();
+	int c_rank = rank;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_unlock(rank, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_unlock_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_unlock_(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_UNLOCK;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_unlock_(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_unlock__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_UNLOCK(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_lock_all(mpi_assert, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_LOCK_ALL;
+	uint64_t cs = CP_CALLSITE();
+	int c_mpi_assert = mpi_assert;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_lock_all(mpi_assert, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_lock_all_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_lock_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_lock_all_(mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_LOCK_ALL;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_lock_all_(mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_lock_all_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_lock_all__(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_LOCK_ALL(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_unlock_all(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_unlock_all(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_UNLOCK_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_unlock_all(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_unlock_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_unlock_all_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_UNLOCK_ALL;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_unlock_all_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_unlock_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_UNLOCK_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_flush(rank, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FLUSH;
+	uint64_t cs = CP_CALLSITE();
+	int c_rank = rank;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_flush(rank, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_flush_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_flush_(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_flush_(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FLUSH(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_flush_all(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_flush_all(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FLUSH_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_flush_all(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_flush_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_flush_all_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_ALL;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_flush_all_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FLUSH_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_flush_local(rank, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FLUSH_LOCAL;
+	uint64_t cs = CP_CALLSITE();
+	int c_rank = rank;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_flush_local(rank, win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_flush_local_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_flush_local_(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_LOCAL;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_flush_local_(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_local__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FLUSH_LOCAL(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_flush_local_all(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_FLUSH_LOCAL_ALL;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_flush_local_all(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_flush_local_all_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_flush_local_all_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_LOCAL_ALL;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_flush_local_all_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_local_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_FLUSH_LOCAL_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_sync(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_sync(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_SYNC;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_sync(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_sync_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_sync_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_sync_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_SYNC;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_sync_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_sync__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_SYNC(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_post(group, mpi_assert, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_POST;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Group c_group = group;
+	int c_mpi_assert = mpi_assert;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_post(group, mpi_assert, win);
+	int64_t t1 = cp_now();
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_post_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_post_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_post_(group, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_POST;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_post_(group, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_post_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_post__(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_POST(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_start(group, mpi_assert, win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_START;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Group c_group = group;
+	int c_mpi_assert = mpi_assert;
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_start(group, mpi_assert, win);
+	int64_t t1 = cp_now();
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_start_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_start_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_start_(group, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_START;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_start_(group, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_start_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_start__(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_START(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_complete(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_complete(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_COMPLETE;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_complete(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_complete_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_complete_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_COMPLETE;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_complete_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_complete__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_COMPLETE(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_wait(MPI_Win win) {
+	if (CP_SKIP())
+		return PMPI_Win_wait(win);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_WAIT;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_wait(win);
+	int64_t t1 = cp_now();
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_wait_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_wait_(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_WAIT;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_wait_(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_wait__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_WAIT(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+

@@ -191,6 +191,7 @@ type WaitTimes struct {
 	WaitAtNxNNs               int64 `json:"wait_at_nxn_ns"`
 	LateBroadcastNs           int64 `json:"late_broadcast_ns"`
 	EarlyReduceNs             int64 `json:"early_reduce_ns"`
+	WaitAtFenceNs             int64 `json:"wait_at_fence_ns"` // in MPI_Win_fence, for the last member of the window's group
 }
 
 // CommMatrix is the run's communication matrix, sparse: the (source,

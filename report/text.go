@@ -138,7 +138,11 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
 		{"  synchronous send, receive posted late", ws.LateReceiverSynchronousNs},
 		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
-		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs}} {
+		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs},
+		{"Wait at Fence", ws.WaitAtFenceNs}} {
+		if x.v == 0 && x.name == "Wait at Fence" {
+			continue // runs without one-sided fences keep their table
+		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}
 	tw.Flush()
@@ -147,13 +151,18 @@ func WriteText(w io.Writer, r *Report, top int) {
 	if len(byRank) > 0 && waitSum(byRank[0]) > 0 {
 		fmt.Fprintln(w, "\nRanks that waited most:")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t")
+		// The fence column only where a rank waited in MPI_Win_fence.
+		fenceHead, fenceCell := "", func(WaitBreakdown) string { return "" }
+		if ws.WaitAtFenceNs > 0 {
+			fenceHead, fenceCell = "fence\t", func(b WaitBreakdown) string { return ns(b.WaitAtFenceNs) + "\t" }
+		}
+		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t"+fenceHead)
 		for i, b := range byRank {
 			if i == top || waitSum(b) == 0 {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
-				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
+				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs), fenceCell(b))
 		}
 		tw.Flush()
 	}
@@ -200,7 +209,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 }
 
 func waitSum(b WaitBreakdown) int64 {
-	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs
+	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs + b.WaitAtFenceNs
 }
 
 func ns(v int64) string {

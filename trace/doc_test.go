@@ -18,6 +18,7 @@ var docClass = map[Class]string{
 	ClassGrequest: "grequest", ClassGrequestComplete: "grequest_complete",
 	ClassFileIO: "file_io", ClassFileIIO: "file_iio",
 	ClassMprobe: "mprobe", ClassMrecv: "mrecv",
+	ClassRMA: "rma", ClassRMARequest: "rma_request", ClassRMAGroup: "rma_group",
 }
 
 // TestDocOpTable keeps the operation table of docs/log-format.md in step

@@ -43,6 +43,12 @@ const (
 	// reused) on both.
 	ClassMprobe // MPI_Mprobe, MPI_Improbe that found a message: Peer, Tag, Bytes from the status
 	ClassMrecv  // MPI_Mrecv, MPI_Imrecv (which creates receive request Req): receives message Seq
+	// One-sided communication (RMA). Window creation and free and
+	// MPI_Win_fence are ClassCollective over the window's communicator
+	// (attrRMA); these are the rest.
+	ClassRMA        // a one-sided transfer (Put, Get, Accumulate, …) or a passive-target or PSCW synchronisation call: Peer is the target's world rank where the call names one
+	ClassRMARequest // MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: as ClassRMA, and creates request Req that completes locally
+	ClassRMAGroup   // MPI_Win_post, MPI_Win_start: WinGroupMember sub-records list the group's world ranks
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -219,6 +225,41 @@ const (
 	OpIneighborAlltoallv
 	OpIneighborAlltoallw
 
+	// One-sided communication (issue 11). Every record has Comm = the
+	// window's communicator (that of its creation) and Tag = the rank's
+	// window number (1, 2, … in creation order); Peer is a target rank as
+	// a world rank.
+	OpWinCreate
+	OpWinAllocate
+	OpWinAllocateShared
+	OpWinCreateDynamic
+	OpWinFree
+	OpWinFence
+	OpPut
+	OpGet
+	OpAccumulate
+	OpGetAccumulate
+	OpFetchAndOp
+	OpCompareAndSwap
+	OpRput
+	OpRget
+	OpRaccumulate
+	OpRgetAccumulate
+	OpWinLock
+	OpWinUnlock
+	OpWinLockAll
+	OpWinUnlockAll
+	OpWinFlush
+	OpWinFlushAll
+	OpWinFlushLocal
+	OpWinFlushLocalAll
+	OpWinSync
+	OpWinPost
+	OpWinStart
+	OpWinComplete
+	OpWinWait
+	OpWinGroupMember // sub-record: a member of the group given to MPI_Win_post or MPI_Win_start: Peer is its world rank
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -245,6 +286,10 @@ const (
 	// attrNeighbor: a neighbourhood collective; a member depends only on
 	// its in-neighbours in the communicator's topology.
 	attrNeighbor
+	// attrRMA: a one-sided (RMA) call, including window creation and
+	// free and MPI_Win_fence, which are collectives over the window's
+	// communicator.
+	attrRMA
 )
 
 var ops = [NumOps]opInfo{
@@ -411,6 +456,37 @@ var ops = [NumOps]opInfo{
 	OpIneighborAlltoall:   {"MPI_Ineighbor_alltoall", ClassIcollective, 0, attrNeighbor},
 	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, attrNeighbor},
 	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, attrNeighbor},
+
+	OpWinCreate:         {"MPI_Win_create", ClassCollective, 0, attrRMA},
+	OpWinAllocate:       {"MPI_Win_allocate", ClassCollective, 0, attrRMA},
+	OpWinAllocateShared: {"MPI_Win_allocate_shared", ClassCollective, 0, attrRMA},
+	OpWinCreateDynamic:  {"MPI_Win_create_dynamic", ClassCollective, 0, attrRMA},
+	OpWinFree:           {"MPI_Win_free", ClassCollective, 0, attrRMA},
+	OpWinFence:          {"MPI_Win_fence", ClassCollective, 0, attrRMA},
+	OpPut:               {"MPI_Put", ClassRMA, 0, attrRMA},
+	OpGet:               {"MPI_Get", ClassRMA, 0, attrRMA},
+	OpAccumulate:        {"MPI_Accumulate", ClassRMA, 0, attrRMA},
+	OpGetAccumulate:     {"MPI_Get_accumulate", ClassRMA, 0, attrRMA},
+	OpFetchAndOp:        {"MPI_Fetch_and_op", ClassRMA, 0, attrRMA},
+	OpCompareAndSwap:    {"MPI_Compare_and_swap", ClassRMA, 0, attrRMA},
+	OpRput:              {"MPI_Rput", ClassRMARequest, 0, attrRMA},
+	OpRget:              {"MPI_Rget", ClassRMARequest, 0, attrRMA},
+	OpRaccumulate:       {"MPI_Raccumulate", ClassRMARequest, 0, attrRMA},
+	OpRgetAccumulate:    {"MPI_Rget_accumulate", ClassRMARequest, 0, attrRMA},
+	OpWinLock:           {"MPI_Win_lock", ClassRMA, 0, attrRMA},
+	OpWinUnlock:         {"MPI_Win_unlock", ClassRMA, 0, attrRMA},
+	OpWinLockAll:        {"MPI_Win_lock_all", ClassRMA, 0, attrRMA},
+	OpWinUnlockAll:      {"MPI_Win_unlock_all", ClassRMA, 0, attrRMA},
+	OpWinFlush:          {"MPI_Win_flush", ClassRMA, 0, attrRMA},
+	OpWinFlushAll:       {"MPI_Win_flush_all", ClassRMA, 0, attrRMA},
+	OpWinFlushLocal:     {"MPI_Win_flush_local", ClassRMA, 0, attrRMA},
+	OpWinFlushLocalAll:  {"MPI_Win_flush_local_all", ClassRMA, 0, attrRMA},
+	OpWinSync:           {"MPI_Win_sync", ClassRMA, 0, attrRMA},
+	OpWinPost:           {"MPI_Win_post", ClassRMAGroup, 0, attrRMA},
+	OpWinStart:          {"MPI_Win_start", ClassRMAGroup, 0, attrRMA},
+	OpWinComplete:       {"MPI_Win_complete", ClassRMA, 0, attrRMA},
+	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA},
+	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -466,6 +542,11 @@ func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
 // in-neighbours in the communicator's topology (Comm.Sources), and its
 // Bytes are what it sends to its out-neighbours, summed.
 func (o Op) IsNeighbor() bool { return o < NumOps && ops[o].attr&attrNeighbor != 0 }
+
+// IsRMA reports whether the op is a one-sided (RMA) call: window
+// creation and free, MPI_Win_fence (collectives over the window's
+// communicator), the transfers and the synchronisation calls.
+func (o Op) IsRMA() bool { return o < NumOps && ops[o].attr&attrRMA != 0 }
 
 // CommLetter is the mpisee-style letter of a communicator constructor, 0
 // for other ops.

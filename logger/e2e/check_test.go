@@ -88,7 +88,8 @@ func hasComm(c trace.Class) bool {
 	switch c {
 	case trace.ClassSend, trace.ClassRecv, trace.ClassSendRecv, trace.ClassIsend, trace.ClassIrecv,
 		trace.ClassSendInit, trace.ClassRecvInit, trace.ClassProbe, trace.ClassCollective,
-		trace.ClassIcollective, trace.ClassCommCreate, trace.ClassCommFree, trace.ClassFileIO, trace.ClassFileIIO:
+		trace.ClassIcollective, trace.ClassCommCreate, trace.ClassCommFree, trace.ClassFileIO, trace.ClassFileIIO,
+		trace.ClassRMA, trace.ClassRMARequest, trace.ClassRMAGroup:
 		return true
 	}
 	return false
@@ -281,6 +282,8 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 			}
 		case cls == trace.ClassCommCreate:
 			want = trace.OpMember
+		case cls == trace.ClassRMAGroup:
+			want = trace.OpWinGroupMember
 		}
 		for k, s := range c.Subs {
 			// A constructor's neighbour lists follow its members:
@@ -473,7 +476,8 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 		return
 	}
 	switch cls {
-	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassFileIIO:
+	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassFileIIO,
+		trace.ClassRMARequest:
 		errorf("%v: creates a request but has no FlagNewReq", c)
 	}
 	start := func(id uint32) {

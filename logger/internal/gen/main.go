@@ -181,7 +181,8 @@ func opsHeader() []byte {
 	b.WriteString("#ifndef CPATH_OPS_GEN_H\n#define CPATH_OPS_GEN_H\n")
 	sub := map[trace.Op]string{trace.OpReqDone: "CP_OP_REQDONE", trace.OpReqStart: "CP_OP_REQSTART",
 		trace.OpRecvPart: "CP_OP_RECVPART", trace.OpMember: "CP_OP_MEMBER",
-		trace.OpNeighborSource: "CP_OP_NEIGHBOR_SOURCE", trace.OpNeighborDest: "CP_OP_NEIGHBOR_DEST"}
+		trace.OpNeighborSource: "CP_OP_NEIGHBOR_SOURCE", trace.OpNeighborDest: "CP_OP_NEIGHBOR_DEST",
+		trace.OpWinGroupMember: "CP_OP_WIN_GROUP_MEMBER"}
 	for o := trace.Op(1); o < trace.NumOps; o++ {
 		n := sub[o]
 		if n == "" {
@@ -231,7 +232,7 @@ func (p param) isFunc() bool { return strings.HasSuffix(p.typ, "_function") }
 
 var f2c = map[string]string{"MPI_Errhandler": "PMPI_Errhandler_f2c", "MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Op": "PMPI_Op_f2c",
 	"MPI_Info": "PMPI_Info_f2c", "MPI_Group": "PMPI_Group_f2c", "MPI_Request": "PMPI_Request_f2c",
-	"MPI_File": "PMPI_File_f2c", "MPI_Message": "PMPI_Message_f2c"}
+	"MPI_File": "PMPI_File_f2c", "MPI_Message": "PMPI_Message_f2c", "MPI_Win": "PMPI_Win_f2c"}
 
 func (f fn) arrayLen() string {
 	if n := f.opts["n"]; n != "" {
@@ -312,11 +313,37 @@ func post(f fn) string {
 			root, bytesExpr, flags)
 	case "fileio", "filecoll": // independent, collective over the file's communicator
 		return fmt.Sprintf("cp_file_call(OP, t0, t1, cs, c_fh, %s, %d, rc);", bytesExpr, b2i(f.family == "filecoll"))
+	case "wincoll", "rma", "rmareq", "wingroup":
+		return rmaPost(f)
 	case "fileiio", "fileicoll":
 		return fmt.Sprintf("cp_file_ireq(OP, t0, t1, cs, c_fh, %s, %d, c_request, rc);", bytesExpr, b2i(f.family == "fileicoll"))
 	}
 	log.Fatalf("%s: family %q needs post=", f.name, f.family)
 	return ""
+}
+
+// rmaPost is the recording call of a one-sided call on window c_win: its
+// target (target_rank, or the rank of a lock or flush) and bytes (bytes=,
+// else 0).
+func rmaPost(f fn) string {
+	target, has1 := "0", 0
+	for _, n := range []string{"target_rank", "rank"} {
+		if has(f, n) {
+			target, has1 = "c_"+n, 1
+			break
+		}
+	}
+	bytesExpr := f.opts["bytes"]
+	if bytesExpr == "" {
+		bytesExpr = "0"
+	}
+	switch f.family {
+	case "rmareq":
+		return fmt.Sprintf("cp_win_ireq(OP, t0, t1, cs, c_win, %s, %s, c_request, rc);", target, bytesExpr)
+	case "wingroup":
+		return "cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);"
+	}
+	return fmt.Sprintf("cp_win_call(OP, t0, t1, cs, c_win, %d, %d, %s, %s, rc);", b2i(f.family == "wincoll"), has1, target, bytesExpr)
 }
 
 func b2i(b bool) int {
@@ -395,7 +422,7 @@ func genC(w *bytes.Buffer, f fn) {
 
 // skip is the test for passing a call through unlogged.
 func skip(f fn) string {
-	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" {
+	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" || f.family == "wincreate" {
 		return "CP_SKIP_PAUSED()"
 	}
 	return "CP_SKIP()"
@@ -482,7 +509,7 @@ func genFortran(w *bytes.Buffer, f fn) {
 			pre = append(pre, fmt.Sprintf("const void *c_%s = cp_f_buf(%s);", p.name, p.name))
 		case conv != "":
 			pre = append(pre, fmt.Sprintf("%s c_%s = %s(*%s);", p.typ, p.name, conv, p.name))
-		case p.typ == "MPI_Count", p.typ == "MPI_Offset":
+		case p.typ == "MPI_Count", p.typ == "MPI_Offset", p.typ == "MPI_Aint":
 			pre = append(pre, fmt.Sprintf("%s c_%s = *%s;", p.typ, p.name, p.name))
 		default:
 			pre = append(pre, fmt.Sprintf("int c_%s = (int)*%s;", p.name, p.name))
