@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -37,12 +38,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return int(st)
 	}
 	// Under mpirun every rank meets the same error (they agree on one):
-	// only rank 0 prints it.
+	// only rank 0 prints it. The others leave it time to: mpirun aborts
+	// the job at the first rank that exits non-zero, and a rank 0 still
+	// starting up (a bad flag is met before MPI_Init) would be killed
+	// before its line is written.
 	if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r == "" || r == "0" {
 		fmt.Fprintf(stderr, "cpath: %v\n", err)
+	} else {
+		time.Sleep(errorGrace)
 	}
 	return 1
 }
+
+// errorGrace is how long the ranks other than 0 wait before exiting on an
+// error, for rank 0 to print it.
+const errorGrace = 500 * time.Millisecond
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o analyzeOpts
