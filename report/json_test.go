@@ -40,7 +40,7 @@ func TestWriteJSON(t *testing.T) {
 			{Scenario: "callsite:a.c:3=0.5", Fix: true, OnPathNs: 7, PathRanks: []RankNs{}, PathOps: []OpNs{}}},
 		Waitstates: Waitstates{WaitTimes: WaitTimes{LateSenderNs: 1}, ByRank: []WaitBreakdown{{Key: "0", WaitTimes: WaitTimes{LateSenderNs: 1}}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{},
 			ByPartition: []PartitionWaits{{Partition: 1, Transfers: 2, Parrived: 1, LateSenderNs: 5}}},
-		Run:        RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
+		Run: RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
 		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
 			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},
 		Communicators: []Communicator{{Name: "W0.0", Size: 2, Members: []int32{0, 1}, Calls: 7, TimeNs: 99},
