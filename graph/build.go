@@ -253,6 +253,10 @@ type partMsg struct {
 	heldBy int32
 	sync   bool   // a synchronous send: it waited for the receive's post
 	bytes  uint64 // what the send logged
+	// partitioned: a partitioned transfer (MPI_Psend_init/MPI_Precv_init),
+	// matched by order of initialisation; its partitions' dependencies
+	// follow the messages' in deps (partitionDeps).
+	partitioned bool
 }
 
 // dep is a dependency of an owned call (done, local id) on a call of any
@@ -270,14 +274,19 @@ type dep struct {
 	// message of the smaller (source, destination) first.
 	ord     int64
 	dropped bool // still violated after the correction: a contradiction, left out
+	// part marks partitioned transfers: -1 a transfer as a whole (its Late
+	// Sender on the send's start, its Late Receiver), j+1 receive
+	// partition j's completion on one MPI_Pready* it needed; 0 others.
+	part int32
+	dup  bool // the same cause and completion as an earlier partition's: no edge of its own
 }
 
 // wireEnd is a send shipped to its receiver's owner for matching.
 type wireEnd struct {
 	Comm, Src, Dst, Tag int32
 	Post, Done          int32
-	Mode                int32 // the send's mode bits (sendMode)
-	_                   int32
+	Mode                int32  // the send's mode bits (sendMode)
+	Init                int32  // partitioned: msgKey.init, 0 for others
 	Start               int64  // when the post call started
 	DoneEnd             int64  // when the completing call ended
 	Bytes               uint64 // a send's bytes
@@ -335,7 +344,7 @@ func (b *builder) match() error {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
 			for _, x := range ends {
-				w := wireEnd{Comm: comm, Tag: l.tag, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
+				w := wireEnd{Comm: comm, Tag: l.tag, Init: l.init, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
 				if l.recv {
 					w.Src, w.Dst = l.peer, int32(r)
 					recvs = append(recvs, w)
@@ -374,6 +383,8 @@ func (b *builder) match() error {
 			return cmp.Compare(a.Dst, b.Dst)
 		case a.Tag != b.Tag:
 			return cmp.Compare(a.Tag, b.Tag)
+		case a.Init != b.Init:
+			return cmp.Compare(a.Init, b.Init)
 		}
 		return cmp.Compare(a.Post, b.Post)
 	}
@@ -427,7 +438,8 @@ func (b *builder) match() error {
 		for m := 0; m < n; m++ {
 			s, r := &sends[i+m], &recvs[j+m]
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes}
+				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes,
+				partitioned: s.Init > 0}
 			if s.Mode&mayHold != 0 {
 				pm.heldBy = b.heldBy(s, r)
 			}
@@ -448,17 +460,25 @@ func (b *builder) match() error {
 		p.MsgSend[k], p.MsgRecv[k], p.MsgBytes[k] = m.sendPost, m.recvDone, m.bytes
 		dst := int32(p.Rank(m.recvDone))
 		ord := int64(m.src)<<32 | int64(dst)
-		b.deps = append(b.deps, dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender,
-			comm: m.comm, ord: ord})
+		d := dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender, comm: m.comm, ord: ord}
+		kind := wireKind(LateReceiver, RuleSynchronous)
+		if m.partitioned {
+			d.part = -1
+			kind |= wirePartitioned
+		}
+		b.deps = append(b.deps, d)
 		q := p.Owner(m.sendDone)
 		if m.sync {
-			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: wireKind(LateReceiver, RuleSynchronous), Comm: m.comm,
+			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: kind, Comm: m.comm,
 				Ord: ord, Start: p.Start[m.recvPost-p.CallLo]})
 		}
 		if m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) {
 			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.heldBy, Kind: wireKind(LateReceiver, RuleProgress), Comm: m.comm,
 				Ord: ord, Start: p.Start[m.heldBy-p.CallLo]})
 		}
+	}
+	if err := b.partitionDeps(); err != nil {
+		return err
 	}
 	if err := b.shipDeps(lr); err != nil {
 		return err
@@ -505,7 +525,7 @@ func sortRuns(ends []wireEnd, byKey func(a, b wireEnd) int) []wireEnd {
 }
 
 func sameKeyEnds(a, b *wireEnd) bool {
-	return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag
+	return a.Comm == b.Comm && a.Src == b.Src && a.Dst == b.Dst && a.Tag == b.Tag && a.Init == b.Init
 }
 
 // wireDep is a dependency shipped to the owner of its done call.
@@ -518,6 +538,9 @@ type wireDep struct {
 
 // wireKind packs a dependency's wait kind and rule into wireDep.Kind.
 func wireKind(k WaitKind, r WaitRule) int32 { return int32(k) | int32(r)<<8 }
+
+// wirePartitioned in wireDep.Kind marks a partitioned transfer's (dep.part -1).
+const wirePartitioned = 1 << 16
 
 // shipDeps sends dependencies to the owners of their done calls, which
 // add them (and those sent to themselves) to their own.
@@ -532,8 +555,12 @@ func (b *builder) shipDeps(out [][]wireDep) error {
 			return err
 		}
 		for _, w := range ws {
-			b.deps = append(b.deps, dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
-				kind: WaitKind(w.Kind & 0xff), rule: WaitRule(w.Kind >> 8), comm: w.Comm, ord: w.Ord})
+			d := dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
+				kind: WaitKind(w.Kind & 0xff), rule: WaitRule(w.Kind >> 8 & 0xff), comm: w.Comm, ord: w.Ord}
+			if w.Kind&wirePartitioned != 0 {
+				d.part = -1
+			}
+			b.deps = append(b.deps, d)
 		}
 	}
 	return nil

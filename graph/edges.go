@@ -62,6 +62,7 @@ func (b *builder) waits() error {
 	p, lg := b.p, b.lg
 	n := int32(len(lg.Op))
 	b.pollRuns()
+	b.partitionWaits()
 	best := make([]int32, n)
 	for i := range best {
 		best[i] = -1
@@ -103,7 +104,10 @@ func (b *builder) waits() error {
 				w.Comm = d.comm
 			}
 			// Dependency k < len(msgs) is message k's Late Sender.
-			w.WrongOrder = d.kind == LateSender && wrong != nil && wrong.has(int(i))
+			w.WrongOrder = d.kind == LateSender && wrong != nil && int(i) < len(b.msgs) && wrong.has(int(i))
+			if d.part != 0 {
+				w.Partitioned, w.Partition = true, max(d.part-1, -1)
+			}
 			p.Waits = append(p.Waits, w)
 		}
 		t0, t1 = min(t0, s), max(t1, en)
@@ -484,7 +488,7 @@ func (b *builder) edges() error {
 	// receiver, weighted by the transfer.
 	for i := range b.deps {
 		d := &b.deps[i]
-		if d.dropped || (d.kind != LateSender && d.kind != LateReceiver) {
+		if d.dropped || d.dup || (d.kind != LateSender && d.kind != LateReceiver) {
 			continue
 		}
 		kind := EdgeLateSender

@@ -16,6 +16,11 @@ type msgKey struct {
 	peer int32
 	tag  int32
 	recv bool
+	// init tells partitioned transfers apart: MPI matches them by order
+	// of initialisation per envelope, so the k-th MPI_Psend_init and the
+	// k-th MPI_Precv_init of one envelope both have init k (0: not
+	// partitioned), and their transfers pair in start order.
+	init int32
 }
 
 // keyList is the list of one rank's message ends with one key, linked
@@ -80,6 +85,18 @@ type reqInfo struct {
 	root       int32
 	active     int32  // persistent: index in extractor.active of the Start calls not yet completed, -1 for none yet
 	bytes      uint64 // what the call that made it says it sends or receives
+	init       int32  // partitioned: msgKey.init; 0 for other requests
+	parts      int32  // partitioned: the partition count
+}
+
+// partEvent is a partition of one partitioned transfer made ready (at
+// the sender: an MPI_Pready*) or seen complete (at the receiver: a
+// successful MPI_Parrived, or with part -1 the completion of the whole
+// receive). post is the transfer's MPI_Start, call the call; local ids.
+type partEvent struct {
+	post, call  int32
+	part, parts int32
+	peer        int32 // the other side's world rank
 }
 
 // rankData is what Build keeps of one rank's log.
@@ -93,7 +110,9 @@ type rankData struct {
 	keys    []keyList
 	ends    endStore
 	colls   []collEnd
-	open    int // requests never completed in the log
+	open    int         // requests never completed in the log
+	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
+	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 }
 
 // scratch is a reader's reusable record buffer.
@@ -186,8 +205,10 @@ type extractor struct {
 	// unproductive marks the coalesced runs of polls that completed
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
-	fileDone     bitset // the completions of MPI-IO requests, by the analyzer rank's call
-	pending      int32  // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	fileDone     bitset           // the completions of MPI-IO requests, by the analyzer rank's call
+	pending      int32            // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	pinits       map[msgKey]int32 // partitioned inits so far by envelope (made at the first)
+	curReady     *reqInfo         // the partitioned send request of an MPI_Pready_list, for its sub-records
 }
 
 func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
@@ -260,15 +281,15 @@ func (x *extractor) add(rec *trace.Record) {
 	switch cls {
 	case trace.ClassSend:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false, 0}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassRecv:
 		if rec.Peer >= 0 && rec.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true, 0}, c, c, 0, 0)
 		}
 	case trace.ClassSendRecv:
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false}, c, c, sendMode(rec.Op), rec.Bytes)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false, 0}, c, c, sendMode(rec.Op), rec.Bytes)
 		}
 	case trace.ClassMprobe:
 		// The probe matched the message: the receive's end in the message
@@ -276,14 +297,18 @@ func (x *extractor) add(rec *trace.Record) {
 		// take it through its handle (an Imrecv's request is followed, to
 		// be dropped at its completion, but matches nothing).
 		if rec.Peer >= 0 {
-			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true}, c, c, 0, 0)
+			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true, 0}, c, c, 0, 0)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
 		trace.ClassFileIIO, trace.ClassRMARequest: // file and RMA requests complete locally: followed only to retire them
 		if rec.Flags&trace.FlagNewReq != 0 {
-			*x.newReq(rec.Req) = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
+			q := x.newReq(rec.Req)
+			*q = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
 				mode: sendMode(rec.Op), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1, bytes: rec.Bytes}
+			if rec.Op == trace.OpPsendInit || rec.Op == trace.OpPrecvInit {
+				x.partitionedInit(q, rec)
+			}
 			if rec.Flags&trace.FlagPersistent == 0 {
 				x.pending++ // a persistent one is pending once started
 			}
@@ -305,6 +330,8 @@ func (x *extractor) add(rec *trace.Record) {
 				x.startReq(q, c)
 			}
 		}
+	case trace.ClassPartitioned:
+		x.partitioned(rec, c)
 	case trace.ClassRequestFree:
 		if qi := x.reqs.get(rec.Req); qi >= 0 {
 			if q := &x.pool[qi]; !q.persistent || x.nactive(q) == 0 {
@@ -323,13 +350,17 @@ func (x *extractor) sub(s *trace.Record) {
 	switch x.cls {
 	case trace.ClassSendRecv:
 		if s.Op == trace.OpRecvPart && s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true}, c, c, 0, 0)
+			x.addEnd(msgKey{x.curComm, s.Peer, s.Tag, true, 0}, c, c, 0, 0)
 		}
 	case trace.ClassStart:
 		if s.Op == trace.OpReqStart {
 			if q := x.req(s.Req); q != nil {
 				x.startReq(q, c)
 			}
+		}
+	case trace.ClassPartitioned:
+		if s.Op == trace.OpPartition && x.curReady != nil {
+			x.readyPart(x.curReady, c, s.Tag)
 		}
 	case trace.ClassComplete:
 		if s.Op != trace.OpReqDone {
@@ -357,11 +388,14 @@ func (x *extractor) sub(s *trace.Record) {
 		switch q.class {
 		case trace.ClassIsend, trace.ClassSendInit:
 			if q.peer >= 0 {
-				x.addEnd(msgKey{q.comm, q.peer, q.tag, false}, post, c, q.mode, q.bytes)
+				x.addEnd(msgKey{q.comm, q.peer, q.tag, false, q.init}, post, c, q.mode, q.bytes)
 			}
 		case trace.ClassIrecv, trace.ClassRecvInit:
 			if s.Peer >= 0 && s.Flags&trace.FlagCancelled == 0 {
-				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true}, post, c, 0, 0)
+				x.addEnd(msgKey{q.comm, s.Peer, s.Tag, true, q.init}, post, c, 0, 0)
+				if q.init > 0 {
+					x.arrived = append(x.arrived, partEvent{post, c, -1, q.parts, s.Peer})
+				}
 			}
 		case trace.ClassIcollective:
 			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
@@ -417,7 +451,7 @@ func (x *extractor) dropReq(id uint32, qi int32) {
 }
 
 func hashKey(k msgKey) uint32 {
-	h := k.comm*0x9E3779B1 ^ uint32(k.peer)*0x85EBCA77 ^ uint32(k.tag)*0xC2B2AE3D
+	h := k.comm*0x9E3779B1 ^ uint32(k.peer)*0x85EBCA77 ^ uint32(k.tag)*0xC2B2AE3D ^ uint32(k.init)*0x165667B1
 	if k.recv {
 		h ^= 0x27D4EB2F
 	}
@@ -598,4 +632,52 @@ func (t *reqTable) each(f func(v int32)) {
 			f(v)
 		}
 	}
+}
+
+// partitionedInit numbers partitioned request q (made by rec) among the
+// rank's partitioned inits of its envelope, and keeps its partition
+// count (trace: Root of MPI_Psend_init and MPI_Precv_init).
+func (x *extractor) partitionedInit(q *reqInfo, rec *trace.Record) {
+	if x.pinits == nil {
+		x.pinits = map[msgKey]int32{}
+	}
+	k := msgKey{rec.Comm, rec.Peer, rec.Tag, rec.Op == trace.OpPrecvInit, 0}
+	x.pinits[k]++
+	q.init, q.parts = x.pinits[k], max(rec.Root, 1)
+	q.mode = syncBit // its transfer completes only once the receive is started (MPICH's clear-to-send)
+}
+
+// partitioned takes an MPI_Pready* or MPI_Parrived call c on a started
+// partitioned request.
+func (x *extractor) partitioned(rec *trace.Record, c int32) {
+	x.curReady = nil
+	q := x.req(rec.Req)
+	if q == nil || q.init == 0 || x.nactive(q) == 0 {
+		return
+	}
+	switch rec.Op {
+	case trace.OpPready:
+		x.readyPart(q, c, rec.Tag)
+	case trace.OpPreadyRange:
+		for i := max(rec.Tag, 0); i <= int32(rec.Bytes) && i < q.parts; i++ {
+			x.readyPart(q, c, i)
+		}
+	case trace.OpPreadyList:
+		x.curReady = q // the partitions follow in sub-records
+	case trace.OpParrived:
+		if rec.Bytes != 0 && rec.Tag >= 0 && rec.Tag < q.parts { // the flag: the partition had arrived
+			a := x.active[q.active]
+			x.arrived = append(x.arrived, partEvent{a[len(a)-1], c, rec.Tag, q.parts, q.peer})
+		}
+	}
+}
+
+// readyPart records that call c made partition i of partitioned send q's
+// current transfer ready.
+func (x *extractor) readyPart(q *reqInfo, c, i int32) {
+	if i < 0 || i >= q.parts || q.class != trace.ClassSendInit || x.nactive(q) == 0 {
+		return
+	}
+	a := x.active[q.active]
+	x.ready = append(x.ready, partEvent{a[len(a)-1], c, i, q.parts, q.peer})
 }

@@ -110,6 +110,12 @@ type Wait struct {
 	Rule       WaitRule // of a Late Receiver
 	WrongOrder bool     // Late Sender while a message sent earlier to this rank was received later
 	Comm       int32    // the communicator of what it waited on (a Wait call has none of its own), -1 if unknown
+	// Partitioned: it waited in partitioned communication (MPI 4), for
+	// an MPI_Pready* (Late Sender; Partition is the receive partition
+	// whose MPI_Pready* it waited for) or for the receive's MPI_Start
+	// (Late Receiver; Partition -1). See graph/partitioned.go.
+	Partitioned bool
+	Partition   int32
 }
 
 // Collective is one instance of a collective operation: its members' calls
@@ -182,6 +188,9 @@ type PAG struct {
 	InKind   []EdgeKind
 
 	Waits []Wait // the owned calls', by Call
+	// PartitionWaits is the partitioned Late Sender time of the owned
+	// ranks' receives by receive partition (index = partition).
+	PartitionWaits []PartitionWait
 
 	// The matched point-to-point messages into the owned ranks, in
 	// matching order: the call that posted the send (any rank's), the

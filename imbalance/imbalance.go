@@ -78,6 +78,9 @@ type Waits struct {
 	Ns             [graph.NumWaitKinds]int64
 	WrongOrder     int64
 	LateReceiverBy [graph.NumWaitRules]int64
+	// Partitioned is the part of Ns in partitioned communication (MPI 4):
+	// Late Sender for an MPI_Pready*, Late Receiver for a receive's start.
+	Partitioned [graph.NumWaitKinds]int64
 }
 
 // Result is the imbalance analysis of a run.
@@ -89,6 +92,9 @@ type Result struct {
 	ByRank    []Waits
 	ByOp      map[trace.Op]*Waits
 	ByComm    map[int32]*Waits // -1: no communicator known
+	// Partitions is the partitioned Late Sender time by receive
+	// partition (graph.PAG.PartitionWaits, summed over the parts).
+	Partitions []graph.PartitionWait
 }
 
 // Analyze computes one analyzer rank's share of the analysis of the PAG:
@@ -147,7 +153,21 @@ func Analyze(p *graph.PAG) *Result {
 		res.addInstance(int32(k), m)
 	}
 	res.addWaits(p.Waits, p.Op, p.CallLo, p.RankStart)
+	res.addPartitions(p.PartitionWaits)
 	return res
+}
+
+// addPartitions sums partition waits into res.Partitions, by partition.
+func (res *Result) addPartitions(ps []graph.PartitionWait) {
+	for len(res.Partitions) < len(ps) {
+		res.Partitions = append(res.Partitions, graph.PartitionWait{Partition: int32(len(res.Partitions))})
+	}
+	for j, w := range ps {
+		a := &res.Partitions[j]
+		a.Transfers += w.Transfers
+		a.Parrived += w.Parrived
+		a.LateSenderNs += w.LateSenderNs
+	}
 }
 
 // Merge sums the shares of the analyzer ranks (AnalyzePart) into the
@@ -174,6 +194,7 @@ func Merge(shares []*Result, offsets []int32) *Result {
 			res.Instances = append(res.Instances, in)
 		}
 		res.Waits.add(&s.Waits)
+		res.addPartitions(s.Partitions)
 		for op, w := range s.ByOp {
 			if res.ByOp[op] == nil {
 				res.ByOp[op] = &Waits{}
@@ -196,6 +217,9 @@ func (w *Waits) add(o *Waits) {
 		w.Ns[k] += o.Ns[k]
 	}
 	w.WrongOrder += o.WrongOrder
+	for k := range w.Partitioned {
+		w.Partitioned[k] += o.Partitioned[k]
+	}
 	for r := range w.LateReceiverBy {
 		w.LateReceiverBy[r] += o.LateReceiverBy[r]
 	}
@@ -382,6 +406,9 @@ func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankS
 			}
 			if w.Kind == graph.LateReceiver {
 				ws.LateReceiverBy[w.Rule] += w.Ns
+			}
+			if w.Partitioned {
+				ws.Partitioned[w.Kind] += w.Ns
 			}
 		}
 	}

@@ -200,7 +200,7 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
 
 static inline int cp_is_sub(uint8_t op) {
 	return (op >= CP_OP_REQDONE && op <= CP_OP_MEMBER) || op == CP_OP_NEIGHBOR_SOURCE || op == CP_OP_NEIGHBOR_DEST ||
-	       op == CP_OP_WIN_GROUP_MEMBER;
+	       op == CP_OP_WIN_GROUP_MEMBER || op == CP_OP_PARTITION;
 }
 
 /* cp_path_differs says whether path is not slot sl's last one. */

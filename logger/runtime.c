@@ -1132,6 +1132,8 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 		r->root = root == CP_PEER_NONE ? CP_PEER_NONE : cp_root_rank(c, root);
 	} else {
 		r->peer = cp_world_rank(c, peer, 1);
+		if (root != CP_PEER_NONE)
+			r->root = root; /* Psend_init, Precv_init: the partition count */
 		if (kind == CP_RK_RECV && peer == MPI_ANY_SOURCE)
 			r->flags |= CP_F_WILDCARD;
 		if (kind == CP_RK_RECV && tag == MPI_ANY_TAG)
@@ -1701,6 +1703,29 @@ void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	}
 	r->tag = a;
 	r->bytes = (uint64_t)(int64_t)b;
+	cp_end(t);
+}
+
+/* MPI_Pready_list: Tag is the list's length, each partition follows in a
+ * Partition sub-record (Tag), in the list's order. */
+void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int n, const int *parts, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	int k = (rc == MPI_SUCCESS && n > 0 && parts) ? n : 0;
+	if (k > (1 << 24))
+		k = 0;
+	cp_reserve(t, 1 + k);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	if (p->n == 1 && p->ents[0].id) {
+		r->req = p->ents[0].id;
+		r->comm = p->ents[0].comm;
+		r->peer = p->ents[0].peer;
+	}
+	r->tag = n;
+	r->count = (uint32_t)k;
+	for (int i = 0; i < k; i++)
+		cp_sub(t, CP_OP_PARTITION)->tag = parts[i];
 	cp_end(t);
 }
 

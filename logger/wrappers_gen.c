@@ -6237,7 +6237,7 @@ int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatyp
 	int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	int64_t t1 = cp_now();
 	MPI_Request c_request = *request;
-	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
 	(void)c_buf;
 	(void)c_partitions;
 	(void)c_count;
@@ -6277,7 +6277,7 @@ static void cpf_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
-	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
 	(void)c_buf;
 	(void)c_partitions;
 	(void)c_count;
@@ -6315,7 +6315,7 @@ int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype data
 	int rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	int64_t t1 = cp_now();
 	MPI_Request c_request = *request;
-	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, CP_PEER_NONE, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
 	(void)c_buf;
 	(void)c_partitions;
 	(void)c_count;
@@ -6355,7 +6355,7 @@ static void cpf_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
-	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, CP_PEER_NONE, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
 	(void)c_buf;
 	(void)c_partitions;
 	(void)c_count;
@@ -6505,7 +6505,7 @@ int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request) 
 	int64_t t0 = cp_now();
 	int rc = PMPI_Pready_list(length, array_of_partitions, request);
 	int64_t t1 = cp_now();
-	cp_partitioned(OP, t0, t1, cs, &p, c_length, -1, rc);
+	cp_pready_list(OP, t0, t1, cs, &p, c_length, c_array_of_partitions, rc);
 	cp_pre_free(&p);
 	(void)c_length;
 	(void)c_array_of_partitions;
@@ -6536,7 +6536,7 @@ static void cpf_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions,
 	pmpi_pready_list_(length, array_of_partitions, request, ierr);
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
-	cp_partitioned(OP, t0, t1, cs, &p, c_length, -1, rc);
+	cp_pready_list(OP, t0, t1, cs, &p, c_length, c_array_of_partitions, rc);
 	cp_pre_free(&p);
 	(void)c_length;
 	(void)c_array_of_partitions;

@@ -153,12 +153,18 @@ func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
 	return WaitBreakdown{Key: key, WaitTimes: WaitTimes{LateSenderNs: w.Ns[graph.LateSender], LateReceiverNs: w.Ns[graph.LateReceiver],
 		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
 		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
-		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce], WaitAtFenceNs: w.Ns[graph.WaitAtFence]}}
+		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce], WaitAtFenceNs: w.Ns[graph.WaitAtFence],
+		PartitionedLateSenderNs: w.Partitioned[graph.LateSender], PartitionedLateReceiverNs: w.Partitioned[graph.LateReceiver]}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {
 	t := breakdown("", &im.Waits)
-	ws := Waitstates{WaitTimes: t.WaitTimes, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{}}
+	ws := Waitstates{WaitTimes: t.WaitTimes, ByRank: []WaitBreakdown{}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{},
+		ByPartition: []PartitionWaits{}}
+	for _, w := range im.Partitions {
+		ws.ByPartition = append(ws.ByPartition, PartitionWaits{Partition: int(w.Partition), Transfers: w.Transfers,
+			Parrived: w.Parrived, LateSenderNs: w.LateSenderNs})
+	}
 	for rank := range im.ByRank {
 		ws.ByRank = append(ws.ByRank, breakdown(strconv.Itoa(rank), &im.ByRank[rank]))
 	}

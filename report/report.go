@@ -168,6 +168,19 @@ type Waitstates struct {
 	ByRank []WaitBreakdown `json:"by_rank"`
 	ByOp   []WaitBreakdown `json:"by_op"`
 	ByComm []WaitBreakdown `json:"by_comm"`
+	// ByPartition is partitioned communication's Late Sender by receive
+	// partition index (docs/analysis.md); empty without partitioned
+	// transfers.
+	ByPartition []PartitionWaits `json:"by_partition"`
+}
+
+// PartitionWaits is the partitioned Late Sender time of one receive
+// partition index over the matched partitioned transfers.
+type PartitionWaits struct {
+	Partition    int   `json:"partition"`
+	Transfers    int64 `json:"transfers"`      // matched transfers whose receive has this partition
+	Parrived     int64 `json:"parrived"`       // of those, completed by a successful MPI_Parrived (the others in the receive's Wait/Test)
+	LateSenderNs int64 `json:"late_sender_ns"` // from the start of the completing call to the start of the last MPI_Pready* the partition needed
 }
 
 // WaitBreakdown is the wait-state time of one rank, operation or
@@ -192,6 +205,12 @@ type WaitTimes struct {
 	LateBroadcastNs           int64 `json:"late_broadcast_ns"`
 	EarlyReduceNs             int64 `json:"early_reduce_ns"`
 	WaitAtFenceNs             int64 `json:"wait_at_fence_ns"` // in MPI_Win_fence, for the last member of the window's group
+	// The parts of late_sender_ns and late_receiver_ns in partitioned
+	// communication (MPI 4; the OTF2 partitioned paper's Late Sender and
+	// Late Receiver): a receive's completion waited for the last
+	// MPI_Pready* it needed; a send's completion for the receive's start.
+	PartitionedLateSenderNs   int64 `json:"partitioned_late_sender_ns"`
+	PartitionedLateReceiverNs int64 `json:"partitioned_late_receiver_ns"`
 }
 
 // CommMatrix is the run's communication matrix, sparse: the (source,

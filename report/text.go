@@ -130,18 +130,21 @@ func WriteText(w io.Writer, r *Report, top int) {
 	writeReplay(w, r, top)
 
 	ws := &r.Waitstates
+	const partLS, partLR = "  of which partitioned: for the last MPI_Pready", "  of which partitioned: receive started late"
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, x := range []struct {
 		name string
 		v    int64
-	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs}, {"Late Receiver", ws.LateReceiverNs},
+	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs},
+		{partLS, ws.PartitionedLateSenderNs}, {"Late Receiver", ws.LateReceiverNs},
 		{"  synchronous send, receive posted late", ws.LateReceiverSynchronousNs},
 		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
+		{partLR, ws.PartitionedLateReceiverNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs},
 		{"Wait at Fence", ws.WaitAtFenceNs}} {
-		if x.v == 0 && x.name == "Wait at Fence" {
-			continue // runs without one-sided fences keep their table
+		if x.v == 0 && (x.name == "Wait at Fence" || x.name == partLS || x.name == partLR) {
+			continue // runs without one-sided fences or partitioned communication keep their table
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}

@@ -260,6 +260,9 @@ const (
 	OpWinWait
 	OpWinGroupMember // sub-record: a member of the group given to MPI_Win_post or MPI_Win_start: Peer is its world rank
 
+	// Partitioned communication (issue 11; the calls are codes 87-92).
+	OpPartition // sub-record of MPI_Pready_list: one partition it made ready, in Tag
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -487,6 +490,7 @@ var ops = [NumOps]opInfo{
 	OpWinComplete:       {"MPI_Win_complete", ClassRMA, 0, attrRMA},
 	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA},
 	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0},
+	OpPartition:         {"(partition)", ClassSub, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").

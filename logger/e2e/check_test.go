@@ -284,6 +284,8 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 			want = trace.OpMember
 		case cls == trace.ClassRMAGroup:
 			want = trace.OpWinGroupMember
+		case c.Op == trace.OpPreadyList:
+			want = trace.OpPartition
 		}
 		for k, s := range c.Subs {
 			// A constructor's neighbour lists follow its members:

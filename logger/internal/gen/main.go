@@ -182,7 +182,7 @@ func opsHeader() []byte {
 	sub := map[trace.Op]string{trace.OpReqDone: "CP_OP_REQDONE", trace.OpReqStart: "CP_OP_REQSTART",
 		trace.OpRecvPart: "CP_OP_RECVPART", trace.OpMember: "CP_OP_MEMBER",
 		trace.OpNeighborSource: "CP_OP_NEIGHBOR_SOURCE", trace.OpNeighborDest: "CP_OP_NEIGHBOR_DEST",
-		trace.OpWinGroupMember: "CP_OP_WIN_GROUP_MEMBER"}
+		trace.OpWinGroupMember: "CP_OP_WIN_GROUP_MEMBER", trace.OpPartition: "CP_OP_PARTITION"}
 	for o := trace.Op(1); o < trace.NumOps; o++ {
 		n := sub[o]
 		if n == "" {
@@ -296,12 +296,12 @@ func post(f fn) string {
 		return "cp_recv(OP, t0, t1, cs, c_comm, c_source, c_tag, st, rc);"
 	case "sendrecv":
 		return fmt.Sprintf("cp_sendrecv(OP, t0, t1, cs, c_comm, c_dest, c_sendtag, %s, c_source, c_recvtag, st, rc);", bytesExpr)
-	case "isend", "sendinit":
-		return fmt.Sprintf("cp_newreq(OP, t0, t1, cs, CP_RK_SEND, %d, c_comm, c_dest, c_tag, CP_PEER_NONE, %s, 0, c_request, rc);",
-			b2i(f.family == "sendinit"), bytesExpr)
+	case "isend", "sendinit": // root= of a point-to-point request: its partition count (Psend_init)
+		return fmt.Sprintf("cp_newreq(OP, t0, t1, cs, CP_RK_SEND, %d, c_comm, c_dest, c_tag, %s, %s, 0, c_request, rc);",
+			b2i(f.family == "sendinit"), root, bytesExpr)
 	case "irecv", "recvinit":
-		return fmt.Sprintf("cp_newreq(OP, t0, t1, cs, CP_RK_RECV, %d, c_comm, c_source, c_tag, CP_PEER_NONE, %s, 0, c_request, rc);",
-			b2i(f.family == "recvinit"), bytesExpr)
+		return fmt.Sprintf("cp_newreq(OP, t0, t1, cs, CP_RK_RECV, %d, c_comm, c_source, c_tag, %s, %s, 0, c_request, rc);",
+			b2i(f.family == "recvinit"), root, bytesExpr)
 	case "start":
 		return "cp_start(OP, t0, t1, cs, &p, rc);"
 	case "reqfree":
