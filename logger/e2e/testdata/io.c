@@ -9,19 +9,10 @@
  * rank), which is freed while its file stays open (the file's collectives
  * keep numbering the freed communicator's sequence).
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define PROG "io"
+#include "check.h"
 
 #define N 4
-#define CHECK(c)                                                             \
-    do {                                                                     \
-        if ((c) != MPI_SUCCESS) {                                            \
-            fprintf(stderr, "io: rank %d: call failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                     \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                    \
-        }                                                                    \
-    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -29,11 +20,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != N) {
-        if (rank == 0)
-            fprintf(stderr, "io: run with %d ranks, not %d\n", N, size);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    require_size(N);
     int buf[64], rbuf[64];
     double d[4] = {1, 2, 3, 4};
     for (int i = 0; i < 64; i++)

@@ -12,19 +12,10 @@
  *   dnext Dist_graph_create: edge r -> r+1 (given by r), in-neighbour r-1
  *   dup   Comm_dup(ring): the topology is duplicated
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define PROG "neighbor"
+#include "check.h"
 
 #define N 4
-#define CHECK(c)                                                             \
-    do {                                                                     \
-        if ((c) != MPI_SUCCESS) {                                            \
-            fprintf(stderr, "neighbor: rank %d: call failed at line %d: %s\n", \
-                    rank, __LINE__, #c);                                     \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                    \
-        }                                                                    \
-    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -32,11 +23,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != N) {
-        if (rank == 0)
-            fprintf(stderr, "neighbor: run with %d ranks, not %d\n", N, size);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    require_size(N);
     int sbuf[64], rbuf[256];
     double dbuf[8] = {0}, drbuf[32];
     for (int i = 0; i < 64; i++)

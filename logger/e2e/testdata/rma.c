@@ -13,19 +13,10 @@
  * rank%2+2 and local rank 1 world rank rank%2, so targets given as ranks
  * of half differ from the world ranks the log must name.
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define PROG "rma"
+#include "check.h"
 
 #define N 4
-#define CHECK(c)                                                             \
-    do {                                                                     \
-        if ((c) != MPI_SUCCESS) {                                            \
-            fprintf(stderr, "rma: rank %d: call failed at line %d: %s\n",    \
-                    rank, __LINE__, #c);                                     \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                    \
-        }                                                                    \
-    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -33,11 +24,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != N) {
-        if (rank == 0)
-            fprintf(stderr, "rma: run with %d ranks, not %d\n", N, size);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    require_size(N);
 
     /* Active target, fence: a Put to the next rank, a Get from the
      * previous one, an Accumulate into rank 0. */
