@@ -1729,52 +1729,78 @@ void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	cp_end(t);
 }
 
-/* ---- MPI-IO ---- */
+/* ---- handles made over a communicator: files and windows ---- */
 
-/* Open files: handle -> the communicator of its MPI_File_open (held: the
- * program may free that communicator while the file stays open) and the
- * rank's file number (1, 2, … in open order, in the records' Tag).
- * Programs keep few files open: a list under a lock is enough, and file
- * calls cost far more than the lookup. */
-typedef struct cp_file {
-	MPI_File h;
+/* A cp_htab maps the handles of one kind (MPI_File, MPI_Win) to the
+ * communicator they were made over (held: the program may free that
+ * communicator while the handle lives) and the rank's number for them (1,
+ * 2, … in creation order, in the records' Tag). Programs keep few files
+ * and windows: a list under a lock is enough. gen changes at every
+ * removal, so that a caller may cache a lookup while it is unchanged. */
+typedef struct cp_hent {
+	uintptr_t h;
 	cp_comm *c;
 	int32_t id;
-} cp_file;
-static cp_file *cp_files;
-static int cp_nfiles, cp_capfiles;
-static int32_t cp_next_file;
-static pthread_mutex_t cp_file_mu = PTHREAD_MUTEX_INITIALIZER;
+} cp_hent;
+typedef struct cp_htab {
+	cp_hent *e;
+	int n, cap;
+	int32_t next;
+	unsigned gen;
+	pthread_mutex_t mu;
+} cp_htab;
 
-/* cp_file_find returns the file record of h; a handle the logger did not
- * see opened (opened while it was not logging) has no communicator. */
-static cp_file cp_file_find(MPI_File h) {
-	cp_file f = {.h = h, .c = NULL, .id = 0};
-	pthread_mutex_lock(&cp_file_mu);
-	for (int i = cp_nfiles - 1; i >= 0; i--)
-		if (cp_files[i].h == h) {
-			f = cp_files[i];
+/* cp_htab_add records h, made over c (whose reference it takes), and
+ * returns its number. */
+static int32_t cp_htab_add(cp_htab *t, uintptr_t h, cp_comm *c) {
+	cp_comm_ref(c);
+	pthread_mutex_lock(&t->mu);
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->e = realloc(t->e, sizeof *t->e * (size_t)t->cap);
+	}
+	int32_t id = ++t->next;
+	t->e[t->n++] = (cp_hent){.h = h, .c = c, .id = id};
+	pthread_mutex_unlock(&t->mu);
+	return id;
+}
+
+/* cp_htab_find returns the entry of h, and with drop removes it (its
+ * communicator reference passes to the caller); a handle the logger did
+ * not see made has no communicator. *gen, if set, gets the table's
+ * generation as of the lookup. */
+static cp_hent cp_htab_find(cp_htab *t, uintptr_t h, int drop, unsigned *gen) {
+	cp_hent x = {.h = h, .c = NULL, .id = 0};
+	pthread_mutex_lock(&t->mu);
+	for (int i = t->n - 1; i >= 0; i--)
+		if (t->e[i].h == h) {
+			x = t->e[i];
+			if (drop) {
+				t->e[i] = t->e[--t->n];
+				__atomic_add_fetch(&t->gen, 1, __ATOMIC_RELEASE);
+			}
 			break;
 		}
-	pthread_mutex_unlock(&cp_file_mu);
-	return f;
+	if (gen)
+		*gen = t->gen;
+	pthread_mutex_unlock(&t->mu);
+	return x;
 }
+
+/* ---- MPI-IO ---- */
+
+/* Open files, by handle (see cp_htab). File calls cost far more than the
+ * lookup. */
+static cp_htab cp_files = {.gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER};
+
+static cp_hent cp_file_find(MPI_File h) { return cp_htab_find(&cp_files, (uintptr_t)h, 0, NULL); }
 
 void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc) {
 	cp_comm *c = cp_comm_get(comm);
 	uint32_t seq = cp_seq_next(c);
 	int32_t id = 0;
-	if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) {
-		cp_comm_ref(c);
-		pthread_mutex_lock(&cp_file_mu);
-		if (cp_nfiles == cp_capfiles) {
-			cp_capfiles = cp_capfiles ? 2 * cp_capfiles : 16;
-			cp_files = realloc(cp_files, sizeof *cp_files * (size_t)cp_capfiles);
-		}
-		id = ++cp_next_file;
-		cp_files[cp_nfiles++] = (cp_file){.h = fh, .c = c, .id = id};
-		pthread_mutex_unlock(&cp_file_mu);
-	}
+	if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
+		id = cp_htab_add(&cp_files, (uintptr_t)fh, c);
 	if (!cp_on)
 		return;
 	cp_thr *t = cp_begin();
@@ -1787,16 +1813,8 @@ void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MP
 }
 
 void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc) {
-	cp_file f = {.h = fh, .c = NULL, .id = 0};
-	pthread_mutex_lock(&cp_file_mu);
-	for (int i = cp_nfiles - 1; i >= 0; i--)
-		if (cp_files[i].h == fh) {
-			f = cp_files[i];
-			if (rc == MPI_SUCCESS) /* closed: its reference passes to f */
-				cp_files[i] = cp_files[--cp_nfiles];
-			break;
-		}
-	pthread_mutex_unlock(&cp_file_mu);
+	/* Closed: its communicator reference passes to f. */
+	cp_hent f = cp_htab_find(&cp_files, (uintptr_t)fh, rc == MPI_SUCCESS, NULL);
 	uint32_t seq = cp_seq_next(f.c);
 	if (cp_on) {
 		cp_thr *t = cp_begin();
@@ -1814,7 +1832,7 @@ void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int
 /* cp_file_call records a blocking file operation: collective ones take the
  * next number of the file communicator's sequence. */
 void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc) {
-	cp_file f = cp_file_find(fh);
+	cp_hent f = cp_file_find(fh);
 	uint32_t seq = coll ? cp_seq_next(f.c) : 0;
 	cp_thr *t = cp_begin();
 	if (!t)
@@ -1831,7 +1849,7 @@ void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
  * forms, as a collective over the file's communicator. */
 void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
 		  MPI_Request req, int rc) {
-	cp_file f = cp_file_find(fh);
+	cp_hent f = cp_file_find(fh);
 	uint32_t seq = coll ? cp_seq_next(f.c) : 0;
 	cp_thr *t = cp_begin();
 	if (!t)
@@ -1852,40 +1870,20 @@ void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
 
 /* ---- one-sided communication ---- */
 
-/* Windows: handle -> the communicator of its creation (held: the program
- * may free that communicator while the window lives) and the rank's window
- * number (1, 2, … in creation order, in the records' Tag). Programs keep
- * few windows: a list under a lock, with a per-thread cache of the last
- * window looked up, since transfers on one window come in runs. The cache
- * is valid while cp_win_gen is unchanged (it changes at every free). */
-typedef struct cp_win {
-	MPI_Win h;
-	cp_comm *c;
-	int32_t id;
-} cp_win;
-static cp_win *cp_wins;
-static int cp_nwins, cp_capwins;
-static int32_t cp_next_win;
-static unsigned cp_win_gen = 1;
-static pthread_mutex_t cp_win_mu = PTHREAD_MUTEX_INITIALIZER;
-static CP_TLS cp_win cp_win_last;
+/* Windows, by handle (see cp_htab), with a per-thread cache of the last
+ * window looked up, since transfers on one window come in runs: valid
+ * while the table's generation is unchanged (it changes at every free). */
+static cp_htab cp_wins = {.gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER};
+static CP_TLS cp_hent cp_win_last;
 static CP_TLS unsigned cp_win_last_gen;
 
 /* cp_win_find returns the window record of h; a window the logger did not
  * see created has no communicator. */
-static cp_win cp_win_find(MPI_Win h) {
-	unsigned gen = __atomic_load_n(&cp_win_gen, __ATOMIC_ACQUIRE);
-	if (cp_win_last_gen == gen && cp_win_last.h == h)
+static cp_hent cp_win_find(MPI_Win h) {
+	unsigned gen = __atomic_load_n(&cp_wins.gen, __ATOMIC_ACQUIRE);
+	if (cp_win_last_gen == gen && cp_win_last.h == (uintptr_t)h)
 		return cp_win_last;
-	cp_win w = {.h = h, .c = NULL, .id = 0};
-	pthread_mutex_lock(&cp_win_mu);
-	for (int i = cp_nwins - 1; i >= 0; i--)
-		if (cp_wins[i].h == h) {
-			w = cp_wins[i];
-			break;
-		}
-	gen = cp_win_gen;
-	pthread_mutex_unlock(&cp_win_mu);
+	cp_hent w = cp_htab_find(&cp_wins, (uintptr_t)h, 0, &gen);
 	if (w.c) {
 		cp_win_last = w;
 		cp_win_last_gen = gen;
@@ -1897,17 +1895,8 @@ void cp_win_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_
 	cp_comm *c = cp_comm_get(comm);
 	uint32_t seq = cp_seq_next(c);
 	int32_t id = 0;
-	if (rc == MPI_SUCCESS && win != MPI_WIN_NULL && c) {
-		cp_comm_ref(c);
-		pthread_mutex_lock(&cp_win_mu);
-		if (cp_nwins == cp_capwins) {
-			cp_capwins = cp_capwins ? 2 * cp_capwins : 16;
-			cp_wins = realloc(cp_wins, sizeof *cp_wins * (size_t)cp_capwins);
-		}
-		id = ++cp_next_win;
-		cp_wins[cp_nwins++] = (cp_win){.h = win, .c = c, .id = id};
-		pthread_mutex_unlock(&cp_win_mu);
-	}
+	if (rc == MPI_SUCCESS && win != MPI_WIN_NULL && c)
+		id = cp_htab_add(&cp_wins, (uintptr_t)win, c);
 	if (!cp_on)
 		return;
 	cp_thr *t = cp_begin();
@@ -1921,18 +1910,8 @@ void cp_win_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_
 }
 
 void cp_win_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int rc) {
-	cp_win w = {.h = win, .c = NULL, .id = 0};
-	pthread_mutex_lock(&cp_win_mu);
-	for (int i = cp_nwins - 1; i >= 0; i--)
-		if (cp_wins[i].h == win) {
-			w = cp_wins[i];
-			if (rc == MPI_SUCCESS) { /* freed: its reference passes to w */
-				cp_wins[i] = cp_wins[--cp_nwins];
-				__atomic_add_fetch(&cp_win_gen, 1, __ATOMIC_RELEASE);
-			}
-			break;
-		}
-	pthread_mutex_unlock(&cp_win_mu);
+	/* Freed: its communicator reference passes to w. */
+	cp_hent w = cp_htab_find(&cp_wins, (uintptr_t)win, rc == MPI_SUCCESS, NULL);
 	uint32_t seq = cp_seq_next(w.c);
 	if (cp_on) {
 		cp_thr *t = cp_begin();
@@ -1948,7 +1927,7 @@ void cp_win_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int r
 }
 
 /* cp_win_record starts the record of a call on window w. */
-static cp_rec *cp_win_record(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, const cp_win *w,
+static cp_rec *cp_win_record(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, const cp_hent *w,
 			     int has_target, int target, uint64_t bytes, int rc) {
 	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(w->c), rc);
 	r->tag = w->id;
@@ -1960,7 +1939,7 @@ static cp_rec *cp_win_record(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t
 
 void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int coll, int has_target, int target,
 		 uint64_t bytes, int rc) {
-	cp_win w = cp_win_find(win);
+	cp_hent w = cp_win_find(win);
 	uint32_t seq = coll ? cp_seq_next(w.c) : 0;
 	cp_thr *t = cp_begin();
 	if (!t)
@@ -1974,7 +1953,7 @@ void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int c
  * locally (CP_RK_OTHER: no message to match at its completion). */
 void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int target, uint64_t bytes,
 		 MPI_Request req, int rc) {
-	cp_win w = cp_win_find(win);
+	cp_hent w = cp_win_find(win);
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
@@ -1992,7 +1971,7 @@ void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int t
 /* cp_win_group records MPI_Win_post or MPI_Win_start with its group's
  * world ranks (a local query, before the record is started). */
 void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_Group group, int rc) {
-	cp_win w = cp_win_find(win);
+	cp_hent w = cp_win_find(win);
 	int n = 0;
 	int32_t *world = NULL;
 	if (group != MPI_GROUP_NULL && PMPI_Group_size(group, &n) == MPI_SUCCESS && n > 0)
