@@ -1787,6 +1787,46 @@ static cp_hent cp_htab_find(cp_htab *t, uintptr_t h, int drop, unsigned *gen) {
 	return x;
 }
 
+/* cp_htab_made records the collective call that made handle h (valid: it
+ * is not the null handle) over comm, and enters it in t. */
+static void cp_htab_made(cp_htab *tab, int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uintptr_t h,
+			 int valid, uint64_t bytes, int rc) {
+	cp_comm *c = cp_comm_get(comm);
+	uint32_t seq = cp_seq_next(c);
+	int32_t id = 0;
+	if (rc == MPI_SUCCESS && valid && c)
+		id = cp_htab_add(tab, h, c);
+	if (!cp_on)
+		return;
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	r->seq = seq;
+	r->tag = id;
+	r->bytes = bytes;
+	cp_end(t);
+}
+
+/* cp_htab_gone records the collective call that closed or freed handle h,
+ * and takes it out of t once it succeeded. */
+static void cp_htab_gone(cp_htab *tab, int op, int64_t t0, int64_t t1, uint64_t cs, uintptr_t h, int rc) {
+	/* Gone: its communicator reference passes to x. */
+	cp_hent x = cp_htab_find(tab, h, rc == MPI_SUCCESS, NULL);
+	uint32_t seq = cp_seq_next(x.c);
+	if (cp_on) {
+		cp_thr *t = cp_begin();
+		if (t) {
+			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(x.c), rc);
+			r->seq = seq;
+			r->tag = x.id;
+			cp_end(t);
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		cp_comm_unref(x.c);
+}
+
 /* ---- MPI-IO ---- */
 
 /* Open files, by handle (see cp_htab). File calls cost far more than the
@@ -1796,37 +1836,11 @@ static cp_htab cp_files = {.gen = 1, .mu = PTHREAD_MUTEX_INITIALIZER};
 static cp_hent cp_file_find(MPI_File h) { return cp_htab_find(&cp_files, (uintptr_t)h, 0, NULL); }
 
 void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc) {
-	cp_comm *c = cp_comm_get(comm);
-	uint32_t seq = cp_seq_next(c);
-	int32_t id = 0;
-	if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
-		id = cp_htab_add(&cp_files, (uintptr_t)fh, c);
-	if (!cp_on)
-		return;
-	cp_thr *t = cp_begin();
-	if (!t)
-		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->seq = seq;
-	r->tag = id;
-	cp_end(t);
+	cp_htab_made(&cp_files, op, t0, t1, cs, comm, (uintptr_t)fh, fh != MPI_FILE_NULL, 0, rc);
 }
 
 void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc) {
-	/* Closed: its communicator reference passes to f. */
-	cp_hent f = cp_htab_find(&cp_files, (uintptr_t)fh, rc == MPI_SUCCESS, NULL);
-	uint32_t seq = cp_seq_next(f.c);
-	if (cp_on) {
-		cp_thr *t = cp_begin();
-		if (t) {
-			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
-			r->seq = seq;
-			r->tag = f.id;
-			cp_end(t);
-		}
-	}
-	if (rc == MPI_SUCCESS)
-		cp_comm_unref(f.c);
+	cp_htab_gone(&cp_files, op, t0, t1, cs, (uintptr_t)fh, rc);
 }
 
 /* cp_file_call records a blocking file operation: collective ones take the
@@ -1892,38 +1906,11 @@ static cp_hent cp_win_find(MPI_Win h) {
 }
 
 void cp_win_new(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_Win win, uint64_t bytes, int rc) {
-	cp_comm *c = cp_comm_get(comm);
-	uint32_t seq = cp_seq_next(c);
-	int32_t id = 0;
-	if (rc == MPI_SUCCESS && win != MPI_WIN_NULL && c)
-		id = cp_htab_add(&cp_wins, (uintptr_t)win, c);
-	if (!cp_on)
-		return;
-	cp_thr *t = cp_begin();
-	if (!t)
-		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->seq = seq;
-	r->tag = id;
-	r->bytes = bytes;
-	cp_end(t);
+	cp_htab_made(&cp_wins, op, t0, t1, cs, comm, (uintptr_t)win, win != MPI_WIN_NULL, bytes, rc);
 }
 
 void cp_win_free(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int rc) {
-	/* Freed: its communicator reference passes to w. */
-	cp_hent w = cp_htab_find(&cp_wins, (uintptr_t)win, rc == MPI_SUCCESS, NULL);
-	uint32_t seq = cp_seq_next(w.c);
-	if (cp_on) {
-		cp_thr *t = cp_begin();
-		if (t) {
-			cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(w.c), rc);
-			r->seq = seq;
-			r->tag = w.id;
-			cp_end(t);
-		}
-	}
-	if (rc == MPI_SUCCESS)
-		cp_comm_unref(w.c);
+	cp_htab_gone(&cp_wins, op, t0, t1, cs, (uintptr_t)win, rc);
 }
 
 /* cp_win_record starts the record of a call on window w. */
