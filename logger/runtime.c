@@ -1843,23 +1843,9 @@ void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int
 	cp_htab_gone(&cp_files, op, t0, t1, cs, (uintptr_t)fh, rc);
 }
 
-/* cp_file_call records a blocking file operation: collective ones take the
- * next number of the file communicator's sequence. */
-void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc) {
-	cp_hent f = cp_file_find(fh);
-	uint32_t seq = coll ? cp_seq_next(f.c) : 0;
-	cp_thr *t = cp_begin();
-	if (!t)
-		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
-	r->seq = seq;
-	r->tag = f.id;
-	r->bytes = bytes;
-	cp_end(t);
-}
-
-/* cp_file_ireq records a non-blocking file operation, which creates a
- * request: it completes locally (CP_RK_OTHER) or, for the collective
+/* cp_file_ireq records a file operation; collective ones take the next
+ * number of the file communicator's sequence. A non-blocking one creates
+ * request req: it completes locally (CP_RK_OTHER) or, for the collective
  * forms, as a collective over the file's communicator. */
 void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
 		  MPI_Request req, int rc) {
@@ -1880,6 +1866,12 @@ void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
 		r->flags |= CP_F_NEWREQ;
 	}
 	cp_end(t);
+}
+
+/* cp_file_call records a blocking file operation: as a non-blocking one
+ * without its request. */
+void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc) {
+	cp_file_ireq(op, t0, t1, cs, fh, bytes, coll, MPI_REQUEST_NULL, rc);
 }
 
 /* ---- one-sided communication ---- */

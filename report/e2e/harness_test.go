@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -240,3 +241,19 @@ func ms(ns int64) string { return fmt.Sprintf("%.3fms", float64(ns)/1e6) }
 
 // us renders a duration as the microseconds the test programs take.
 func us(d time.Duration) string { return fmt.Sprint(d.Microseconds()) }
+
+// retryUntilDesigned runs a designed program through run, which records it into
+// logDir and says how the run strayed from its design ("" if it did not),
+// until a run follows the design, at most attempts times. It returns the
+// last run's logs and how that run strayed.
+func retryUntilDesigned(t *testing.T, run func(logDir string) (gate string)) (logDir, gate string) {
+	t.Helper()
+	for try := 1; try <= attempts; try++ {
+		logDir = filepath.Join(t.TempDir(), fmt.Sprintf("logs%d", try))
+		if gate = run(logDir); gate == "" {
+			return logDir, ""
+		}
+		t.Logf("run %d: %s; again", try, gate)
+	}
+	return logDir, gate
+}

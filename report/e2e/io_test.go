@@ -60,14 +60,12 @@ func TestIOPath(t *testing.T) {
 	}
 }
 
-// runIOSlow runs ioslow.c until a run follows its design, at most 3
-// times, and returns the last run's logs and, if none did, how it strayed.
+// runIOSlow runs ioslow.c until a run follows its design (retryUntilDesigned),
+// and returns the last run's logs and, if none did, how it strayed.
 func runIOSlow(t *testing.T, lib, exe, mode string, op trace.Op) (string, string) {
 	t.Helper()
 	tol := tolerance{Rel: 0.15, Abs: 5 * time.Millisecond}
-	var logDir, gate string
-	for try := 0; try < 3; try++ {
-		logDir = filepath.Join(t.TempDir(), "logs")
+	return retryUntilDesigned(t, func(logDir string) (gate string) {
 		out := mpitest.RunEnv(t, 2, []string{"OMPI_MCA_fcoll=individual"}, lib, logDir, filepath.Dir(exe), exe,
 			mode, us(ioCompute), us(ioSlow), fmt.Sprint(ioSlowR), filepath.Join(t.TempDir(), "io.dat"))
 		m := spunLine.FindStringSubmatch(out)
@@ -79,7 +77,6 @@ func runIOSlow(t *testing.T, lib, exe, mode string, op trace.Op) (string, string
 			t.Fatalf("ioslow.c spun %v in the write, designed %v", time.Duration(spun), ioSlow)
 		}
 		tl := timelines(mpitest.ReadLogs(t, logDir, 2))
-		gate = ""
 		for r, calls := range tl {
 			// Between the two Barriers: 2C of computation, and on the
 			// slow rank the write of S.
@@ -106,12 +103,8 @@ func runIOSlow(t *testing.T, lib, exe, mode string, op trace.Op) (string, string
 				gate = fmt.Sprintf("the slow write took %v, designed %v", write, ioSlow)
 			}
 		}
-		if gate == "" {
-			return logDir, ""
-		}
-		t.Logf("run %d: %s; again", try+1, gate)
-	}
-	return logDir, gate
+		return gate
+	})
 }
 
 // checkIOPath checks the report of an ioslow.c run.

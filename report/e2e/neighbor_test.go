@@ -30,12 +30,9 @@ func TestNeighborSlowRank(t *testing.T) {
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "nbslow.c", "-Wall")
 	bin := cpathBin(t)
 	tol := tolerance{Rel: 0.15, Abs: 5 * time.Millisecond}
-	var logDir, gate string
-	for try := 0; try < 3; try++ {
-		logDir = filepath.Join(t.TempDir(), "logs")
+	logDir, gate := retryUntilDesigned(t, func(logDir string) (gate string) {
 		mpitest.Run(t, 4, lib, logDir, filepath.Dir(exe), exe, us(nbCompute), us(nbSlow))
 		tl := timelines(mpitest.ReadLogs(t, logDir, 4))
-		gate = ""
 		for r, calls := range tl {
 			// The computation between the second Barrier and the
 			// neighbour collective, and between it and the last Barrier.
@@ -61,13 +58,10 @@ func TestNeighborSlowRank(t *testing.T) {
 				gate = fmt.Sprintf("rank %d computed %v before and %v after the neighbour collective, designed %v and %v", r, before, after, wantBefore, wantAfter)
 			}
 		}
-		if gate == "" {
-			break
-		}
-		t.Logf("run %d: %s; again", try+1, gate)
-	}
+		return gate
+	})
 	if gate != "" {
-		skipDesign(t, "nbslow.c did not run as designed in 3 runs (machine load): %s", gate)
+		skipDesign(t, "nbslow.c did not run as designed in %d runs (machine load): %s", attempts, gate)
 	}
 	for _, a := range []analyzer{{"dag", 0}, {"delta", 2}} {
 		t.Run(a.String(), func(t *testing.T) { checkNeighborSlow(t, analyze(t, bin, logDir, a), tol) })

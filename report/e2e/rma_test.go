@@ -29,12 +29,9 @@ func TestFenceSlowRank(t *testing.T) {
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "fenceslow.c", "-Wall")
 	bin := cpathBin(t)
 	tol := tolerance{Rel: 0.15, Abs: 5 * time.Millisecond}
-	var logDir, gate string
-	for try := 0; try < 3; try++ {
-		logDir = filepath.Join(t.TempDir(), "logs")
+	logDir, gate := retryUntilDesigned(t, func(logDir string) (gate string) {
 		mpitest.Run(t, 3, lib, logDir, filepath.Dir(exe), exe, us(fenceCompute), us(fenceSlow))
 		tl := timelines(mpitest.ReadLogs(t, logDir, 3))
-		gate = ""
 		for r, calls := range tl {
 			// The computation between the Put and the closing fence.
 			var inEpoch time.Duration
@@ -51,13 +48,10 @@ func TestFenceSlowRank(t *testing.T) {
 				gate = fmt.Sprintf("rank %d computed %v in the epoch, designed %v", r, inEpoch, want)
 			}
 		}
-		if gate == "" {
-			break
-		}
-		t.Logf("run %d: %s; again", try+1, gate)
-	}
+		return gate
+	})
 	if gate != "" {
-		skipDesign(t, "fenceslow.c did not run as designed in 3 runs (machine load): %s", gate)
+		skipDesign(t, "fenceslow.c did not run as designed in %d runs (machine load): %s", attempts, gate)
 	}
 	for _, a := range []analyzer{{"dag", 0}, {"delta", 2}} {
 		t.Run(a.String(), func(t *testing.T) { checkFenceSlow(t, analyze(t, bin, logDir, a), tol) })
