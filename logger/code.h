@@ -77,7 +77,7 @@ _Static_assert(sizeof(cp_slot) == 64, "a slot is one cache line");
 /* cp_enc is one stream's coding state (the Go twin's encoder). */
 struct cp_enc {
 	cp_slot slots[NSLOTS];
-	uint64_t used[NSLOTS]; /* when each slot was last used, by clock */
+	uint64_t used[NSLOTS]; /* when each slot was defined, by clock */
 	uint64_t path[NSLOTS][CP_MAXDEPTH]; /* each slot's last call path */
 	uint64_t clock, parent_cs;
 	uint32_t subpos;
@@ -120,11 +120,21 @@ static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v 
 extern uint8_t cp_uvlen[64];   /* by leading zeros: bytes of the uvarint */
 extern uint32_t cp_uvcont[64]; /* by leading zeros: its continuation bits */
 
+/* Whether PDEP is fast and LZCNT there (cp_enc_open): one instruction
+ * each for the spreading and the length below. */
+extern int cp_fast_pdep;
+
 static inline uint8_t *cp_uvf(uint8_t *p, uint64_t v) {
 	if (__builtin_expect(v >= (1u << 28), 0))
 		return uv(p, v);
-	uint64_t x = (v & 0x7F) | (v & 0x3F80) << 1 | (v & 0x1FC000) << 2 | (v & 0xFE00000) << 3;
-	int lz = __builtin_clzll(v | 1);
+	uint64_t x, lz;
+	if (__builtin_expect(cp_fast_pdep, 1)) {
+		__asm__("pdep %2, %1, %0" : "=r"(x) : "r"(v), "r"((uint64_t)0x7F7F7F7F));
+		__asm__("lzcnt %1, %0" : "=r"(lz) : "r"(v | 1));
+	} else {
+		x = (v & 0x7F) | (v & 0x3F80) << 1 | (v & 0x1FC000) << 2 | (v & 0xFE00000) << 3;
+		lz = (uint64_t)__builtin_clzll(v | 1);
+	}
 	x |= cp_uvcont[lz];
 	memcpy(p, &x, 8);
 	return p + cp_uvlen[lz];
@@ -141,7 +151,7 @@ static inline int cp_is_sub(uint8_t op) { return cp_subop[op]; }
 uint8_t *cp_code_fields(cp_enc *e, unsigned s, uint8_t *p, const cp_rec *r, const cp_path *path);
 
 /* cp_code_def picks the slot for a record of key key at call site kcs that
- * neither of its two candidate slots holds (the one used longer ago), and
+ * neither of its two candidate slots holds (the one defined longer ago), and
  * resets it as a DEF item does. */
 unsigned cp_code_def(cp_enc *e, unsigned s1, unsigned s2, uint64_t key, uint64_t kcs);
 
@@ -169,11 +179,10 @@ static inline __attribute__((always_inline)) uint8_t *cp_code(cp_enc *e, uint8_t
 		e->subpos = 0;
 		ksub = 0;
 	}
-	uint64_t h = kcs * 0x9E3779B97F4A7C15ULL ^ (uint64_t)r->op * 0xC2B2AE3D27D4EB4FULL ^
-		     (uint64_t)ksub * 0x165667B19E3779F9ULL;
-	h ^= h >> 29;
-	/* two candidate slots, 1..128 and 129..192: no division */
-	unsigned s1 = 1 + (unsigned)(h & 127), s2 = 129 + (unsigned)((h >> 32) & 63), s = s1;
+	/* two candidate slots, 1..128 and 129..192, from the top bits of one
+	 * multiplicative hash: no division */
+	uint64_t h = (kcs ^ (uint64_t)r->op << 48 ^ (uint64_t)ksub << 56) * 0x9E3779B97F4A7C15ULL;
+	unsigned s1 = 1 + (unsigned)(h >> 57), s2 = 129 + (unsigned)(h >> 51 & 63), s = s1;
 	uint64_t key = CP_KEY(r->op, ksub);
 	cp_slot *sl = &e->slots[s1];
 	if (__builtin_expect(((sl->key ^ key) & CP_KEY_MASK) | (sl->kcs ^ kcs), 0)) {
@@ -193,17 +202,21 @@ static inline __attribute__((always_inline)) uint8_t *cp_code(cp_enc *e, uint8_t
 	*first = (uint8_t)s;
 	p++;
 slotted:
-	e->used[s] = ++e->clock;
 	/* Every field as predicted, and the same call path: a zero mask. */
-	const uint8_t *a = (const uint8_t *)&r->bytes, *b = (const uint8_t *)&sl->p;
-	uint64_t d = (cp_ld64(a) ^ cp_ld64(b)) | (cp_ld64(a + 8) ^ cp_ld64(b + 8)) | (cp_ld64(a + 16) ^ cp_ld64(b + 16)) |
-		     (cp_ld64(a + 24) ^ cp_ld64(b + 24)) | (cp_ld64(a + 32) ^ cp_ld64(b + 32));
+	/* Field by field, each load as wide as the store that wrote the
+	 * field: a wider load over several fields just stored would wait for
+	 * the stores to reach the cache (no store forwarding). */
+	const cp_pred *q = &sl->p;
+	uint64_t d = (r->bytes ^ q->bytes) | (uint64_t)((r->flags ^ q->flags) | (r->thread ^ q->thread)) |
+		     (uint64_t)((r->comm ^ q->comm) | (uint32_t)(r->peer ^ q->peer) | (uint32_t)(r->tag ^ q->tag) |
+				(uint32_t)(r->root ^ q->root) | (r->count ^ q->count) | (r->seq ^ q->seq) | (r->req ^ q->req));
 	if (__builtin_expect(d == 0 && CP_KEY_NPATH(sl->key) == 0 && (!path || !path->n), 1)) {
 		*p++ = 0;
 		sl->p.seq += sl->seqstep;
 		sl->p.req += sl->reqstep;
 	} else {
-		p = cp_code_fields(e, s, p, r, path);
+		cp_rec copy = *r; /* r itself stays in registers (the calls' path builds it there) */
+		p = cp_code_fields(e, s, p, &copy, path);
 	}
 	if (__builtin_expect(!sub, 1)) {
 		p = cp_uvf(p, zz(r->start - e->prev_end));
@@ -242,15 +255,13 @@ extern uint32_t cp_cal_recs;
 extern uint64_t cp_nrec;
 
 int cp_enc_room(int n, uint64_t end);
-uint8_t *cp_enc_check(uint8_t *start, uint8_t first, uint8_t *p, uint64_t *cfrom);
-void cp_enc_checked(uint64_t cfrom);
+void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n);
 
 /* cp_enc_batch_in codes n ≥ 1 records (whole calls; paths[i] is record i's
  * call path, paths NULL for none) and commits them: cp_enc_batch, inline
- * for the calls' path. One thread at a time. */
+ * for the calls' path. One thread at a time, which tells the signal path
+ * that it is in the logger (runtime.c's cp_held, or cp_enc_busy). */
 static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *recs, const cp_path *paths, int n) {
-	cp_enc_busy = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t pos = cp_pos;
 	size_t need = (size_t)(n + 2) * CP_MAXREC;
 	if (__builtin_expect(pos + need + CP_TAILROOM > cp_room, 0) && !cp_enc_room(n, pos + need + CP_TAILROOM))
@@ -271,11 +282,12 @@ static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *
 			uint8_t *at = p;
 			p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
 		}
-		uint64_t cfrom = 0;
 		cp_cal_recs += (uint32_t)n;
 		if (__builtin_expect(recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS, 0) &&
-		    !cp_is_sub(recs[0].op))
-			p = cp_enc_check(start, first, p, &cfrom);
+		    !cp_is_sub(recs[0].op)) {
+			cp_enc_commit_check(start, first, p, n);
+			goto done;
+		}
 		uint64_t end = pos + (uint64_t)(p - start);
 		cp_bend = end;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -285,8 +297,6 @@ static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *
 		if (__builtin_expect(!cp_finished_enc, 1)) {
 			__atomic_store_n(start, first, __ATOMIC_RELEASE);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			if (__builtin_expect(cfrom != 0, 0))
-				cp_enc_checked(cfrom);
 			cp_pos = end;
 			cp_nrec += (uint64_t)n;
 		}
@@ -294,9 +304,7 @@ static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *
 done:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cp_coding = 0;
-out:
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cp_enc_busy = 0;
+out:;
 }
 
 #pragma GCC visibility pop

@@ -125,6 +125,28 @@ static uint32_t cp_crc_update(uint32_t crc, const uint8_t *p, size_t n) {
 
 uint8_t cp_uvlen[64];
 uint32_t cp_uvcont[64];
+int cp_fast_pdep;
+
+/* cp_pdep_is_fast says whether the CPU has BMI2 (PDEP) and LZCNT, and
+ * PDEP is not microcoded (it is on AMD before Zen 3: hundreds of cycles). */
+static int cp_pdep_is_fast(void) {
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	unsigned maxleaf = a;
+	int amd = b == 0x68747541; /* "Auth"enticAMD */
+	if (maxleaf < 7)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+	int bmi2 = (b >> 8) & 1;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+	if (a < 0x80000001u)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+	int lzcnt = (c >> 5) & 1;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	unsigned family = ((a >> 8) & 0xF) + ((a >> 8 & 0xF) == 0xF ? (a >> 20) & 0xFF : 0);
+	return bmi2 && lzcnt && (!amd || family >= 0x19);
+}
 uint8_t cp_subop[256];
 
 static void cp_uvf_init(void) {
@@ -254,10 +276,11 @@ __attribute__((noinline)) uint8_t *cp_code_fields(cp_enc *e, unsigned s, uint8_t
 }
 
 /* cp_code_def picks the slot for a record of key key at call site kcs that
- * neither of its two candidate slots holds (the one used longer ago), and
+ * neither of its two candidate slots holds (the one defined longer ago), and
  * resets it as a DEF item does. */
 __attribute__((noinline)) unsigned cp_code_def(cp_enc *e, unsigned s1, unsigned s2, uint64_t key, uint64_t kcs) {
 	unsigned s = e->used[s2] < e->used[s1] ? s2 : s1;
+	e->used[s] = ++e->clock;
 	cp_slot *sl = &e->slots[s];
 	memset(sl, 0, sizeof *sl);
 	sl->p.op = (uint8_t)key;
@@ -376,6 +399,7 @@ int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every, int threads,
 	unsigned a, b, c, d;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
 	cp_have_sse42 = (c >> 20) & 1;
+	cp_fast_pdep = cp_pdep_is_fast();
 	cp_crc_init();
 	cp_subop_init();
 	cp_uvf_init();
@@ -441,35 +465,46 @@ __attribute__((noinline)) int cp_enc_room(int n, uint64_t end) {
 	return 1;
 }
 
-/* cp_enc_check codes, at p, after the batch at start (whose first byte is
- * first, not stored yet), a CHECK of the stream so far (this batch
- * included), then a calibration point read now, after every time before it
- * and before every time after it, so that the reader's interpolation keeps
- * the calls in order across it. *cfrom is where the next CRC starts, for
- * cp_enc_checked once the batch is committed. */
-__attribute__((noinline)) uint8_t *cp_enc_check(uint8_t *start, uint8_t first, uint8_t *p, uint64_t *cfrom) {
+/* cp_enc_commit_check ends the batch at start, coded up to p but for its
+ * first byte first (not stored yet), with a CHECK of the stream so far
+ * (this batch included), then a calibration point read now, after every
+ * time before it and before every time after it, so that the reader's
+ * interpolation keeps the calls in order across it; then commits it, as
+ * cp_enc_batch_in does. */
+__attribute__((noinline)) void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n) {
 	cp_cal_recs = 0;
 	uint32_t c = cp_crc_update(cp_crc_to(cp_pos), &first, 1);
 	c = cp_crc_update(c, start + 1, (size_t)(p - start - 1));
 	*p = TAG_CHECK;
 	memcpy(p + 1, &c, 4);
 	p += 5;
-	*cfrom = cp_pos + (uint64_t)(p - start);
+	uint64_t cfrom = cp_pos + (uint64_t)(p - start);
 	int64_t tick, ns;
 	cp_cal_read(&tick, &ns);
 	cp_cal_last = tick;
-	return cp_code_cal(p, tick, ns);
-}
-
-__attribute__((noinline)) void cp_enc_checked(uint64_t cfrom) {
-	cp_crc = 0;
-	cp_crc_from = cfrom;
+	p = cp_code_cal(p, tick, ns);
+	uint64_t end = cp_pos + (uint64_t)(p - start);
+	cp_bend = end;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!cp_finished_enc) {
+		__atomic_store_n(start, first, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cp_crc = 0;
+		cp_crc_from = cfrom;
+		cp_pos = end;
+		cp_nrec += (uint64_t)n;
+	}
 }
 
 /* cp_enc_batch codes n records and commits them (code.h: cp_enc_batch_in). */
 void cp_enc_batch(const cp_rec *recs, const cp_path *paths, int n) {
-	if (n > 0)
-		cp_enc_batch_in(recs, paths, n);
+	if (n <= 0)
+		return;
+	cp_enc_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_enc_batch_in(recs, paths, n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_enc_busy = 0;
 }
 
 /* ---- threads: blocks ---- */

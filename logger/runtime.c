@@ -424,6 +424,56 @@ static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_
 	return r;
 }
 
+/* A call without sub-records, on the calls' path, builds its record in a
+ * variable of its own (cp_call1) rather than in the staging buffer, and
+ * cp_end1 codes it from there, without a trip through memory, when it is
+ * the only record to code (one stream, nothing staged, no call path);
+ * otherwise it is staged, as cp_call would have. */
+static inline __attribute__((always_inline)) void cp_call1(cp_thr *t, cp_rec *r, int op, int64_t t0, int64_t t1,
+							    uint64_t cs, uint32_t comm, int rc) {
+	cp_run_close(t, t);
+	cp_module_seen(cs);
+	*r = (cp_rec){.start = t0, .end = t1, .callsite = cs, .op = (uint8_t)op,
+		      .flags = rc != MPI_SUCCESS ? CP_F_ERROR : 0, .thread = (uint16_t)t->tid, .comm = comm,
+		      .peer = CP_PEER_NONE, .root = CP_PEER_NONE};
+	t->last_end = t1;
+}
+
+/* cp_stage1 stages r (the call's record) and commits it: the general way. */
+static __attribute__((noinline)) void cp_stage1(cp_thr *t, cp_rec r) {
+	if (t->n == CP_TBUF)
+		cp_flush(t);
+	t->buf[t->n++] = r;
+	if (__builtin_expect(cp_calldepth, 0))
+		cp_call_path(t);
+	cp_end(t);
+}
+
+/* cp_end1_mt codes and commits r, the only record, with threads. */
+static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, cp_rec r) {
+	int due = cp_enc_put(t->enc, &r, NULL, 1, r.end);
+	if (__builtin_expect(cp_mods_stale, 0))
+		cp_mods_flush();
+	cp_tunlock(t);
+	if (__builtin_expect(due, 0))
+		cp_checkpoint(t);
+}
+
+static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) {
+	if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
+		if (__builtin_expect(cp_mt, 0)) {
+			cp_end1_mt(t, *r);
+			return;
+		}
+		cp_enc_batch_in(r, NULL, 1);
+		if (__builtin_expect(cp_mods_stale, 0))
+			cp_mods_flush();
+		cp_held = 0;
+		return;
+	}
+	cp_stage1(t, *r);
+}
+
 static inline cp_rec *cp_sub(cp_thr *t, int op) {
 	cp_rec *r = cp_put(t);
 	r->op = (uint8_t)op;
@@ -1075,14 +1125,16 @@ void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->peer = cp_world_rank_in(c, peer, 1);
-	r->tag = tag;
-	r->bytes = bytes;
-	cp_end(t);
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	r.peer = cp_world_rank_in(c, peer, 1);
+	r.tag = tag;
+	r.bytes = bytes;
+	cp_end1(t, &r);
 }
 
-static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, const MPI_Status *st) {
+static inline __attribute__((always_inline)) void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag,
+								       const MPI_Status *st) {
 	r->peer = cp_world_rank_in(c, source, 1);
 	r->tag = tag;
 	if (source == MPI_ANY_SOURCE)
@@ -1112,9 +1164,10 @@ void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int sou
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	cp_fill_from_status(r, c, source, tag, st);
-	cp_end(t);
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_fill_from_status(&r, c, source, tag, st);
+	cp_end1(t, &r);
 }
 
 void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,
@@ -1142,7 +1195,8 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_rec rec, *r = &rec;
+	cp_call1(t, r, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->flags |= (uint8_t)flags;
 	r->tag = tag;
 	r->bytes = bytes;
@@ -1168,7 +1222,7 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 		if (persistent)
 			r->flags |= CP_F_PERSISTENT;
 	}
-	cp_end(t);
+	cp_end1(t, r);
 }
 
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
@@ -1493,13 +1547,14 @@ void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int roo
 		cp_seq_next(c); /* the numbering must stay the same on every member */
 		return;
 	}
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->flags |= (uint8_t)flags;
-	r->seq = cp_seq_next(c);
-	r->bytes = bytes;
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	r.flags |= (uint8_t)flags;
+	r.seq = cp_seq_next(c);
+	r.bytes = bytes;
 	if (root != CP_PEER_NONE)
-		r->root = cp_root_rank(c, root);
-	cp_end(t);
+		r.root = cp_root_rank(c, root);
+	cp_end1(t, &r);
 }
 
 
