@@ -1,9 +1,10 @@
 /* encode.c: the log's record stream, coded in C as calls complete and
  * written straight into a shared mapping of the log file.
  *
- * Each call's records (built by runtime.c in its thread's staging buffer)
- * are coded into stream items (docs/log-format.md, "Stream items"; the Go
- * twin is trace/stream.go). The file is mapped once, MAP_SHARED, over far
+ * Each call's records (built by runtime.c in its thread's staging buffer,
+ * or in registers for a call of one record) are coded into stream items
+ * (docs/log-format.md, "Stream items"; the Go twin is trace/stream.go) by
+ * the coder in code.h, inline in the calls' path. The file is mapped once, MAP_SHARED, over far
  * more address space than it will need, and grown under the mapping as the
  * data reaches its end; the kernel owns the pages, so a rank killed by
  * SIGKILL leaves every committed call in the file. An item is committed by

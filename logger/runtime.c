@@ -1292,14 +1292,21 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		return;
 	}
 	t = cp_begin();
-	cp_reserve(t, 1 + ndone);
-	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	int k = 0;
 	for (int j = 0; j < ndone; j++) {
 		int i = idx ? idx[j] : j;
 		if (i >= 0 && i < p->n && p->ents[i].id)
 			k++;
 	}
+	if (k == 0) {
+		/* no request the logger knows: one record, no table to change */
+		cp_rec r1;
+		cp_call1(t, &r1, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		cp_end1(t, &r1);
+		return;
+	}
+	cp_reserve(t, 1 + ndone);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	r->count = (uint32_t)k;
 	for (int j = 0; j < ndone; j++) {
 		int i = idx ? idx[j] : j;
