@@ -42,10 +42,8 @@
  * calibration point, a checksum, the final clock chunk and the trailer). */
 #define CP_TAILROOM 512
 
-/* A slot's prediction of its next record's fields: cp_rec's from bytes to
- * req, in the same layout, so that a record that matches it (the common
- * case) is found with five word compares; Seq and Req are the last ones
- * plus their steps. */
+/* A slot's prediction of its next record's fields: Seq and Req are the
+ * last ones plus their steps, the others the last ones. */
 typedef struct cp_pred {
 	uint64_t bytes;
 	uint8_t op, flags;
@@ -54,11 +52,6 @@ typedef struct cp_pred {
 	int32_t peer, tag, root;
 	uint32_t count, seq, req;
 } cp_pred;
-#define CP_SAME_AT(f) (offsetof(cp_rec, f) - offsetof(cp_rec, bytes) == offsetof(cp_pred, f))
-_Static_assert(sizeof(cp_pred) == 40 && offsetof(cp_rec, bytes) + 40 == sizeof(cp_rec) && CP_SAME_AT(op) &&
-		       CP_SAME_AT(flags) && CP_SAME_AT(thread) && CP_SAME_AT(comm) && CP_SAME_AT(peer) &&
-		       CP_SAME_AT(tag) && CP_SAME_AT(root) && CP_SAME_AT(count) && CP_SAME_AT(seq) && CP_SAME_AT(req),
-	       "cp_pred must mirror the tail of cp_rec");
 
 /* A slot: one cache line of what every record coded against it reads. Its
  * key is CP_KEY(op, position among the sub-records) with the length of its
@@ -155,12 +148,6 @@ uint8_t *cp_code_fields(cp_enc *e, unsigned s, uint8_t *p, const cp_rec *r, cons
  * resets it as a DEF item does. */
 unsigned cp_code_def(cp_enc *e, unsigned s1, unsigned s2, uint64_t key, uint64_t kcs);
 
-static inline uint64_t cp_ld64(const uint8_t *p) {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* cp_code codes r (with its call path, NULL for none) at p, except its
  * first byte, which it puts in *first: the caller stores it (last, for the
  * first item of a batch). The caller has CP_MAXREC bytes of room. */
@@ -202,10 +189,10 @@ static inline __attribute__((always_inline)) uint8_t *cp_code(cp_enc *e, uint8_t
 	*first = (uint8_t)s;
 	p++;
 slotted:
-	/* Every field as predicted, and the same call path: a zero mask. */
-	/* Field by field, each load as wide as the store that wrote the
-	 * field: a wider load over several fields just stored would wait for
-	 * the stores to reach the cache (no store forwarding). */
+	/* Every field as predicted, and the same call path: a zero mask.
+	 * Compared field by field, each load as wide as the store that wrote
+	 * the field: a wider load over several fields just stored would wait
+	 * for the stores to reach the cache (no store forwarding). */
 	const cp_pred *q = &sl->p;
 	uint64_t d = (r->bytes ^ q->bytes) | (uint64_t)((r->flags ^ q->flags) | (r->thread ^ q->thread)) |
 		     (uint64_t)((r->comm ^ q->comm) | (uint32_t)(r->peer ^ q->peer) | (uint32_t)(r->tag ^ q->tag) |
@@ -228,7 +215,6 @@ slotted:
 
 /* ---- one stream (no MPI_THREAD_MULTIPLE): its state, in encode.c ---- */
 
-extern volatile int cp_enc_busy;
 extern cp_enc *cp_enc0; /* stream 0 */
 extern uint8_t *cp_map; /* the file, from offset 0 */
 /* One stream: the end of the committed data. Threads: the end of the

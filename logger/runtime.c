@@ -439,19 +439,39 @@ static inline __attribute__((always_inline)) void cp_call1(cp_thr *t, cp_rec *r,
 	t->last_end = t1;
 }
 
-/* cp_stage1 stages r (the call's record) and commits it: the general way. */
-static __attribute__((noinline)) void cp_stage1(cp_thr *t, cp_rec r) {
-	if (t->n == CP_TBUF)
-		cp_flush(t);
-	t->buf[t->n++] = r;
+/* cp_rec_put copies r into *d field by field: a struct copy would read r
+ * with wide loads over the narrow stores that just wrote it, and wait for
+ * them (no store forwarding); r itself, never passed on, stays in
+ * registers. */
+static inline __attribute__((always_inline)) void cp_rec_put(cp_rec *d, const cp_rec *r) {
+	d->start = r->start;
+	d->end = r->end;
+	d->callsite = r->callsite;
+	d->bytes = r->bytes;
+	d->op = r->op;
+	d->flags = r->flags;
+	d->thread = r->thread;
+	d->comm = r->comm;
+	d->peer = r->peer;
+	d->tag = r->tag;
+	d->root = r->root;
+	d->count = r->count;
+	d->seq = r->seq;
+	d->req = r->req;
+}
+
+/* cp_staged1 commits the record just staged: the general way. */
+static __attribute__((noinline)) void cp_staged1(cp_thr *t) {
 	if (__builtin_expect(cp_calldepth, 0))
 		cp_call_path(t);
 	cp_end(t);
 }
 
+static __attribute__((noinline)) void cp_flush_full(cp_thr *t) { cp_flush(t); }
+
 /* cp_end1_mt codes and commits r, the only record, with threads. */
-static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, cp_rec r) {
-	int due = cp_enc_put(t->enc, &r, NULL, 1, r.end);
+static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, const cp_rec *r) {
+	int due = cp_enc_put(t->enc, r, NULL, 1, r->end);
 	if (__builtin_expect(cp_mods_stale, 0))
 		cp_mods_flush();
 	cp_tunlock(t);
@@ -462,7 +482,9 @@ static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, cp_rec r) {
 static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) {
 	if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
 		if (__builtin_expect(cp_mt, 0)) {
-			cp_end1_mt(t, *r);
+			cp_rec m;
+			cp_rec_put(&m, r);
+			cp_end1_mt(t, &m);
 			return;
 		}
 		cp_enc_batch_in(r, NULL, 1);
@@ -471,7 +493,10 @@ static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) 
 		cp_held = 0;
 		return;
 	}
-	cp_stage1(t, *r);
+	if (t->n == CP_TBUF)
+		cp_flush_full(t);
+	cp_rec_put(&t->buf[t->n++], r);
+	cp_staged1(t);
 }
 
 static inline cp_rec *cp_sub(cp_thr *t, int op) {
