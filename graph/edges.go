@@ -115,6 +115,11 @@ func (b *builder) waits() error {
 			last, lastEnd = c+p.CallLo, en
 		}
 	}
+	// The matched messages were needed up to here (their order and
+	// wrong-order marks); the PAG keeps what it reports of them
+	// (MsgSend, MsgRecv, MsgBytes). Dropped before the graph's rows
+	// are made, where the build's memory peaks.
+	b.msgs = nil
 	x := []int64{t0, -t1}
 	if err := b.c.Allreduce(x, mpix.Min); err != nil {
 		return err
