@@ -210,6 +210,10 @@ void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int
 void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc);
 void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
 		  MPI_Request req, int rc);
+/* Split collectives: the _begin creates a request of the tool's, kept in
+ * the file's entry, which the _end completes. */
+void cp_file_begin(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int rc);
+void cp_file_end(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc);
 /* One-sided communication: the window table maps a window to the
  * communicator it was created over. coll: a collective over it (fence);
  * has_target: target is a rank of the window's group. */

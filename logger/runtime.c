@@ -1741,6 +1741,7 @@ typedef struct cp_hent {
 	uintptr_t h;
 	cp_comm *c;
 	int32_t id;
+	uint32_t split; /* files: the request of the split collective begun and not yet ended (0: none) */
 } cp_hent;
 typedef struct cp_htab {
 	cp_hent *e;
@@ -1872,6 +1873,64 @@ void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
  * without its request. */
 void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc) {
 	cp_file_ireq(op, t0, t1, cs, fh, bytes, coll, MPI_REQUEST_NULL, rc);
+}
+
+/* cp_file_split sets the pending split collective of file h to id and
+ * returns the one it had (0: none, or a file the logger did not see open). */
+static uint32_t cp_file_split(MPI_File h, uint32_t id) {
+	uint32_t old = 0;
+	pthread_mutex_lock(&cp_files.mu);
+	for (int i = cp_files.n - 1; i >= 0; i--)
+		if (cp_files.e[i].h == (uintptr_t)h) {
+			old = cp_files.e[i].split;
+			cp_files.e[i].split = id;
+			break;
+		}
+	pthread_mutex_unlock(&cp_files.mu);
+	return old;
+}
+
+/* cp_file_begin records the _begin of a split collective: as its
+ * non-blocking form, with a request id that no MPI handle stands for. */
+void cp_file_begin(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int rc) {
+	cp_hent f = cp_file_find(fh);
+	uint32_t seq = cp_seq_next(f.c);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->seq = seq;
+	r->tag = f.id;
+	r->bytes = bytes;
+	if (rc == MPI_SUCCESS && f.id) {
+		r->req = cp_req_id(t);
+		r->flags |= CP_F_NEWREQ;
+		cp_file_split(fh, r->req);
+	}
+	cp_end(t);
+}
+
+/* cp_file_end records the _end of a split collective, completing the
+ * request of its _begin (also while paused, which records nothing). */
+void cp_file_end(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc) {
+	uint32_t id = cp_file_split(fh, 0);
+	if (!cp_on)
+		return;
+	cp_hent f = cp_file_find(fh);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_reserve(t, 2);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->tag = f.id;
+	if (id) {
+		r->count = 1;
+		cp_rec *s = cp_sub(t, CP_OP_REQDONE);
+		s->req = id;
+		s->comm = r->comm;
+		s->tag = f.id;
+	}
+	cp_end(t);
 }
 
 /* ---- one-sided communication ---- */

@@ -13917,6 +13917,1188 @@ static void cpf08_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void 
 void CPF08_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_all_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_all_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_all_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_all_begin mpi_file_read_all_begin_f08_
+#define CPF08_PM_mpi_file_read_all_begin pmpi_file_read_all_begin_f08_
+#else
+#define CPF08_mpi_file_read_all_begin mpi_file_read_all_begin_f08ts_
+#define CPF08_PM_mpi_file_read_all_begin pmpir_file_read_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_all_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_all_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_all_end mpi_file_read_all_end_f08_
+#define CPF08_PM_mpi_file_read_all_end pmpi_file_read_all_end_f08_
+#else
+#define CPF08_mpi_file_read_all_end mpi_file_read_all_end_f08ts_
+#define CPF08_PM_mpi_file_read_all_end pmpir_file_read_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_all_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_all_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_all_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_all_begin mpi_file_write_all_begin_f08_
+#define CPF08_PM_mpi_file_write_all_begin pmpi_file_write_all_begin_f08_
+#else
+#define CPF08_mpi_file_write_all_begin mpi_file_write_all_begin_f08ts_
+#define CPF08_PM_mpi_file_write_all_begin pmpir_file_write_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_all_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_all_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_all_end mpi_file_write_all_end_f08_
+#define CPF08_PM_mpi_file_write_all_end pmpi_file_write_all_end_f08_
+#else
+#define CPF08_mpi_file_write_all_end mpi_file_write_all_end_f08ts_
+#define CPF08_PM_mpi_file_write_all_end pmpir_file_write_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at_all_begin mpi_file_read_at_all_begin_f08_
+#define CPF08_PM_mpi_file_read_at_all_begin pmpi_file_read_at_all_begin_f08_
+#else
+#define CPF08_mpi_file_read_at_all_begin mpi_file_read_at_all_begin_f08ts_
+#define CPF08_PM_mpi_file_read_at_all_begin pmpir_file_read_at_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_at_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_at_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at_all_end mpi_file_read_at_all_end_f08_
+#define CPF08_PM_mpi_file_read_at_all_end pmpi_file_read_at_all_end_f08_
+#else
+#define CPF08_mpi_file_read_at_all_end mpi_file_read_at_all_end_f08ts_
+#define CPF08_PM_mpi_file_read_at_all_end pmpir_file_read_at_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_at_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at_all_begin mpi_file_write_at_all_begin_f08_
+#define CPF08_PM_mpi_file_write_at_all_begin pmpi_file_write_at_all_begin_f08_
+#else
+#define CPF08_mpi_file_write_at_all_begin mpi_file_write_at_all_begin_f08ts_
+#define CPF08_PM_mpi_file_write_at_all_begin pmpir_file_write_at_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_at_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_at_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at_all_end mpi_file_write_at_all_end_f08_
+#define CPF08_PM_mpi_file_write_at_all_end pmpi_file_write_at_all_end_f08_
+#else
+#define CPF08_mpi_file_write_at_all_end mpi_file_write_at_all_end_f08ts_
+#define CPF08_PM_mpi_file_write_at_all_end pmpir_file_write_at_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_at_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_ordered_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_ordered_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_ordered_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_ordered_begin mpi_file_read_ordered_begin_f08_
+#define CPF08_PM_mpi_file_read_ordered_begin pmpi_file_read_ordered_begin_f08_
+#else
+#define CPF08_mpi_file_read_ordered_begin mpi_file_read_ordered_begin_f08ts_
+#define CPF08_PM_mpi_file_read_ordered_begin pmpir_file_read_ordered_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_ordered_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_ordered_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_ordered_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_ordered_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_ordered_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_ordered_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_ordered_end mpi_file_read_ordered_end_f08_
+#define CPF08_PM_mpi_file_read_ordered_end pmpi_file_read_ordered_end_f08_
+#else
+#define CPF08_mpi_file_read_ordered_end mpi_file_read_ordered_end_f08ts_
+#define CPF08_PM_mpi_file_read_ordered_end pmpir_file_read_ordered_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_ordered_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_ordered_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_ordered_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_ordered_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_ordered_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_ordered_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_ordered_begin mpi_file_write_ordered_begin_f08_
+#define CPF08_PM_mpi_file_write_ordered_begin pmpi_file_write_ordered_begin_f08_
+#else
+#define CPF08_mpi_file_write_ordered_begin mpi_file_write_ordered_begin_f08ts_
+#define CPF08_PM_mpi_file_write_ordered_begin pmpir_file_write_ordered_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_ordered_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_ordered_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_ordered_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_ordered_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_ordered_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_ordered_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_ordered_end mpi_file_write_ordered_end_f08_
+#define CPF08_PM_mpi_file_write_ordered_end pmpi_file_write_ordered_end_f08_
+#else
+#define CPF08_mpi_file_write_ordered_end mpi_file_write_ordered_end_f08ts_
+#define CPF08_PM_mpi_file_write_ordered_end pmpir_file_write_ordered_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_ordered_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_ordered_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_ordered_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
 		return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);

@@ -263,6 +263,25 @@ const (
 	// Partitioned communication (issue 11; the calls are codes 87-92).
 	OpPartition // sub-record of MPI_Pready_list: one partition it made ready, in Tag
 
+	// Split collective MPI-IO (issue 11): a _begin is a non-blocking
+	// collective file operation (ClassIcollective, attrIO) that creates
+	// request Req, known to the tool only (MPI gives the program none);
+	// its _end, the next on the file (MPI allows one at a time per file),
+	// completes it as a Wait does (ClassComplete: one ReqDone
+	// sub-record), with Comm and Tag naming the file.
+	OpFileReadAllBegin
+	OpFileReadAllEnd
+	OpFileWriteAllBegin
+	OpFileWriteAllEnd
+	OpFileReadAtAllBegin
+	OpFileReadAtAllEnd
+	OpFileWriteAtAllBegin
+	OpFileWriteAtAllEnd
+	OpFileReadOrderedBegin
+	OpFileReadOrderedEnd
+	OpFileWriteOrderedBegin
+	OpFileWriteOrderedEnd
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -491,6 +510,19 @@ var ops = [NumOps]opInfo{
 	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA},
 	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0},
 	OpPartition:         {"(partition)", ClassSub, 0, 0},
+
+	OpFileReadAllBegin:      {"MPI_File_read_all_begin", ClassIcollective, 0, attrIO},
+	OpFileReadAllEnd:        {"MPI_File_read_all_end", ClassComplete, 0, attrIO},
+	OpFileWriteAllBegin:     {"MPI_File_write_all_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteAllEnd:       {"MPI_File_write_all_end", ClassComplete, 0, attrIO},
+	OpFileReadAtAllBegin:    {"MPI_File_read_at_all_begin", ClassIcollective, 0, attrIO},
+	OpFileReadAtAllEnd:      {"MPI_File_read_at_all_end", ClassComplete, 0, attrIO},
+	OpFileWriteAtAllBegin:   {"MPI_File_write_at_all_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteAtAllEnd:     {"MPI_File_write_at_all_end", ClassComplete, 0, attrIO},
+	OpFileReadOrderedBegin:  {"MPI_File_read_ordered_begin", ClassIcollective, 0, attrIO},
+	OpFileReadOrderedEnd:    {"MPI_File_read_ordered_end", ClassComplete, 0, attrIO},
+	OpFileWriteOrderedBegin: {"MPI_File_write_ordered_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteOrderedEnd:   {"MPI_File_write_ordered_end", ClassComplete, 0, attrIO},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").

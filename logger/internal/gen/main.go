@@ -423,7 +423,7 @@ func genC(w *bytes.Buffer, f fn) {
 
 // skip is the test for passing a call through unlogged.
 func skip(f fn) string {
-	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" || f.family == "wincreate" {
+	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" || f.family == "fileend" || f.family == "wincreate" {
 		return "CP_SKIP_PAUSED()"
 	}
 	return "CP_SKIP()"
