@@ -160,6 +160,9 @@ void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int
 		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc);
 void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persistent, MPI_Comm comm,
 	       int peer, int tag, int root, uint64_t bytes, int flags, MPI_Request req, int rc);
+/* A persistent collective's init (MPI_Neighbor_allgather_init, …): a
+ * persistent request over comm; its starts take sequence numbers. */
+void cp_coll_init(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uint64_t bytes, MPI_Request req, int rc);
 void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs);
 void cp_pre_free(cp_pre *p);
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);

@@ -1152,6 +1152,27 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 	cp_end(t);
 }
 
+void cp_coll_init(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uint64_t bytes, MPI_Request req, int rc) {
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	r->bytes = bytes;
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_COLL, .persistent = 1, .comm = r->comm, .c = c,
+			    .peer = CP_PEER_NONE, .tag = 0};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ | CP_F_PERSISTENT;
+	}
+	cp_end(t);
+}
+
+/* A start of a persistent collective is an instance of it: the next
+ * number of its communicator's sequence. */
+static inline uint32_t cp_start_seq(const cp_req *e) { return e->kind == CP_RK_COLL ? cp_seq_next(e->c) : 0; }
+
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 	cp_thr *t = cp_begin();
 	if (!t)
@@ -1164,6 +1185,7 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 			r->comm = p->ents[0].comm;
 			r->peer = p->ents[0].peer;
 			r->tag = p->ents[0].tag;
+			r->seq = cp_start_seq(&p->ents[0]);
 		}
 	} else {
 		int k = 0;
@@ -1178,6 +1200,7 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 				s->comm = p->ents[i].comm;
 				s->peer = p->ents[i].peer;
 				s->tag = p->ents[i].tag;
+				s->seq = cp_start_seq(&p->ents[i]);
 			}
 	}
 	cp_end(t);

@@ -16337,6 +16337,680 @@ static void cpf08_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, M
 }
 void CPF08_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
+#if MPI_VERSION >= 4
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgather_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgather_init mpi_neighbor_allgather_init_f08_
+#define CPF08_PM_mpi_neighbor_allgather_init pmpi_neighbor_allgather_init_f08_
+#else
+#define CPF08_mpi_neighbor_allgather_init mpi_neighbor_allgather_init_f08ts_
+#define CPF08_PM_mpi_neighbor_allgather_init pmpir_neighbor_allgather_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgather_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_displs = displs;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgatherv_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHERV_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgatherv_init mpi_neighbor_allgatherv_init_f08_
+#define CPF08_PM_mpi_neighbor_allgatherv_init pmpi_neighbor_allgatherv_init_f08_
+#else
+#define CPF08_mpi_neighbor_allgatherv_init mpi_neighbor_allgatherv_init_f08ts_
+#define CPF08_PM_mpi_neighbor_allgatherv_init pmpir_neighbor_allgatherv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgatherv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoall_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoall_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoall_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALL_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoall_init mpi_neighbor_alltoall_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoall_init pmpi_neighbor_alltoall_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoall_init mpi_neighbor_alltoall_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoall_init pmpir_neighbor_alltoall_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoall_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const int *c_sdispls = sdispls;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_rdispls = rdispls;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallv_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallv_init_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallv_init_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLV_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallv_init mpi_neighbor_alltoallv_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoallv_init pmpi_neighbor_alltoallv_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallv_init mpi_neighbor_alltoallv_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallv_init pmpir_neighbor_alltoallv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const MPI_Datatype *c_sendtypes = sendtypes;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	const MPI_Datatype *c_recvtypes = recvtypes;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallw_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallw_init_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallw_init_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLW_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallw_init mpi_neighbor_alltoallw_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoallw_init pmpi_neighbor_alltoallw_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallw_init mpi_neighbor_alltoallw_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallw_init pmpir_neighbor_alltoallw_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallw_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
 		return PMPI_Win_create(base, size, disp_unit, info, comm, win);

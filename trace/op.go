@@ -49,6 +49,13 @@ const (
 	ClassRMA        // a one-sided transfer (Put, Get, Accumulate, …) or a passive-target or PSCW synchronisation call: Peer is the target's world rank where the call names one
 	ClassRMARequest // MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: as ClassRMA, and creates request Req that completes locally
 	ClassRMAGroup   // MPI_Win_post, MPI_Win_start: WinGroupMember sub-records list the group's world ranks
+	// Persistent collectives (MPI 4: MPI_Neighbor_allgather_init, …):
+	// the init creates an inactive persistent request (FlagPersistent)
+	// and is no collective instance itself; each MPI_Start of the
+	// request is one, numbered in the communicator's collective sequence
+	// at the start (Seq of the MPI_Start record, or of the ReqStart
+	// sub-record of MPI_Startall), and a Wait/Test completes it.
+	ClassCollInit
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -281,6 +288,14 @@ const (
 	OpFileReadOrderedEnd
 	OpFileWriteOrderedBegin
 	OpFileWriteOrderedEnd
+
+	// Persistent neighbourhood collectives (issue 11; MPI 4, class
+	// ClassCollInit): Bytes as for the blocking forms, per activation.
+	OpNeighborAllgatherInit
+	OpNeighborAllgathervInit
+	OpNeighborAlltoallInit
+	OpNeighborAlltoallvInit
+	OpNeighborAlltoallwInit
 
 	NumOps // not an operation: the number of defined codes
 )
@@ -523,6 +538,12 @@ var ops = [NumOps]opInfo{
 	OpFileReadOrderedEnd:    {"MPI_File_read_ordered_end", ClassComplete, 0, attrIO},
 	OpFileWriteOrderedBegin: {"MPI_File_write_ordered_begin", ClassIcollective, 0, attrIO},
 	OpFileWriteOrderedEnd:   {"MPI_File_write_ordered_end", ClassComplete, 0, attrIO},
+
+	OpNeighborAllgatherInit:  {"MPI_Neighbor_allgather_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAllgathervInit: {"MPI_Neighbor_allgatherv_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrNeighbor},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -574,7 +595,7 @@ func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&at
 func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
 
 // IsNeighbor reports whether the op is a neighbourhood collective
-// (MPI_Neighbor_… and MPI_Ineighbor_…): a member needs only its
+// (MPI_Neighbor_…, MPI_Ineighbor_… and the persistent MPI_Neighbor_…_init): a member needs only its
 // in-neighbours in the communicator's topology (Comm.Sources), and its
 // Bytes are what it sends to its out-neighbours, summed.
 func (o Op) IsNeighbor() bool { return o < NumOps && ops[o].attr&attrNeighbor != 0 }
