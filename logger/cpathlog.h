@@ -206,6 +206,10 @@ void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request 
 void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
 void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int n, const int *parts, int rc);
+/* MPI_Parrived: one that found its partition not arrived (flag 0) joins
+ * the thread's run of such calls on the same request and partition, as
+ * the Test family's unproductive polls do (cp_poll). */
+void cp_parrived(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int part, int flag, int rc);
 /* MPI-IO: the file table maps a handle to its MPI_File_open's communicator;
  * coll: a collective over it (takes a sequence number). */
 void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc);

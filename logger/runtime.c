@@ -1729,6 +1729,29 @@ void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	cp_end(t);
 }
 
+void cp_parrived(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int part, int flag, int rc) {
+	if (flag || rc != MPI_SUCCESS || !cp_on || p->n != 1) {
+		cp_partitioned(op, t0, t1, cs, p, part, flag, rc);
+		return;
+	}
+	uint64_t key = cp_mix(cp_mix(cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)p->ents[0].h), p->ents[0].id),
+			      (uint64_t)(uint32_t)part);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (!cp_poll_extend(t, op, key, t1)) {
+		cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		if (p->ents[0].id) {
+			r->req = p->ents[0].id;
+			r->comm = p->ents[0].comm;
+			r->peer = p->ents[0].peer;
+		}
+		r->tag = part;
+		cp_poll_open(t, r, key);
+	}
+	cp_end(t);
+}
+
 /* MPI_Pready_list: Tag is the list's length, each partition follows in a
  * Partition sub-record (Tag), in the list's order. */
 void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int n, const int *parts, int rc) {

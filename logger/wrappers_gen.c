@@ -11058,7 +11058,7 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag) {
 	int rc = PMPI_Parrived(request, partition, flag);
 	int64_t t1 = cp_now();
 	int c_flag = *flag;
-	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_partition;
@@ -11089,7 +11089,7 @@ static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *f
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	int c_flag = *flag != 0;
-	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_partition;
@@ -11133,7 +11133,7 @@ static void cpf08_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint 
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	int c_flag = *flag != 0;
-	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_partition;

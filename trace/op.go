@@ -430,7 +430,7 @@ var ops = [NumOps]opInfo{
 	OpPready:      {"MPI_Pready", ClassPartitioned, 0, 0},
 	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0, 0},
 	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0, 0},
-	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, 0},
+	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, attrPoll},
 
 	// The letters of the constructors added in version 2 are the tool's
 	// own (mpisee has none for them). MPI_Comm_accept and MPI_Comm_connect
@@ -579,8 +579,9 @@ func (o Op) IsCollective() bool {
 }
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
-// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe), whose unproductive
-// calls the logger coalesces: see Record.Polls.
+// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe,
+// MPI_Parrived), whose unproductive calls the logger coalesces: see
+// Record.Polls.
 func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 
 // IsNonblockingCommCreate reports whether the op is a non-blocking
