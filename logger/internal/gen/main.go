@@ -1,8 +1,8 @@
 // Command gen writes the logger's MPI wrappers from one table, mpi.sigs:
-// for each call a C wrapper (MPI_Send) and the Fortran entry points in all
-// four manglings (mpi_send_, mpi_send__, mpi_send, MPI_SEND), plus
-// ops_gen.h, the C names of trace's operation codes. Run by go generate in
-// logger/; the output is committed.
+// for each call a C wrapper (MPI_Send), the Fortran entry points in all
+// four manglings (mpi_send_, mpi_send__, mpi_send, MPI_SEND) and the
+// mpi_f08 entry (see f08Names), plus ops_gen.h, the C names of trace's
+// operation codes. Run by go generate in logger/; the output is committed.
 //
 // The C wrapper calls PMPI_X; the Fortran wrapper calls Open MPI's Fortran
 // PMPI entry (pmpi_x_), so MPI itself handles MPI_IN_PLACE, MPI_BOTTOM,
