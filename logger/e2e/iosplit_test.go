@@ -130,3 +130,48 @@ func testFileSplit(t *testing.T, m *mpitest.Impl) {
 		t.Errorf("analysis: %d messages, %d unmatched; want none", p.Messages, p.Unmatched)
 	}
 }
+
+// TestFortran08FileIO runs ffio08.f90 under Open MPI and MPICH: MPI-IO and
+// a split collective through the mpi_f08 binding, with a Fortran string,
+// INTEGER(MPI_OFFSET_KIND) offsets and OPTIONAL ierror.
+func TestFortran08FileIO(t *testing.T) {
+	const np = 4
+	for _, m := range mpitest.Impls {
+		t.Run(m.Key, func(t *testing.T) {
+			lib := m.LoggerLib(t)
+			exe := mpitest.Compile(t, t.TempDir(), m.FC(t), "ffio08.f90")
+			logDir := filepath.Join(t.TempDir(), "logs")
+			m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
+			r := check(t, mpitest.ReadLogs(t, logDir, np), np, "ffio08")
+			r.checkCounts(t, func(rank int) map[trace.Op]int {
+				return map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpFileOpen: 1, trace.OpFileSetView: 1,
+					trace.OpFileWriteAt: 1, trace.OpFileWriteAtAll: 1, trace.OpFileIwriteAt: 1, trace.OpWait: 1,
+					trace.OpFileWriteAtAllBegin: 1, trace.OpFileWriteAtAllEnd: 1, trace.OpFileReadAtAll: 1, trace.OpFileClose: 1}
+			})
+			r.checkSubs(t, func(rank int) map[trace.Op]int {
+				return map[trace.Op]int{trace.OpWait: 1, trace.OpFileWriteAtAllEnd: 1}
+			})
+			r.checkColls(t, map[string][]collSpec{"W0.0": {
+				{trace.OpFileOpen, none, bytesAll(0)},
+				{trace.OpFileSetView, none, bytesAll(0)},
+				{trace.OpFileWriteAtAll, none, bytesPer(func(r uint64) uint64 { return 8 * (r + 1) })},
+				{trace.OpFileWriteAtAllBegin, none, bytesAll(12)},
+				{trace.OpFileReadAtAll, none, bytesAll(16)},
+				{trace.OpFileClose, none, bytesAll(0)},
+			}})
+			for rank := 0; rank < np; rank++ {
+				for _, w := range []ioSpec{{trace.OpFileWriteAt, 16}, {trace.OpFileIwriteAt, 8}} {
+					cs := r.find(rank, func(c *call) bool { return c.Op == w.Op })
+					if len(cs) != 1 || cs[0].Bytes != w.Bytes || cs[0].CommName != "W0.0" || cs[0].Tag != 1 {
+						t.Errorf("rank %d: %v, want one %v of %d bytes on W0.0's file 1", rank, cs, w.Op, w.Bytes)
+					}
+				}
+				b := r.find(rank, func(c *call) bool { return c.Op == trace.OpFileWriteAtAllBegin })
+				e := r.find(rank, func(c *call) bool { return c.Op == trace.OpFileWriteAtAllEnd })
+				if len(b) != 1 || len(e) != 1 || len(e[0].Subs) != 1 || e[0].Subs[0].Req != b[0].Req || b[0].Req == 0 {
+					t.Errorf("rank %d: split collective %v ended by %v, want the _end completing the _begin's request", rank, b, e)
+				}
+			}
+		})
+	}
+}
