@@ -22,7 +22,7 @@ import (
 // message matched, the Late Sender at the probe that waited for it.
 func TestMatchedProbes(t *testing.T) {
 	for _, m := range mpitest.Impls {
-		t.Run(m.Key, func(t *testing.T) { testMatchedProbes(t, m) })
+		t.Run(m.Key, func(t *testing.T) { testMatchedProbes(t, m, m.CC(t), "mprobe.c", "-Wall") })
 	}
 }
 
@@ -35,11 +35,13 @@ type probeMsg struct {
 	wildcard, self bool // posted with MPI_ANY_SOURCE; id expected 0 (MPI_MESSAGE_NO_PROC)
 }
 
-func testMatchedProbes(t *testing.T, m *mpitest.Impl) {
+// testMatchedProbes runs src (mprobe.c, or its Fortran twin fmprobe.f90)
+// compiled with compiler under m, checks it and returns its log directory.
+func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) (logDir string) {
 	const np, lateMs = 3, 60
 	lib := m.LoggerLib(t)
-	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "mprobe.c", "-Wall")
-	logDir := filepath.Join(t.TempDir(), "logs")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
+	logDir = filepath.Join(t.TempDir(), "logs")
 	out := m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
 	polls := func(what string) int {
@@ -171,4 +173,5 @@ func testMatchedProbes(t *testing.T, m *mpitest.Impl) {
 	if w == nil || w.Kind != graph.LateSender || p.Rank(w.Cause) != 2 || w.Ns < lateMs/2*1e6 {
 		t.Errorf("rank 0's last MPI_Mprobe: wait %+v, want a Late Sender on rank 2 of about %d ms", w, lateMs)
 	}
+	return logDir
 }
