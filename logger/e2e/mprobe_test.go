@@ -36,14 +36,15 @@ type probeMsg struct {
 }
 
 // testMatchedProbes runs src (mprobe.c, or its Fortran twin fmprobe.f90)
-// compiled with compiler under m, checks it and returns its log directory.
-func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) (logDir string) {
+// compiled with compiler under m and checks it.
+func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) {
 	const np, lateMs = 3, 60
 	lib := m.LoggerLib(t)
 	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
-	logDir = filepath.Join(t.TempDir(), "logs")
+	logDir := filepath.Join(t.TempDir(), "logs")
 	out := m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
+	checkCallSites(t, logs)
 	polls := func(what string) int {
 		mm := regexp.MustCompile(what + ` polls (\d+)`).FindStringSubmatch(out)
 		if mm == nil {
@@ -173,5 +174,4 @@ func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flag
 	if w == nil || w.Kind != graph.LateSender || p.Rank(w.Cause) != 2 || w.Ns < lateMs/2*1e6 {
 		t.Errorf("rank 0's last MPI_Mprobe: wait %+v, want a Late Sender on rank 2 of about %d ms", w, lateMs)
 	}
-	return logDir
 }
