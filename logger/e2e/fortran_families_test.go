@@ -65,3 +65,11 @@ func TestFortranRMA(t *testing.T) {
 		t.Run(m.Key, func(t *testing.T) { testRMA(t, m, m.FC(t), "frma.f90") })
 	}
 }
+
+// TestFortranNeighbor runs fneighbor.f90, neighbor.c's twin: see
+// TestNeighbor.
+func TestFortranNeighbor(t *testing.T) {
+	for _, m := range mpitest.Impls {
+		t.Run(m.Key, func(t *testing.T) { testNeighbor(t, m, m.FC(t), "fneighbor.f90") })
+	}
+}
