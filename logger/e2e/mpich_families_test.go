@@ -29,3 +29,9 @@ func TestNeighborMPICH(t *testing.T) {
 	m := mpitest.MPICH
 	testNeighbor(t, m, m.CC(t), "neighbor.c")
 }
+
+// TestFileIOMPICH runs io.c under MPICH: see TestFileIO.
+func TestFileIOMPICH(t *testing.T) { testFileIO(t, mpitest.MPICH) }
+
+// TestFortranFileIOMPICH runs fio.f90 under MPICH: see TestFortranFileIO.
+func TestFortranFileIOMPICH(t *testing.T) { testFortranFileIO(t, mpitest.MPICH) }
