@@ -73,3 +73,11 @@ func TestFortranNeighbor(t *testing.T) {
 		t.Run(m.Key, func(t *testing.T) { testNeighbor(t, m, m.FC(t), "fneighbor.f90") })
 	}
 }
+
+// TestFortranPartitioned runs fpartitioned.f90, partitioned.c's twin,
+// under MPICH (Open MPI 4.1 lacks partitioned communication): see
+// TestPartitioned.
+func TestFortranPartitioned(t *testing.T) {
+	// gfortran >= 10 rejects mpif.h's untyped buffers without it.
+	testPartitioned(t, mpitest.MPICH.FC(t), "fpartitioned.f90", "-fallow-argument-mismatch")
+}
