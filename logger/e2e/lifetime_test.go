@@ -221,6 +221,7 @@ func testGrequestOtherThread(t *testing.T, m *mpitest.Impl) {
 	const np = 2
 	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "lifetime.c", "-lpthread")
 	logs, out := runLoggedWith(t, m, np, exe, "grequest")
+	checkCallSites(t, logs)
 	if strings.Contains(out, "no MPI_THREAD_MULTIPLE") {
 		t.Skipf("skipped: this MPI does not provide MPI_THREAD_MULTIPLE: %s", strings.TrimSpace(out))
 	}
