@@ -30,13 +30,20 @@ import (
 // the same wait states at 1 and 2 analyzer ranks, and the critical path
 // through the late MPI_Pready.
 func TestPartitioned(t *testing.T) {
+	testPartitioned(t, mpitest.MPICH.CC(t), "partitioned.c", "-Wall")
+}
+
+// testPartitioned runs src (partitioned.c, or its Fortran twin
+// fpartitioned.f90) compiled with compiler under MPICH and checks it.
+func testPartitioned(t *testing.T, compiler, src string, flags ...string) {
 	const np, iters, lateIter, lateMs = 3, 3, 1, 80
 	m := mpitest.MPICH
 	lib := m.LoggerLib(t)
-	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "partitioned.c", "-Wall")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
 	logDir := filepath.Join(t.TempDir(), "logs")
 	out := m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
+	checkCallSites(t, logs)
 	mm := regexp.MustCompile(`parrived calls (\d+)`).FindStringSubmatch(out)
 	if mm == nil {
 		t.Fatalf("no \"parrived calls\" line in the output:\n%s", out)
