@@ -167,9 +167,11 @@ func checkPSCWLate(t *testing.T, rep *report.Report, waitIn trace.Op, tol tolera
 	if got := time.Duration(byOp[trace.OpWinWait.String()].EarlyWaitNs); !tol.ok(got, pscwComplete) {
 		t.Errorf("by_op[MPI_Win_wait] early wait %v, designed %v", got, pscwComplete)
 	}
-	// The path: rank 0's P into its post, the post's edge into rank 1's
-	// call that waited for it, rank 1's 3C; later rank 2's L into its
-	// complete, the complete's edge into rank 0's wait, rank 0's 3C.
+	// The path: rank 0's P into its post, the post's edge into the call
+	// of an origin that waited for it (rank 1's, whose 3C follow, unless
+	// the MPI let rank 1's call end that much before rank 2's); later
+	// rank 2's L into its complete, the complete's edge into rank 0's
+	// wait, rank 0's 3C.
 	segs := rep.CriticalPath.Segments
 	step := 0
 	for k := 0; k+1 < len(segs) && step < 2; k++ {
@@ -177,7 +179,7 @@ func checkPSCWLate(t *testing.T, rep *report.Report, waitIn trace.Op, tol tolera
 		d := time.Duration(a.EndNs - a.StartNs)
 		switch {
 		case step == 0 && a.Rank == 0 && a.Kind == "compute" && a.Op == trace.OpWinPost.String() && tol.ok(d, pscwPost) &&
-			b.Rank == 1 && b.Kind == "transfer" && b.Op == waitIn.String() && b.StartNs == a.EndNs:
+			(b.Rank == 1 || b.Rank == 2) && b.Kind == "transfer" && b.Op == waitIn.String() && b.StartNs == a.EndNs:
 			step++
 		case step == 1 && a.Rank == 2 && a.Kind == "compute" && a.Op == trace.OpWinComplete.String() && tol.ok(d, pscwComplete) &&
 			b.Rank == 0 && b.Kind == "transfer" && b.Op == trace.OpWinWait.String() && b.StartNs == a.EndNs:
@@ -185,7 +187,7 @@ func checkPSCWLate(t *testing.T, rep *report.Report, waitIn trace.Op, tol tolera
 		}
 	}
 	if step < 2 {
-		t.Errorf("the critical path does not run through the late post into rank 1's %v (found: %v) and then rank 2's late complete into rank 0's MPI_Win_wait (found: %v); segments %+v",
+		t.Errorf("the critical path does not run through the late post into an origin's %v (found: %v) and then rank 2's late complete into rank 0's MPI_Win_wait (found: %v); segments %+v",
 			waitIn, step > 0, step > 1, segs)
 	}
 }

@@ -8,7 +8,7 @@
  *   epoch 1, late post: rank 0 computes POST_US, then posts to {1, 2},
  *     computes C_US and waits. Ranks 1 and 2 start {0} at once, put 4
  *     ints into rank 0's window and complete; rank 1 then computes 3 C_US,
- *     rank 2 2 C_US.
+ *     rank 2 nothing.
  *   epoch 2, late complete: rank 0 posts to {1, 2} and waits, then
  *     computes 3 C_US. Ranks 1 and 2 start and put at once; rank 1
  *     completes at once, rank 2 computes COMPLETE_US first.
@@ -70,8 +70,8 @@ int main(int argc, char **argv)
             if (epoch == 2 && rank == 2)
                 spin_us(late);
             CHECK(prog, rank, MPI_Win_complete(win) == MPI_SUCCESS);
-            if (epoch == 1)
-                spin_us((rank == 1 ? 3 : 2) * c);
+            if (epoch == 1 && rank == 1)
+                spin_us(3 * c);
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
