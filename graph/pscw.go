@@ -54,11 +54,11 @@ type pscwLog struct {
 	ops    []rmaOp   // RMA transfers made while their window had an access epoch open
 
 	// While the log is read.
-	count  map[pscwCount]int32 // epochs so far
-	open   []openEpochs        // by window number − 1
-	grpWin int32               // the window of the MPI_Win_post/start whose members come next, 0 for none
-	grpAcc bool                // that call is MPI_Win_start
-	grpOne int32               // its call
+	count   map[pscwCount]int32 // epochs so far
+	open    []openEpochs        // by window number − 1
+	grpWin  int32               // the window of the MPI_Win_post/start whose members come next, 0 for none
+	grpAcc  bool                // that call is MPI_Win_start
+	grpCall int32               // its call
 }
 
 // winRef is a window's creation: the collective (communicator, sequence
@@ -120,7 +120,7 @@ func (l *pscwLog) created(rec *trace.Record) {
 
 // group takes MPI_Win_post or MPI_Win_start (call c): its members follow.
 func (l *pscwLog) group(rec *trace.Record, c int32) {
-	l.grpWin, l.grpAcc, l.grpOne = 0, rec.Op == trace.OpWinStart, c
+	l.grpWin, l.grpAcc, l.grpCall = 0, rec.Op == trace.OpWinStart, c
 	o := l.window(rec.Tag)
 	if o == nil || rec.Flags&trace.FlagError != 0 {
 		return
@@ -143,7 +143,7 @@ func (l *pscwLog) member(peer int32) {
 	}
 	key := pscwCount{l.grpWin, peer, l.grpAcc}
 	l.count[key]++
-	e := pscwEnd{l.grpWin, peer, l.count[key], l.grpOne, -1}
+	e := pscwEnd{l.grpWin, peer, l.count[key], l.grpCall, -1}
 	o := l.window(l.grpWin)
 	if l.grpAcc {
 		l.access = append(l.access, e)
@@ -263,9 +263,7 @@ func (b *builder) pscwDeps() error {
 		l := &d.pscw
 		r := int32(p.RankLo + i)
 		base := p.RankStart[r]
-		slices.SortFunc(l.ops, func(x, y rmaOp) int {
-			return cmp.Or(cmp.Compare(x.win, y.win), cmp.Compare(x.peer, y.peer), cmp.Compare(x.call, y.call))
-		})
+		slices.SortFunc(l.ops, cmpOp)
 		accOps[i] = make([]opRange, len(l.access))
 		for k := range l.access {
 			e := &l.access[k]
