@@ -113,6 +113,7 @@ type rankData struct {
 	open    int         // requests never completed in the log
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
+	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
 }
 
 // scratch is a reader's reusable record buffer.
@@ -305,6 +306,9 @@ func (x *extractor) add(rec *trace.Record) {
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
 		trace.ClassFileIIO, trace.ClassRMARequest, // file and RMA requests complete locally: followed only to retire them
 		trace.ClassCollInit:
+		if cls == trace.ClassRMARequest {
+			x.pscw.call(rec, c)
+		}
 		if rec.Flags&trace.FlagNewReq != 0 {
 			q := x.newReq(rec.Req)
 			*q = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
@@ -328,6 +332,13 @@ func (x *extractor) add(rec *trace.Record) {
 		}
 	case trace.ClassCollective:
 		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0})
+		if rec.Op.IsRMA() {
+			x.pscw.created(rec)
+		}
+	case trace.ClassRMA:
+		x.pscw.call(rec, c)
+	case trace.ClassRMAGroup:
+		x.pscw.group(rec, c)
 	case trace.ClassStart:
 		if rec.Op == trace.OpStart {
 			if q := x.req(rec.Req); q != nil {
@@ -361,6 +372,10 @@ func (x *extractor) sub(s *trace.Record) {
 			if q := x.req(s.Req); q != nil {
 				x.startReq(q, c, s.Seq)
 			}
+		}
+	case trace.ClassRMAGroup:
+		if s.Op == trace.OpWinGroupMember {
+			x.pscw.member(s.Peer)
 		}
 	case trace.ClassPartitioned:
 		if s.Op == trace.OpPartition && x.curReady != nil {

@@ -231,6 +231,7 @@ void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int c
 void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int target, uint64_t bytes,
 		 MPI_Request req, int rc);
 void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_Group group, int rc);
+void cp_win_test(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int flag, int rc);
 
 /* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */
 MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall);

@@ -2074,6 +2074,24 @@ void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_
 	free(world);
 }
 
+/* cp_win_test records MPI_Win_test: one that found the exposure epoch
+ * not yet complete is an unproductive poll, coalesced with the thread's
+ * identical ones (same window) as cp_poll does; one that completed it is
+ * recorded alone and ends the epoch. */
+void cp_win_test(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int flag, int rc) {
+	cp_hent w = cp_win_find(win);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (!flag && rc == MPI_SUCCESS) {
+		uint64_t key = cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)win);
+		if (!cp_poll_extend(t, op, key, t1))
+			cp_poll_open(t, cp_win_record(t, op, t0, t1, cs, &w, 0, 0, 0, rc), key);
+	} else
+		cp_win_record(t, op, t0, t1, cs, &w, 0, 0, 0, rc);
+	cp_end(t);
+}
+
 /* ---- life cycle ---- */
 
 static void cp_install_signals(void);

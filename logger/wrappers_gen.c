@@ -19939,3 +19939,87 @@ static void cpf08_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void 
 }
 void CPF08_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
+int MPI_Win_test(MPI_Win win, int *flag) {
+	if (CP_SKIP())
+		return PMPI_Win_test(win, flag);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_TEST;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_test(win, flag);
+	int64_t t1 = cp_now();
+	int c_flag = *flag;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_test_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_test_(win, flag, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_TEST;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_test_(win, flag, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_test__(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_TEST(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_test mpi_win_test_f08_
+#define CPF08_PM_mpi_win_test pmpi_win_test_f08_
+#else
+#define CPF08_mpi_win_test mpi_win_test_f08_
+#define CPF08_PM_mpi_win_test pmpir_win_test_f08_
+#endif
+extern void CPF08_PM_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_test) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_test(win, flag, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_TEST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_test(win, flag, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf08_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+

@@ -297,6 +297,13 @@ const (
 	OpNeighborAlltoallvInit
 	OpNeighborAlltoallwInit
 
+	// General active target synchronisation (issue 11), appended:
+	// MPI_Win_test: a poll on the exposure epoch of window Tag. One that
+	// found the epoch not yet complete is unproductive (coalesced as the
+	// Test family's); a productive one (flag true) ends the epoch, as
+	// MPI_Win_wait does.
+	OpWinTest
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -544,6 +551,8 @@ var ops = [NumOps]opInfo{
 	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, attrNeighbor},
 	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, attrNeighbor},
 	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrNeighbor},
+
+	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -580,8 +589,8 @@ func (o Op) IsCollective() bool {
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
 // MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe,
-// MPI_Parrived), whose unproductive calls the logger coalesces: see
-// Record.Polls.
+// MPI_Parrived, MPI_Win_test), whose unproductive calls the logger
+// coalesces: see Record.Polls.
 func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 
 // IsNonblockingCommCreate reports whether the op is a non-blocking
