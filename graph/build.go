@@ -172,7 +172,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if counts[0] > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
 	}
-	steps := []func() error{b.match, b.collectives, b.correctClocks, b.waits, b.finalTimes, b.layout, b.edges, b.syncPoints, b.splits}
+	steps := []func() error{b.match, b.pscwDeps, b.collectives, b.correctClocks, b.waits, b.lateComplete, b.finalTimes, b.layout, b.edges, b.syncPoints, b.splits}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -241,6 +241,7 @@ type builder struct {
 	syncOfHub map[int32]int32 // synchronisation points by hub vertex
 	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start
 	runOf     map[int32]int32 // by owned unproductive poll: the call its run led to
+	lateOps   []lateOp        // by owned MPI_Win_wait/test: the origins' last transfers to its rank (graph/pscw.go)
 }
 
 // partMsg is a matched message into an owned rank.
@@ -321,7 +322,10 @@ func (b *builder) match() error {
 	for q := range out {
 		out[q] = make([]wireEnd, 0, nsend[q])
 	}
-	recvs := make([]wireEnd, 0, nrecv)
+	// The owned receives stay here, as runs of one key each (a key's ends
+	// are one rank's list, in posting order).
+	recvs := make([]recvEnd, 0, nrecv)
+	var recvRuns []endRun
 	unmatched := 0
 	var ends []msgEnd
 	for i, d := range b.rds {
@@ -343,20 +347,24 @@ func (b *builder) match() error {
 			if l.unsorted {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
+			if l.recv {
+				run := endRun{comm: comm, src: l.peer, dst: int32(r), tag: l.tag, init: l.init, lo: int32(len(recvs))}
+				for _, x := range ends {
+					recvs = append(recvs, recvEnd{post: x.post + base, done: x.done&^modeMask + base})
+				}
+				run.hi = int32(len(recvs))
+				recvRuns = append(recvRuns, run)
+				continue
+			}
+			if l.peer < 0 || int(l.peer) >= p.Ranks {
+				unmatched += len(ends)
+				continue
+			}
+			q := p.ownerOfRank(int(l.peer))
 			for _, x := range ends {
-				w := wireEnd{Comm: comm, Tag: l.tag, Init: l.init, Post: x.post + base, Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
-				if l.recv {
-					w.Src, w.Dst = l.peer, int32(r)
-					recvs = append(recvs, w)
-					continue
-				}
-				w.Src, w.Dst = int32(r), l.peer
-				if l.peer < 0 || int(l.peer) >= p.Ranks {
-					unmatched++
-					continue
-				}
+				w := wireEnd{Comm: comm, Src: int32(r), Dst: l.peer, Tag: l.tag, Init: l.init, Post: x.post + base,
+					Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
 				w.Start, w.DoneEnd = p.Start[w.Post-p.CallLo], p.End[w.Done-p.CallLo]
-				q := p.ownerOfRank(int(l.peer))
 				out[q] = append(out[q], w)
 			}
 		}
@@ -371,77 +379,69 @@ func (b *builder) match() error {
 		return err
 	}
 	out = nil
-	// Group both sides by key; within a key, posting order (a key's ends
-	// come from one rank, so call order).
-	byKey := func(a, b wireEnd) int {
-		switch {
-		case a.Comm != b.Comm:
-			return cmp.Compare(a.Comm, b.Comm)
-		case a.Src != b.Src:
-			return cmp.Compare(a.Src, b.Src)
-		case a.Dst != b.Dst:
-			return cmp.Compare(a.Dst, b.Dst)
-		case a.Tag != b.Tag:
-			return cmp.Compare(a.Tag, b.Tag)
-		case a.Init != b.Init:
-			return cmp.Compare(a.Init, b.Init)
+	// The shipped sends come as runs of one key too (each owner appended
+	// a key's ends together, in posting order).
+	var sendRuns []endRun
+	for i := 0; i < len(sends); {
+		j := i + 1
+		for j < len(sends) && sameKeyEnds(&sends[j-1], &sends[j]) && sends[j-1].Post < sends[j].Post {
+			j++
 		}
-		return cmp.Compare(a.Post, b.Post)
+		s := &sends[i]
+		sendRuns = append(sendRuns, endRun{comm: s.Comm, src: s.Src, dst: s.Dst, tag: s.Tag, init: s.Init, lo: int32(i), hi: int32(j)})
+		i = j
 	}
-	sends, recvs = sortRuns(sends, byKey), sortRuns(recvs, byKey)
-	sameKey := sameKeyEnds
+	// Pair the keys' runs in key order (the order of the messages in the
+	// PAG), and within a key the sends and receives in posting order:
+	// sorting the few runs, not the many ends.
+	sendPost := func(e int32) int32 { return sends[e].Post }
+	recvPost := func(e int32) int32 { return recvs[e].post }
+	sortEndRuns(sendRuns, sendPost)
+	sortEndRuns(recvRuns, recvPost)
 	violations := 0
 	nm := min(len(sends), len(recvs))
 	b.msgs = make([]partMsg, 0, nm)
 	b.cache = make([]int64, 0, nm+nm/2)
 	b.deps = make([]dep, 0, nm+nm/2)
+	var sendSeq, recvSeq []int32
 	i, j := 0, 0
-	for i < len(sends) || j < len(recvs) {
+	for i < len(sendRuns) || j < len(recvRuns) {
 		var k int
 		switch {
-		case i >= len(sends):
+		case i >= len(sendRuns):
 			k = 1
-		case j >= len(recvs):
+		case j >= len(recvRuns):
 			k = -1
 		default:
-			a, r := sends[i], recvs[j]
-			a.Post, r.Post = 0, 0
-			k = byKey(a, r)
+			k = sendRuns[i].cmpKey(&recvRuns[j])
 		}
-		if k < 0 { // sends without receives
-			i2 := i
-			for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
-				i2++
-			}
-			unmatched += i2 - i
+		var i2, j2 int
+		if k <= 0 {
+			sendSeq, i2 = keyEnds(sendRuns, i, sendPost, sendSeq[:0])
+		}
+		if k >= 0 {
+			recvSeq, j2 = keyEnds(recvRuns, j, recvPost, recvSeq[:0])
+		}
+		switch {
+		case k < 0: // sends without receives
+			unmatched += len(sendSeq)
 			i = i2
 			continue
-		}
-		if k > 0 {
-			j2 := j
-			for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
-				j2++
-			}
-			unmatched += j2 - j
+		case k > 0:
+			unmatched += len(recvSeq)
 			j = j2
 			continue
 		}
-		i2, j2 := i, j
-		for i2 < len(sends) && sameKey(&sends[i2], &sends[i]) {
-			i2++
-		}
-		for j2 < len(recvs) && sameKey(&recvs[j2], &recvs[j]) {
-			j2++
-		}
-		n := min(i2-i, j2-j)
-		unmatched += i2 - i + j2 - j - 2*n
+		n := min(len(sendSeq), len(recvSeq))
+		unmatched += len(sendSeq) + len(recvSeq) - 2*n
 		for m := 0; m < n; m++ {
-			s, r := &sends[i+m], &recvs[j+m]
+			s, re := &sends[sendSeq[m]], recvs[recvSeq[m]]
+			r := wireEnd{Post: re.post, Done: re.done}
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
 				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes,
 				partitioned: s.Init > 0}
 			if s.Mode&mayHold != 0 {
-				pm.heldBy = b.heldBy(s, r)
+				pm.heldBy = b.heldBy(s, &r)
 			}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
@@ -450,6 +450,7 @@ func (b *builder) match() error {
 		}
 		i, j = i2, j2
 	}
+	sends, recvs = nil, nil
 	// The Late Sender dependencies are this rank's; the Late Receiver ones
 	// (synchronous sends, and sends held until the receiver entered MPI)
 	// go to the sender's owner.
@@ -494,34 +495,50 @@ func (b *builder) match() error {
 	return nil
 }
 
-// sortRuns sorts ends that come as runs of one key each, in posting order
-// (each key's ends are one rank's list: a run): it orders the runs by key
-// and moves each once, instead of sorting the ends. Ends not in runs like
-// that (a key met twice) are sorted whole; byKey orders totally (Post
-// tells a key's ends apart), so either way gives the one order.
-func sortRuns(ends []wireEnd, byKey func(a, b wireEnd) int) []wireEnd {
-	if slices.IsSortedFunc(ends, byKey) {
-		return ends
+// recvEnd is an owned receive: the call that posted it and the one that
+// completed it (global ids).
+type recvEnd struct{ post, done int32 }
+
+// endRun is a run of message ends with one key, ends [lo, hi) of one
+// side's array, in posting order.
+type endRun struct {
+	comm, src, dst, tag, init int32
+	lo, hi                    int32
+}
+
+// cmpKey orders runs by key: communicator, source, destination, tag,
+// partitioned initialisation.
+func (a *endRun) cmpKey(b *endRun) int {
+	return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.src, b.src), cmp.Compare(a.dst, b.dst),
+		cmp.Compare(a.tag, b.tag), cmp.Compare(a.init, b.init))
+}
+
+// sortEndRuns orders runs by key, and runs of one key (not what the
+// extractor makes, but handled) by their first end's post.
+func sortEndRuns(runs []endRun, post func(e int32) int32) {
+	slices.SortFunc(runs, func(a, b endRun) int {
+		return cmp.Or(a.cmpKey(&b), cmp.Compare(post(a.lo), post(b.lo)))
+	})
+}
+
+// keyEnds appends to seq the ends of the key of runs[i] in posting order
+// (runs sorted by sortEndRuns; a key in several runs has them merged,
+// ties kept in run order) and returns it with the index of the next
+// key's first run.
+func keyEnds(runs []endRun, i int, post func(e int32) int32, seq []int32) ([]int32, int) {
+	j := i + 1
+	for j < len(runs) && runs[j].cmpKey(&runs[i]) == 0 {
+		j++
 	}
-	type run struct{ lo, hi int }
-	var runs []run
-	for i := 0; i < len(ends); {
-		j := i + 1
-		for j < len(ends) && byKey(ends[j-1], ends[j]) < 0 && sameKeyEnds(&ends[j-1], &ends[j]) {
-			j++
+	for _, r := range runs[i:j] {
+		for e := r.lo; e < r.hi; e++ {
+			seq = append(seq, e)
 		}
-		runs = append(runs, run{i, j})
-		i = j
 	}
-	slices.SortFunc(runs, func(a, b run) int { return byKey(ends[a.lo], ends[b.lo]) })
-	out := make([]wireEnd, 0, len(ends))
-	for _, r := range runs {
-		out = append(out, ends[r.lo:r.hi]...)
+	if j > i+1 {
+		slices.SortStableFunc(seq, func(a, b int32) int { return cmp.Compare(post(a), post(b)) })
 	}
-	if !slices.IsSortedFunc(out, byKey) {
-		slices.SortFunc(out, byKey) // a key in two runs: not what the extractor makes, but handled
-	}
-	return out
+	return seq, j
 }
 
 func sameKeyEnds(a, b *wireEnd) bool {

@@ -115,6 +115,11 @@ func (b *builder) waits() error {
 			last, lastEnd = c+p.CallLo, en
 		}
 	}
+	// The matched messages were needed up to here (their order and
+	// wrong-order marks); the PAG keeps what it reports of them
+	// (MsgSend, MsgRecv, MsgBytes). Dropped before the graph's rows
+	// are made, where the build's memory peaks.
+	b.msgs = nil
 	x := []int64{t0, -t1}
 	if err := b.c.Allreduce(x, mpix.Min); err != nil {
 		return err
@@ -485,15 +490,21 @@ func (b *builder) edges() error {
 	}
 	// The messages: S(send) → E(receive completion) at the receiver,
 	// S(receive) → E(send completion) for sends that wait for their
-	// receiver, weighted by the transfer.
+	// receiver, weighted by the transfer; general active target
+	// synchronisation likewise (graph/pscw.go).
 	for i := range b.deps {
 		d := &b.deps[i]
-		if d.dropped || d.dup || (d.kind != LateSender && d.kind != LateReceiver) {
-			continue
-		}
-		kind := EdgeLateSender
-		if d.kind == LateReceiver {
+		var kind EdgeKind
+		switch d.kind {
+		case LateSender:
+			kind = EdgeLateSender
+		case LateReceiver:
 			kind = EdgeLateReceiver
+		case LatePost, EarlyWait:
+			kind = EdgeRMA
+		}
+		if d.dropped || d.dup || kind == EdgeNone {
+			continue
 		}
 		// The transfer runs from the later of the cause's start and when
 		// the completing call began to wait, and never from before the

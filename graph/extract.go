@@ -113,6 +113,7 @@ type rankData struct {
 	open    int         // requests never completed in the log
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
+	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
 }
 
 // scratch is a reader's reusable record buffer.
@@ -200,8 +201,11 @@ type extractor struct {
 	pool    []reqInfo // no pointers, so that filling one is plain stores
 	free    []int32
 	active  [][]int32 // persistent requests' Start calls not yet completed, oldest first
-	keyTab  []int32   // open addressing into keys
-	base    int32     // the rank's first call among the analyzer rank's
+	// activeSeq is, beside active, the sequence numbers of a persistent
+	// collective's starts (empty for other requests).
+	activeSeq [][]uint32
+	keyTab    []int32 // open addressing into keys
+	base      int32   // the rank's first call among the analyzer rank's
 	// unproductive marks the coalesced runs of polls that completed
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
@@ -300,7 +304,11 @@ func (x *extractor) add(rec *trace.Record) {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true, 0}, c, c, 0, 0)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
-		trace.ClassFileIIO, trace.ClassRMARequest: // file and RMA requests complete locally: followed only to retire them
+		trace.ClassFileIIO, trace.ClassRMARequest, // file and RMA requests complete locally: followed only to retire them
+		trace.ClassCollInit:
+		if cls == trace.ClassRMARequest {
+			x.pscw.call(rec, c)
+		}
 		if rec.Flags&trace.FlagNewReq != 0 {
 			q := x.newReq(rec.Req)
 			*q = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
@@ -324,10 +332,17 @@ func (x *extractor) add(rec *trace.Record) {
 		}
 	case trace.ClassCollective:
 		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0})
+		if rec.Op.IsRMA() {
+			x.pscw.created(rec)
+		}
+	case trace.ClassRMA:
+		x.pscw.call(rec, c)
+	case trace.ClassRMAGroup:
+		x.pscw.group(rec, c)
 	case trace.ClassStart:
 		if rec.Op == trace.OpStart {
 			if q := x.req(rec.Req); q != nil {
-				x.startReq(q, c)
+				x.startReq(q, c, rec.Seq)
 			}
 		}
 	case trace.ClassPartitioned:
@@ -355,8 +370,12 @@ func (x *extractor) sub(s *trace.Record) {
 	case trace.ClassStart:
 		if s.Op == trace.OpReqStart {
 			if q := x.req(s.Req); q != nil {
-				x.startReq(q, c)
+				x.startReq(q, c, s.Seq)
 			}
+		}
+	case trace.ClassRMAGroup:
+		if s.Op == trace.OpWinGroupMember {
+			x.pscw.member(s.Peer)
 		}
 	case trace.ClassPartitioned:
 		if s.Op == trace.OpPartition && x.curReady != nil {
@@ -371,13 +390,17 @@ func (x *extractor) sub(s *trace.Record) {
 			return
 		}
 		q := &x.pool[qi]
-		post := q.post
+		post, seq := q.post, q.seq
 		if q.persistent {
 			if x.nactive(q) == 0 {
 				return
 			}
 			a := &x.active[q.active]
 			post, *a = (*a)[0], (*a)[1:]
+			if q.class == trace.ClassCollInit {
+				sq := &x.activeSeq[q.active]
+				seq, *sq = (*sq)[0], (*sq)[1:]
+			}
 		} else {
 			x.dropReq(s.Req, qi) // q stays valid until the next newReq
 		}
@@ -397,20 +420,25 @@ func (x *extractor) sub(s *trace.Record) {
 					x.arrived = append(x.arrived, partEvent{post, c, -1, q.parts, s.Peer})
 				}
 			}
-		case trace.ClassIcollective:
-			x.colls = append(x.colls, collEnd{int32(q.comm), q.seq, q.op, q.root, post, c, false})
+		case trace.ClassIcollective, trace.ClassCollInit:
+			x.colls = append(x.colls, collEnd{int32(q.comm), seq, q.op, q.root, post, c, false})
 		}
 	}
 }
 
-// startReq records that call c started persistent request q.
-func (x *extractor) startReq(q *reqInfo, c int32) {
+// startReq records that call c started persistent request q; seq numbers
+// the start of a persistent collective in its communicator's sequence.
+func (x *extractor) startReq(q *reqInfo, c int32, seq uint32) {
 	x.pending++
 	if q.active < 0 {
 		q.active = int32(len(x.active))
 		x.active = append(x.active, nil)
+		x.activeSeq = append(x.activeSeq, nil)
 	}
 	x.active[q.active] = append(x.active[q.active], c)
+	if q.class == trace.ClassCollInit {
+		x.activeSeq[q.active] = append(x.activeSeq[q.active], seq)
+	}
 }
 
 func (x *extractor) nactive(q *reqInfo) int {

@@ -96,6 +96,19 @@ func FuzzBuild(f *testing.F) {
 		1, byte(trace.OpWait), 0, 0, 0, 0, 0, 0, 0, 0, 1, 9,
 		1, byte(trace.OpReqDone), 0, 0, 0, 1, 1, 0, 0, 2, 0, 0,
 	})
+	// General active target: window 1 created on both, rank 0 posts to
+	// {1}, rank 1 starts {0}, puts to 0 and completes, rank 0 waits.
+	f.Add([]byte{
+		0, byte(trace.OpWinCreate), 0, 0, 0, 0, 1, 0, 1, 0, 1, 5,
+		1, byte(trace.OpWinCreate), 0, 0, 0, 0, 1, 0, 1, 0, 1, 5,
+		0, byte(trace.OpWinPost), 0, 0, 0, 0, 1, 0, 0, 0, 1, 2,
+		0, byte(trace.OpWinGroupMember), 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
+		1, byte(trace.OpWinStart), 0, 0, 0, 0, 1, 0, 0, 0, 1, 9,
+		1, byte(trace.OpWinGroupMember), 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		1, byte(trace.OpPut), 0, 0, 0, 1, 1, 0, 0, 0, 1, 2,
+		1, byte(trace.OpWinComplete), 0, 0, 0, 0, 1, 0, 0, 0, 5, 2,
+		0, byte(trace.OpWinWait), 0, 0, 0, 0, 1, 0, 0, 0, 1, 20,
+	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		fuzzRun(t, dir, data)

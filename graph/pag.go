@@ -61,9 +61,13 @@ const (
 	EdgeLaunch                // start vertex → S(first call of a thread): the thread's start delay
 	EdgeHubIn                 // S(member) → hub of a collective instance (weight 0)
 	EdgeHubOut                // hub → E(member): from the last member's start to the member's completion
+	// EdgeRMA is a general active target synchronisation (graph/pscw.go):
+	// S(MPI_Win_post) → E(the origin's call that waited for it),
+	// S(MPI_Win_complete) → E(the target's MPI_Win_wait or MPI_Win_test).
+	EdgeRMA
 )
 
-var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective", "launch", "hub in", "hub out"}
+var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective", "launch", "hub in", "hub out", "rma"}
 
 func (k EdgeKind) String() string { return edgeNames[k] }
 
@@ -78,10 +82,19 @@ const (
 	LateBroadcast
 	EarlyReduce
 	WaitAtFence // MPI_Win_fence: waiting for the last member of the window's group (Scalasca's RMA Wait at Fence)
+	// LatePost: an origin's MPI_Win_start (or, where the MPI returns from
+	// it at once, the first RMA transfer or MPI_Win_complete that could
+	// not proceed) waited for a target's MPI_Win_post (graph/pscw.go).
+	LatePost
+	// EarlyWait: a target's MPI_Win_wait (or the MPI_Win_test that ended
+	// the exposure epoch) waited for an origin's MPI_Win_complete; its
+	// Late Complete part is in PAG.LateComplete.
+	EarlyWait
 	NumWaitKinds
 )
 
-var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N x N", "Late Broadcast", "Early Reduce", "Wait at Fence"}
+var waitNames = [...]string{"Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N x N", "Late Broadcast", "Early Reduce", "Wait at Fence",
+	"Late Post", "Early Wait"}
 
 func (k WaitKind) String() string { return waitNames[k] }
 
@@ -191,6 +204,16 @@ type PAG struct {
 	// PartitionWaits is the partitioned Late Sender time of the owned
 	// ranks' receives by receive partition (index = partition).
 	PartitionWaits []PartitionWait
+	// LateComplete is, for the owned calls whose wait is an Early Wait,
+	// the part of it that Scalasca calls Late Complete (graph/pscw.go),
+	// by call.
+	LateComplete []CallNs
+	// Epochs are the matched general active target epoch pairs (one
+	// target's MPI_Win_post … MPI_Win_wait and one origin's
+	// MPI_Win_start … MPI_Win_complete that includes it) whose origin is
+	// an owned rank, in the origin's order; EpochPairs counts the run's.
+	Epochs     []EpochPair
+	EpochPairs int
 
 	// The matched point-to-point messages into the owned ranks, in
 	// matching order: the call that posted the send (any rank's), the

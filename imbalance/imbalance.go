@@ -81,6 +81,9 @@ type Waits struct {
 	// Partitioned is the part of Ns in partitioned communication (MPI 4):
 	// Late Sender for an MPI_Pready*, Late Receiver for a receive's start.
 	Partitioned [graph.NumWaitKinds]int64
+	// LateComplete is the part of Ns[graph.EarlyWait] that Scalasca calls
+	// Late Complete (graph.PAG.LateComplete).
+	LateComplete int64
 }
 
 // Result is the imbalance analysis of a run.
@@ -152,7 +155,7 @@ func Analyze(p *graph.PAG) *Result {
 		}
 		res.addInstance(int32(k), m)
 	}
-	res.addWaits(p.Waits, p.Op, p.CallLo, p.RankStart)
+	res.addWaits(p.Waits, p.LateComplete, p.Op, p.CallLo, p.RankStart)
 	res.addPartitions(p.PartitionWaits)
 	return res
 }
@@ -223,6 +226,7 @@ func (w *Waits) add(o *Waits) {
 	for r := range w.LateReceiverBy {
 		w.LateReceiverBy[r] += o.LateReceiverBy[r]
 	}
+	w.LateComplete += o.LateComplete
 }
 
 func newResult(ranks int) *Result {
@@ -375,11 +379,19 @@ func (res *Result) finish() {
 }
 
 // addWaits adds the wait states of waits, whose calls are at op[call-base],
-// per rank, operation and communicator.
-func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankStart []int32) {
+// per rank, operation and communicator; lateComplete (by call, as waits)
+// the Late Complete parts of their Early Waits.
+func (res *Result) addWaits(waits []graph.Wait, lateComplete []graph.CallNs, op []trace.Op, base int32, rankStart []int32) {
 	var byOp [256]*Waits
 	rank := 0
 	for _, w := range waits {
+		var lc int64
+		for len(lateComplete) > 0 && lateComplete[0].Call <= w.Call {
+			if lateComplete[0].Call == w.Call {
+				lc = lateComplete[0].Ns
+			}
+			lateComplete = lateComplete[1:]
+		}
 		o := op[w.Call-base]
 		if byOp[o] == nil {
 			if byOp[o] = res.ByOp[o]; byOp[o] == nil {
@@ -410,6 +422,7 @@ func (res *Result) addWaits(waits []graph.Wait, op []trace.Op, base int32, rankS
 			if w.Partitioned {
 				ws.Partitioned[w.Kind] += w.Ns
 			}
+			ws.LateComplete += lc
 		}
 	}
 }

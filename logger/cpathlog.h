@@ -179,6 +179,9 @@ void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int
 		 uint64_t sendbytes, int source, int recvtag, const MPI_Status *st, int rc);
 void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persistent, MPI_Comm comm,
 	       int peer, int tag, int root, uint64_t bytes, int flags, MPI_Request req, int rc);
+/* A persistent collective's init (MPI_Neighbor_allgather_init, …): a
+ * persistent request over comm; its starts take sequence numbers. */
+void cp_coll_init(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uint64_t bytes, MPI_Request req, int rc);
 void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs);
 void cp_pre_free(cp_pre *p);
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
@@ -222,6 +225,10 @@ void cp_grequest_start(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Request 
 void cp_grequest_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc);
 void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int a, int b, int rc);
 void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int n, const int *parts, int rc);
+/* MPI_Parrived: one that found its partition not arrived (flag 0) joins
+ * the thread's run of such calls on the same request and partition, as
+ * the Test family's unproductive polls do (cp_poll). */
+void cp_parrived(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int part, int flag, int rc);
 /* MPI-IO: the file table maps a handle to its MPI_File_open's communicator;
  * coll: a collective over it (takes a sequence number). */
 void cp_file_open(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, MPI_File fh, int rc);
@@ -229,6 +236,10 @@ void cp_file_close(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int
 void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll, int rc);
 void cp_file_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int coll,
 		  MPI_Request req, int rc);
+/* Split collectives: the _begin creates a request of the tool's, kept in
+ * the file's entry, which the _end completes. */
+void cp_file_begin(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int rc);
+void cp_file_end(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc);
 /* One-sided communication: the window table maps a window to the
  * communicator it was created over. coll: a collective over it (fence);
  * has_target: target is a rank of the window's group. */
@@ -239,6 +250,7 @@ void cp_win_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int c
 void cp_win_ireq(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int target, uint64_t bytes,
 		 MPI_Request req, int rc);
 void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_Group group, int rc);
+void cp_win_test(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int flag, int rc);
 
 /* Scratch status arrays for calls given MPI_STATUSES_IGNORE. */
 MPI_Status *cp_statuses(MPI_Status *user, int n, MPI_Status *small, int nsmall);

@@ -11,7 +11,11 @@ static int cp_provided(void) {
 	return p;
 }
 
+/* A Fortran MPI_Init wrapper below may reach these through MPICH's
+ * pmpi_init_, which calls MPI_Init: the Fortran one records it (cp_depth). */
 int MPI_Init(int *argc, char ***argv) {
+	if (cp_depth)
+		return PMPI_Init(argc, argv);
 	cp_runtime_setup();
 	CP_SETFP();
 	int64_t t0 = cp_now();
@@ -21,6 +25,8 @@ int MPI_Init(int *argc, char ***argv) {
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	if (cp_depth)
+		return PMPI_Init_thread(argc, argv, required, provided);
 	cp_runtime_setup();
 	CP_SETFP();
 	int64_t t0 = cp_now();
@@ -66,10 +72,12 @@ static void cpf_init(MPI_Fint *ierr, uint64_t cs, void *fp) {
 	cp_runtime_setup();
 	cp_fp = fp;
 	int64_t t0 = cp_now();
+	CP_ENTER();
 	if (pmpi_init_)
 		pmpi_init_(ierr);
 	else
 		*ierr = PMPI_Init(NULL, NULL);
+	CP_LEAVE();
 	cp_after_init(CP_OP_INIT, t0, cs, cp_provided(), (int)*ierr);
 }
 
@@ -77,6 +85,7 @@ static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 	cp_runtime_setup();
 	cp_fp = fp;
 	int64_t t0 = cp_now();
+	CP_ENTER();
 	if (pmpi_init_thread_) {
 		pmpi_init_thread_(required, provided, ierr);
 	} else {
@@ -84,6 +93,7 @@ static void cpf_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 		*ierr = PMPI_Init_thread(NULL, NULL, (int)*required, &p);
 		*provided = p;
 	}
+	CP_LEAVE();
 	cp_after_init(CP_OP_INIT_THREAD, t0, cs, (int)*provided, (int)*ierr);
 }
 

@@ -11,10 +11,16 @@
 
 #include "mpit.h"
 
-/* eager says whether a control variable's name is an eager size limit. */
+/* eager says whether a control variable's name is an eager size limit:
+ * "eager" with "limit", "size" or "_sz" (Open MPI's btl_vader_eager_limit,
+ * MPICH's MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE and _NEMESIS_SHM_EAGER_MAX_SZ).
+ * MPICH's MPIR_CVAR_CTXID_EAGER_SIZE has the words but counts context id
+ * words, not message bytes. */
 static int eager(const char *name)
 {
-	return strcasestr(name, "eager") && (strcasestr(name, "limit") || strcasestr(name, "size"));
+	if (!strcasestr(name, "eager") || strcasestr(name, "ctxid"))
+		return 0;
+	return strcasestr(name, "limit") || strcasestr(name, "size") || strcasestr(name, "_sz");
 }
 
 /* cp_eager_limits fills out with up to max eager limits (integer control

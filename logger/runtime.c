@@ -1250,6 +1250,27 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 	cp_end1(t, r);
 }
 
+void cp_coll_init(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uint64_t bytes, MPI_Request req, int rc) {
+	cp_comm *c = cp_comm_get(comm);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	r->bytes = bytes;
+	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_COLL, .persistent = 1, .comm = r->comm, .c = c,
+			    .peer = CP_PEER_NONE, .tag = 0};
+		cp_req_put(t, &e);
+		r->req = e.id;
+		r->flags |= CP_F_NEWREQ | CP_F_PERSISTENT;
+	}
+	cp_end(t);
+}
+
+/* A start of a persistent collective is an instance of it: the next
+ * number of its communicator's sequence. */
+static inline uint32_t cp_start_seq(const cp_req *e) { return e->kind == CP_RK_COLL ? cp_seq_next(e->c) : 0; }
+
 void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 	cp_thr *t = cp_begin();
 	if (!t)
@@ -1262,6 +1283,7 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 			r->comm = p->ents[0].comm;
 			r->peer = p->ents[0].peer;
 			r->tag = p->ents[0].tag;
+			r->seq = cp_start_seq(&p->ents[0]);
 		}
 	} else {
 		int k = 0;
@@ -1276,6 +1298,7 @@ void cp_start(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int rc) {
 				s->comm = p->ents[i].comm;
 				s->peer = p->ents[i].peer;
 				s->tag = p->ents[i].tag;
+				s->seq = cp_start_seq(&p->ents[i]);
 			}
 	}
 	cp_end(t);
@@ -1812,6 +1835,29 @@ void cp_partitioned(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int 
 	cp_end(t);
 }
 
+void cp_parrived(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int part, int flag, int rc) {
+	if (flag || rc != MPI_SUCCESS || !cp_on || p->n != 1) {
+		cp_partitioned(op, t0, t1, cs, p, part, flag, rc);
+		return;
+	}
+	uint64_t key = cp_mix(cp_mix(cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)p->ents[0].h), p->ents[0].id),
+			      (uint64_t)(uint32_t)part);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (!cp_poll_extend(t, op, key, t1)) {
+		cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		if (p->ents[0].id) {
+			r->req = p->ents[0].id;
+			r->comm = p->ents[0].comm;
+			r->peer = p->ents[0].peer;
+		}
+		r->tag = part;
+		cp_poll_open(t, r, key);
+	}
+	cp_end(t);
+}
+
 /* MPI_Pready_list: Tag is the list's length, each partition follows in a
  * Partition sub-record (Tag), in the list's order. */
 void cp_pready_list(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int n, const int *parts, int rc) {
@@ -1847,6 +1893,7 @@ typedef struct cp_hent {
 	uintptr_t h;
 	cp_comm *c;
 	int32_t id;
+	uint32_t split; /* files: the request of the split collective begun and not yet ended (0: none) */
 } cp_hent;
 typedef struct cp_htab {
 	cp_hent *e;
@@ -1980,6 +2027,64 @@ void cp_file_call(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint
 	cp_file_ireq(op, t0, t1, cs, fh, bytes, coll, MPI_REQUEST_NULL, rc);
 }
 
+/* cp_file_split sets the pending split collective of file h to id and
+ * returns the one it had (0: none, or a file the logger did not see open). */
+static uint32_t cp_file_split(MPI_File h, uint32_t id) {
+	uint32_t old = 0;
+	pthread_mutex_lock(&cp_files.mu);
+	for (int i = cp_files.n - 1; i >= 0; i--)
+		if (cp_files.e[i].h == (uintptr_t)h) {
+			old = cp_files.e[i].split;
+			cp_files.e[i].split = id;
+			break;
+		}
+	pthread_mutex_unlock(&cp_files.mu);
+	return old;
+}
+
+/* cp_file_begin records the _begin of a split collective: as its
+ * non-blocking form, with a request id that no MPI handle stands for. */
+void cp_file_begin(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, uint64_t bytes, int rc) {
+	cp_hent f = cp_file_find(fh);
+	uint32_t seq = cp_seq_next(f.c);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->seq = seq;
+	r->tag = f.id;
+	r->bytes = bytes;
+	if (rc == MPI_SUCCESS && f.id) {
+		r->req = cp_req_id(t);
+		r->flags |= CP_F_NEWREQ;
+		cp_file_split(fh, r->req);
+	}
+	cp_end(t);
+}
+
+/* cp_file_end records the _end of a split collective, completing the
+ * request of its _begin (also while paused, which records nothing). */
+void cp_file_end(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_File fh, int rc) {
+	uint32_t id = cp_file_split(fh, 0);
+	if (!cp_on)
+		return;
+	cp_hent f = cp_file_find(fh);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_reserve(t, 2);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(f.c), rc);
+	r->tag = f.id;
+	if (id) {
+		r->count = 1;
+		cp_rec *s = cp_sub(t, CP_OP_REQDONE);
+		s->req = id;
+		s->comm = r->comm;
+		s->tag = f.id;
+	}
+	cp_end(t);
+}
+
 /* ---- one-sided communication ---- */
 
 /* Windows, by handle (see cp_htab), with a per-thread cache of the last
@@ -2073,6 +2178,24 @@ void cp_win_group(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, MPI_
 		cp_end(t);
 	}
 	free(world);
+}
+
+/* cp_win_test records MPI_Win_test: one that found the exposure epoch
+ * not yet complete is an unproductive poll, coalesced with the thread's
+ * identical ones (same window) as cp_poll does; one that completed it is
+ * recorded alone and ends the epoch. */
+void cp_win_test(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Win win, int flag, int rc) {
+	cp_hent w = cp_win_find(win);
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	if (!flag && rc == MPI_SUCCESS) {
+		uint64_t key = cp_mix(0xCBF29CE484222325ULL, (uint64_t)(uintptr_t)win);
+		if (!cp_poll_extend(t, op, key, t1))
+			cp_poll_open(t, cp_win_record(t, op, t0, t1, cs, &w, 0, 0, 0, rc), key);
+	} else
+		cp_win_record(t, op, t0, t1, cs, &w, 0, 0, 0, rc);
+	cp_end(t);
 }
 
 /* ---- life cycle ---- */

@@ -66,6 +66,50 @@ void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, M
 void mpi_send__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_send mpi_send_f08_
+#define CPF08_PM_mpi_send pmpi_send_f08_
+#else
+#define CPF08_mpi_send mpi_send_f08ts_
+#define CPF08_PM_mpi_send pmpir_send_f08ts_
+#endif
+extern void CPF08_PM_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_send) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_send(buf, count, datatype, dest, tag, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_send(buf, count, datatype, dest, tag, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_p2p(OP, t0, t1, cs, c_comm, c_dest, c_tag, cp_bytes(c_count, c_datatype), rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_send(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -130,6 +174,50 @@ void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
 void mpi_ssend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ssend mpi_ssend_f08_
+#define CPF08_PM_mpi_ssend pmpi_ssend_f08_
+#else
+#define CPF08_mpi_ssend mpi_ssend_f08ts_
+#define CPF08_PM_mpi_ssend pmpir_ssend_f08ts_
+#endif
+extern void CPF08_PM_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ssend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_p2p(OP, t0, t1, cs, c_comm, c_dest, c_tag, cp_bytes(c_count, c_datatype), rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_ssend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -194,6 +282,50 @@ void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
 void mpi_bsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_BSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_bsend mpi_bsend_f08_
+#define CPF08_PM_mpi_bsend pmpi_bsend_f08_
+#else
+#define CPF08_mpi_bsend mpi_bsend_f08ts_
+#define CPF08_PM_mpi_bsend pmpir_bsend_f08ts_
+#endif
+extern void CPF08_PM_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_bsend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_p2p(OP, t0, t1, cs, c_comm, c_dest, c_tag, cp_bytes(c_count, c_datatype), rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_bsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -258,6 +390,50 @@ void mpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
 void mpi_rsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_rsend mpi_rsend_f08_
+#define CPF08_PM_mpi_rsend pmpi_rsend_f08_
+#else
+#define CPF08_mpi_rsend mpi_rsend_f08ts_
+#define CPF08_PM_mpi_rsend pmpir_rsend_f08ts_
+#endif
+extern void CPF08_PM_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_rsend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_p2p(OP, t0, t1, cs, c_comm, c_dest, c_tag, cp_bytes(c_count, c_datatype), rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_rsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_rsend(buf, count, datatype, dest, tag, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
@@ -331,6 +507,56 @@ void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source,
 void mpi_recv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_recv mpi_recv_f08_
+#define CPF08_PM_mpi_recv pmpi_recv_f08_
+#else
+#define CPF08_mpi_recv mpi_recv_f08ts_
+#define CPF08_PM_mpi_recv pmpir_recv_f08ts_
+#endif
+extern void CPF08_PM_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_recv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RECV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_recv(buf, count, datatype, source, tag, comm, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_recv(OP, t0, t1, cs, c_comm, c_source, c_tag, st, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_recv(buf, count, datatype, source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
@@ -392,6 +618,50 @@ void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *statu
 void mpi_probe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_probe mpi_probe_f08_
+#define CPF08_PM_mpi_probe pmpi_probe_f08_
+#else
+#define CPF08_mpi_probe mpi_probe_f08_
+#define CPF08_PM_mpi_probe pmpir_probe_f08_
+#endif
+extern void CPF08_PM_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_probe) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_probe(source, tag, comm, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PROBE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_probe(source, tag, comm, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_recv(OP, t0, t1, cs, c_comm, c_source, c_tag, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_probe(source, tag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
 	if (CP_SKIP())
@@ -457,6 +727,52 @@ void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag
 void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iprobe mpi_iprobe_f08_
+#define CPF08_PM_mpi_iprobe pmpi_iprobe_f08_
+#else
+#define CPF08_mpi_iprobe mpi_iprobe_f08_
+#define CPF08_PM_mpi_iprobe pmpir_iprobe_f08_
+#endif
+extern void CPF08_PM_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iprobe) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iprobe(source, tag, comm, flag, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IPROBE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iprobe(source, tag, comm, flag, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_iprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_iprobe(source, tag, comm, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
 	if (CP_SKIP())
@@ -522,6 +838,52 @@ void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mess
 void mpi_mprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_MPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_mprobe mpi_mprobe_f08_
+#define CPF08_PM_mpi_mprobe pmpi_mprobe_f08_
+#else
+#define CPF08_mpi_mprobe mpi_mprobe_f08_
+#define CPF08_PM_mpi_mprobe pmpir_mprobe_f08_
+#endif
+extern void CPF08_PM_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_mprobe) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_mprobe(source, tag, comm, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_MPROBE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_mprobe(source, tag, comm, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, 1, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_mprobe(source, tag, comm, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
 	if (CP_SKIP())
@@ -591,6 +953,54 @@ void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fla
 void mpi_improbe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IMPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_improbe mpi_improbe_f08_
+#define CPF08_PM_mpi_improbe pmpi_improbe_f08_
+#else
+#define CPF08_mpi_improbe mpi_improbe_f08_
+#define CPF08_PM_mpi_improbe pmpir_improbe_f08_
+#endif
+extern void CPF08_PM_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_improbe) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_improbe(source, tag, comm, flag, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IMPROBE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_improbe(source, tag, comm, flag, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mprobe(OP, t0, t1, cs, c_comm, c_source, c_tag, c_flag, c_message, st, rc);
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_flag;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_improbe(source, tag, comm, flag, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
 	if (CP_SKIP())
@@ -658,6 +1068,53 @@ void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *messag
 void mpi_mrecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_MRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_mrecv mpi_mrecv_f08_
+#define CPF08_PM_mpi_mrecv pmpi_mrecv_f08_
+#else
+#define CPF08_mpi_mrecv mpi_mrecv_f08ts_
+#define CPF08_PM_mpi_mrecv pmpir_mrecv_f08ts_
+#endif
+extern void CPF08_PM_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_mrecv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_mrecv(buf, count, datatype, message, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_MRECV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_mrecv(buf, count, datatype, message, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_mrecv(OP, t0, t1, cs, &m, st, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_mrecv(buf, count, datatype, message, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
 	if (CP_SKIP())
@@ -720,6 +1177,49 @@ void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *messa
 void mpi_imrecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IMRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_imrecv mpi_imrecv_f08_
+#define CPF08_PM_mpi_imrecv pmpi_imrecv_f08_
+#else
+#define CPF08_mpi_imrecv mpi_imrecv_f08ts_
+#define CPF08_PM_mpi_imrecv pmpir_imrecv_f08ts_
+#endif
+extern void CPF08_PM_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_imrecv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_imrecv(buf, count, datatype, message, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IMRECV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Message c_message = PMPI_Message_f2c(*message);
+	cp_msg m = cp_msg_take(c_message);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_imrecv(buf, count, datatype, message, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_imrecv(OP, t0, t1, cs, &m, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_message;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_imrecv(buf, count, datatype, message, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
@@ -813,6 +1313,66 @@ void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_F
 void mpi_sendrecv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SENDRECV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_sendrecv mpi_sendrecv_f08_
+#define CPF08_PM_mpi_sendrecv pmpi_sendrecv_f08_
+#else
+#define CPF08_mpi_sendrecv mpi_sendrecv_f08ts_
+#define CPF08_PM_mpi_sendrecv pmpir_sendrecv_f08ts_
+#endif
+extern void CPF08_PM_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_sendrecv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SENDRECV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	int c_dest = (int)*dest;
+	int c_sendtag = (int)*sendtag;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_source = (int)*source;
+	int c_recvtag = (int)*recvtag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_sendrecv(OP, t0, t1, cs, c_comm, c_dest, c_sendtag, cp_bytes(c_sendcount, c_sendtype), c_source, c_recvtag, st, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_dest;
+	(void)c_sendtag;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_source;
+	(void)c_recvtag;
+	(void)c_comm;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
 	if (CP_SKIP())
@@ -894,6 +1454,60 @@ void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_F
 void mpi_sendrecv_replace__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SENDRECV_REPLACE(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_sendrecv_replace mpi_sendrecv_replace_f08_
+#define CPF08_PM_mpi_sendrecv_replace pmpi_sendrecv_replace_f08_
+#else
+#define CPF08_mpi_sendrecv_replace mpi_sendrecv_replace_f08ts_
+#define CPF08_PM_mpi_sendrecv_replace pmpir_sendrecv_replace_f08ts_
+#endif
+extern void CPF08_PM_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_sendrecv_replace) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SENDRECV_REPLACE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_sendtag = (int)*sendtag;
+	int c_source = (int)*source;
+	int c_recvtag = (int)*recvtag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_sendrecv(OP, t0, t1, cs, c_comm, c_dest, c_sendtag, cp_bytes(c_count, c_datatype), c_source, c_recvtag, st, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_sendtag;
+	(void)c_source;
+	(void)c_recvtag;
+	(void)c_comm;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -962,6 +1576,52 @@ void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
 void mpi_isend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ISEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_isend mpi_isend_f08_
+#define CPF08_PM_mpi_isend pmpi_isend_f08_
+#else
+#define CPF08_mpi_isend mpi_isend_f08ts_
+#define CPF08_PM_mpi_isend pmpir_isend_f08ts_
+#endif
+extern void CPF08_PM_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_isend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ISEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 0, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_isend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1030,6 +1690,52 @@ void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 void mpi_issend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ISSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_issend mpi_issend_f08_
+#define CPF08_PM_mpi_issend pmpi_issend_f08_
+#else
+#define CPF08_mpi_issend mpi_issend_f08ts_
+#define CPF08_PM_mpi_issend pmpir_issend_f08ts_
+#endif
+extern void CPF08_PM_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_issend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ISSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 0, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_issend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1098,6 +1804,52 @@ void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 void mpi_ibsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IBSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ibsend mpi_ibsend_f08_
+#define CPF08_PM_mpi_ibsend pmpi_ibsend_f08_
+#else
+#define CPF08_mpi_ibsend mpi_ibsend_f08ts_
+#define CPF08_PM_mpi_ibsend pmpir_ibsend_f08ts_
+#endif
+extern void CPF08_PM_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ibsend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IBSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 0, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ibsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1166,6 +1918,52 @@ void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
 void mpi_irsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IRSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_irsend mpi_irsend_f08_
+#define CPF08_PM_mpi_irsend pmpi_irsend_f08_
+#else
+#define CPF08_mpi_irsend mpi_irsend_f08ts_
+#define CPF08_PM_mpi_irsend pmpir_irsend_f08ts_
+#endif
+extern void CPF08_PM_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_irsend) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IRSEND;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 0, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_irsend(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1234,6 +2032,52 @@ void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source
 void mpi_irecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_irecv mpi_irecv_f08_
+#define CPF08_PM_mpi_irecv pmpi_irecv_f08_
+#else
+#define CPF08_mpi_irecv mpi_irecv_f08ts_
+#define CPF08_PM_mpi_irecv pmpir_irecv_f08ts_
+#endif
+extern void CPF08_PM_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_irecv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IRECV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 0, c_comm, c_source, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_irecv(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1302,6 +2146,52 @@ void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *de
 void mpi_send_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_send_init mpi_send_init_f08_
+#define CPF08_PM_mpi_send_init pmpi_send_init_f08_
+#else
+#define CPF08_mpi_send_init mpi_send_init_f08ts_
+#define CPF08_PM_mpi_send_init pmpir_send_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_send_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SEND_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_send_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1370,6 +2260,52 @@ void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
 void mpi_ssend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ssend_init mpi_ssend_init_f08_
+#define CPF08_PM_mpi_ssend_init pmpi_ssend_init_f08_
+#else
+#define CPF08_mpi_ssend_init mpi_ssend_init_f08ts_
+#define CPF08_PM_mpi_ssend_init pmpir_ssend_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ssend_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SSEND_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ssend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1438,6 +2374,52 @@ void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
 void mpi_bsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_BSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_bsend_init mpi_bsend_init_f08_
+#define CPF08_PM_mpi_bsend_init pmpi_bsend_init_f08_
+#else
+#define CPF08_mpi_bsend_init mpi_bsend_init_f08ts_
+#define CPF08_PM_mpi_bsend_init pmpir_bsend_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_bsend_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BSEND_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_bsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1506,6 +2488,52 @@ void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
 void mpi_rsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_rsend_init mpi_rsend_init_f08_
+#define CPF08_PM_mpi_rsend_init pmpi_rsend_init_f08_
+#else
+#define CPF08_mpi_rsend_init mpi_rsend_init_f08ts_
+#define CPF08_PM_mpi_rsend_init pmpir_rsend_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_rsend_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RSEND_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_rsend_init(buf, count, datatype, dest, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -1574,6 +2602,52 @@ void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *so
 void mpi_recv_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RECV_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_recv_init mpi_recv_init_f08_
+#define CPF08_PM_mpi_recv_init pmpi_recv_init_f08_
+#else
+#define CPF08_mpi_recv_init mpi_recv_init_f08ts_
+#define CPF08_PM_mpi_recv_init pmpir_recv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_recv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RECV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, CP_PEER_NONE, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_recv_init(buf, count, datatype, source, tag, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Start(MPI_Request *request) {
 	if (CP_SKIP())
@@ -1624,6 +2698,43 @@ void mpi_start_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr
 void mpi_start__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_start(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_START(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_start mpi_start_f08_
+#define CPF08_PM_mpi_start pmpi_start_f08_
+#else
+#define CPF08_mpi_start mpi_start_f08_
+#define CPF08_PM_mpi_start pmpir_start_f08_
+#endif
+extern void CPF08_PM_mpi_start(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_start(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_start) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_start(request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_START;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_start(request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_start(OP, t0, t1, cs, &p, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_start(MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_start(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 	if (CP_SKIP())
@@ -1680,6 +2791,47 @@ void mpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr)
 void mpi_startall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_STARTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_startall mpi_startall_f08_
+#define CPF08_PM_mpi_startall pmpi_startall_f08_
+#else
+#define CPF08_mpi_startall mpi_startall_f08_
+#define CPF08_PM_mpi_startall pmpir_startall_f08_
+#endif
+extern void CPF08_PM_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_startall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_startall(count, array_of_requests, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_STARTALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_count, rq_small, 8);
+	cp_pre p;
+	cp_pre_reqs(&p, c_count, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_startall(count, array_of_requests, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_start(OP, t0, t1, cs, &p, rc);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	cp_pre_free(&p);
+	(void)c_count;
+	(void)c_array_of_requests;
+	CP_LEAVE();
+}
+void CPF08_mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) { cpf08_mpi_startall(count, array_of_requests, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Request_free(MPI_Request *request) {
 	if (CP_SKIP_PAUSED())
@@ -1730,6 +2882,43 @@ void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free
 void mpi_request_free__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_REQUEST_FREE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_request_free mpi_request_free_f08_
+#define CPF08_PM_mpi_request_free pmpi_request_free_f08_
+#else
+#define CPF08_mpi_request_free mpi_request_free_f08_
+#define CPF08_PM_mpi_request_free pmpir_request_free_f08_
+#endif
+extern void CPF08_PM_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_request_free) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_request_free(request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_REQUEST_FREE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_request_free(request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_reqfree(OP, t0, t1, cs, &p, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_request_free(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
@@ -1789,6 +2978,49 @@ void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wa
 void mpi_wait__(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WAIT(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_wait mpi_wait_f08_
+#define CPF08_PM_mpi_wait pmpi_wait_f08_
+#else
+#define CPF08_mpi_wait mpi_wait_f08_
+#define CPF08_PM_mpi_wait pmpir_wait_f08_
+#endif
+extern void CPF08_PM_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_wait) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_wait(request, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WAIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_wait(request, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_complete(OP, t0, t1, cs, &p, 1, NULL, st, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_wait(request, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
@@ -1851,6 +3083,50 @@ void mpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_
 void mpi_waitall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WAITALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_waitall mpi_waitall_f08_
+#define CPF08_PM_mpi_waitall pmpi_waitall_f08_
+#else
+#define CPF08_mpi_waitall mpi_waitall_f08_
+#define CPF08_PM_mpi_waitall pmpir_waitall_f08_
+#endif
+extern void CPF08_PM_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_waitall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_waitall(count, array_of_requests, array_of_statuses, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WAITALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_count, rq_small, 8);
+	MPI_Fint *fsts = cp_f08_statuses_in(array_of_statuses, c_count);
+	cp_pre p;
+	cp_pre_reqs(&p, c_count, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_waitall(count, array_of_requests, fsts, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status *sts = cp_f08_statuses_out(fsts, c_count);
+	cp_complete(OP, t0, t1, cs, &p, c_count, NULL, sts, rc);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	cp_f_statuses_free(fsts, array_of_statuses, sts);
+	cp_pre_free(&p);
+	(void)c_count;
+	(void)c_array_of_requests;
+	CP_LEAVE();
+}
+void CPF08_mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf08_mpi_waitall(count, array_of_requests, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
@@ -1920,6 +3196,55 @@ void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index,
 void mpi_waitany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WAITANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_waitany mpi_waitany_f08_
+#define CPF08_PM_mpi_waitany pmpi_waitany_f08_
+#else
+#define CPF08_mpi_waitany mpi_waitany_f08_
+#define CPF08_PM_mpi_waitany pmpir_waitany_f08_
+#endif
+extern void CPF08_PM_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_waitany) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_waitany(count, array_of_requests, index, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WAITANY;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_count, rq_small, 8);
+	cp_pre p;
+	cp_pre_reqs(&p, c_count, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_waitany(count, array_of_requests, index, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_index = (*index == MPI_UNDEFINED || *index < 1) ? MPI_UNDEFINED : *index - 1;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_complete(OP, t0, t1, cs, &p, c_index != MPI_UNDEFINED, &c_index, st, rc);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	cp_pre_free(&p);
+	(void)c_count;
+	(void)c_array_of_requests;
+	(void)c_index;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_waitany(count, array_of_requests, index, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
@@ -1991,6 +3316,55 @@ void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *out
 void mpi_waitsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WAITSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_waitsome mpi_waitsome_f08_
+#define CPF08_PM_mpi_waitsome pmpi_waitsome_f08_
+#else
+#define CPF08_mpi_waitsome mpi_waitsome_f08_
+#define CPF08_PM_mpi_waitsome pmpir_waitsome_f08_
+#endif
+extern void CPF08_PM_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_waitsome) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WAITSOME;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_incount = (int)*incount;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_incount, rq_small, 8);
+	MPI_Fint *fsts = cp_f08_statuses_in(array_of_statuses, c_incount);
+	cp_pre p;
+	cp_pre_reqs(&p, c_incount, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, fsts, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_outcount = (int)*outcount;
+	int *c_array_of_indices = cp_f_indices(array_of_indices, c_outcount);
+	MPI_Status *sts = cp_f08_statuses_out(fsts, c_incount);
+	cp_complete(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	free(c_array_of_indices);
+	cp_f_statuses_free(fsts, array_of_statuses, sts);
+	cp_pre_free(&p);
+	(void)c_incount;
+	(void)c_array_of_requests;
+	(void)c_outcount;
+	(void)c_array_of_indices;
+	CP_LEAVE();
+}
+void CPF08_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf08_mpi_waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
@@ -2054,6 +3428,51 @@ void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ie
 void mpi_test__(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_TEST(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_test mpi_test_f08_
+#define CPF08_PM_mpi_test pmpi_test_f08_
+#else
+#define CPF08_mpi_test mpi_test_f08_
+#define CPF08_PM_mpi_test pmpir_test_f08_
+#endif
+extern void CPF08_PM_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_test) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_test(request, flag, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_TEST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_test(request, flag, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_poll(OP, t0, t1, cs, &p, c_flag != 0, NULL, st, rc, !c_flag);
+	cp_pre_free(&p);
+	(void)c_request;
+	(void)c_flag;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_test(request, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
@@ -2120,6 +3539,52 @@ void mpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, 
 void mpi_testall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_TESTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_testall mpi_testall_f08_
+#define CPF08_PM_mpi_testall pmpi_testall_f08_
+#else
+#define CPF08_mpi_testall mpi_testall_f08_
+#define CPF08_PM_mpi_testall pmpir_testall_f08_
+#endif
+extern void CPF08_PM_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_testall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_TESTALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_count, rq_small, 8);
+	MPI_Fint *fsts = cp_f08_statuses_in(array_of_statuses, c_count);
+	cp_pre p;
+	cp_pre_reqs(&p, c_count, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_testall(count, array_of_requests, flag, fsts, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	MPI_Status *sts = cp_f08_statuses_out(fsts, c_count);
+	cp_poll(OP, t0, t1, cs, &p, c_flag ? c_count : 0, NULL, sts, rc, !c_flag);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	cp_f_statuses_free(fsts, array_of_statuses, sts);
+	cp_pre_free(&p);
+	(void)c_count;
+	(void)c_array_of_requests;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void CPF08_mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf08_mpi_testall(count, array_of_requests, flag, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
 	if (CP_SKIP_PAUSED())
@@ -2193,6 +3658,57 @@ void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index,
 void mpi_testany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_TESTANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_testany mpi_testany_f08_
+#define CPF08_PM_mpi_testany pmpi_testany_f08_
+#else
+#define CPF08_mpi_testany mpi_testany_f08_
+#define CPF08_PM_mpi_testany pmpir_testany_f08_
+#endif
+extern void CPF08_PM_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_testany) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_testany(count, array_of_requests, index, flag, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_TESTANY;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_count, rq_small, 8);
+	cp_pre p;
+	cp_pre_reqs(&p, c_count, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_testany(count, array_of_requests, index, flag, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_index = (*index == MPI_UNDEFINED || *index < 1) ? MPI_UNDEFINED : *index - 1;
+	int c_flag = *flag != 0;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_poll(OP, t0, t1, cs, &p, c_flag && c_index != MPI_UNDEFINED, &c_index, st, rc, !c_flag);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	cp_pre_free(&p);
+	(void)c_count;
+	(void)c_array_of_requests;
+	(void)c_index;
+	(void)c_flag;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_testany(count, array_of_requests, index, flag, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
 	if (CP_SKIP_PAUSED())
@@ -2264,6 +3780,55 @@ void mpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *out
 void mpi_testsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_TESTSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_testsome mpi_testsome_f08_
+#define CPF08_PM_mpi_testsome pmpi_testsome_f08_
+#else
+#define CPF08_mpi_testsome mpi_testsome_f08_
+#define CPF08_PM_mpi_testsome pmpir_testsome_f08_
+#endif
+extern void CPF08_PM_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_testsome) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_TESTSOME;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_incount = (int)*incount;
+	MPI_Request rq_small[8];
+	MPI_Request *c_array_of_requests = cp_f_reqs(array_of_requests, c_incount, rq_small, 8);
+	MPI_Fint *fsts = cp_f08_statuses_in(array_of_statuses, c_incount);
+	cp_pre p;
+	cp_pre_reqs(&p, c_incount, c_array_of_requests);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, fsts, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_outcount = (int)*outcount;
+	int *c_array_of_indices = cp_f_indices(array_of_indices, c_outcount);
+	MPI_Status *sts = cp_f08_statuses_out(fsts, c_incount);
+	cp_poll(OP, t0, t1, cs, &p, c_outcount == MPI_UNDEFINED ? 0 : c_outcount, c_array_of_indices, sts, rc, c_outcount == 0);
+	if (c_array_of_requests != rq_small) free(c_array_of_requests);
+	free(c_array_of_indices);
+	cp_f_statuses_free(fsts, array_of_statuses, sts);
+	cp_pre_free(&p);
+	(void)c_incount;
+	(void)c_array_of_requests;
+	(void)c_outcount;
+	(void)c_array_of_indices;
+	CP_LEAVE();
+}
+void CPF08_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) { cpf08_mpi_testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Barrier(MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2308,6 +3873,40 @@ void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, 
 void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_barrier mpi_barrier_f08_
+#define CPF08_PM_mpi_barrier pmpi_barrier_f08_
+#else
+#define CPF08_mpi_barrier mpi_barrier_f08_
+#define CPF08_PM_mpi_barrier pmpir_barrier_f08_
+#endif
+extern void CPF08_PM_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_barrier) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_barrier(comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BARRIER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_barrier(comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, 0, 0, rc);
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_barrier(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2368,6 +3967,48 @@ void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *roo
 void mpi_bcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_BCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_bcast mpi_bcast_f08_
+#define CPF08_PM_mpi_bcast pmpi_bcast_f08_
+#else
+#define CPF08_mpi_bcast mpi_bcast_f08ts_
+#define CPF08_PM_mpi_bcast pmpir_bcast_f08ts_
+#endif
+extern void CPF08_PM_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_bcast) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_bcast(buffer, count, datatype, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BCAST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buffer = cp_f08_buf(buffer);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_bcast(buffer, count, datatype, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_buffer;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_bcast(buffer, count, datatype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2436,6 +4077,52 @@ void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
 void mpi_reduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_REDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_reduce mpi_reduce_f08_
+#define CPF08_PM_mpi_reduce pmpi_reduce_f08_
+#else
+#define CPF08_mpi_reduce mpi_reduce_f08ts_
+#define CPF08_PM_mpi_reduce pmpir_reduce_f08ts_
+#endif
+extern void CPF08_PM_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_reduce) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_REDUCE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2500,6 +4187,50 @@ void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dat
 void mpi_allreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_allreduce mpi_allreduce_f08_
+#define CPF08_PM_mpi_allreduce pmpi_allreduce_f08_
+#else
+#define CPF08_mpi_allreduce mpi_allreduce_f08ts_
+#define CPF08_PM_mpi_allreduce pmpir_allreduce_f08ts_
+#endif
+extern void CPF08_PM_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_allreduce) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLREDUCE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2572,6 +4303,54 @@ void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *r
 void mpi_gather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_gather mpi_gather_f08_
+#define CPF08_PM_mpi_gather pmpi_gather_f08_
+#else
+#define CPF08_mpi_gather mpi_gather_f08ts_
+#define CPF08_PM_mpi_gather pmpir_gather_f08ts_
+#endif
+extern void CPF08_PM_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_gather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2648,6 +4427,56 @@ void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
 void mpi_gatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_gatherv mpi_gatherv_f08_
+#define CPF08_PM_mpi_gatherv pmpi_gatherv_f08_
+#else
+#define CPF08_mpi_gatherv mpi_gatherv_f08ts_
+#define CPF08_PM_mpi_gatherv pmpir_gatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_gatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2720,6 +4549,54 @@ void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
 void mpi_scatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_scatter mpi_scatter_f08_
+#define CPF08_PM_mpi_scatter pmpi_scatter_f08_
+#else
+#define CPF08_mpi_scatter mpi_scatter_f08ts_
+#define CPF08_PM_mpi_scatter pmpir_scatter_f08ts_
+#endif
+extern void CPF08_PM_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_scatter) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SCATTER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, c_recvbuf == MPI_IN_PLACE ? cp_bytes(c_sendcount, c_sendtype) : cp_bytes(c_recvcount, c_recvtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2796,6 +4673,56 @@ void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fi
 void mpi_scatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_scatterv mpi_scatterv_f08_
+#define CPF08_PM_mpi_scatterv pmpi_scatterv_f08_
+#else
+#define CPF08_mpi_scatterv mpi_scatterv_f08ts_
+#define CPF08_PM_mpi_scatterv pmpir_scatterv_f08ts_
+#endif
+extern void CPF08_PM_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_scatterv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SCATTERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, c_root, c_recvbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_recvcount, c_recvtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_displs;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2864,6 +4791,52 @@ void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
 void mpi_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_allgather mpi_allgather_f08_
+#define CPF08_PM_mpi_allgather pmpi_allgather_f08_
+#else
+#define CPF08_mpi_allgather mpi_allgather_f08ts_
+#define CPF08_PM_mpi_allgather pmpir_allgather_f08ts_
+#endif
+extern void CPF08_PM_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_allgather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLGATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -2936,6 +4909,54 @@ void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
 void mpi_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_allgatherv mpi_allgatherv_f08_
+#define CPF08_PM_mpi_allgatherv pmpi_allgatherv_f08_
+#else
+#define CPF08_mpi_allgatherv mpi_allgatherv_f08ts_
+#define CPF08_PM_mpi_allgatherv pmpir_allgatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_allgatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLGATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3004,6 +5025,52 @@ void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 void mpi_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_alltoall mpi_alltoall_f08_
+#define CPF08_PM_mpi_alltoall pmpi_alltoall_f08_
+#else
+#define CPF08_mpi_alltoall mpi_alltoall_f08ts_
+#define CPF08_PM_mpi_alltoall pmpir_alltoall_f08ts_
+#endif
+extern void CPF08_PM_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_alltoall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLTOALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, (uint64_t)cp_comm_npeers(c_comm) * (c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype)), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3080,6 +5147,56 @@ void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_
 void mpi_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_alltoallv mpi_alltoallv_f08_
+#define CPF08_PM_mpi_alltoallv pmpi_alltoallv_f08_
+#else
+#define CPF08_mpi_alltoallv mpi_alltoallv_f08ts_
+#define CPF08_PM_mpi_alltoallv pmpir_alltoallv_f08ts_
+#endif
+extern void CPF08_PM_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_alltoallv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLTOALLV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes_v(c_recvcounts, cp_comm_npeers(c_comm), c_recvtype) : cp_bytes_v(c_sendcounts, cp_comm_npeers(c_comm), c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3158,6 +5275,58 @@ void mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_
 void mpi_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_alltoallw mpi_alltoallw_f08_
+#define CPF08_PM_mpi_alltoallw pmpi_alltoallw_f08_
+#else
+#define CPF08_mpi_alltoallw mpi_alltoallw_f08ts_
+#define CPF08_PM_mpi_alltoallw pmpir_alltoallw_f08ts_
+#endif
+extern void CPF08_PM_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_alltoallw) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ALLTOALLW;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_comm_npeers(c_comm));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_comm_npeers(c_comm));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes_w(c_recvcounts, cp_comm_npeers(c_comm), c_recvtypes) : cp_bytes_w(c_sendcounts, cp_comm_npeers(c_comm), c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3222,6 +5391,50 @@ void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI
 void mpi_reduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_REDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_reduce_scatter mpi_reduce_scatter_f08_
+#define CPF08_PM_mpi_reduce_scatter pmpi_reduce_scatter_f08_
+#else
+#define CPF08_mpi_reduce_scatter mpi_reduce_scatter_f08ts_
+#define CPF08_PM_mpi_reduce_scatter pmpir_reduce_scatter_f08ts_
+#endif
+extern void CPF08_PM_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_reduce_scatter) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_REDUCE_SCATTER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_bytes_v(c_recvcounts, cp_comm_npeers(c_comm), c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3286,6 +5499,50 @@ void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount
 void mpi_reduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_REDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_reduce_scatter_block mpi_reduce_scatter_block_f08_
+#define CPF08_PM_mpi_reduce_scatter_block pmpi_reduce_scatter_block_f08_
+#else
+#define CPF08_mpi_reduce_scatter_block mpi_reduce_scatter_block_f08ts_
+#define CPF08_PM_mpi_reduce_scatter_block pmpir_reduce_scatter_block_f08ts_
+#endif
+extern void CPF08_PM_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_reduce_scatter_block) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_REDUCE_SCATTER_BLOCK;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, (uint64_t)cp_comm_npeers(c_comm) * cp_bytes(c_recvcount, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3350,6 +5607,50 @@ void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype
 void mpi_scan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_SCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_scan mpi_scan_f08_
+#define CPF08_PM_mpi_scan pmpi_scan_f08_
+#else
+#define CPF08_mpi_scan mpi_scan_f08ts_
+#define CPF08_PM_mpi_scan pmpir_scan_f08ts_
+#endif
+extern void CPF08_PM_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_scan) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_SCAN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_scan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -3414,6 +5715,50 @@ void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
 void mpi_exscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_EXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_exscan mpi_exscan_f08_
+#define CPF08_PM_mpi_exscan pmpi_exscan_f08_
+#else
+#define CPF08_mpi_exscan mpi_exscan_f08ts_
+#define CPF08_PM_mpi_exscan pmpir_exscan_f08ts_
+#endif
+extern void CPF08_PM_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_exscan) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_EXSCAN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_exscan(sendbuf, recvbuf, count, datatype, op, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3462,6 +5807,42 @@ void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_
 void mpi_ibarrier__(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IBARRIER(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ibarrier mpi_ibarrier_f08_
+#define CPF08_PM_mpi_ibarrier pmpi_ibarrier_f08_
+#else
+#define CPF08_mpi_ibarrier mpi_ibarrier_f08_
+#define CPF08_PM_mpi_ibarrier pmpir_ibarrier_f08_
+#endif
+extern void CPF08_PM_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ibarrier) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ibarrier(comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IBARRIER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ibarrier(comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, 0, 0, c_request, rc);
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ibarrier(comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3526,6 +5907,50 @@ void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ro
 void mpi_ibcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IBCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ibcast mpi_ibcast_f08_
+#define CPF08_PM_mpi_ibcast pmpi_ibcast_f08_
+#else
+#define CPF08_mpi_ibcast mpi_ibcast_f08ts_
+#define CPF08_PM_mpi_ibcast pmpir_ibcast_f08ts_
+#endif
+extern void CPF08_PM_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ibcast) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IBCAST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buffer = cp_f08_buf(buffer);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_buffer;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ibcast(buffer, count, datatype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3598,6 +6023,54 @@ void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
 void mpi_ireduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ireduce mpi_ireduce_f08_
+#define CPF08_PM_mpi_ireduce pmpi_ireduce_f08_
+#else
+#define CPF08_mpi_ireduce mpi_ireduce_f08ts_
+#define CPF08_PM_mpi_ireduce pmpir_ireduce_f08ts_
+#endif
+extern void CPF08_PM_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ireduce) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IREDUCE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3666,6 +6139,52 @@ void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
 void mpi_iallreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iallreduce mpi_iallreduce_f08_
+#define CPF08_PM_mpi_iallreduce pmpi_iallreduce_f08_
+#else
+#define CPF08_mpi_iallreduce mpi_iallreduce_f08ts_
+#define CPF08_PM_mpi_iallreduce pmpir_iallreduce_f08ts_
+#endif
+extern void CPF08_PM_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iallreduce) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLREDUCE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3742,6 +6261,56 @@ void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
 void mpi_igather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_igather mpi_igather_f08_
+#define CPF08_PM_mpi_igather pmpi_igather_f08_
+#else
+#define CPF08_mpi_igather mpi_igather_f08ts_
+#define CPF08_PM_mpi_igather pmpir_igather_f08ts_
+#endif
+extern void CPF08_PM_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_igather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IGATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3822,6 +6391,58 @@ void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 void mpi_igatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_igatherv mpi_igatherv_f08_
+#define CPF08_PM_mpi_igatherv pmpi_igatherv_f08_
+#else
+#define CPF08_mpi_igatherv mpi_igatherv_f08ts_
+#define CPF08_PM_mpi_igatherv pmpir_igatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_igatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IGATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3898,6 +6519,56 @@ void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
 void mpi_iscatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ISCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iscatter mpi_iscatter_f08_
+#define CPF08_PM_mpi_iscatter pmpi_iscatter_f08_
+#else
+#define CPF08_mpi_iscatter mpi_iscatter_f08ts_
+#define CPF08_PM_mpi_iscatter pmpir_iscatter_f08ts_
+#endif
+extern void CPF08_PM_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iscatter) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ISCATTER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, c_recvbuf == MPI_IN_PLACE ? cp_bytes(c_sendcount, c_sendtype) : cp_bytes(c_recvcount, c_recvtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -3978,6 +6649,58 @@ void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_F
 void mpi_iscatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ISCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iscatterv mpi_iscatterv_f08_
+#define CPF08_PM_mpi_iscatterv pmpi_iscatterv_f08_
+#else
+#define CPF08_mpi_iscatterv mpi_iscatterv_f08ts_
+#define CPF08_PM_mpi_iscatterv pmpir_iscatterv_f08ts_
+#endif
+extern void CPF08_PM_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iscatterv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ISCATTERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, c_root, c_recvbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_recvcount, c_recvtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_displs;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4050,6 +6773,54 @@ void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
 void mpi_iallgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iallgather mpi_iallgather_f08_
+#define CPF08_PM_mpi_iallgather pmpi_iallgather_f08_
+#else
+#define CPF08_mpi_iallgather mpi_iallgather_f08ts_
+#define CPF08_PM_mpi_iallgather pmpir_iallgather_f08ts_
+#endif
+extern void CPF08_PM_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iallgather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLGATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4126,6 +6897,56 @@ void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
 void mpi_iallgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iallgatherv mpi_iallgatherv_f08_
+#define CPF08_PM_mpi_iallgatherv pmpi_iallgatherv_f08_
+#else
+#define CPF08_mpi_iallgatherv mpi_iallgatherv_f08ts_
+#define CPF08_PM_mpi_iallgatherv pmpir_iallgatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iallgatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLGATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4198,6 +7019,54 @@ void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
 void mpi_ialltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ialltoall mpi_ialltoall_f08_
+#define CPF08_PM_mpi_ialltoall pmpi_ialltoall_f08_
+#else
+#define CPF08_mpi_ialltoall mpi_ialltoall_f08ts_
+#define CPF08_PM_mpi_ialltoall pmpir_ialltoall_f08ts_
+#endif
+extern void CPF08_PM_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ialltoall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLTOALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, (uint64_t)cp_comm_npeers(c_comm) * (c_sendbuf == MPI_IN_PLACE ? cp_bytes(c_recvcount, c_recvtype) : cp_bytes(c_sendcount, c_sendtype)), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4278,6 +7147,58 @@ void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
 void mpi_ialltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ialltoallv mpi_ialltoallv_f08_
+#define CPF08_PM_mpi_ialltoallv pmpi_ialltoallv_f08_
+#else
+#define CPF08_mpi_ialltoallv mpi_ialltoallv_f08ts_
+#define CPF08_PM_mpi_ialltoallv pmpir_ialltoallv_f08ts_
+#endif
+extern void CPF08_PM_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ialltoallv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLTOALLV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes_v(c_recvcounts, cp_comm_npeers(c_comm), c_recvtype) : cp_bytes_v(c_sendcounts, cp_comm_npeers(c_comm), c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4360,6 +7281,60 @@ void mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
 void mpi_ialltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ialltoallw mpi_ialltoallw_f08_
+#define CPF08_PM_mpi_ialltoallw pmpi_ialltoallw_f08_
+#else
+#define CPF08_mpi_ialltoallw mpi_ialltoallw_f08ts_
+#define CPF08_PM_mpi_ialltoallw pmpir_ialltoallw_f08ts_
+#endif
+extern void CPF08_PM_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ialltoallw) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IALLTOALLW;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_comm_npeers(c_comm));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_comm_npeers(c_comm));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_bytes_w(c_recvcounts, cp_comm_npeers(c_comm), c_recvtypes) : cp_bytes_w(c_sendcounts, cp_comm_npeers(c_comm), c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4428,6 +7403,52 @@ void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MP
 void mpi_ireduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IREDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ireduce_scatter mpi_ireduce_scatter_f08_
+#define CPF08_PM_mpi_ireduce_scatter pmpi_ireduce_scatter_f08_
+#else
+#define CPF08_mpi_ireduce_scatter mpi_ireduce_scatter_f08ts_
+#define CPF08_PM_mpi_ireduce_scatter pmpir_ireduce_scatter_f08ts_
+#endif
+extern void CPF08_PM_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ireduce_scatter) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IREDUCE_SCATTER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_bytes_v(c_recvcounts, cp_comm_npeers(c_comm), c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4496,6 +7517,52 @@ void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcoun
 void mpi_ireduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IREDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ireduce_scatter_block mpi_ireduce_scatter_block_f08_
+#define CPF08_PM_mpi_ireduce_scatter_block pmpi_ireduce_scatter_block_f08_
+#else
+#define CPF08_mpi_ireduce_scatter_block mpi_ireduce_scatter_block_f08ts_
+#define CPF08_PM_mpi_ireduce_scatter_block pmpir_ireduce_scatter_block_f08ts_
+#endif
+extern void CPF08_PM_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ireduce_scatter_block) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IREDUCE_SCATTER_BLOCK;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, (uint64_t)cp_comm_npeers(c_comm) * cp_bytes(c_recvcount, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4564,6 +7631,52 @@ void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatyp
 void mpi_iscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ISCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iscan mpi_iscan_f08_
+#define CPF08_PM_mpi_iscan pmpi_iscan_f08_
+#else
+#define CPF08_mpi_iscan mpi_iscan_f08ts_
+#define CPF08_PM_mpi_iscan pmpir_iscan_f08ts_
+#endif
+extern void CPF08_PM_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iscan) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ISCAN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -4632,6 +7745,52 @@ void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
 void mpi_iexscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_iexscan mpi_iexscan_f08_
+#define CPF08_PM_mpi_iexscan pmpi_iexscan_f08_
+#else
+#define CPF08_mpi_iexscan mpi_iexscan_f08ts_
+#define CPF08_PM_mpi_iexscan pmpir_iexscan_f08ts_
+#endif
+extern void CPF08_PM_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_iexscan) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_IEXSCAN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_bytes(c_count, c_datatype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_recvbuf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_op;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -4680,6 +7839,42 @@ void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_
 void mpi_comm_dup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_dup mpi_comm_dup_f08_
+#define CPF08_PM_mpi_comm_dup pmpi_comm_dup_f08_
+#else
+#define CPF08_mpi_comm_dup mpi_comm_dup_f08_
+#define CPF08_PM_mpi_comm_dup pmpir_comm_dup_f08_
+#endif
+extern void CPF08_PM_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_dup) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_dup(comm, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_DUP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_dup(comm, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_dup(comm, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
 	if (CP_SKIP_PAUSED())
@@ -4732,6 +7927,44 @@ void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fi
 void mpi_comm_idup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_idup mpi_comm_idup_f08_
+#define CPF08_PM_mpi_comm_idup pmpi_comm_idup_f08_
+#else
+#define CPF08_mpi_comm_idup mpi_comm_idup_f08_
+#define CPF08_PM_mpi_comm_idup pmpir_comm_idup_f08_
+#endif
+extern void CPF08_PM_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_idup) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_idup(comm, newcomm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_IDUP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_idup(comm, newcomm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
+	(void)c_comm;
+	(void)c_newcomm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_comm_idup(comm, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -4788,6 +8021,46 @@ void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *n
 void mpi_comm_split__(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_split mpi_comm_split_f08_
+#define CPF08_PM_mpi_comm_split pmpi_comm_split_f08_
+#else
+#define CPF08_mpi_comm_split mpi_comm_split_f08_
+#define CPF08_PM_mpi_comm_split pmpir_comm_split_f08_
+#endif
+extern void CPF08_PM_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_split) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_split(comm, color, key, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_SPLIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int c_color = (int)*color;
+	int c_key = (int)*key;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_split(comm, color, key, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_color;
+	(void)c_key;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_split(comm, color, key, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -4848,6 +8121,48 @@ void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, M
 void mpi_comm_split_type__(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_split_type mpi_comm_split_type_f08_
+#define CPF08_PM_mpi_comm_split_type pmpi_comm_split_type_f08_
+#else
+#define CPF08_mpi_comm_split_type mpi_comm_split_type_f08_
+#define CPF08_PM_mpi_comm_split_type pmpir_comm_split_type_f08_
+#endif
+extern void CPF08_PM_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_split_type) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_SPLIT_TYPE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int c_split_type = (int)*split_type;
+	int c_key = (int)*key;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_split_type;
+	(void)c_key;
+	(void)c_info;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_split_type(comm, split_type, key, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -4900,6 +8215,44 @@ void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fi
 void mpi_comm_create__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_create mpi_comm_create_f08_
+#define CPF08_PM_mpi_comm_create pmpi_comm_create_f08_
+#else
+#define CPF08_mpi_comm_create mpi_comm_create_f08_
+#define CPF08_PM_mpi_comm_create pmpir_comm_create_f08_
+#endif
+extern void CPF08_PM_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_create(comm, group, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_create(comm, group, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_group;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_create(comm, group, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -4956,6 +8309,46 @@ void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_
 void mpi_comm_create_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_create_group mpi_comm_create_group_f08_
+#define CPF08_PM_mpi_comm_create_group pmpi_comm_create_group_f08_
+#else
+#define CPF08_mpi_comm_create_group mpi_comm_create_group_f08_
+#define CPF08_PM_mpi_comm_create_group pmpir_comm_create_group_f08_
+#endif
+extern void CPF08_PM_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_create_group) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_create_group(comm, group, tag, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_CREATE_GROUP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int c_tag = (int)*tag;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_create_group(comm, group, tag, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_group;
+	(void)c_tag;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_create_group(comm, group, tag, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
 	if (CP_SKIP_PAUSED())
@@ -5020,6 +8413,50 @@ void mpi_cart_create_(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_F
 void mpi_cart_create__(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_CART_CREATE(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_cart_create mpi_cart_create_f08_
+#define CPF08_PM_mpi_cart_create pmpi_cart_create_f08_
+#else
+#define CPF08_mpi_cart_create mpi_cart_create_f08_
+#define CPF08_PM_mpi_cart_create pmpir_cart_create_f08_
+#endif
+extern void CPF08_PM_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_cart_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_CART_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
+	int c_ndims = (int)*ndims;
+	const int *c_dims = (const int *)dims;
+	const int *c_periods = (const int *)periods;
+	int c_reorder = (int)*reorder;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_comm_cart = PMPI_Comm_f2c(*comm_cart);
+	cp_comm_new(OP, t0, t1, cs, c_comm_old, c_comm_cart, rc);
+	(void)c_comm_old;
+	(void)c_ndims;
+	(void)c_dims;
+	(void)c_periods;
+	(void)c_reorder;
+	(void)c_comm_cart;
+	CP_LEAVE();
+}
+void CPF08_mpi_cart_create(MPI_Fint *comm_old, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) { cpf08_mpi_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -5072,6 +8509,44 @@ void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI
 void mpi_cart_sub__(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_cart_sub mpi_cart_sub_f08_
+#define CPF08_PM_mpi_cart_sub pmpi_cart_sub_f08_
+#else
+#define CPF08_mpi_cart_sub mpi_cart_sub_f08_
+#define CPF08_PM_mpi_cart_sub pmpir_cart_sub_f08_
+#endif
+extern void CPF08_PM_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_cart_sub) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_cart_sub(comm, remain_dims, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_CART_SUB;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const int *c_remain_dims = (const int *)remain_dims;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_cart_sub(comm, remain_dims, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_remain_dims;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_cart_sub(comm, remain_dims, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
 	if (CP_SKIP_PAUSED())
@@ -5136,6 +8611,50 @@ void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MP
 void mpi_graph_create__(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_graph_create mpi_graph_create_f08_
+#define CPF08_PM_mpi_graph_create pmpi_graph_create_f08_
+#else
+#define CPF08_mpi_graph_create mpi_graph_create_f08_
+#define CPF08_PM_mpi_graph_create pmpir_graph_create_f08_
+#endif
+extern void CPF08_PM_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_graph_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GRAPH_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
+	int c_nnodes = (int)*nnodes;
+	const int *c_index = (const int *)index;
+	const int *c_edges = (const int *)edges;
+	int c_reorder = (int)*reorder;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_comm_graph = PMPI_Comm_f2c(*comm_graph);
+	cp_comm_new(OP, t0, t1, cs, c_comm_old, c_comm_graph, rc);
+	(void)c_comm_old;
+	(void)c_nnodes;
+	(void)c_index;
+	(void)c_edges;
+	(void)c_reorder;
+	(void)c_comm_graph;
+	CP_LEAVE();
+}
+void CPF08_mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) { cpf08_mpi_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
 	if (CP_SKIP_PAUSED())
@@ -5212,6 +8731,56 @@ void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, 
 void mpi_dist_graph_create__(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_dist_graph_create mpi_dist_graph_create_f08_
+#define CPF08_PM_mpi_dist_graph_create pmpi_dist_graph_create_f08_
+#else
+#define CPF08_mpi_dist_graph_create mpi_dist_graph_create_f08_
+#define CPF08_PM_mpi_dist_graph_create pmpir_dist_graph_create_f08_
+#endif
+extern void CPF08_PM_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_dist_graph_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_DIST_GRAPH_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
+	int c_n = (int)*n;
+	const int *c_sources = (const int *)sources;
+	const int *c_degrees = (const int *)degrees;
+	const int *c_destinations = (const int *)destinations;
+	const int *c_weights = (const int *)weights;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_reorder = (int)*reorder;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_comm_dist_graph = PMPI_Comm_f2c(*comm_dist_graph);
+	cp_comm_new(OP, t0, t1, cs, c_comm_old, c_comm_dist_graph, rc);
+	(void)c_comm_old;
+	(void)c_n;
+	(void)c_sources;
+	(void)c_degrees;
+	(void)c_destinations;
+	(void)c_weights;
+	(void)c_info;
+	(void)c_reorder;
+	(void)c_comm_dist_graph;
+	CP_LEAVE();
+}
+void CPF08_mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf08_mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
 	if (CP_SKIP_PAUSED())
@@ -5292,6 +8861,58 @@ void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI
 void mpi_dist_graph_create_adjacent__(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_dist_graph_create_adjacent mpi_dist_graph_create_adjacent_f08_
+#define CPF08_PM_mpi_dist_graph_create_adjacent pmpi_dist_graph_create_adjacent_f08_
+#else
+#define CPF08_mpi_dist_graph_create_adjacent mpi_dist_graph_create_adjacent_f08_
+#define CPF08_PM_mpi_dist_graph_create_adjacent pmpir_dist_graph_create_adjacent_f08_
+#endif
+extern void CPF08_PM_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_dist_graph_create_adjacent) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_DIST_GRAPH_CREATE_ADJACENT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm_old = PMPI_Comm_f2c(*comm_old);
+	int c_indegree = (int)*indegree;
+	const int *c_sources = (const int *)sources;
+	const int *c_sourceweights = (const int *)sourceweights;
+	int c_outdegree = (int)*outdegree;
+	const int *c_destinations = (const int *)destinations;
+	const int *c_destweights = (const int *)destweights;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_reorder = (int)*reorder;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_comm_dist_graph = PMPI_Comm_f2c(*comm_dist_graph);
+	cp_comm_new(OP, t0, t1, cs, c_comm_old, c_comm_dist_graph, rc);
+	(void)c_comm_old;
+	(void)c_indegree;
+	(void)c_sources;
+	(void)c_sourceweights;
+	(void)c_outdegree;
+	(void)c_destinations;
+	(void)c_destweights;
+	(void)c_info;
+	(void)c_reorder;
+	(void)c_comm_dist_graph;
+	CP_LEAVE();
+}
+void CPF08_mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) { cpf08_mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
 	if (CP_SKIP_PAUSED())
@@ -5356,6 +8977,50 @@ void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fin
 void mpi_intercomm_create__(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_intercomm_create mpi_intercomm_create_f08_
+#define CPF08_PM_mpi_intercomm_create pmpi_intercomm_create_f08_
+#else
+#define CPF08_mpi_intercomm_create mpi_intercomm_create_f08_
+#define CPF08_PM_mpi_intercomm_create pmpir_intercomm_create_f08_
+#endif
+extern void CPF08_PM_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_intercomm_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INTERCOMM_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_local_comm = PMPI_Comm_f2c(*local_comm);
+	int c_local_leader = (int)*local_leader;
+	MPI_Comm c_peer_comm = PMPI_Comm_f2c(*peer_comm);
+	int c_remote_leader = (int)*remote_leader;
+	int c_tag = (int)*tag;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newintercomm = PMPI_Comm_f2c(*newintercomm);
+	cp_comm_new(OP, t0, t1, cs, c_local_comm, c_newintercomm, rc);
+	(void)c_local_comm;
+	(void)c_local_leader;
+	(void)c_peer_comm;
+	(void)c_remote_leader;
+	(void)c_tag;
+	(void)c_newintercomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) { cpf08_mpi_intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
 	if (CP_SKIP_PAUSED())
@@ -5408,6 +9073,44 @@ void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintr
 void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_intercomm_merge mpi_intercomm_merge_f08_
+#define CPF08_PM_mpi_intercomm_merge pmpi_intercomm_merge_f08_
+#else
+#define CPF08_mpi_intercomm_merge mpi_intercomm_merge_f08_
+#define CPF08_PM_mpi_intercomm_merge pmpir_intercomm_merge_f08_
+#endif
+extern void CPF08_PM_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_intercomm_merge) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_intercomm_merge(intercomm, high, newintracomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INTERCOMM_MERGE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	int c_high = (int)*high;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_intercomm_merge(intercomm, high, newintracomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newintracomm = PMPI_Comm_f2c(*newintracomm);
+	cp_comm_new(OP, t0, t1, cs, c_intercomm, c_newintracomm, rc);
+	(void)c_intercomm;
+	(void)c_high;
+	(void)c_newintracomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr) { cpf08_mpi_intercomm_merge(intercomm, high, newintracomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -5460,6 +9163,44 @@ void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, 
 void mpi_comm_dup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_DUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_dup_with_info mpi_comm_dup_with_info_f08_
+#define CPF08_PM_mpi_comm_dup_with_info pmpi_comm_dup_with_info_f08_
+#else
+#define CPF08_mpi_comm_dup_with_info mpi_comm_dup_with_info_f08_
+#define CPF08_PM_mpi_comm_dup_with_info pmpir_comm_dup_with_info_f08_
+#endif
+extern void CPF08_PM_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_dup_with_info) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_dup_with_info(comm, info, newcomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_DUP_WITH_INFO;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_dup_with_info(comm, info, newcomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) { cpf08_mpi_comm_dup_with_info(comm, info, newcomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 #if MPI_VERSION >= 4
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
@@ -5517,6 +9258,46 @@ void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
 void mpi_comm_idup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_IDUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_idup_with_info mpi_comm_idup_with_info_f08_
+#define CPF08_PM_mpi_comm_idup_with_info pmpi_comm_idup_with_info_f08_
+#else
+#define CPF08_mpi_comm_idup_with_info mpi_comm_idup_with_info_f08_
+#define CPF08_PM_mpi_comm_idup_with_info pmpir_comm_idup_with_info_f08_
+#endif
+extern void CPF08_PM_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_idup_with_info) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_IDUP_WITH_INFO;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_comm_idup(OP, t0, t1, cs, c_comm, c_newcomm, c_request, rc);
+	(void)c_comm;
+	(void)c_info;
+	(void)c_newcomm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_comm_idup_with_info(comm, info, newcomm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5579,6 +9360,48 @@ void mpi_comm_create_from_group_(MPI_Fint *group, char *stringtag, MPI_Fint *inf
 void mpi_comm_create_from_group__(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_CREATE_FROM_GROUP(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_create_from_group mpi_comm_create_from_group_f08_
+#define CPF08_PM_mpi_comm_create_from_group pmpi_comm_create_from_group_f08_
+#else
+#define CPF08_mpi_comm_create_from_group mpi_comm_create_from_group_f08_
+#define CPF08_PM_mpi_comm_create_from_group pmpir_comm_create_from_group_f08_
+#endif
+extern void CPF08_PM_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
+static void cpf08_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_create_from_group) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_CREATE_FROM_GROUP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Errhandler c_errhandler = PMPI_Errhandler_f2c(*errhandler);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newcomm, rc);
+	(void)c_group;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_create_from_group(MPI_Fint *group, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, int stringtag_len) { cpf08_mpi_comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -5653,6 +9476,54 @@ void mpi_intercomm_create_from_groups_(MPI_Fint *local_group, MPI_Fint *local_le
 void mpi_intercomm_create_from_groups__(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INTERCOMM_CREATE_FROM_GROUPS(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_intercomm_create_from_groups mpi_intercomm_create_from_groups_f08_
+#define CPF08_PM_mpi_intercomm_create_from_groups pmpi_intercomm_create_from_groups_f08_
+#else
+#define CPF08_mpi_intercomm_create_from_groups mpi_intercomm_create_from_groups_f08_
+#define CPF08_PM_mpi_intercomm_create_from_groups pmpir_intercomm_create_from_groups_f08_
+#endif
+extern void CPF08_PM_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) __attribute__((weak));
+static void cpf08_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_intercomm_create_from_groups) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INTERCOMM_CREATE_FROM_GROUPS;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Group c_local_group = PMPI_Group_f2c(*local_group);
+	int c_local_leader = (int)*local_leader;
+	MPI_Group c_remote_group = PMPI_Group_f2c(*remote_group);
+	int c_remote_leader = (int)*remote_leader;
+	const void *c_stringtag = (const void *)stringtag;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Errhandler c_errhandler = PMPI_Errhandler_f2c(*errhandler);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newintercomm = PMPI_Comm_f2c(*newintercomm);
+	cp_comm_new(OP, t0, t1, cs, MPI_COMM_NULL, c_newintercomm, rc);
+	(void)c_local_group;
+	(void)c_local_leader;
+	(void)c_remote_group;
+	(void)c_remote_leader;
+	(void)c_stringtag;
+	(void)c_info;
+	(void)c_errhandler;
+	(void)c_newintercomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_intercomm_create_from_groups(MPI_Fint *local_group, MPI_Fint *local_leader, MPI_Fint *remote_group, MPI_Fint *remote_leader, char *stringtag, MPI_Fint *info, MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, int stringtag_len) { cpf08_mpi_intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierr, stringtag_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
@@ -5726,6 +9597,54 @@ void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *in
 void mpi_comm_spawn__(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_SPAWN(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_spawn mpi_comm_spawn_f08_
+#define CPF08_PM_mpi_comm_spawn pmpi_comm_spawn_f08_
+#else
+#define CPF08_mpi_comm_spawn mpi_comm_spawn_f08_
+#define CPF08_PM_mpi_comm_spawn pmpir_comm_spawn_f08_
+#endif
+extern void CPF08_PM_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) __attribute__((weak));
+static void cpf08_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_spawn) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_SPAWN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_command = (const void *)command;
+	const void *c_argv = (const void *)argv;
+	int c_maxprocs = (int)*maxprocs;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const int *c_array_of_errcodes = (const int *)array_of_errcodes;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_command;
+	(void)c_argv;
+	(void)c_maxprocs;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_spawn(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int command_len, int argv_len) { cpf08_mpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr, command_len, argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char * *array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
 	if (CP_SKIP_PAUSED())
@@ -5802,6 +9721,56 @@ void mpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *ar
 void mpi_comm_spawn_multiple__(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_SPAWN_MULTIPLE(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_spawn_multiple mpi_comm_spawn_multiple_f08_
+#define CPF08_PM_mpi_comm_spawn_multiple pmpi_comm_spawn_multiple_f08_
+#else
+#define CPF08_mpi_comm_spawn_multiple mpi_comm_spawn_multiple_f08_
+#define CPF08_PM_mpi_comm_spawn_multiple pmpir_comm_spawn_multiple_f08_
+#endif
+extern void CPF08_PM_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) __attribute__((weak));
+static void cpf08_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_spawn_multiple) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_SPAWN_MULTIPLE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_count = (int)*count;
+	const void *c_array_of_commands = (const void *)array_of_commands;
+	const void *c_array_of_argv = (const void *)array_of_argv;
+	const int *c_array_of_maxprocs = (const int *)array_of_maxprocs;
+	const int *c_array_of_info = (const int *)array_of_info;
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const int *c_array_of_errcodes = (const int *)array_of_errcodes;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_intercomm, rc);
+	(void)c_count;
+	(void)c_array_of_commands;
+	(void)c_array_of_argv;
+	(void)c_array_of_maxprocs;
+	(void)c_array_of_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_intercomm;
+	(void)c_array_of_errcodes;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_spawn_multiple(MPI_Fint *count, char *array_of_commands, char *array_of_argv, MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, int array_of_commands_len, int array_of_argv_len) { cpf08_mpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr, array_of_commands_len, array_of_argv_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -5862,6 +9831,48 @@ void mpi_comm_accept_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint 
 void mpi_comm_accept__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_ACCEPT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_accept mpi_comm_accept_f08_
+#define CPF08_PM_mpi_comm_accept pmpi_comm_accept_f08_
+#else
+#define CPF08_mpi_comm_accept mpi_comm_accept_f08_
+#define CPF08_PM_mpi_comm_accept pmpir_comm_accept_f08_
+#endif
+extern void CPF08_PM_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
+static void cpf08_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_accept) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_ACCEPT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_accept(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf08_mpi_comm_accept(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
 	if (CP_SKIP_PAUSED())
@@ -5922,6 +9933,48 @@ void mpi_comm_connect_(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint
 void mpi_comm_connect__(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_CONNECT(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_connect mpi_comm_connect_f08_
+#define CPF08_PM_mpi_comm_connect pmpi_comm_connect_f08_
+#else
+#define CPF08_mpi_comm_connect mpi_comm_connect_f08_
+#define CPF08_PM_mpi_comm_connect pmpir_comm_connect_f08_
+#endif
+extern void CPF08_PM_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) __attribute__((weak));
+static void cpf08_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_connect) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_CONNECT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_port_name = (const void *)port_name;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int c_root = (int)*root;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_newcomm = PMPI_Comm_f2c(*newcomm);
+	cp_comm_dyn(OP, t0, t1, cs, c_comm, c_newcomm, rc);
+	(void)c_port_name;
+	(void)c_info;
+	(void)c_root;
+	(void)c_comm;
+	(void)c_newcomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_connect(char *port_name, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, int port_name_len) { cpf08_mpi_comm_connect(port_name, info, root, comm, newcomm, ierr, port_name_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) {
 	if (CP_SKIP_PAUSED())
@@ -5970,6 +10023,42 @@ void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi
 void mpi_comm_join__(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_JOIN(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_join mpi_comm_join_f08_
+#define CPF08_PM_mpi_comm_join pmpi_comm_join_f08_
+#else
+#define CPF08_mpi_comm_join mpi_comm_join_f08_
+#define CPF08_PM_mpi_comm_join pmpir_comm_join_f08_
+#endif
+extern void CPF08_PM_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_join) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_join(fd, intercomm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_JOIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_fd = (int)*fd;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_join(fd, intercomm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_intercomm = PMPI_Comm_f2c(*intercomm);
+	cp_comm_dyn(OP, t0, t1, cs, MPI_COMM_SELF, c_intercomm, rc);
+	(void)c_fd;
+	(void)c_intercomm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) { cpf08_mpi_comm_join(fd, intercomm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_get_parent(MPI_Comm *parent) {
 	if (CP_SKIP_PAUSED())
@@ -6014,6 +10103,40 @@ void mpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_p
 void mpi_comm_get_parent__(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_GET_PARENT(MPI_Fint *parent, MPI_Fint *ierr) { cpf_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_get_parent mpi_comm_get_parent_f08_
+#define CPF08_PM_mpi_comm_get_parent pmpi_comm_get_parent_f08_
+#else
+#define CPF08_mpi_comm_get_parent mpi_comm_get_parent_f08_
+#define CPF08_PM_mpi_comm_get_parent pmpir_comm_get_parent_f08_
+#endif
+extern void CPF08_PM_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_get_parent) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_get_parent(parent, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_GET_PARENT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_get_parent(parent, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Comm c_parent = PMPI_Comm_f2c(*parent);
+	cp_comm_get_parent(OP, t0, t1, cs, c_parent, rc);
+	(void)c_parent;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr) { cpf08_mpi_comm_get_parent(parent, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_free(MPI_Comm *comm) {
 	if (CP_SKIP_PAUSED())
@@ -6060,6 +10183,41 @@ void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ie
 void mpi_comm_free__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_FREE(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_free mpi_comm_free_f08_
+#define CPF08_PM_mpi_comm_free pmpi_comm_free_f08_
+#else
+#define CPF08_mpi_comm_free mpi_comm_free_f08_
+#define CPF08_PM_mpi_comm_free pmpir_comm_free_f08_
+#endif
+extern void CPF08_PM_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_free) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_free(comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_FREE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	cp_comm *fc = cp_comm_hold(c_comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_free(comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_comm_free(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Comm_disconnect(MPI_Comm *comm) {
 	if (CP_SKIP_PAUSED())
@@ -6106,6 +10264,41 @@ void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconn
 void mpi_comm_disconnect__(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMM_DISCONNECT(MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_comm_disconnect mpi_comm_disconnect_f08_
+#define CPF08_PM_mpi_comm_disconnect pmpi_comm_disconnect_f08_
+#else
+#define CPF08_mpi_comm_disconnect mpi_comm_disconnect_f08_
+#define CPF08_PM_mpi_comm_disconnect pmpir_comm_disconnect_f08_
+#endif
+extern void CPF08_PM_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_comm_disconnect) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_comm_disconnect(comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMM_DISCONNECT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	cp_comm *fc = cp_comm_hold(c_comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_comm_disconnect(comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_comm_free(OP, t0, t1, cs, fc, rc);
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_comm_disconnect(comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
 	if (CP_SKIP())
@@ -6166,6 +10359,48 @@ void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn, void *e
 void mpi_grequest_start__(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GREQUEST_START(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_grequest_start mpi_grequest_start_f08_
+#define CPF08_PM_mpi_grequest_start pmpi_grequest_start_f08_
+#else
+#define CPF08_mpi_grequest_start mpi_grequest_start_f08_
+#define CPF08_PM_mpi_grequest_start pmpir_grequest_start_f08_
+#endif
+extern void CPF08_PM_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_grequest_start) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GREQUEST_START;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_query_fn = (const void *)query_fn;
+	const void *c_free_fn = (const void *)free_fn;
+	const void *c_cancel_fn = (const void *)cancel_fn;
+	const void *c_extra_state = (const void *)extra_state;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_grequest_start(OP, t0, t1, cs, c_request, rc);
+	(void)c_query_fn;
+	(void)c_free_fn;
+	(void)c_cancel_fn;
+	(void)c_extra_state;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_grequest_start(void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Grequest_complete(MPI_Request request) {
 	if (CP_SKIP())
@@ -6216,6 +10451,43 @@ void mpi_grequest_complete_(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_greques
 void mpi_grequest_complete__(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GREQUEST_COMPLETE(MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_grequest_complete mpi_grequest_complete_f08_
+#define CPF08_PM_mpi_grequest_complete pmpi_grequest_complete_f08_
+#else
+#define CPF08_mpi_grequest_complete mpi_grequest_complete_f08_
+#define CPF08_PM_mpi_grequest_complete pmpir_grequest_complete_f08_
+#endif
+extern void CPF08_PM_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_grequest_complete) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_grequest_complete(request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GREQUEST_COMPLETE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_grequest_complete(request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_grequest_complete(OP, t0, t1, cs, &p, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_grequest_complete(request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 #if MPI_VERSION >= 4
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
@@ -6293,6 +10565,56 @@ void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint
 void mpi_psend_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PSEND_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_psend_init mpi_psend_init_f08_
+#define CPF08_PM_mpi_psend_init pmpi_psend_init_f08_
+#else
+#define CPF08_mpi_psend_init mpi_psend_init_f08ts_
+#define CPF08_PM_mpi_psend_init pmpir_psend_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_psend_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PSEND_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_partitions = (int)*partitions;
+	MPI_Count c_count = *count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_dest = (int)*dest;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_SEND, 1, c_comm, c_dest, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_partitions;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_dest;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6371,6 +10693,56 @@ void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint
 void mpi_precv_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PRECV_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_precv_init mpi_precv_init_f08_
+#define CPF08_PM_mpi_precv_init pmpi_precv_init_f08_
+#else
+#define CPF08_mpi_precv_init mpi_precv_init_f08ts_
+#define CPF08_PM_mpi_precv_init pmpir_precv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_precv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PRECV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_partitions = (int)*partitions;
+	MPI_Count c_count = *count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_source = (int)*source;
+	int c_tag = (int)*tag;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_RECV, 1, c_comm, c_source, c_tag, c_partitions, (uint64_t)c_partitions * cp_bytes((int)c_count, c_datatype), 0, c_request, rc);
+	(void)c_buf;
+	(void)c_partitions;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_source;
+	(void)c_tag;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6427,6 +10799,45 @@ void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_m
 void mpi_pready__(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PREADY(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_pready mpi_pready_f08_
+#define CPF08_PM_mpi_pready pmpi_pready_f08_
+#else
+#define CPF08_mpi_pready mpi_pready_f08_
+#define CPF08_PM_mpi_pready pmpir_pready_f08_
+#endif
+extern void CPF08_PM_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_pready) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_pready(partition, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PREADY;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_partition = (int)*partition;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_pready(partition, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_partition, rc);
+	cp_pre_free(&p);
+	(void)c_partition;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_pready(partition, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6487,6 +10898,47 @@ void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fi
 void mpi_pready_range__(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_pready_range mpi_pready_range_f08_
+#define CPF08_PM_mpi_pready_range pmpi_pready_range_f08_
+#else
+#define CPF08_mpi_pready_range mpi_pready_range_f08_
+#define CPF08_PM_mpi_pready_range pmpir_pready_range_f08_
+#endif
+extern void CPF08_PM_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_pready_range) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_pready_range(partition_low, partition_high, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PREADY_RANGE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_partition_low = (int)*partition_low;
+	int c_partition_high = (int)*partition_high;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_pready_range(partition_low, partition_high, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_partitioned(OP, t0, t1, cs, &p, c_partition_low, c_partition_high, rc);
+	cp_pre_free(&p);
+	(void)c_partition_low;
+	(void)c_partition_high;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_pready_range(partition_low, partition_high, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6547,6 +10999,47 @@ void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint 
 void mpi_pready_list__(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PREADY_LIST(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_pready_list mpi_pready_list_f08_
+#define CPF08_PM_mpi_pready_list pmpi_pready_list_f08_
+#else
+#define CPF08_mpi_pready_list mpi_pready_list_f08_
+#define CPF08_PM_mpi_pready_list pmpir_pready_list_f08_
+#endif
+extern void CPF08_PM_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_pready_list) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_pready_list(length, array_of_partitions, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PREADY_LIST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_length = (int)*length;
+	const int *c_array_of_partitions = (const int *)array_of_partitions;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_pready_list(length, array_of_partitions, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_pready_list(OP, t0, t1, cs, &p, c_length, c_array_of_partitions, rc);
+	cp_pre_free(&p);
+	(void)c_length;
+	(void)c_array_of_partitions;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_pready_list(length, array_of_partitions, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 4
@@ -6565,7 +11058,7 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag) {
 	int rc = PMPI_Parrived(request, partition, flag);
 	int64_t t1 = cp_now();
 	int c_flag = *flag;
-	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_partition;
@@ -6596,7 +11089,7 @@ static void cpf_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *f
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	int c_flag = *flag != 0;
-	cp_partitioned(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
 	cp_pre_free(&p);
 	(void)c_request;
 	(void)c_partition;
@@ -6607,6 +11100,47 @@ void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_F
 void mpi_parrived__(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PARRIVED(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_parrived mpi_parrived_f08_
+#define CPF08_PM_mpi_parrived pmpi_parrived_f08_
+#else
+#define CPF08_mpi_parrived mpi_parrived_f08_
+#define CPF08_PM_mpi_parrived pmpir_parrived_f08_
+#endif
+extern void CPF08_PM_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_parrived) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_parrived(request, partition, flag, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PARRIVED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	int c_partition = (int)*partition;
+	cp_pre p;
+	cp_pre_reqs(&p, 1, &c_request);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_parrived(request, partition, flag, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	cp_parrived(OP, t0, t1, cs, &p, c_partition, c_flag, rc);
+	cp_pre_free(&p);
+	(void)c_request;
+	(void)c_partition;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void CPF08_mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) { cpf08_mpi_parrived(request, partition, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
@@ -6668,6 +11202,48 @@ void mpi_file_open_(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *i
 void mpi_file_open__(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_OPEN(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_open mpi_file_open_f08_
+#define CPF08_PM_mpi_file_open pmpi_file_open_f08_
+#else
+#define CPF08_mpi_file_open mpi_file_open_f08_
+#define CPF08_PM_mpi_file_open pmpir_file_open_f08_
+#endif
+extern void CPF08_PM_mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) __attribute__((weak));
+static void cpf08_mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_open) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_OPEN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_filename = (const void *)filename;
+	int c_amode = (int)*amode;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	cp_file_open(OP, t0, t1, cs, c_comm, c_fh, rc);
+	(void)c_comm;
+	(void)c_filename;
+	(void)c_amode;
+	(void)c_info;
+	(void)c_fh;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_open(MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, int filename_len) { cpf08_mpi_file_open(comm, filename, amode, info, fh, ierr, filename_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_close(MPI_File *fh) {
 	if (CP_SKIP_PAUSED())
@@ -6712,6 +11288,40 @@ void mpi_file_close_(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr
 void mpi_file_close__(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_CLOSE(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_close mpi_file_close_f08_
+#define CPF08_PM_mpi_file_close pmpi_file_close_f08_
+#else
+#define CPF08_mpi_file_close mpi_file_close_f08_
+#define CPF08_PM_mpi_file_close pmpir_file_close_f08_
+#endif
+extern void CPF08_PM_mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_close) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_close(fh, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_CLOSE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_close(fh, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_close(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr) { cpf08_mpi_file_close(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) {
 	if (CP_SKIP())
@@ -6776,6 +11386,50 @@ void mpi_file_set_view_(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fin
 void mpi_file_set_view__(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_SET_VIEW(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_set_view mpi_file_set_view_f08_
+#define CPF08_PM_mpi_file_set_view pmpi_file_set_view_f08_
+#else
+#define CPF08_mpi_file_set_view mpi_file_set_view_f08_
+#define CPF08_PM_mpi_file_set_view pmpir_file_set_view_f08_
+#endif
+extern void CPF08_PM_mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) __attribute__((weak));
+static void cpf08_mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_set_view) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_SET_VIEW;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_disp = *disp;
+	MPI_Datatype c_etype = PMPI_Type_f2c(*etype);
+	MPI_Datatype c_filetype = PMPI_Type_f2c(*filetype);
+	const void *c_datarep = (const void *)datarep;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	(void)c_disp;
+	(void)c_etype;
+	(void)c_filetype;
+	(void)c_datarep;
+	(void)c_info;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len) { cpf08_mpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr, datarep_len, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_sync(MPI_File fh) {
 	if (CP_SKIP())
@@ -6820,6 +11474,40 @@ void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, 
 void mpi_file_sync__(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_SYNC(MPI_Fint *fh, MPI_Fint *ierr) { cpf_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_sync mpi_file_sync_f08_
+#define CPF08_PM_mpi_file_sync pmpi_file_sync_f08_
+#else
+#define CPF08_mpi_file_sync mpi_file_sync_f08_
+#define CPF08_PM_mpi_file_sync pmpir_file_sync_f08_
+#endif
+extern void CPF08_PM_mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_sync) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_sync(fh, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_SYNC;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_sync(fh, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_call(OP, t0, t1, cs, c_fh, 0, 1, rc);
+	(void)c_fh;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr) { cpf08_mpi_file_sync(fh, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -6885,6 +11573,52 @@ void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype
 void mpi_file_read__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read mpi_file_read_f08_
+#define CPF08_PM_mpi_file_read pmpi_file_read_f08_
+#else
+#define CPF08_mpi_file_read mpi_file_read_f08ts_
+#define CPF08_PM_mpi_file_read pmpir_file_read_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -6954,6 +11688,54 @@ void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *co
 void mpi_file_read_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at mpi_file_read_at_f08_
+#define CPF08_PM_mpi_file_read_at pmpi_file_read_at_f08_
+#else
+#define CPF08_mpi_file_read_at mpi_file_read_at_f08ts_
+#define CPF08_PM_mpi_file_read_at pmpir_file_read_at_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7019,6 +11801,52 @@ void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *d
 void mpi_file_read_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_shared mpi_file_read_shared_f08_
+#define CPF08_PM_mpi_file_read_shared pmpi_file_read_shared_f08_
+#else
+#define CPF08_mpi_file_read_shared mpi_file_read_shared_f08ts_
+#define CPF08_PM_mpi_file_read_shared pmpir_file_read_shared_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_shared) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_shared(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_SHARED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_shared(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7084,6 +11912,52 @@ void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatyp
 void mpi_file_write__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write mpi_file_write_f08_
+#define CPF08_PM_mpi_file_write pmpi_file_write_f08_
+#else
+#define CPF08_mpi_file_write mpi_file_write_f08ts_
+#define CPF08_PM_mpi_file_write pmpir_file_write_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7153,6 +12027,54 @@ void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *c
 void mpi_file_write_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at mpi_file_write_at_f08_
+#define CPF08_PM_mpi_file_write_at pmpi_file_write_at_f08_
+#else
+#define CPF08_mpi_file_write_at mpi_file_write_at_f08ts_
+#define CPF08_PM_mpi_file_write_at pmpir_file_write_at_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_at(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7218,6 +12140,52 @@ void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
 void mpi_file_write_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_shared mpi_file_write_shared_f08_
+#define CPF08_PM_mpi_file_write_shared pmpi_file_write_shared_f08_
+#else
+#define CPF08_mpi_file_write_shared mpi_file_write_shared_f08ts_
+#define CPF08_PM_mpi_file_write_shared pmpir_file_write_shared_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_shared) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_shared(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_SHARED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_shared(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_shared(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7283,6 +12251,52 @@ void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *data
 void mpi_file_read_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_all mpi_file_read_all_f08_
+#define CPF08_PM_mpi_file_read_all pmpi_file_read_all_f08_
+#else
+#define CPF08_mpi_file_read_all mpi_file_read_all_f08ts_
+#define CPF08_PM_mpi_file_read_all pmpir_file_read_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_all(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_all(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7352,6 +12366,54 @@ void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint
 void mpi_file_read_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at_all mpi_file_read_at_all_f08_
+#define CPF08_PM_mpi_file_read_at_all pmpi_file_read_at_all_f08_
+#else
+#define CPF08_mpi_file_read_at_all mpi_file_read_at_all_f08ts_
+#define CPF08_PM_mpi_file_read_at_all pmpir_file_read_at_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at_all(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7417,6 +12479,52 @@ void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
 void mpi_file_read_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_READ_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_ordered mpi_file_read_ordered_f08_
+#define CPF08_PM_mpi_file_read_ordered pmpi_file_read_ordered_f08_
+#else
+#define CPF08_mpi_file_read_ordered mpi_file_read_ordered_f08ts_
+#define CPF08_PM_mpi_file_read_ordered pmpir_file_read_ordered_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_ordered) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_ordered(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7482,6 +12590,52 @@ void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dat
 void mpi_file_write_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_all mpi_file_write_all_f08_
+#define CPF08_PM_mpi_file_write_all pmpi_file_write_all_f08_
+#else
+#define CPF08_mpi_file_write_all mpi_file_write_all_f08ts_
+#define CPF08_PM_mpi_file_write_all pmpir_file_write_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_all(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_all(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_all(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7551,6 +12705,54 @@ void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
 void mpi_file_write_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at_all mpi_file_write_at_all_f08_
+#define CPF08_PM_mpi_file_write_at_all pmpi_file_write_at_all_f08_
+#else
+#define CPF08_mpi_file_write_at_all mpi_file_write_at_all_f08ts_
+#define CPF08_PM_mpi_file_write_at_all pmpir_file_write_at_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at_all(fh, offset, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
 	if (CP_SKIP())
@@ -7616,6 +12818,52 @@ void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
 void mpi_file_write_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_WRITE_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_ordered mpi_file_write_ordered_f08_
+#define CPF08_PM_mpi_file_write_ordered pmpi_file_write_ordered_f08_
+#else
+#define CPF08_mpi_file_write_ordered mpi_file_write_ordered_f08ts_
+#define CPF08_PM_mpi_file_write_ordered pmpir_file_write_ordered_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_ordered) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_ordered(fh, buf, count, datatype, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_call(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_ordered(fh, buf, count, datatype, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7676,6 +12924,48 @@ void mpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatyp
 void mpi_file_iread__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IREAD(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iread mpi_file_iread_f08_
+#define CPF08_PM_mpi_file_iread pmpi_file_iread_f08_
+#else
+#define CPF08_mpi_file_iread mpi_file_iread_f08ts_
+#define CPF08_PM_mpi_file_iread pmpir_file_iread_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iread) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iread(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iread(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iread(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7740,6 +13030,50 @@ void mpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *c
 void mpi_file_iread_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IREAD_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iread_at mpi_file_iread_at_f08_
+#define CPF08_PM_mpi_file_iread_at pmpi_file_iread_at_f08_
+#else
+#define CPF08_mpi_file_iread_at mpi_file_iread_at_f08ts_
+#define CPF08_PM_mpi_file_iread_at pmpir_file_iread_at_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iread_at) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_AT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7800,6 +13134,48 @@ void mpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
 void mpi_file_iread_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IREAD_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iread_shared mpi_file_iread_shared_f08_
+#define CPF08_PM_mpi_file_iread_shared pmpi_file_iread_shared_f08_
+#else
+#define CPF08_mpi_file_iread_shared mpi_file_iread_shared_f08ts_
+#define CPF08_PM_mpi_file_iread_shared pmpir_file_iread_shared_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iread_shared) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_SHARED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iread_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7860,6 +13236,48 @@ void mpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
 void mpi_file_iwrite__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IWRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iwrite mpi_file_iwrite_f08_
+#define CPF08_PM_mpi_file_iwrite pmpi_file_iwrite_f08_
+#else
+#define CPF08_mpi_file_iwrite mpi_file_iwrite_f08ts_
+#define CPF08_PM_mpi_file_iwrite pmpir_file_iwrite_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iwrite) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iwrite(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iwrite(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7924,6 +13342,50 @@ void mpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
 void mpi_file_iwrite_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IWRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iwrite_at mpi_file_iwrite_at_f08_
+#define CPF08_PM_mpi_file_iwrite_at pmpi_file_iwrite_at_f08_
+#else
+#define CPF08_mpi_file_iwrite_at mpi_file_iwrite_at_f08ts_
+#define CPF08_PM_mpi_file_iwrite_at pmpir_file_iwrite_at_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iwrite_at) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_AT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
 	if (CP_SKIP())
@@ -7984,6 +13446,48 @@ void mpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
 void mpi_file_iwrite_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IWRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iwrite_shared mpi_file_iwrite_shared_f08_
+#define CPF08_PM_mpi_file_iwrite_shared pmpi_file_iwrite_shared_f08_
+#else
+#define CPF08_mpi_file_iwrite_shared mpi_file_iwrite_shared_f08ts_
+#define CPF08_PM_mpi_file_iwrite_shared pmpir_file_iwrite_shared_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iwrite_shared) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_SHARED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 0, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 #if MPI_VERSION >= 3
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
@@ -8045,6 +13549,48 @@ void mpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dat
 void mpi_file_iread_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IREAD_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iread_all mpi_file_iread_all_f08_
+#define CPF08_PM_mpi_file_iread_all pmpi_file_iread_all_f08_
+#else
+#define CPF08_mpi_file_iread_all mpi_file_iread_all_f08ts_
+#define CPF08_PM_mpi_file_iread_all pmpir_file_iread_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iread_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iread_all(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iread_all(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iread_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 3
@@ -8111,6 +13657,50 @@ void mpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
 void mpi_file_iread_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IREAD_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iread_at_all mpi_file_iread_at_all_f08_
+#define CPF08_PM_mpi_file_iread_at_all pmpi_file_iread_at_all_f08_
+#else
+#define CPF08_mpi_file_iread_at_all mpi_file_iread_at_all_f08ts_
+#define CPF08_PM_mpi_file_iread_at_all pmpir_file_iread_at_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iread_at_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IREAD_AT_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 3
@@ -8173,6 +13763,48 @@ void mpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
 void mpi_file_iwrite_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IWRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iwrite_all mpi_file_iwrite_all_f08_
+#define CPF08_PM_mpi_file_iwrite_all pmpi_file_iwrite_all_f08_
+#else
+#define CPF08_mpi_file_iwrite_all mpi_file_iwrite_all_f08ts_
+#define CPF08_PM_mpi_file_iwrite_all pmpir_file_iwrite_all_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iwrite_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite_all(fh, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 #endif
 
 #if MPI_VERSION >= 3
@@ -8239,7 +13871,1233 @@ void mpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
 void mpi_file_iwrite_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FILE_IWRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_iwrite_at_all mpi_file_iwrite_at_all_f08_
+#define CPF08_PM_mpi_file_iwrite_at_all pmpi_file_iwrite_at_all_f08_
+#else
+#define CPF08_mpi_file_iwrite_at_all mpi_file_iwrite_at_all_f08ts_
+#define CPF08_PM_mpi_file_iwrite_at_all pmpir_file_iwrite_at_all_f08ts_
 #endif
+extern void CPF08_PM_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_iwrite_at_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_IWRITE_AT_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_file_ireq(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), 1, c_request, rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_all_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_all_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_all_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_all_begin mpi_file_read_all_begin_f08_
+#define CPF08_PM_mpi_file_read_all_begin pmpi_file_read_all_begin_f08_
+#else
+#define CPF08_mpi_file_read_all_begin mpi_file_read_all_begin_f08ts_
+#define CPF08_PM_mpi_file_read_all_begin pmpir_file_read_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_all_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_all_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_all_end mpi_file_read_all_end_f08_
+#define CPF08_PM_mpi_file_read_all_end pmpi_file_read_all_end_f08_
+#else
+#define CPF08_mpi_file_read_all_end mpi_file_read_all_end_f08ts_
+#define CPF08_PM_mpi_file_read_all_end pmpir_file_read_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_all_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_all_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_all_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_all_begin mpi_file_write_all_begin_f08_
+#define CPF08_PM_mpi_file_write_all_begin pmpi_file_write_all_begin_f08_
+#else
+#define CPF08_mpi_file_write_all_begin mpi_file_write_all_begin_f08ts_
+#define CPF08_PM_mpi_file_write_all_begin pmpir_file_write_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_all_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_all_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_all_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_all_end mpi_file_write_all_end_f08_
+#define CPF08_PM_mpi_file_write_all_end pmpi_file_write_all_end_f08_
+#else
+#define CPF08_mpi_file_write_all_end mpi_file_write_all_end_f08ts_
+#define CPF08_PM_mpi_file_write_all_end pmpir_file_write_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at_all_begin mpi_file_read_at_all_begin_f08_
+#define CPF08_PM_mpi_file_read_at_all_begin pmpi_file_read_at_all_begin_f08_
+#else
+#define CPF08_mpi_file_read_at_all_begin mpi_file_read_at_all_begin_f08ts_
+#define CPF08_PM_mpi_file_read_at_all_begin pmpir_file_read_at_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_at_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_at_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_at_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_at_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_at_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_at_all_end mpi_file_read_at_all_end_f08_
+#define CPF08_PM_mpi_file_read_at_all_end pmpi_file_read_at_all_end_f08_
+#else
+#define CPF08_mpi_file_read_at_all_end mpi_file_read_at_all_end_f08ts_
+#define CPF08_PM_mpi_file_read_at_all_end pmpir_file_read_at_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_at_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_at_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_AT_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_at_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	MPI_Offset c_offset = offset;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_all_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at_all_begin mpi_file_write_at_all_begin_f08_
+#define CPF08_PM_mpi_file_write_at_all_begin pmpi_file_write_at_all_begin_f08_
+#else
+#define CPF08_mpi_file_write_at_all_begin mpi_file_write_at_all_begin_f08ts_
+#define CPF08_PM_mpi_file_write_at_all_begin pmpir_file_write_at_all_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at_all_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	MPI_Offset c_offset = *offset;
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_offset;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_at_all_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_at_all_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_at_all_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_at_all_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_at_all_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_at_all_end mpi_file_write_at_all_end_f08_
+#define CPF08_PM_mpi_file_write_at_all_end pmpi_file_write_at_all_end_f08_
+#else
+#define CPF08_mpi_file_write_at_all_end mpi_file_write_at_all_end_f08ts_
+#define CPF08_PM_mpi_file_write_at_all_end pmpir_file_write_at_all_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_at_all_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_at_all_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_AT_ALL_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_at_all_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_at_all_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_ordered_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_read_ordered_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_read_ordered_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_ordered_begin mpi_file_read_ordered_begin_f08_
+#define CPF08_PM_mpi_file_read_ordered_begin pmpi_file_read_ordered_begin_f08_
+#else
+#define CPF08_mpi_file_read_ordered_begin mpi_file_read_ordered_begin_f08ts_
+#define CPF08_PM_mpi_file_read_ordered_begin pmpir_file_read_ordered_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_ordered_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_read_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_read_ordered_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_read_ordered_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_read_ordered_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_read_ordered_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_read_ordered_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_READ_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_read_ordered_end mpi_file_read_ordered_end_f08_
+#define CPF08_PM_mpi_file_read_ordered_end pmpi_file_read_ordered_end_f08_
+#else
+#define CPF08_mpi_file_read_ordered_end mpi_file_read_ordered_end_f08ts_
+#define CPF08_PM_mpi_file_read_ordered_end pmpir_file_read_ordered_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_read_ordered_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_read_ordered_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_READ_ORDERED_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_read_ordered_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_read_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	if (CP_SKIP())
+		return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	int c_count = count;
+	MPI_Datatype c_datatype = datatype;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+	int64_t t1 = cp_now();
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_ordered_begin_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_file_write_ordered_begin_(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	pmpi_file_write_ordered_begin_(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_ordered_begin mpi_file_write_ordered_begin_f08_
+#define CPF08_PM_mpi_file_write_ordered_begin pmpi_file_write_ordered_begin_f08_
+#else
+#define CPF08_mpi_file_write_ordered_begin mpi_file_write_ordered_begin_f08ts_
+#define CPF08_PM_mpi_file_write_ordered_begin pmpir_file_write_ordered_begin_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_ordered_begin) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_BEGIN;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	int c_count = (int)*count;
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_file_begin(OP, t0, t1, cs, c_fh, cp_bytes(c_count, c_datatype), rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)c_count;
+	(void)c_datatype;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) { cpf08_mpi_file_write_ordered_begin(fh, buf, count, datatype, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	if (CP_SKIP_PAUSED())
+		return PMPI_File_write_ordered_end(fh, buf, status);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	uint64_t cs = CP_CALLSITE();
+	MPI_File c_fh = fh;
+	const void *c_buf = buf;
+	MPI_Status st_local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &st_local : status;
+	int64_t t0 = cp_now();
+	int rc = PMPI_File_write_ordered_end(fh, buf, st);
+	int64_t t1 = cp_now();
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_file_write_ordered_end_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		pmpi_file_write_ordered_end_(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f_buf(buf);
+	MPI_Fint fst_local[CP_FSTATUS];
+	MPI_Fint *fst = status == MPI_F_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	pmpi_file_write_ordered_end_(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	PMPI_Status_f2c(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_FILE_WRITE_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_file_write_ordered_end mpi_file_write_ordered_end_f08_
+#define CPF08_PM_mpi_file_write_ordered_end pmpi_file_write_ordered_end_f08_
+#else
+#define CPF08_mpi_file_write_ordered_end mpi_file_write_ordered_end_f08ts_
+#define CPF08_PM_mpi_file_write_ordered_end pmpir_file_write_ordered_end_f08ts_
+#endif
+extern void CPF08_PM_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_file_write_ordered_end) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_file_write_ordered_end(fh, buf, status, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FILE_WRITE_ORDERED_END;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_File c_fh = PMPI_File_f2c(*fh);
+	const void *c_buf = cp_f08_buf(buf);
+	MPI_Fint fst_local[CP_F08_FSTATUS];
+	MPI_Fint *fst = status == CP_F08_STATUS_IGNORE ? fst_local : status;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_file_write_ordered_end(fh, buf, fst, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Status st_c;
+	cp_f08_status(fst, &st_c);
+	const MPI_Status *st = &st_c;
+	cp_file_end(OP, t0, t1, cs, c_fh, rc);
+	(void)c_fh;
+	(void)c_buf;
+	(void)st;
+	CP_LEAVE();
+}
+void CPF08_mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) { cpf08_mpi_file_write_ordered_end(fh, buf, status, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -8308,6 +15166,52 @@ void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 void mpi_neighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_NEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgather mpi_neighbor_allgather_f08_
+#define CPF08_PM_mpi_neighbor_allgather pmpi_neighbor_allgather_f08_
+#else
+#define CPF08_mpi_neighbor_allgather mpi_neighbor_allgather_f08ts_
+#define CPF08_PM_mpi_neighbor_allgather pmpir_neighbor_allgather_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -8380,6 +15284,54 @@ void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 void mpi_neighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_NEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgatherv mpi_neighbor_allgatherv_f08_
+#define CPF08_PM_mpi_neighbor_allgatherv pmpi_neighbor_allgatherv_f08_
+#else
+#define CPF08_mpi_neighbor_allgatherv mpi_neighbor_allgatherv_f08ts_
+#define CPF08_PM_mpi_neighbor_allgatherv pmpir_neighbor_allgatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -8448,6 +15400,52 @@ void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendty
 void mpi_neighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_NEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoall mpi_neighbor_alltoall_f08_
+#define CPF08_PM_mpi_neighbor_alltoall pmpi_neighbor_alltoall_f08_
+#else
+#define CPF08_mpi_neighbor_alltoall mpi_neighbor_alltoall_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoall pmpir_neighbor_alltoall_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
 	if (CP_SKIP())
@@ -8524,6 +15522,56 @@ void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdis
 void mpi_neighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_NEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallv mpi_neighbor_alltoallv_f08_
+#define CPF08_PM_mpi_neighbor_alltoallv pmpi_neighbor_alltoallv_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallv mpi_neighbor_alltoallv_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallv pmpir_neighbor_alltoallv_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
 	if (CP_SKIP())
@@ -8602,6 +15650,58 @@ void mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdis
 void mpi_neighbor_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_NEIGHBOR_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallw mpi_neighbor_alltoallw_f08_
+#define CPF08_PM_mpi_neighbor_alltoallw pmpi_neighbor_alltoallw_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallw mpi_neighbor_alltoallw_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallw pmpir_neighbor_alltoallw_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallw) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -8674,6 +15774,54 @@ void mpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 void mpi_ineighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ineighbor_allgather mpi_ineighbor_allgather_f08_
+#define CPF08_PM_mpi_ineighbor_allgather pmpi_ineighbor_allgather_f08_
+#else
+#define CPF08_mpi_ineighbor_allgather mpi_ineighbor_allgather_f08ts_
+#define CPF08_PM_mpi_ineighbor_allgather pmpir_ineighbor_allgather_f08ts_
+#endif
+extern void CPF08_PM_mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ineighbor_allgather) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLGATHER;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -8750,6 +15898,56 @@ void mpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 void mpi_ineighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ineighbor_allgatherv mpi_ineighbor_allgatherv_f08_
+#define CPF08_PM_mpi_ineighbor_allgatherv pmpi_ineighbor_allgatherv_f08_
+#else
+#define CPF08_mpi_ineighbor_allgatherv mpi_ineighbor_allgatherv_f08ts_
+#define CPF08_PM_mpi_ineighbor_allgatherv pmpir_ineighbor_allgatherv_f08ts_
+#endif
+extern void CPF08_PM_mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ineighbor_allgatherv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLGATHERV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -8822,6 +16020,54 @@ void mpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
 void mpi_ineighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ineighbor_alltoall mpi_ineighbor_alltoall_f08_
+#define CPF08_PM_mpi_ineighbor_alltoall pmpi_ineighbor_alltoall_f08_
+#else
+#define CPF08_mpi_ineighbor_alltoall mpi_ineighbor_alltoall_f08ts_
+#define CPF08_PM_mpi_ineighbor_alltoall pmpir_ineighbor_alltoall_f08ts_
+#endif
+extern void CPF08_PM_mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ineighbor_alltoall) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -8902,6 +16148,58 @@ void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 void mpi_ineighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ineighbor_alltoallv mpi_ineighbor_alltoallv_f08_
+#define CPF08_PM_mpi_ineighbor_alltoallv pmpi_ineighbor_alltoallv_f08_
+#else
+#define CPF08_mpi_ineighbor_alltoallv mpi_ineighbor_alltoallv_f08ts_
+#define CPF08_PM_mpi_ineighbor_alltoallv pmpir_ineighbor_alltoallv_f08ts_
+#endif
+extern void CPF08_PM_mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ineighbor_alltoallv) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLV;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
 	if (CP_SKIP())
@@ -8984,6 +16282,734 @@ void mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdi
 void mpi_ineighbor_alltoallw__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_INEIGHBOR_ALLTOALLW(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_ineighbor_alltoallw mpi_ineighbor_alltoallw_f08_
+#define CPF08_PM_mpi_ineighbor_alltoallw pmpi_ineighbor_alltoallw_f08_
+#else
+#define CPF08_mpi_ineighbor_alltoallw mpi_ineighbor_alltoallw_f08ts_
+#define CPF08_PM_mpi_ineighbor_alltoallw pmpir_ineighbor_alltoallw_f08ts_
+#endif
+extern void CPF08_PM_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_ineighbor_alltoallw) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_INEIGHBOR_ALLTOALLW;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgather_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgather_init mpi_neighbor_allgather_init_f08_
+#define CPF08_PM_mpi_neighbor_allgather_init pmpi_neighbor_allgather_init_f08_
+#else
+#define CPF08_mpi_neighbor_allgather_init mpi_neighbor_allgather_init_f08ts_
+#define CPF08_PM_mpi_neighbor_allgather_init pmpir_neighbor_allgather_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgather_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHER_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_displs = displs;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_allgatherv_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_allgatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_allgatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLGATHERV_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_allgatherv_init mpi_neighbor_allgatherv_init_f08_
+#define CPF08_PM_mpi_neighbor_allgatherv_init pmpi_neighbor_allgatherv_init_f08_
+#else
+#define CPF08_mpi_neighbor_allgatherv_init mpi_neighbor_allgatherv_init_f08ts_
+#define CPF08_PM_mpi_neighbor_allgatherv_init pmpir_neighbor_allgatherv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_allgatherv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLGATHERV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_displs = (const int *)displs;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_displs;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	int c_sendcount = sendcount;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	int c_recvcount = recvcount;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoall_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoall_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoall_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALL_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoall_init mpi_neighbor_alltoall_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoall_init pmpi_neighbor_alltoall_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoall_init mpi_neighbor_alltoall_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoall_init pmpir_neighbor_alltoall_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoall_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALL_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	int c_sendcount = (int)*sendcount;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	int c_recvcount = (int)*recvcount;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes(c_comm, c_sendcount, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcount;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcount;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const int *c_sdispls = sdispls;
+	MPI_Datatype c_sendtype = sendtype;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const int *c_rdispls = rdispls;
+	MPI_Datatype c_recvtype = recvtype;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallv_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallv_init_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallv_init_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLV_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallv_init mpi_neighbor_alltoallv_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoallv_init pmpi_neighbor_alltoallv_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallv_init mpi_neighbor_alltoallv_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallv_init pmpir_neighbor_alltoallv_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallv_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLV_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const int *c_sdispls = (const int *)sdispls;
+	MPI_Datatype c_sendtype = PMPI_Type_f2c(*sendtype);
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const int *c_rdispls = (const int *)rdispls;
+	MPI_Datatype c_recvtype = PMPI_Type_f2c(*recvtype);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_v(c_comm, c_sendcounts, c_sendtype), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtype;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtype;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
+
+#if MPI_VERSION >= 4
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	if (CP_SKIP())
+		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_sendbuf = sendbuf;
+	const int *c_sendcounts = sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const MPI_Datatype *c_sendtypes = sendtypes;
+	const void *c_recvbuf = recvbuf;
+	const int *c_recvcounts = recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	const MPI_Datatype *c_recvtypes = recvtypes;
+	MPI_Comm c_comm = comm;
+	MPI_Info c_info = info;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t t1 = cp_now();
+	MPI_Request c_request = *request;
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_neighbor_alltoallw_init_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_neighbor_alltoallw_init_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	const void *c_sendbuf = cp_f_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	pmpi_neighbor_alltoallw_init_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void mpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_NEIGHBOR_ALLTOALLW_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_neighbor_alltoallw_init mpi_neighbor_alltoallw_init_f08_
+#define CPF08_PM_mpi_neighbor_alltoallw_init pmpi_neighbor_alltoallw_init_f08_
+#else
+#define CPF08_mpi_neighbor_alltoallw_init mpi_neighbor_alltoallw_init_f08ts_
+#define CPF08_PM_mpi_neighbor_alltoallw_init pmpir_neighbor_alltoallw_init_f08ts_
+#endif
+extern void CPF08_PM_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_neighbor_alltoallw_init) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_NEIGHBOR_ALLTOALLW_INIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_sendbuf = cp_f08_buf(sendbuf);
+	const int *c_sendcounts = (const int *)sendcounts;
+	const MPI_Aint *c_sdispls = sdispls;
+	const void *c_recvbuf = cp_f08_buf(recvbuf);
+	const int *c_recvcounts = (const int *)recvcounts;
+	const MPI_Aint *c_rdispls = rdispls;
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Datatype *c_sendtypes = cp_f_types(sendtypes, cp_nbr_deg(c_comm, 1));
+	MPI_Datatype *c_recvtypes = cp_f_types(recvtypes, cp_nbr_deg(c_comm, 0));
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_coll_init(OP, t0, t1, cs, c_comm, cp_nbr_bytes_w(c_comm, c_sendcounts, c_sendtypes), c_request, rc);
+	free(c_sendtypes);
+	free(c_recvtypes);
+	(void)c_sendbuf;
+	(void)c_sendcounts;
+	(void)c_sdispls;
+	(void)c_sendtypes;
+	(void)c_recvbuf;
+	(void)c_recvcounts;
+	(void)c_rdispls;
+	(void)c_recvtypes;
+	(void)c_comm;
+	(void)c_info;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#endif
 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
@@ -9048,6 +17074,50 @@ void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *
 void mpi_win_create__(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_CREATE(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_create mpi_win_create_f08_
+#define CPF08_PM_mpi_win_create pmpi_win_create_f08_
+#else
+#define CPF08_mpi_win_create mpi_win_create_f08ts_
+#define CPF08_PM_mpi_win_create pmpir_win_create_f08ts_
+#endif
+extern void CPF08_PM_mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_create) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_win_create(base, size, disp_unit, info, comm, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_CREATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_base = cp_f08_buf(base);
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_create(base, size, disp_unit, info, comm, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_base;
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_create(base, size, disp_unit, info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
@@ -9112,6 +17182,50 @@ void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_
 void mpi_win_allocate__(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_ALLOCATE(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_allocate mpi_win_allocate_f08_
+#define CPF08_PM_mpi_win_allocate pmpi_win_allocate_f08_
+#else
+#define CPF08_mpi_win_allocate mpi_win_allocate_f08_
+#define CPF08_PM_mpi_win_allocate pmpir_win_allocate_f08_
+#endif
+extern void CPF08_PM_mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_allocate) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_ALLOCATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_baseptr = (const void *)baseptr;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_allocate(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
@@ -9176,6 +17290,50 @@ void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *inf
 void mpi_win_allocate_shared__(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_ALLOCATE_SHARED(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_allocate_shared mpi_win_allocate_shared_f08_
+#define CPF08_PM_mpi_win_allocate_shared pmpi_win_allocate_shared_f08_
+#else
+#define CPF08_mpi_win_allocate_shared mpi_win_allocate_shared_f08_
+#define CPF08_PM_mpi_win_allocate_shared pmpir_win_allocate_shared_f08_
+#endif
+extern void CPF08_PM_mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_allocate_shared) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_ALLOCATE_SHARED;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Aint c_size = *size;
+	int c_disp_unit = (int)*disp_unit;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	const void *c_baseptr = (const void *)baseptr;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, (uint64_t)c_size, rc);
+	(void)c_size;
+	(void)c_disp_unit;
+	(void)c_info;
+	(void)c_comm;
+	(void)c_baseptr;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_allocate_shared(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
@@ -9228,6 +17386,44 @@ void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_
 void mpi_win_create_dynamic__(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_CREATE_DYNAMIC(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_create_dynamic mpi_win_create_dynamic_f08_
+#define CPF08_PM_mpi_win_create_dynamic pmpi_win_create_dynamic_f08_
+#else
+#define CPF08_mpi_win_create_dynamic mpi_win_create_dynamic_f08_
+#define CPF08_PM_mpi_win_create_dynamic pmpir_win_create_dynamic_f08_
+#endif
+extern void CPF08_PM_mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_create_dynamic) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_win_create_dynamic(info, comm, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_CREATE_DYNAMIC;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Info c_info = PMPI_Info_f2c(*info);
+	MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_create_dynamic(info, comm, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	cp_win_new(OP, t0, t1, cs, c_comm, c_win, 0, rc);
+	(void)c_info;
+	(void)c_comm;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_create_dynamic(info, comm, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_free(MPI_Win *win) {
 	if (CP_SKIP_PAUSED())
@@ -9272,6 +17468,40 @@ void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, 
 void mpi_win_free__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_free(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FREE(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_free mpi_win_free_f08_
+#define CPF08_PM_mpi_win_free pmpi_win_free_f08_
+#else
+#define CPF08_mpi_win_free mpi_win_free_f08_
+#define CPF08_PM_mpi_win_free pmpir_win_free_f08_
+#endif
+extern void CPF08_PM_mpi_win_free(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_free(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_free) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP_PAUSED()) {
+		CPF08_PM_mpi_win_free(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FREE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_free(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_free(OP, t0, t1, cs, c_win, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_free(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_free(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_fence(int mpi_assert, MPI_Win win) {
 	if (CP_SKIP())
@@ -9320,6 +17550,42 @@ void mpi_win_fence_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_m
 void mpi_win_fence__(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FENCE(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_fence mpi_win_fence_f08_
+#define CPF08_PM_mpi_win_fence pmpi_win_fence_f08_
+#else
+#define CPF08_mpi_win_fence mpi_win_fence_f08_
+#define CPF08_PM_mpi_win_fence pmpir_win_fence_f08_
+#endif
+extern void CPF08_PM_mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_fence) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_fence(mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FENCE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_fence(mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 1, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_fence(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_fence(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
 	if (CP_SKIP())
@@ -9392,6 +17658,54 @@ void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_dataty
 void mpi_put__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_PUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_put mpi_put_f08_
+#define CPF08_PM_mpi_put pmpi_put_f08_
+#else
+#define CPF08_mpi_put mpi_put_f08ts_
+#define CPF08_PM_mpi_put pmpir_put_f08ts_
+#endif
+extern void CPF08_PM_mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_put) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_PUT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
 	if (CP_SKIP())
@@ -9464,6 +17778,54 @@ void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_dataty
 void mpi_get__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_get mpi_get_f08_
+#define CPF08_PM_mpi_get pmpi_get_f08_
+#else
+#define CPF08_mpi_get mpi_get_f08ts_
+#define CPF08_PM_mpi_get pmpir_get_f08ts_
+#endif
+extern void CPF08_PM_mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_get) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GET;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
 	if (CP_SKIP())
@@ -9540,6 +17902,56 @@ void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin
 void mpi_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_accumulate mpi_accumulate_f08_
+#define CPF08_PM_mpi_accumulate pmpi_accumulate_f08_
+#else
+#define CPF08_mpi_accumulate mpi_accumulate_f08ts_
+#define CPF08_PM_mpi_accumulate pmpir_accumulate_f08ts_
+#endif
+extern void CPF08_PM_mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_accumulate) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_ACCUMULATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
 	if (CP_SKIP())
@@ -9628,6 +18040,62 @@ void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *or
 void mpi_get_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_GET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_get_accumulate mpi_get_accumulate_f08_
+#define CPF08_PM_mpi_get_accumulate pmpi_get_accumulate_f08_
+#else
+#define CPF08_mpi_get_accumulate mpi_get_accumulate_f08ts_
+#define CPF08_PM_mpi_get_accumulate pmpir_get_accumulate_f08ts_
+#endif
+extern void CPF08_PM_mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_get_accumulate) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_GET_ACCUMULATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	const void *c_result_addr = cp_f08_buf(result_addr);
+	int c_result_count = (int)*result_count;
+	MPI_Datatype c_result_datatype = PMPI_Type_f2c(*result_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(c_result_count, c_result_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
 	if (CP_SKIP())
@@ -9696,6 +18164,52 @@ void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype,
 void mpi_fetch_and_op__(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_FETCH_AND_OP(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_fetch_and_op mpi_fetch_and_op_f08_
+#define CPF08_PM_mpi_fetch_and_op pmpi_fetch_and_op_f08_
+#else
+#define CPF08_mpi_fetch_and_op mpi_fetch_and_op_f08ts_
+#define CPF08_PM_mpi_fetch_and_op pmpir_fetch_and_op_f08ts_
+#endif
+extern void CPF08_PM_mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_fetch_and_op) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_FETCH_AND_OP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	const void *c_result_addr = cp_f08_buf(result_addr);
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_op;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
 	if (CP_SKIP())
@@ -9764,6 +18278,52 @@ void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_a
 void mpi_compare_and_swap__(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_COMPARE_AND_SWAP(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_compare_and_swap mpi_compare_and_swap_f08_
+#define CPF08_PM_mpi_compare_and_swap pmpi_compare_and_swap_f08_
+#else
+#define CPF08_mpi_compare_and_swap mpi_compare_and_swap_f08ts_
+#define CPF08_PM_mpi_compare_and_swap pmpir_compare_and_swap_f08ts_
+#endif
+extern void CPF08_PM_mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_compare_and_swap) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_COMPARE_AND_SWAP;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	const void *c_compare_addr = cp_f08_buf(compare_addr);
+	const void *c_result_addr = cp_f08_buf(result_addr);
+	MPI_Datatype c_datatype = PMPI_Type_f2c(*datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_target_rank, cp_bytes(1, c_datatype), rc);
+	(void)c_origin_addr;
+	(void)c_compare_addr;
+	(void)c_result_addr;
+	(void)c_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
 	if (CP_SKIP())
@@ -9840,6 +18400,56 @@ void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
 void mpi_rput__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RPUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_rput mpi_rput_f08_
+#define CPF08_PM_mpi_rput pmpi_rput_f08_
+#else
+#define CPF08_mpi_rput mpi_rput_f08ts_
+#define CPF08_PM_mpi_rput pmpir_rput_f08ts_
+#endif
+extern void CPF08_PM_mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_rput) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RPUT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
 	if (CP_SKIP())
@@ -9916,6 +18526,56 @@ void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
 void mpi_rget__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RGET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_rget mpi_rget_f08_
+#define CPF08_PM_mpi_rget pmpi_rget_f08_
+#else
+#define CPF08_mpi_rget mpi_rget_f08ts_
+#define CPF08_PM_mpi_rget pmpir_rget_f08ts_
+#endif
+extern void CPF08_PM_mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_rget) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RGET;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
 	if (CP_SKIP())
@@ -9996,6 +18656,58 @@ void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origi
 void mpi_raccumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_raccumulate mpi_raccumulate_f08_
+#define CPF08_PM_mpi_raccumulate pmpi_raccumulate_f08_
+#else
+#define CPF08_mpi_raccumulate mpi_raccumulate_f08ts_
+#define CPF08_PM_mpi_raccumulate pmpir_raccumulate_f08ts_
+#endif
+extern void CPF08_PM_mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_raccumulate) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RACCUMULATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_origin_count, c_origin_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
 	if (CP_SKIP())
@@ -10088,6 +18800,64 @@ void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
 void mpi_rget_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_RGET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_rget_accumulate mpi_rget_accumulate_f08_
+#define CPF08_PM_mpi_rget_accumulate pmpi_rget_accumulate_f08_
+#else
+#define CPF08_mpi_rget_accumulate mpi_rget_accumulate_f08ts_
+#define CPF08_PM_mpi_rget_accumulate pmpir_rget_accumulate_f08ts_
+#endif
+extern void CPF08_PM_mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_rget_accumulate) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_RGET_ACCUMULATE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_origin_addr = cp_f08_buf(origin_addr);
+	int c_origin_count = (int)*origin_count;
+	MPI_Datatype c_origin_datatype = PMPI_Type_f2c(*origin_datatype);
+	const void *c_result_addr = cp_f08_buf(result_addr);
+	int c_result_count = (int)*result_count;
+	MPI_Datatype c_result_datatype = PMPI_Type_f2c(*result_datatype);
+	int c_target_rank = (int)*target_rank;
+	MPI_Aint c_target_disp = *target_disp;
+	int c_target_count = (int)*target_count;
+	MPI_Datatype c_target_datatype = PMPI_Type_f2c(*target_datatype);
+	MPI_Op c_op = PMPI_Op_f2c(*op);
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	MPI_Request c_request = PMPI_Request_f2c(*request);
+	cp_win_ireq(OP, t0, t1, cs, c_win, c_target_rank, cp_bytes(c_result_count, c_result_datatype), c_request, rc);
+	(void)c_origin_addr;
+	(void)c_origin_count;
+	(void)c_origin_datatype;
+	(void)c_result_addr;
+	(void)c_result_count;
+	(void)c_result_datatype;
+	(void)c_target_rank;
+	(void)c_target_disp;
+	(void)c_target_count;
+	(void)c_target_datatype;
+	(void)c_op;
+	(void)c_win;
+	(void)c_request;
+	CP_LEAVE();
+}
+void CPF08_mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) { cpf08_mpi_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
 	if (CP_SKIP())
@@ -10144,6 +18914,46 @@ void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MP
 void mpi_win_lock__(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_LOCK(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_lock mpi_win_lock_f08_
+#define CPF08_PM_mpi_win_lock pmpi_win_lock_f08_
+#else
+#define CPF08_mpi_win_lock mpi_win_lock_f08_
+#define CPF08_PM_mpi_win_lock pmpir_win_lock_f08_
+#endif
+extern void CPF08_PM_mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_lock) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_LOCK;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_lock_type = (int)*lock_type;
+	int c_rank = (int)*rank;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_lock_type;
+	(void)c_rank;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_lock(lock_type, rank, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
 	if (CP_SKIP())
@@ -10192,6 +19002,42 @@ void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_wi
 void mpi_win_unlock__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_UNLOCK(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_unlock mpi_win_unlock_f08_
+#define CPF08_PM_mpi_win_unlock pmpi_win_unlock_f08_
+#else
+#define CPF08_mpi_win_unlock mpi_win_unlock_f08_
+#define CPF08_PM_mpi_win_unlock pmpir_win_unlock_f08_
+#endif
+extern void CPF08_PM_mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_unlock) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_unlock(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_UNLOCK;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_unlock(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_unlock(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
 	if (CP_SKIP())
@@ -10240,6 +19086,42 @@ void mpi_win_lock_all_(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cp
 void mpi_win_lock_all__(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_LOCK_ALL(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_lock_all mpi_win_lock_all_f08_
+#define CPF08_PM_mpi_win_lock_all pmpi_win_lock_all_f08_
+#else
+#define CPF08_mpi_win_lock_all mpi_win_lock_all_f08_
+#define CPF08_PM_mpi_win_lock_all pmpir_win_lock_all_f08_
+#endif
+extern void CPF08_PM_mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_lock_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_lock_all(mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_LOCK_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_lock_all(mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_lock_all(MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_lock_all(mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_unlock_all(MPI_Win win) {
 	if (CP_SKIP())
@@ -10284,6 +19166,40 @@ void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all
 void mpi_win_unlock_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_UNLOCK_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_unlock_all mpi_win_unlock_all_f08_
+#define CPF08_PM_mpi_win_unlock_all pmpi_win_unlock_all_f08_
+#else
+#define CPF08_mpi_win_unlock_all mpi_win_unlock_all_f08_
+#define CPF08_PM_mpi_win_unlock_all pmpir_win_unlock_all_f08_
+#endif
+extern void CPF08_PM_mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_unlock_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_unlock_all(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_UNLOCK_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_unlock_all(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_unlock_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
 	if (CP_SKIP())
@@ -10332,6 +19248,42 @@ void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win
 void mpi_win_flush__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FLUSH(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_flush mpi_win_flush_f08_
+#define CPF08_PM_mpi_win_flush pmpi_win_flush_f08_
+#else
+#define CPF08_mpi_win_flush mpi_win_flush_f08_
+#define CPF08_PM_mpi_win_flush pmpir_win_flush_f08_
+#endif
+extern void CPF08_PM_mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_flush) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_flush(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_flush(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_flush(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_flush_all(MPI_Win win) {
 	if (CP_SKIP())
@@ -10376,6 +19328,40 @@ void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(w
 void mpi_win_flush_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FLUSH_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_flush_all mpi_win_flush_all_f08_
+#define CPF08_PM_mpi_win_flush_all pmpi_win_flush_all_f08_
+#else
+#define CPF08_mpi_win_flush_all mpi_win_flush_all_f08_
+#define CPF08_PM_mpi_win_flush_all pmpir_win_flush_all_f08_
+#endif
+extern void CPF08_PM_mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_flush_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_flush_all(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_flush_all(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_flush_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
 	if (CP_SKIP())
@@ -10424,6 +19410,42 @@ void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_m
 void mpi_win_flush_local__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FLUSH_LOCAL(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_flush_local mpi_win_flush_local_f08_
+#define CPF08_PM_mpi_win_flush_local pmpi_win_flush_local_f08_
+#else
+#define CPF08_mpi_win_flush_local mpi_win_flush_local_f08_
+#define CPF08_PM_mpi_win_flush_local pmpir_win_flush_local_f08_
+#endif
+extern void CPF08_PM_mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_flush_local) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_flush_local(rank, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_LOCAL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	int c_rank = (int)*rank;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_flush_local(rank, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 1, c_rank, 0, rc);
+	(void)c_rank;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_flush_local(rank, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_flush_local_all(MPI_Win win) {
 	if (CP_SKIP())
@@ -10468,6 +19490,40 @@ void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush
 void mpi_win_flush_local_all__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_FLUSH_LOCAL_ALL(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_flush_local_all mpi_win_flush_local_all_f08_
+#define CPF08_PM_mpi_win_flush_local_all pmpi_win_flush_local_all_f08_
+#else
+#define CPF08_mpi_win_flush_local_all mpi_win_flush_local_all_f08_
+#define CPF08_PM_mpi_win_flush_local_all pmpir_win_flush_local_all_f08_
+#endif
+extern void CPF08_PM_mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_flush_local_all) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_flush_local_all(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_FLUSH_LOCAL_ALL;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_flush_local_all(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_flush_local_all(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_sync(MPI_Win win) {
 	if (CP_SKIP())
@@ -10512,6 +19568,40 @@ void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, 
 void mpi_win_sync__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_SYNC(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_sync mpi_win_sync_f08_
+#define CPF08_PM_mpi_win_sync pmpi_win_sync_f08_
+#else
+#define CPF08_mpi_win_sync mpi_win_sync_f08_
+#define CPF08_PM_mpi_win_sync pmpir_win_sync_f08_
+#endif
+extern void CPF08_PM_mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_sync) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_sync(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_SYNC;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_sync(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_sync(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
 	if (CP_SKIP())
@@ -10564,6 +19654,44 @@ void mpi_win_post_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fin
 void mpi_win_post__(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_POST(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_post mpi_win_post_f08_
+#define CPF08_PM_mpi_win_post pmpi_win_post_f08_
+#else
+#define CPF08_mpi_win_post mpi_win_post_f08_
+#define CPF08_PM_mpi_win_post pmpir_win_post_f08_
+#endif
+extern void CPF08_PM_mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_post) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_post(group, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_POST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_post(group, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_post(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_post(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
 	if (CP_SKIP())
@@ -10616,6 +19744,44 @@ void mpi_win_start_(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fi
 void mpi_win_start__(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_START(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_start mpi_win_start_f08_
+#define CPF08_PM_mpi_win_start pmpi_win_start_f08_
+#else
+#define CPF08_mpi_win_start mpi_win_start_f08_
+#define CPF08_PM_mpi_win_start pmpir_win_start_f08_
+#endif
+extern void CPF08_PM_mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_start) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_start(group, mpi_assert, win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_START;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Group c_group = PMPI_Group_f2c(*group);
+	int c_mpi_assert = (int)*mpi_assert;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_start(group, mpi_assert, win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_group(OP, t0, t1, cs, c_win, c_group, rc);
+	(void)c_group;
+	(void)c_mpi_assert;
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_start(MPI_Fint *group, MPI_Fint *mpi_assert, MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_start(group, mpi_assert, win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_complete(MPI_Win win) {
 	if (CP_SKIP())
@@ -10660,6 +19826,40 @@ void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win
 void mpi_win_complete__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_COMPLETE(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_complete mpi_win_complete_f08_
+#define CPF08_PM_mpi_win_complete pmpi_win_complete_f08_
+#else
+#define CPF08_mpi_win_complete mpi_win_complete_f08_
+#define CPF08_PM_mpi_win_complete pmpir_win_complete_f08_
+#endif
+extern void CPF08_PM_mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_complete) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_complete(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_COMPLETE;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_complete(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_complete(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
 int MPI_Win_wait(MPI_Win win) {
 	if (CP_SKIP())
@@ -10704,4 +19904,122 @@ void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, 
 void mpi_win_wait__(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 void MPI_WIN_WAIT(MPI_Fint *win, MPI_Fint *ierr) { cpf_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_wait mpi_win_wait_f08_
+#define CPF08_PM_mpi_win_wait pmpi_win_wait_f08_
+#else
+#define CPF08_mpi_win_wait mpi_win_wait_f08_
+#define CPF08_PM_mpi_win_wait pmpir_win_wait_f08_
+#endif
+extern void CPF08_PM_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_wait) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_wait(win, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_WAIT;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_wait(win, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	cp_win_call(OP, t0, t1, cs, c_win, 0, 0, 0, 0, rc);
+	(void)c_win;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) { cpf08_mpi_win_wait(win, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+
+int MPI_Win_test(MPI_Win win, int *flag) {
+	if (CP_SKIP())
+		return PMPI_Win_test(win, flag);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_WIN_TEST;
+	uint64_t cs = CP_CALLSITE();
+	MPI_Win c_win = win;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Win_test(win, flag);
+	int64_t t1 = cp_now();
+	int c_flag = *flag;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_win_test_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_win_test_(win, flag, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_TEST;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	pmpi_win_test_(win, flag, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_test__(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_WIN_TEST(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_win_test mpi_win_test_f08_
+#define CPF08_PM_mpi_win_test pmpi_win_test_f08_
+#else
+#define CPF08_mpi_win_test mpi_win_test_f08_
+#define CPF08_PM_mpi_win_test pmpir_win_test_f08_
+#endif
+extern void CPF08_PM_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_win_test) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_win_test(win, flag, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_WIN_TEST;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	MPI_Win c_win = PMPI_Win_f2c(*win);
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_win_test(win, flag, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_flag = *flag != 0;
+	cp_win_test(OP, t0, t1, cs, c_win, c_flag, rc);
+	(void)c_win;
+	(void)c_flag;
+	CP_LEAVE();
+}
+void CPF08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf08_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 

@@ -84,7 +84,7 @@ type rule struct {
 	fixed bits
 }
 
-const numKinds = int(graph.EdgeHubOut) + 1
+const numKinds = int(graph.EdgeRMA) + 1
 
 var ones = func() (m [numKinds]float64) {
 	for k := range m {
@@ -101,9 +101,10 @@ func identity() *rule {
 // transferKinds are the weights the POP ideal network makes free: the
 // time inside MPI calls that is not waiting (their own activity: copies,
 // protocol, the collective's work once everyone is there) and the
-// transfers of messages and collectives. Waiting has no weight in the
-// PAG: it comes back as the longest path's slack.
-var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut}
+// transfers of messages, collectives and one-sided synchronisations.
+// Waiting has no weight in the PAG: it comes back as the longest path's
+// slack.
+var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA}
 
 // usefulOnly is the rule of the POP ideal run: only the useful computation
 // (program edges in the window) weighs.
@@ -311,7 +312,7 @@ func (r *rule) modes() rowModes {
 		rm.start = zeroRow
 	}
 	ones, zeros := true, true
-	for _, k := range []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut} {
+	for _, k := range transferKinds {
 		ones = ones && r.mul[k] == 1
 		zeros = zeros && r.mul[k] == 0
 	}

@@ -70,7 +70,7 @@ func Build(in *Input) *Report {
 	r := &Report{RuntimeNs: g.T1 - g.T0}
 	calls := int(g.RankStart[g.Ranks])
 	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, Messages: g.Messages,
-		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, Skipped: g.Notes}
+		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, RMAEpochPairs: g.EpochPairs, Skipped: g.Notes}
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}
 	}
@@ -154,7 +154,8 @@ func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
 		WrongOrderNs: w.WrongOrder, LateReceiverSynchronousNs: w.LateReceiverBy[graph.RuleSynchronous],
 		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
 		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce], WaitAtFenceNs: w.Ns[graph.WaitAtFence],
-		PartitionedLateSenderNs: w.Partitioned[graph.LateSender], PartitionedLateReceiverNs: w.Partitioned[graph.LateReceiver]}}
+		PartitionedLateSenderNs: w.Partitioned[graph.LateSender], PartitionedLateReceiverNs: w.Partitioned[graph.LateReceiver],
+		LatePostNs: w.Ns[graph.LatePost], EarlyWaitNs: w.Ns[graph.EarlyWait], LateCompleteNs: w.LateComplete}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {

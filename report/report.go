@@ -31,6 +31,7 @@ type RunInfo struct {
 	Messages        int      `json:"messages"`          // matched point-to-point messages
 	Unmatched       int      `json:"unmatched"`         // sends or receives without a partner in the logs
 	ClockViolations int      `json:"clock_violations"`  // receives that ended before their send started, corrected
+	RMAEpochPairs   int      `json:"rma_epoch_pairs"`   // matched general active target epochs: (exposure, access) pairs of a target and an origin
 	Skipped         []string `json:"skipped,omitempty"` // what an incomplete run could not analyse
 }
 
@@ -211,6 +212,14 @@ type WaitTimes struct {
 	// MPI_Pready* it needed; a send's completion for the receive's start.
 	PartitionedLateSenderNs   int64 `json:"partitioned_late_sender_ns"`
 	PartitionedLateReceiverNs int64 `json:"partitioned_late_receiver_ns"`
+	// General active target synchronisation (Scalasca's RMA patterns,
+	// docs/analysis.md): an origin waited for a target's MPI_Win_post (in
+	// MPI_Win_start, a transfer or MPI_Win_complete); a target's
+	// MPI_Win_wait/test waited for the origins' MPI_Win_complete, of which
+	// late_complete_ns after their last transfer to it had ended.
+	LatePostNs     int64 `json:"late_post_ns"`
+	EarlyWaitNs    int64 `json:"early_wait_ns"`
+	LateCompleteNs int64 `json:"late_complete_ns"` // the part of early_wait_ns after the origins' last transfer
 }
 
 // CommMatrix is the run's communication matrix, sparse: the (source,

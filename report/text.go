@@ -131,6 +131,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 
 	ws := &r.Waitstates
 	const partLS, partLR = "  of which partitioned: for the last MPI_Pready", "  of which partitioned: receive started late"
+	const lp, ew, lc = "Late Post", "Early Wait", "  of which Late Complete (after the last transfer)"
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, x := range []struct {
@@ -142,9 +143,9 @@ func WriteText(w io.Writer, r *Report, top int) {
 		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{partLR, ws.PartitionedLateReceiverNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs},
-		{"Wait at Fence", ws.WaitAtFenceNs}} {
-		if x.v == 0 && (x.name == "Wait at Fence" || x.name == partLS || x.name == partLR) {
-			continue // runs without one-sided fences or partitioned communication keep their table
+		{"Wait at Fence", ws.WaitAtFenceNs}, {lp, ws.LatePostNs}, {ew, ws.EarlyWaitNs}, {lc, ws.LateCompleteNs}} {
+		if x.v == 0 && (x.name == "Wait at Fence" || x.name == partLS || x.name == partLR || x.name == lp || x.name == ew || x.name == lc) {
+			continue // runs without one-sided synchronisation or partitioned communication keep their table
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
 	}
@@ -159,13 +160,18 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if ws.WaitAtFenceNs > 0 {
 			fenceHead, fenceCell = "fence\t", func(b WaitBreakdown) string { return ns(b.WaitAtFenceNs) + "\t" }
 		}
-		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t"+fenceHead)
+		// The post/start/complete/wait columns only where a rank waited in them.
+		pscwHead, pscwCell := "", func(WaitBreakdown) string { return "" }
+		if ws.LatePostNs > 0 || ws.EarlyWaitNs > 0 {
+			pscwHead, pscwCell = "late post\tearly wait\t", func(b WaitBreakdown) string { return ns(b.LatePostNs) + "\t" + ns(b.EarlyWaitNs) + "\t" }
+		}
+		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t"+fenceHead+pscwHead)
 		for i, b := range byRank {
 			if i == top || waitSum(b) == 0 {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
-				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs), fenceCell(b))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
+				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs), fenceCell(b), pscwCell(b))
 		}
 		tw.Flush()
 	}
@@ -212,7 +218,8 @@ func WriteText(w io.Writer, r *Report, top int) {
 }
 
 func waitSum(b WaitBreakdown) int64 {
-	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs + b.WaitAtFenceNs
+	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs + b.WaitAtFenceNs +
+		b.LatePostNs + b.EarlyWaitNs
 }
 
 func ns(v int64) string {

@@ -19,6 +19,7 @@ var docClass = map[Class]string{
 	ClassFileIO: "file_io", ClassFileIIO: "file_iio",
 	ClassMprobe: "mprobe", ClassMrecv: "mrecv",
 	ClassRMA: "rma", ClassRMARequest: "rma_request", ClassRMAGroup: "rma_group",
+	ClassCollInit: "coll_init",
 }
 
 // TestDocOpTable keeps the operation table of docs/log-format.md in step

@@ -49,6 +49,13 @@ const (
 	ClassRMA        // a one-sided transfer (Put, Get, Accumulate, …) or a passive-target or PSCW synchronisation call: Peer is the target's world rank where the call names one
 	ClassRMARequest // MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: as ClassRMA, and creates request Req that completes locally
 	ClassRMAGroup   // MPI_Win_post, MPI_Win_start: WinGroupMember sub-records list the group's world ranks
+	// Persistent collectives (MPI 4: MPI_Neighbor_allgather_init, …):
+	// the init creates an inactive persistent request (FlagPersistent)
+	// and is no collective instance itself; each MPI_Start of the
+	// request is one, numbered in the communicator's collective sequence
+	// at the start (Seq of the MPI_Start record, or of the ReqStart
+	// sub-record of MPI_Startall), and a Wait/Test completes it.
+	ClassCollInit
 )
 
 // Sub-records carry no timestamps; they extend the timed record before them
@@ -263,6 +270,40 @@ const (
 	// Partitioned communication (issue 11; the calls are codes 87-92).
 	OpPartition // sub-record of MPI_Pready_list: one partition it made ready, in Tag
 
+	// Split collective MPI-IO (issue 11): a _begin is a non-blocking
+	// collective file operation (ClassIcollective, attrIO) that creates
+	// request Req, known to the tool only (MPI gives the program none);
+	// its _end, the next on the file (MPI allows one at a time per file),
+	// completes it as a Wait does (ClassComplete: one ReqDone
+	// sub-record), with Comm and Tag naming the file.
+	OpFileReadAllBegin
+	OpFileReadAllEnd
+	OpFileWriteAllBegin
+	OpFileWriteAllEnd
+	OpFileReadAtAllBegin
+	OpFileReadAtAllEnd
+	OpFileWriteAtAllBegin
+	OpFileWriteAtAllEnd
+	OpFileReadOrderedBegin
+	OpFileReadOrderedEnd
+	OpFileWriteOrderedBegin
+	OpFileWriteOrderedEnd
+
+	// Persistent neighbourhood collectives (issue 11; MPI 4, class
+	// ClassCollInit): Bytes as for the blocking forms, per activation.
+	OpNeighborAllgatherInit
+	OpNeighborAllgathervInit
+	OpNeighborAlltoallInit
+	OpNeighborAlltoallvInit
+	OpNeighborAlltoallwInit
+
+	// General active target synchronisation (issue 11), appended:
+	// MPI_Win_test: a poll on the exposure epoch of window Tag. One that
+	// found the epoch not yet complete is unproductive (coalesced as the
+	// Test family's); a productive one (flag true) ends the epoch, as
+	// MPI_Win_wait does.
+	OpWinTest
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -396,7 +437,7 @@ var ops = [NumOps]opInfo{
 	OpPready:      {"MPI_Pready", ClassPartitioned, 0, 0},
 	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0, 0},
 	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0, 0},
-	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, 0},
+	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, attrPoll},
 
 	// The letters of the constructors added in version 2 are the tool's
 	// own (mpisee has none for them). MPI_Comm_accept and MPI_Comm_connect
@@ -491,6 +532,27 @@ var ops = [NumOps]opInfo{
 	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA},
 	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0},
 	OpPartition:         {"(partition)", ClassSub, 0, 0},
+
+	OpFileReadAllBegin:      {"MPI_File_read_all_begin", ClassIcollective, 0, attrIO},
+	OpFileReadAllEnd:        {"MPI_File_read_all_end", ClassComplete, 0, attrIO},
+	OpFileWriteAllBegin:     {"MPI_File_write_all_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteAllEnd:       {"MPI_File_write_all_end", ClassComplete, 0, attrIO},
+	OpFileReadAtAllBegin:    {"MPI_File_read_at_all_begin", ClassIcollective, 0, attrIO},
+	OpFileReadAtAllEnd:      {"MPI_File_read_at_all_end", ClassComplete, 0, attrIO},
+	OpFileWriteAtAllBegin:   {"MPI_File_write_at_all_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteAtAllEnd:     {"MPI_File_write_at_all_end", ClassComplete, 0, attrIO},
+	OpFileReadOrderedBegin:  {"MPI_File_read_ordered_begin", ClassIcollective, 0, attrIO},
+	OpFileReadOrderedEnd:    {"MPI_File_read_ordered_end", ClassComplete, 0, attrIO},
+	OpFileWriteOrderedBegin: {"MPI_File_write_ordered_begin", ClassIcollective, 0, attrIO},
+	OpFileWriteOrderedEnd:   {"MPI_File_write_ordered_end", ClassComplete, 0, attrIO},
+
+	OpNeighborAllgatherInit:  {"MPI_Neighbor_allgather_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAllgathervInit: {"MPI_Neighbor_allgatherv_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrNeighbor},
+
+	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -526,8 +588,9 @@ func (o Op) IsCollective() bool {
 }
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
-// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe), whose unproductive
-// calls the logger coalesces: see Record.Polls.
+// MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe,
+// MPI_Parrived, MPI_Win_test), whose unproductive calls the logger
+// coalesces: see Record.Polls.
 func (o Op) IsPoll() bool { return o < NumOps && ops[o].attr&attrPoll != 0 }
 
 // IsNonblockingCommCreate reports whether the op is a non-blocking
@@ -542,7 +605,7 @@ func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&at
 func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
 
 // IsNeighbor reports whether the op is a neighbourhood collective
-// (MPI_Neighbor_… and MPI_Ineighbor_…): a member needs only its
+// (MPI_Neighbor_…, MPI_Ineighbor_… and the persistent MPI_Neighbor_…_init): a member needs only its
 // in-neighbours in the communicator's topology (Comm.Sources), and its
 // Bytes are what it sends to its out-neighbours, summed.
 func (o Op) IsNeighbor() bool { return o < NumOps && ops[o].attr&attrNeighbor != 0 }

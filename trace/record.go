@@ -18,7 +18,7 @@ type Record struct {
 	Tag      int32  // message tag; MPI_Pcontrol level; creation counter for communicator constructors
 	Root     int32  // root as a world rank for rooted collectives; calls coalesced for unproductive polls (see Polls); else PeerNone
 	Count    uint32 // number of sub-records that follow this record
-	Seq      uint32 // collective sequence number on Comm (1, 2, …); message id for matched probes and receives (ClassMprobe, ClassMrecv); else 0
+	Seq      uint32 // collective sequence number on Comm (1, 2, …), also of a persistent collective's start (MPI_Start, ReqStart); message id for matched probes and receives (ClassMprobe, ClassMrecv); else 0
 	Req      uint32 // tool request id (never reused); new communicator's index for constructors
 	// Path is the call's call path (see Header.CallDepth), as an index
 	// into the paths of its log (Reader.Paths, Log.Paths); 0: none.

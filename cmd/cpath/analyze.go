@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -128,6 +129,13 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	w := joinWorld()
 	defer w.leave()
 	c := mpix.World()
+	if os.Getenv("GOGC") == "" {
+		// The graph is a few large arrays without pointers, so a collection
+		// costs little, while the default (the heap may reach twice what is
+		// live) makes the peak RSS, and its first-touch page faults, about a
+		// quarter larger. The user's GOGC wins.
+		debug.SetGCPercent(analysisGCPercent)
+	}
 	if o.cpuprof != "" {
 		name := o.cpuprof
 		if c.Size() > 1 {
@@ -161,6 +169,12 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 // and builds its part of the PAG, the algorithm runs over the parts, and
 // rank 0 gathers the path's calls, the imbalance shares and the run's
 // summary for the report.
+// analysisGCPercent is the analysis's GOGC. On a 16 M-call halo log
+// (genlogs -ranks 16 -calls 1000000), 25 against Go's 100 took the peak
+// RSS from 3.8–5.9 GB to 3.6 GB (2.9 GB without the replay, from 3.8),
+// at the same CPU time within noise.
+const analysisGCPercent = 25
+
 func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	prog := newProgress(c.Rank())
 	defer prog.Done()

@@ -89,7 +89,7 @@ func hasComm(c trace.Class) bool {
 	case trace.ClassSend, trace.ClassRecv, trace.ClassSendRecv, trace.ClassIsend, trace.ClassIrecv,
 		trace.ClassSendInit, trace.ClassRecvInit, trace.ClassProbe, trace.ClassCollective,
 		trace.ClassIcollective, trace.ClassCommCreate, trace.ClassCommFree, trace.ClassFileIO, trace.ClassFileIIO,
-		trace.ClassRMA, trace.ClassRMARequest, trace.ClassRMAGroup:
+		trace.ClassRMA, trace.ClassRMARequest, trace.ClassRMAGroup, trace.ClassCollInit:
 		return true
 	}
 	return false
@@ -306,6 +306,13 @@ func (r *run) checkRank(t *testing.T, rank int, l *trace.Log) {
 				errorf("%v: seq %d, the previous collective on the communicator had %d", c, c.Seq, seq[c.Comm])
 			}
 			seq[c.Comm] = c.Seq
+		case c.Op == trace.OpStart && c.Seq != 0 && reqs[c.Req] != nil && reqs[c.Req].create.Op.Class() == trace.ClassCollInit:
+			// A start of a persistent collective: an instance on its
+			// communicator (a Startall's are in its sub-records).
+			if c.Seq <= seq[c.Comm] {
+				errorf("%v: seq %d, the previous collective on the communicator had %d", c, c.Seq, seq[c.Comm])
+			}
+			seq[c.Comm] = c.Seq
 		case c.Op == trace.OpCommCreateGroup:
 			// Collective over the new group only: it takes no number of
 			// the parent's sequence.
@@ -467,7 +474,7 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 			errorf("%v: new request id %d is zero or reused", c, c.Req)
 			return
 		}
-		persistent := cls == trace.ClassSendInit || cls == trace.ClassRecvInit
+		persistent := cls == trace.ClassSendInit || cls == trace.ClassRecvInit || cls == trace.ClassCollInit
 		if (c.Flags&trace.FlagPersistent != 0) != persistent {
 			errorf("%v: persistent flag %v, want %v", c, c.Flags&trace.FlagPersistent != 0, persistent)
 		}
@@ -479,7 +486,7 @@ func (r *run) trackRequests(c *call, reqs map[uint32]*request, errorf func(strin
 	}
 	switch cls {
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassFileIIO,
-		trace.ClassRMARequest:
+		trace.ClassRMARequest, trace.ClassCollInit:
 		errorf("%v: creates a request but has no FlagNewReq", c)
 	}
 	start := func(id uint32) {

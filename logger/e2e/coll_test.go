@@ -137,10 +137,14 @@ func expectCollCounts(rank int) map[trace.Op]int {
 	return m
 }
 
-func TestCollectives(t *testing.T) {
+func TestCollectives(t *testing.T) { testCollectives(t, mpitest.OpenMPI) }
+
+// testCollectives runs coll.c under m and checks it.
+func testCollectives(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "coll.c")
-	logs, _ := runLogged(t, np, exe)
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "coll.c")
+	logs, _ := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
 	r := check(t, logs, np, "coll")
 
 	r.checkCounts(t, expectCollCounts)

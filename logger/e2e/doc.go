@@ -8,6 +8,10 @@
 //
 //	go test -tags mpi ./logger/e2e/ -v
 //
-// Set CPATH_LOGGER_LIB to test a prebuilt library instead of building
-// lib/libcpathlog.so with make.
+// Those under MPICH (the .../mpich subtests and the tests named ...MPICH)
+// need MPICH too and skip without it.
+//
+// Set CPATH_LOGGER_LIB (CPATH_LOGGER_LIB_MPICH) to test a prebuilt library
+// instead of building lib/libcpathlog.so (lib/libcpathlog-mpich.so) with
+// make.
 package e2e

@@ -59,10 +59,14 @@ func expectIOColls() map[string][]collSpec {
 	}
 }
 
-func TestFileIO(t *testing.T) {
+func TestFileIO(t *testing.T) { testFileIO(t, mpitest.OpenMPI) }
+
+// testFileIO runs io.c under m and checks it.
+func testFileIO(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "io.c")
-	logs, _ := runLogged(t, np, exe)
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "io.c")
+	logs, _ := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
 	r := check(t, logs, np, "io")
 
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
@@ -147,10 +151,14 @@ func TestFileIO(t *testing.T) {
 
 // TestFortranFileIO runs fio.f90: MPI-IO calls through the Fortran
 // binding, with a Fortran string and INTEGER(MPI_OFFSET_KIND) offsets.
-func TestFortranFileIO(t *testing.T) {
+func TestFortranFileIO(t *testing.T) { testFortranFileIO(t, mpitest.OpenMPI) }
+
+// testFortranFileIO runs fio.f90 under m and checks it.
+func testFortranFileIO(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpif90", "fio.f90")
-	logs, _ := runLogged(t, np, exe)
+	exe := mpitest.Compile(t, t.TempDir(), m.FC(t), "fio.f90")
+	logs, _ := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
 	r := check(t, logs, np, "fio")
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
 		return map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpFileOpen: 1, trace.OpFileSetView: 1,

@@ -213,10 +213,15 @@ func cpathBin(t *testing.T) string { return mpitest.CPathBin(t) }
 // the MPI_Grequest_complete record names it, on the thread that called it.
 // Then one completed while the first thread polls it: its polls are one
 // record, though the other thread's call comes before the last of them.
-func TestGrequestOtherThread(t *testing.T) {
+func TestGrequestOtherThread(t *testing.T) { testGrequestOtherThread(t, mpitest.OpenMPI) }
+
+// testGrequestOtherThread runs lifetime.c's "grequest" part under m and
+// checks it.
+func testGrequestOtherThread(t *testing.T, m *mpitest.Impl) {
 	const np = 2
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "lifetime.c", "-lpthread")
-	logs, out := runLogged(t, np, exe, "grequest")
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "lifetime.c", "-lpthread")
+	logs, out := runLoggedWith(t, m, np, exe, "grequest")
+	checkCallSites(t, logs)
 	if strings.Contains(out, "no MPI_THREAD_MULTIPLE") {
 		t.Skipf("skipped: this MPI does not provide MPI_THREAD_MULTIPLE: %s", strings.TrimSpace(out))
 	}
@@ -399,10 +404,14 @@ func TestSpawn(t *testing.T) {
 
 // TestFortranLifetime runs flifetime.f90: the same cases through the
 // Fortran binding's wrappers.
-func TestFortranLifetime(t *testing.T) {
+func TestFortranLifetime(t *testing.T) { testFortranLifetime(t, mpitest.OpenMPI) }
+
+// testFortranLifetime runs flifetime.f90 under m and checks it.
+func testFortranLifetime(t *testing.T, m *mpitest.Impl) {
 	const np, nfree, npoll = 2, 20, 1000
-	exe := mpitest.Compile(t, t.TempDir(), "mpif90", "flifetime.f90")
-	logs, _ := runLogged(t, np, exe)
+	exe := mpitest.Compile(t, t.TempDir(), m.FC(t), "flifetime.f90")
+	logs, _ := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
 	r := check(t, logs, np, "flifetime")
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
 		w := map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpCommDup: nfree, trace.OpIrecv: nfree,

@@ -26,10 +26,14 @@ func ringMessages(np int, comm string, tag int32, bytes uint64, sop, rop trace.O
 
 // TestMoreCalls runs more.c's "calls" part: the other send modes, the
 // other persistent inits and the other communicator constructors.
-func TestMoreCalls(t *testing.T) {
+func TestMoreCalls(t *testing.T) { testMoreCalls(t, mpitest.OpenMPI) }
+
+// testMoreCalls runs more.c's "calls" part under m and checks it.
+func testMoreCalls(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "more.c", "-lpthread")
-	logs, _ := runLogged(t, np, exe, "calls")
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "more.c", "-lpthread")
+	logs, _ := runLoggedWith(t, m, np, exe, "calls")
+	checkCallSites(t, logs)
 	r := check(t, logs, np, "more")
 
 	odd := func(rank int) int { return rank % 2 }

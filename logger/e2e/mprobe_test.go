@@ -22,7 +22,7 @@ import (
 // message matched, the Late Sender at the probe that waited for it.
 func TestMatchedProbes(t *testing.T) {
 	for _, m := range mpitest.Impls {
-		t.Run(m.Key, func(t *testing.T) { testMatchedProbes(t, m) })
+		t.Run(m.Key, func(t *testing.T) { testMatchedProbes(t, m, m.CC(t), "mprobe.c", "-Wall") })
 	}
 }
 
@@ -35,13 +35,16 @@ type probeMsg struct {
 	wildcard, self bool // posted with MPI_ANY_SOURCE; id expected 0 (MPI_MESSAGE_NO_PROC)
 }
 
-func testMatchedProbes(t *testing.T, m *mpitest.Impl) {
+// testMatchedProbes runs src (mprobe.c, or its Fortran twin fmprobe.f90)
+// compiled with compiler under m and checks it.
+func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) {
 	const np, lateMs = 3, 60
 	lib := m.LoggerLib(t)
-	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "mprobe.c", "-Wall")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
 	logDir := filepath.Join(t.TempDir(), "logs")
 	out := m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
+	checkCallSites(t, logs)
 	polls := func(what string) int {
 		mm := regexp.MustCompile(what + ` polls (\d+)`).FindStringSubmatch(out)
 		if mm == nil {

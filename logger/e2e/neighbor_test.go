@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -80,10 +81,18 @@ func neighborTopos() []neighborTopo {
 // collective on its communicator with the bytes the rank sends to its
 // real out-neighbours.
 func TestNeighbor(t *testing.T) {
+	m := mpitest.OpenMPI
+	testNeighbor(t, m, m.CC(t), "neighbor.c")
+}
+
+// testNeighbor runs src (neighbor.c, or its Fortran twin fneighbor.f90)
+// compiled with compiler under m and checks it.
+func testNeighbor(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "neighbor.c")
-	logs, _ := runLogged(t, np, exe)
-	r := check(t, logs, np, "neighbor")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
+	logs, _ := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
+	r := check(t, logs, np, filepath.Base(exe))
 
 	topos := neighborTopos()
 	var specs []commSpec

@@ -173,10 +173,14 @@ func sameMessages(t *testing.T, what string, got, want []message) {
 	}
 }
 
-func TestP2P(t *testing.T) {
+func TestP2P(t *testing.T) { testP2P(t, mpitest.OpenMPI) }
+
+// testP2P runs p2p.c under m and checks it.
+func testP2P(t *testing.T, m *mpitest.Impl) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "p2p.c")
-	logs, out := runLogged(t, np, exe)
+	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "p2p.c")
+	logs, out := runLoggedWith(t, m, np, exe)
+	checkCallSites(t, logs)
 	poll := polled(t, out, np)
 	r := check(t, logs, np, "p2p")
 

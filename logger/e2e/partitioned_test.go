@@ -30,13 +30,20 @@ import (
 // the same wait states at 1 and 2 analyzer ranks, and the critical path
 // through the late MPI_Pready.
 func TestPartitioned(t *testing.T) {
+	testPartitioned(t, mpitest.MPICH.CC(t), "partitioned.c", "-Wall")
+}
+
+// testPartitioned runs src (partitioned.c, or its Fortran twin
+// fpartitioned.f90) compiled with compiler under MPICH and checks it.
+func testPartitioned(t *testing.T, compiler, src string, flags ...string) {
 	const np, iters, lateIter, lateMs = 3, 3, 1, 80
 	m := mpitest.MPICH
 	lib := m.LoggerLib(t)
-	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "partitioned.c", "-Wall")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
 	logDir := filepath.Join(t.TempDir(), "logs")
 	out := m.Run(t, np, lib, logDir, filepath.Dir(exe), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
+	checkCallSites(t, logs)
 	mm := regexp.MustCompile(`parrived calls (\d+)`).FindStringSubmatch(out)
 	if mm == nil {
 		t.Fatalf("no \"parrived calls\" line in the output:\n%s", out)
@@ -46,6 +53,7 @@ func TestPartitioned(t *testing.T) {
 	// The communicator rev (by MPI_Comm_split), in each rank's table.
 	rev := make([]uint32, np)
 	calls := make([]map[trace.Op]int, np)
+	records := make([]map[trace.Op]int, np) // records, where calls counts coalesced calls
 	type envelope struct {
 		op               trace.Op
 		comm             uint32
@@ -61,6 +69,7 @@ func TestPartitioned(t *testing.T) {
 			t.Fatalf("rank %d's log is not complete", r)
 		}
 		calls[r] = map[trace.Op]int{}
+		records[r] = map[trace.Op]int{}
 		call := -1 // index among the rank's calls (the PAG numbers them so)
 		for i := range l.Records {
 			rec := &l.Records[i]
@@ -68,7 +77,8 @@ func TestPartitioned(t *testing.T) {
 				continue
 			}
 			call++
-			calls[r][rec.Op]++
+			calls[r][rec.Op] += int(rec.Polls()) // a coalesced run of unproductive MPI_Parrived is that many calls
+			records[r][rec.Op]++
 			switch rec.Op {
 			case trace.OpCommSplit:
 				rev[r] = rec.Req
@@ -115,6 +125,28 @@ func TestPartitioned(t *testing.T) {
 	if parrived < 2 {
 		t.Errorf("rank 1 made %d MPI_Parrived calls; at least one per polled iteration (2) succeeds", parrived)
 	}
+	t.Logf("rank 1: %d MPI_Parrived calls in %d records", parrived, records[1][trace.OpParrived])
+	// Rank 1's MPI_Parrived loop (2 polled iterations): per iteration at
+	// most one record of its unproductive calls and the successful one,
+	// however many calls it made.
+	if n := records[1][trace.OpParrived]; n < 2 || n > 4 {
+		t.Errorf("rank 1: %d MPI_Parrived records for %d calls, want 2 to 4 (per polled iteration: the unproductive calls coalesced, the successful one)", n, parrived)
+	}
+	for i := range logs[1].Records {
+		rec := &logs[1].Records[i]
+		if rec.Op != trace.OpParrived {
+			continue
+		}
+		if un := rec.Unproductive(); un != (rec.Bytes == 0) || rec.Tag != 0 || un && (rec.Root < 1 || rec.Count != 0) || !un && rec.Root != none {
+			t.Errorf("rank 1: MPI_Parrived record %+v: want partition 0, and flag 0 with root = calls >= 1, or flag 1 with root %d", rec, none)
+		}
+	}
+	// Checked last: a skip ends the test.
+	defer func() {
+		if parrived == records[1][trace.OpParrived] && !t.Failed() {
+			mpitest.SkipDesign(t, "rank 1 made no unproductive MPI_Parrived call (%d calls): it did not poll while rank 0 computed", parrived)
+		}
+	}()
 	w := trace.CommWorld
 	wantInits := [np][]envelope{
 		{{trace.OpPsendInit, w, 1, 7, 4, 128}, {trace.OpPsendInit, w, 1, 7, 2, 256}},

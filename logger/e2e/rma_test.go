@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -101,18 +102,21 @@ var rmaWindows = []struct {
 // logger: the run asks for osc sm,pt2pt.
 func TestRMA(t *testing.T) {
 	for _, m := range mpitest.Impls {
-		t.Run(m.Key, func(t *testing.T) { testRMA(t, m) })
+		t.Run(m.Key, func(t *testing.T) { testRMA(t, m, m.CC(t), "rma.c") })
 	}
 }
 
-func testRMA(t *testing.T, m *mpitest.Impl) {
+// testRMA runs src (rma.c, or its Fortran twin frma.f90) compiled with
+// compiler under m and checks it.
+func testRMA(t *testing.T, m *mpitest.Impl, compiler, src string, flags ...string) {
 	const np = 4
-	exe := mpitest.Compile(t, t.TempDir(), m.CC(t), "rma.c")
+	exe := mpitest.Compile(t, t.TempDir(), compiler, src, flags...)
 	lib := m.LoggerLib(t)
 	logDir := t.TempDir()
 	m.RunEnv(t, np, []string{"OMPI_MCA_osc=sm,pt2pt"}, lib, logDir, t.TempDir(), exe)
 	logs := mpitest.ReadLogs(t, logDir, np)
-	r := check(t, logs, np, "rma")
+	checkCallSites(t, logs)
+	r := check(t, logs, np, filepath.Base(exe))
 
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
 		m := map[trace.Op]int{trace.OpInit: 1, trace.OpFinalize: 1, trace.OpWaitall: 1}

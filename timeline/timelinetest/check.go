@@ -233,7 +233,7 @@ func CheckRun(t testing.TB, file []byte, r *report.Report) *Trace {
 	ws := r.Waitstates
 	for k, v := range map[string]int64{"Late Sender": ws.LateSenderNs, "Late Receiver": ws.LateReceiverNs, "Wait at Barrier": ws.WaitAtBarrierNs,
 		"Wait at N x N": ws.WaitAtNxNNs, "Late Broadcast": ws.LateBroadcastNs, "Early Reduce": ws.EarlyReduceNs,
-		"Wait at Fence": ws.WaitAtFenceNs} {
+		"Wait at Fence": ws.WaitAtFenceNs, "Late Post": ws.LatePostNs, "Early Wait": ws.EarlyWaitNs} {
 		if waits[k] != v {
 			t.Fatalf("%s: %d ns in the timeline's waits, %d in the report", k, waits[k], v)
 		}

@@ -14,9 +14,11 @@
  *  2. ITERS iterations of: both Start; rank 0 readies A2 with
  *     MPI_Pready_range(0, 1), then A1's partitions with MPI_Pready(0),
  *     MPI_Pready_list({2, 1}) and MPI_Pready(3), then MPI_Wait(A2),
- *     MPI_Wait(A1). Rank 1 polls MPI_Parrived(R1, 0) (every 20 us) until
- *     it is set (receive partition 0 needs send partitions 0 and 1), then
- *     MPI_Wait(R1), MPI_Wait(R2). Iteration LATE_ITER is the designed
+ *     MPI_Wait(A1); in the polled iterations rank 0 computes POLL_MS ms
+ *     after its starts. Rank 1 polls MPI_Parrived(R1, 0) (every 20 us)
+ *     until it is set (receive partition 0 needs send partitions 0 and
+ *     1), then MPI_Wait(R1), MPI_Wait(R2): a tight loop of unproductive
+ *     calls, which the logger coalesces. Iteration LATE_ITER is the designed
  *     one: it begins with a barrier; rank 0 computes LATE_MS ms before
  *     MPI_Pready(3), a late Pready; rank 1 polls no MPI_Parrived, so its
  *     MPI_Wait(R1) completes both receive partitions and waits for the
@@ -40,6 +42,7 @@
 
 #define ITERS 3
 #define LATE_ITER 1
+#define POLL_MS 5
 #define LATE_MS 80
 #define AFTER_MS 120
 
@@ -91,6 +94,8 @@ int main(int argc, char **argv)
 				a2[i] = -1000 * it - i;
 			MPI_Start(&q2);
 			MPI_Start(&q1);
+			if (it != LATE_ITER)
+				spin_ms(POLL_MS); /* rank 1 polls MPI_Parrived meanwhile */
 			MPI_Pready_range(0, 1, q2);
 			MPI_Pready(0, q1);
 			int list[2] = {2, 1};

@@ -1,8 +1,8 @@
 // Command gen writes the logger's MPI wrappers from one table, mpi.sigs:
-// for each call a C wrapper (MPI_Send) and the Fortran entry points in all
-// four manglings (mpi_send_, mpi_send__, mpi_send, MPI_SEND), plus
-// ops_gen.h, the C names of trace's operation codes. Run by go generate in
-// logger/; the output is committed.
+// for each call a C wrapper (MPI_Send), the Fortran entry points in all
+// four manglings (mpi_send_, mpi_send__, mpi_send, MPI_SEND) and the
+// mpi_f08 entry (see f08Names), plus ops_gen.h, the C names of trace's
+// operation codes. Run by go generate in logger/; the output is committed.
 //
 // The C wrapper calls PMPI_X; the Fortran wrapper calls Open MPI's Fortran
 // PMPI entry (pmpi_x_), so MPI itself handles MPI_IN_PLACE, MPI_BOTTOM,
@@ -66,7 +66,8 @@ func generate(sigs string) (map[string][]byte, error) {
 			fmt.Fprintf(&c, "#if MPI_VERSION >= %s\n", v)
 		}
 		genC(&c, f)
-		genFortran(&c, f)
+		genFortran(&c, f, false)
+		genFortran(&c, f, true)
 		if f.opts["since"] != "" {
 			c.WriteString("#endif\n")
 		}
@@ -422,7 +423,7 @@ func genC(w *bytes.Buffer, f fn) {
 
 // skip is the test for passing a call through unlogged.
 func skip(f fn) string {
-	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" || f.family == "wincreate" {
+	if strings.HasPrefix(f.family, "comm") || f.family == "complete" || f.family == "reqfree" || f.family == "fileopen" || f.family == "fileend" || f.family == "wincreate" {
 		return "CP_SKIP_PAUSED()"
 	}
 	return "CP_SKIP()"
@@ -443,9 +444,47 @@ func unused(f fn) string {
 	return b.String()
 }
 
-func genFortran(w *bytes.Buffer, f fn) {
+// isChoice: a choice buffer (TYPE(*), DIMENSION(..) in mpi_f08), which
+// MPICH's mpi_f08 passes as an array descriptor; the other void * of the
+// C prototypes are addresses in Fortran (TYPE(C_PTR) baseptr, INTEGER
+// extra_state).
+func (p param) isChoice() bool {
+	return p.typ == "void" && p.name != "baseptr" && p.name != "extra_state"
+}
+
+// f08Names are the symbols of f's mpi_f08 binding in one MPI: the entry the
+// module's interface binds to, and the profiling entry the wrapper calls.
+// Open MPI: mpi_send_f08_, pmpi_send_f08_ (libmpi_usempif08). MPICH:
+// mpi_send_f08ts_, pmpir_send_f08ts_ for calls with a choice buffer ("ts":
+// TYPE(*)), mpi_barrier_f08_, pmpir_barrier_f08_ for the others
+// (libmpichfort).
+func f08Names(f fn, mpich bool) (entry, pm string) {
+	lower := strings.ToLower(f.name)
+	if !mpich {
+		return lower + "_f08_", "p" + lower + "_f08_"
+	}
+	suffix := "_f08_"
+	for _, p := range f.params {
+		if p.isChoice() {
+			suffix = "_f08ts_"
+		}
+	}
+	return lower + suffix, "pmpir_" + strings.TrimPrefix(lower, "mpi_") + suffix
+}
+
+// genFortran writes f's Fortran wrapper: for mpif.h and the mpi module
+// (four manglings of mpi_send_, calling the MPI's pmpi_send_), or, with
+// f08, for the mpi_f08 module (see f08Names; the logger is built for one
+// MPI, so the names are picked by the preprocessor). An mpi_f08 entry
+// differs in three ways: its ierror is OPTIONAL (NULL when absent), its
+// statuses are TYPE(MPI_Status) with their own IGNORE sentinels, and
+// MPICH passes choice buffers as descriptors (fortran.c).
+func genFortran(w *bytes.Buffer, f fn, f08 bool) {
 	lower := strings.ToLower(f.name)
 	impl := "cpf_" + lower
+	if f08 {
+		impl = "cpf08_" + lower
+	}
 	var decl, args, callArgs []string
 	for _, p := range f.params {
 		decl = append(decl, p.fDecl())
@@ -461,6 +500,10 @@ func genFortran(w *bytes.Buffer, f fn) {
 			lens = append(lens, p.name+"_len")
 		}
 	}
+	fx := "f" // the helpers' infix: cp_f_…, cp_f08_…
+	if f08 {
+		fx = "f08"
+	}
 	var pre, arrays, postConv, cleanup []string
 	for _, p := range f.params {
 		arg := p.name
@@ -470,10 +513,15 @@ func genFortran(w *bytes.Buffer, f fn) {
 			pre = append(pre, fmt.Sprintf("const void *c_%s = (const void *)%s;", p.name, p.name))
 		case p.typ == "MPI_Status" && p.array:
 			n := f.arrayLen()
-			arrays = append(arrays, fmt.Sprintf("MPI_Fint *fsts = cp_f_statuses_in(%s, %s);", p.name, n))
-			postConv = append(postConv, fmt.Sprintf("MPI_Status *sts = cp_f_statuses_out(fsts, %s);", n))
+			arrays = append(arrays, fmt.Sprintf("MPI_Fint *fsts = cp_%s_statuses_in(%s, %s);", fx, p.name, n))
+			postConv = append(postConv, fmt.Sprintf("MPI_Status *sts = cp_%s_statuses_out(fsts, %s);", fx, n))
 			cleanup = append(cleanup, fmt.Sprintf("cp_f_statuses_free(fsts, %s, sts);", p.name))
 			arg = "fsts"
+		case p.typ == "MPI_Status" && f08:
+			pre = append(pre, "MPI_Fint fst_local[CP_F08_FSTATUS];",
+				fmt.Sprintf("MPI_Fint *fst = %s == CP_F08_STATUS_IGNORE ? fst_local : %s;", p.name, p.name))
+			postConv = append(postConv, "MPI_Status st_c;", "cp_f08_status(fst, &st_c);", "const MPI_Status *st = &st_c;")
+			arg = "fst"
 		case p.typ == "MPI_Status":
 			pre = append(pre, "MPI_Fint fst_local[CP_FSTATUS];",
 				fmt.Sprintf("MPI_Fint *fst = %s == MPI_F_STATUS_IGNORE ? fst_local : %s;", p.name, p.name))
@@ -505,6 +553,10 @@ func genFortran(w *bytes.Buffer, f fn) {
 			pre = append(pre, fmt.Sprintf("const MPI_Aint *c_%s = %s;", p.name, p.name))
 		case p.array:
 			pre = append(pre, fmt.Sprintf("const int *c_%s = (const int *)%s;", p.name, p.name))
+		case p.typ == "void" && f08 && !p.isChoice():
+			pre = append(pre, fmt.Sprintf("const void *c_%s = (const void *)%s;", p.name, p.name))
+		case p.typ == "void" && f08:
+			pre = append(pre, fmt.Sprintf("const void *c_%s = cp_f08_buf(%s);", p.name, p.name))
 		case p.typ == "void":
 			pre = append(pre, fmt.Sprintf("const void *c_%s = cp_f_buf(%s);", p.name, p.name))
 		case conv != "":
@@ -531,11 +583,26 @@ func genFortran(w *bytes.Buffer, f fn) {
 		arrays = append(arrays, h+";")
 	}
 	pm := "p" + lower + "_"
+	if f08 {
+		pm = "CPF08_PM_" + lower
+		oe, op := f08Names(f, false)
+		me, mp := f08Names(f, true)
+		fmt.Fprintf(w, "#if defined(OPEN_MPI)\n#define CPF08_%s %s\n#define CPF08_PM_%s %s\n#else\n#define CPF08_%s %s\n#define CPF08_PM_%s %s\n#endif\n",
+			lower, oe, lower, op, lower, me, lower, mp)
+	}
 	fmt.Fprintf(w, "extern void %s(%s) __attribute__((weak));\n", pm, strings.Join(decl, ", "))
 	fmt.Fprintf(w, "static void %s(%s, uint64_t cs, void *fp) {\n", impl, strings.Join(decl, ", "))
-	fmt.Fprintf(w, "\tif (!%s) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", pm)
+	guard := ""
+	if f08 {
+		guard = "if (ierr)\n\t\t\t"
+	}
+	fmt.Fprintf(w, "\tif (!%s) {\n\t\t%s*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", pm, guard)
 	fmt.Fprintf(w, "\tif (%s) {\n\t\t%s(%s);\n\t\treturn;\n\t}\n", skip(f), pm, strings.Join(args, ", "))
 	w.WriteString("\tCP_ENTER();\n\tcp_fp = fp;\n\tconst int OP = " + opName(f.name) + ";\n")
+	if f08 {
+		// ierror is OPTIONAL: the call is given one, to read its code.
+		w.WriteString("\tMPI_Fint ierr_local = MPI_SUCCESS;\n\tif (!ierr)\n\t\tierr = &ierr_local;\n")
+	}
 	for _, s := range append(pre, arrays...) {
 		w.WriteString("\t" + s + "\n")
 	}
@@ -549,7 +616,11 @@ func genFortran(w *bytes.Buffer, f fn) {
 	}
 	w.WriteString(unused(f))
 	w.WriteString("\tCP_LEAVE();\n}\n")
-	for _, sym := range []string{lower + "_", lower + "__", lower, strings.ToUpper(f.name)} {
+	syms := []string{lower + "_", lower + "__", lower, strings.ToUpper(f.name)}
+	if f08 {
+		syms = []string{"CPF08_" + lower}
+	}
+	for _, sym := range syms {
 		// The entry's frame starts the call path: no tail call may pop it.
 		fmt.Fprintf(w, "void %s(%s) { %s(%s, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }\n", sym, strings.Join(decl, ", "), impl, strings.Join(args, ", "))
 	}

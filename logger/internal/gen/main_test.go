@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,5 +76,66 @@ func TestEveryOpWrapped(t *testing.T) {
 		if !o.IsSub() && !have[o.String()] {
 			t.Errorf("%v (op %d) is in trace's table but not wrapped", o, o)
 		}
+	}
+}
+
+// TestF08Names checks the mpi_f08 symbols the wrappers define and call
+// against the installed MPIs' Fortran libraries (skipped where one is not
+// installed): a wrapper whose entry the MPI does not have would never run,
+// and one whose profiling entry is missing would fail every call.
+func TestF08Names(t *testing.T) {
+	fns, err := parse("mpi.sigs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lib := range []struct {
+		name, glob string
+		mpich      bool
+		version    int // MPI_VERSION: calls of later versions are not wrapped
+	}{
+		{"Open MPI", "/usr/lib/*/libmpi_usempif08.so.*", false, 3},
+		{"MPICH", "/usr/lib/*/libmpichfort.so.*", true, 4},
+	} {
+		t.Run(lib.name, func(t *testing.T) {
+			paths, _ := filepath.Glob(lib.glob)
+			if len(paths) == 0 {
+				t.Skipf("no %s (%s)", lib.glob, lib.name)
+			}
+			f, err := elf.Open(paths[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			syms, err := f.DynamicSymbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defined := map[string]bool{}
+			for _, s := range syms {
+				if s.Section != elf.SHN_UNDEF {
+					defined[s.Name] = true
+				}
+			}
+			for _, fn := range fns {
+				if v := fn.opts["since"]; v != "" && v > strconv.Itoa(lib.version) {
+					continue
+				}
+				entry, pm := f08Names(fn, lib.mpich)
+				for _, s := range []string{entry, pm} {
+					if !defined[s] {
+						t.Errorf("%s: %s has no %s", fn.name, filepath.Base(paths[0]), s)
+					}
+				}
+			}
+			for _, s := range []string{"init", "init_thread", "finalize", "abort", "pcontrol"} { // f08.c
+				pm := "pmpi_" + s + "_f08_"
+				if lib.mpich {
+					pm = "pmpir_" + s + "_f08_"
+				}
+				if !defined["mpi_"+s+"_f08_"] || !defined[pm] {
+					t.Errorf("%s has no mpi_%s_f08_ or %s", filepath.Base(paths[0]), s, pm)
+				}
+			}
+		})
 	}
 }
