@@ -129,13 +129,15 @@ uint32_t cp_uvcont[64];
 int cp_fast_pdep;
 
 /* cp_pdep_is_fast says whether the CPU has BMI2 (PDEP) and LZCNT, and
- * PDEP is not microcoded (it is on AMD before Zen 3: hundreds of cycles). */
+ * PDEP is not microcoded: Intel's, and AMD's from Zen 3 on (before, and on
+ * Hygon's Zen-based CPUs, it takes hundreds of cycles). */
 static int cp_pdep_is_fast(void) {
 	unsigned a, b, c, d;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
 	unsigned maxleaf = a;
-	int amd = b == 0x68747541; /* "Auth"enticAMD */
-	if (maxleaf < 7)
+	int intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e; /* "Genu" "ineI" "ntel" */
+	int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;   /* "Auth" "enti" "cAMD" */
+	if (maxleaf < 7 || (!intel && !amd))
 		return 0;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
 	int bmi2 = (b >> 8) & 1;
