@@ -180,3 +180,38 @@ func checkUnclassified(t *testing.T, rep *report.Report, logs []*trace.Log, mpi4
 		t.Errorf("unwrapped bound %v, less than rank 0's wait in MPI_Allreduce_c (%v), computation on the path", time.Duration(cp.UnwrappedBoundNs), time.Duration(wait))
 	}
 }
+
+// TestUnwrappedFortran: the counting wrappers catch Fortran's calls too
+// (testdata/funwrapped.f90), under each MPI, with exact counts; the calls
+// are not recorded.
+func TestUnwrappedFortran(t *testing.T) {
+	const np = 2
+	for _, m := range mpitest.Impls {
+		t.Run(m.Key, func(t *testing.T) {
+			lib := m.LoggerLib(t)
+			dir := t.TempDir()
+			exe := mpitest.Compile(t, dir, m.FC(t), "funwrapped.f90")
+			logDir := filepath.Join(t.TempDir(), "logs")
+			m.Run(t, np, lib, logDir, dir, exe, filepath.Join(dir, "f.dat"))
+			for r, l := range mpitest.ReadLogs(t, logDir, np) {
+				got := map[string]uint64{}
+				for _, u := range l.Header.Unwrapped {
+					got[u.Name] += u.Calls
+				}
+				want := map[string]uint64{"MPI_Buffer_detach": uint64(r + 1), "MPI_Comm_set_info": 2, "MPI_File_set_size": 1, "MPI_File_preallocate": 1}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("rank %d: unwrapped calls %v, want %v", r, got, want)
+				}
+				ops := map[trace.Op]int{}
+				for _, x := range l.Records {
+					if !x.Op.IsSub() {
+						ops[x.Op]++
+					}
+				}
+				if rec := map[trace.Op]int{trace.OpInit: 1, trace.OpFileOpen: 1, trace.OpFileClose: 1, trace.OpFinalize: 1}; !reflect.DeepEqual(ops, rec) {
+					t.Errorf("rank %d: recorded calls %v, want %v", r, ops, rec)
+				}
+			}
+		})
+	}
+}
