@@ -66,6 +66,8 @@ type rankSummary struct {
 	Comms   []trace.Comm
 	Note    string
 	Modules []trace.Module // all its log lists: the header's and its module chunks'
+	// Unwrapped are its log's counts of calls not recorded.
+	Unwrapped []trace.UnwrappedCall `json:",omitempty"`
 }
 
 // Build builds this analyzer rank's part of the run's PAG, together with
@@ -102,7 +104,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		mine := make([]rankSummary, own)
 		for i, d := range rds {
 			s := &mine[i]
-			s.N, s.Comms, s.Modules = d.n, d.comms, d.hdr.Modules
+			s.N, s.Comms, s.Modules, s.Unwrapped = d.n, d.comms, d.hdr.Modules, d.hdr.Unwrapped
 			if d.trailer.Status != trace.EndFinalized {
 				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
@@ -131,6 +133,14 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if tooMany != nil {
 		return nil, tooMany
 	}
+	uw := make([][]trace.UnwrappedCall, R)
+	for r := range sums {
+		uw[r] = sums[r].Unwrapped
+	}
+	p.Unwrapped = MergeUnwrapped(uw)
+	if n := UnwrappedNote(p.Unwrapped); n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	if p.RankStart[R] == 0 {
 		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
 	}
@@ -149,7 +159,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	// the extractor and the clock shifter work with).
 	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
 		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
-		fileDone: newBitset(int(p.CallHi - p.CallLo))}
+		fileDone: newBitset(int(p.CallHi - p.CallLo)), waitUnknown: newBitset(int(p.CallHi - p.CallLo))}
 	for i := 0; i <= own; i++ {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
@@ -157,7 +167,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
-	p.Calls, p.fileDone = lg.Calls, lg.fileDone
+	p.Calls, p.fileDone, p.waitUnknown = lg.Calls, lg.fileDone, lg.waitUnknown
 
 	b := &builder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}
 	open := 0

@@ -44,6 +44,9 @@ type rankCalls struct {
 	unproductive bitset
 	// fileDone marks the Wait/Test calls that completed MPI-IO requests.
 	fileDone bitset
+	// waitUnknown marks the blocking Wait calls that completed no request
+	// the log holds (PAG.WaitsUnknown).
+	waitUnknown bitset
 }
 
 // rank is the owned rank (0-based) that made call c.

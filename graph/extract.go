@@ -210,6 +210,7 @@ type extractor struct {
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
 	fileDone     bitset           // the completions of MPI-IO requests, by the analyzer rank's call
+	waitUnknown  bitset           // the blocking completions of no request the log holds, likewise
 	pending      int32            // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
 	pinits       map[msgKey]int32 // partitioned inits so far by envelope (made at the first)
 	curReady     *reqInfo         // the partitioned send request of an MPI_Pready_list, for its sub-records
@@ -218,7 +219,7 @@ type extractor struct {
 func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
 	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	d.ordered = true
-	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive, fileDone: g.fileDone,
+	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive, fileDone: g.fileDone, waitUnknown: g.waitUnknown,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
 		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
 	x.keyTab = make([]int32, 16)
@@ -264,6 +265,9 @@ func (x *extractor) add(rec *trace.Record) {
 	}
 	if rec.Unproductive() {
 		x.unproductive.setAtomic(int(x.base + c)) // ranks are read in parallel
+	}
+	if cls == trace.ClassComplete && rec.Count == 0 && !rec.Op.IsPoll() && len(x.waitUnknown) > 0 {
+		x.waitUnknown.setAtomic(int(x.base + c))
 	}
 	if int(rec.Comm) < len(x.gid) {
 		x.comm[c] = x.gid[rec.Comm]

@@ -17,6 +17,9 @@ type CallInfo struct {
 	CallSite   uint64
 	Op         trace.Op
 	FileIO     bool // a Wait/Test call that completed MPI-IO requests (PAG.CompletesFileIO)
+	// WaitUnknown: a blocking Wait that completed no request the logs
+	// hold (PAG.WaitsUnknown).
+	WaitUnknown bool
 }
 
 // CallTable holds the CallInfo of the calls a rank asked for.
@@ -61,7 +64,7 @@ func (p *PAG) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
 				return nil, fmt.Errorf("graph: asked for call %d, which rank %d does not own", x, c.Rank())
 			}
 			l := x - p.CallLo
-			infos[k] = CallInfo{p.Start[l], p.End[l], p.CallSite[l], p.Op[l], p.CompletesFileIO(x)}
+			infos[k] = CallInfo{p.Start[l], p.End[l], p.CallSite[l], p.Op[l], p.CompletesFileIO(x), p.WaitsUnknown(x)}
 		}
 		send[q] = mpix.Bytes(infos)
 	}
@@ -114,5 +117,5 @@ func (p *PAG) Summary(colls []Collective) *PAG {
 		Syncs: p.Syncs, SyncHub: p.SyncHub,
 		Messages: p.Messages, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, Inconsistent: p.Inconsistent, EpochPairs: p.EpochPairs,
 		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress,
-		Modules: p.Modules, Notes: p.Notes}
+		Modules: p.Modules, Notes: p.Notes, Unwrapped: p.Unwrapped}
 }

@@ -43,6 +43,10 @@ type LogSet struct {
 	// paths were recorded); CallPaths the distinct call paths over ranks.
 	CallDepth int `json:"call_depth,omitempty"`
 	CallPaths int `json:"call_paths,omitempty"`
+	// UnwrappedCalls are the calls of MPI functions that block,
+	// synchronise or communicate but that the logger does not record,
+	// counted (trace.Header.Unwrapped); empty when the ranks made none.
+	UnwrappedCalls []UnwrappedCalls `json:"unwrapped_calls"`
 }
 
 // EagerLimit is one MPI eager-limit setting and how many ranks had it.
@@ -219,6 +223,16 @@ func ReadLogSet(dir string) (*LogSet, error) {
 		}
 	}
 	sort.SliceStable(s.Ops, func(i, j int) bool { return s.Ops[i].Calls > s.Ops[j].Calls })
+	var uw [][]trace.UnwrappedCall // by rank
+	for _, r := range ranks {
+		if r.Rank >= 0 && len(r.header.Unwrapped) > 0 {
+			uw = append(uw, make([][]trace.UnwrappedCall, max(0, r.Rank+1-len(uw)))...)
+			uw[r.Rank] = r.header.Unwrapped
+		}
+	}
+	if s.UnwrappedCalls = MergeUnwrapped(uw); s.UnwrappedCalls == nil {
+		s.UnwrappedCalls = []UnwrappedCalls{}
+	}
 	s.Complete = len(s.MissingRanks) == 0 && len(s.Problems) == 0
 	return s, nil
 }

@@ -186,6 +186,9 @@ type PAG struct {
 	// fileDone marks the owned Wait/Test calls that completed MPI-IO
 	// requests (CompletesFileIO), by c - CallLo.
 	fileDone bitset
+	// waitUnknown marks the owned blocking Wait calls that completed no
+	// request the logs hold (WaitsUnknown), by c - CallLo.
+	waitUnknown bitset
 
 	// Bounds[p] is the first vertex of analyzer rank p (len size+1).
 	Bounds      []int32
@@ -251,6 +254,9 @@ type PAG struct {
 	// trace/symbol).
 	Modules [][]trace.Module
 	Notes   []string
+	// Unwrapped are the MPI calls the logs count but do not record
+	// (trace.Header.Unwrapped), over the ranks.
+	Unwrapped []UnwrappedCalls
 }
 
 // NumCalls is the number of calls in the whole run.
@@ -333,6 +339,15 @@ func (g *PAG) Times() []int64 {
 		ts[l] = g.Time(lo + int32(l))
 	}
 	return ts
+}
+
+// WaitsUnknown reports whether owned call c (global number) is a blocking
+// Wait call that completed no request the logs hold: one the logger did
+// not see made (an unwrapped call's, such as a persistent collective's,
+// or one made while logging was paused), or MPI_REQUEST_NULL. What it
+// waited for is not in the graph.
+func (p *PAG) WaitsUnknown(c int32) bool {
+	return c >= p.CallLo && c < p.CallHi && len(p.waitUnknown) > 0 && p.waitUnknown.has(int(c-p.CallLo))
 }
 
 // CompletesFileIO reports whether owned call c (global number) is a

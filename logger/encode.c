@@ -43,6 +43,7 @@
 #include "code.h"
 #include "cpathlog.h"
 #include "encode.h"
+#include "unwrapped.h"
 
 /* The file grows by this much at a time. */
 #define CP_WINDOW (2u << 20)
@@ -771,11 +772,23 @@ uint64_t cp_enc_end(int status, int info, int truncate, int checked) {
 		nrec += s->nrec;
 		dropped += s->dropped;
 	}
-	uint8_t buf[CP_FRAME + 128];
+	/* Static: the end is written once (cp_finished_enc), and its room
+	 * for the unwrapped calls' counts would be much for a signal stack. */
+	static uint8_t buf[CP_FRAME + 128 + CP_UW_ROOM];
 	uint8_t *tmp = buf + CP_FRAME, *p = tmp;
 	int64_t tick, ns;
 	cp_cal_read(&tick, &ns);
 	p = cp_code_cal(p, tick, ns);
+	/* the counts of the calls not recorded (unwrapped.c), if any */
+	size_t uwn;
+	const uint8_t *uw = cp_uw_payload(&uwn);
+	if (uwn > 0) {
+		*p++ = TAG_CHUNK;
+		p = uv(p, CP_CHUNK_UNWRAPPED);
+		p = uv(p, uwn);
+		memcpy(p, uw, uwn);
+		p += uwn;
+	}
 	/* trailer: status u32, info i32, records u64, dropped u64 */
 	*p++ = TAG_CHUNK;
 	*p++ = 4;

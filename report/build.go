@@ -78,6 +78,10 @@ func Build(in *Input) *Report {
 	if in.Window != nil {
 		windowPath(&r.CriticalPath, *in.Window)
 	}
+	unclassified(&r.CriticalPath, in.PathCalls, g.Unwrapped, g.Ranks)
+	if r.Run.UnwrappedCalls = g.Unwrapped; r.Run.UnwrappedCalls == nil {
+		r.Run.UnwrappedCalls = []graph.UnwrappedCalls{}
+	}
 	r.CriticalPath.DiffNs = r.CriticalPath.LengthNs - r.RuntimeNs
 	if in.Agreement >= 0 && in.Analyzer != nil && in.Analyzer.ExactAlgo != "" {
 		a := in.Agreement

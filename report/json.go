@@ -72,6 +72,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.raw(`,"analyzer":`)
 		j.value(cp.Analyzer)
 	}
+	j.raw(`,"unclassified_ns":`)
+	j.int(cp.UnclassifiedNs)
+	j.raw(`,"unclassified_by_op":`)
+	j.value(cp.UnclassifiedByOp)
+	j.raw(`,"unwrapped_bound_ns":`)
+	j.int(cp.UnwrappedBoundNs)
 	j.raw(`},"processes":`)
 	j.value(r.Processes)
 	j.raw(`,"totals":`)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/cpath/cpath/graph"
 )
 
 // TestWriteJSON: the streamed report decodes to what encoding/json makes
@@ -24,7 +26,8 @@ func TestWriteJSON(t *testing.T) {
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
 			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a, WindowNs: []int64{5, 1000},
 			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
-				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9}},
+				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9},
+			UnclassifiedNs: 11, UnclassifiedByOp: []OpShare{{Op: "MPI_Init", Ns: 11, Count: 1, Share: 0.01}}, UnwrappedBoundNs: 12},
 		Processes: []Process{{Rank: 0, ProgramTimeNs: 1, GraphTimeNs: 2, TotalTimeNs: 3, TotalExecutionNs: 4, TotalWaitNs: 5,
 			Imbalance: 0.5, NumCalls: 6, NumNodes: 7, NumEdges: 8, BoundedImbalance: 0.25}},
 		Totals: Totals{ProgramTimeNs: 1, NumEdges: 9, Imbalance: 1e-9, BoundedImbalance: 1},
@@ -40,7 +43,8 @@ func TestWriteJSON(t *testing.T) {
 			{Scenario: "callsite:a.c:3=0.5", Fix: true, OnPathNs: 7, PathRanks: []RankNs{}, PathOps: []OpNs{}}},
 		Waitstates: Waitstates{WaitTimes: WaitTimes{LateSenderNs: 1}, ByRank: []WaitBreakdown{{Key: "0", WaitTimes: WaitTimes{LateSenderNs: 1}}}, ByOp: []WaitBreakdown{}, ByComm: []WaitBreakdown{},
 			ByPartition: []PartitionWaits{{Partition: 1, Transfers: 2, Parrived: 1, LateSenderNs: 5}}},
-		Run: RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"}},
+		Run: RunInfo{LogDir: "/tmp/x", RunID: "r", Ranks: 2, Calls: 10, Messages: 3, Skipped: []string{"note"},
+			UnwrappedCalls: []graph.UnwrappedCalls{{Name: "MPI_Buffer_detach", Calls: 3, Ns: 40, Ranks: []int{0, 2}, RankCalls: []uint64{1, 2}, RankNs: []int64{10, 30}}}},
 		CommMatrix: CommMatrix{P2P: []Pair{{Src: 0, Dst: 1, Count: 3, Bytes: 1 << 40}, {Src: 1, Dst: 0, Count: 1, Bytes: 0}},
 			Collective: []Pair{{Src: 1, Dst: 0, Count: 2, Bytes: 16}}},
 		Communicators: []Communicator{{Name: "W0.0", Size: 2, Members: []int32{0, 1}, Calls: 7, TimeNs: 99},

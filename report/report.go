@@ -3,6 +3,8 @@
 // text report, the JSON report whose keys SPEC §4 fixes, and the DOT graph.
 package report
 
+import "github.com/cpath/cpath/graph"
+
 // Report is the analysis of one run. Its JSON keys are a stable interface
 // (SPEC §4): add keys, never rename or remove them.
 type Report struct {
@@ -33,6 +35,10 @@ type RunInfo struct {
 	ClockViolations int      `json:"clock_violations"`  // receives that ended before their send started, corrected
 	RMAEpochPairs   int      `json:"rma_epoch_pairs"`   // matched general active target epochs: (exposure, access) pairs of a target and an origin
 	Skipped         []string `json:"skipped,omitempty"` // what an incomplete run could not analyse
+	// UnwrappedCalls are the calls of MPI functions that block,
+	// synchronise or communicate but that the logger does not record,
+	// counted by the logger; empty when the run made none.
+	UnwrappedCalls []graph.UnwrappedCalls `json:"unwrapped_calls"`
 }
 
 // CriticalPath is the longest path to the run's last event.
@@ -57,6 +63,17 @@ type CriticalPath struct {
 	// Analyzer says how the path was found when the analyzer ran as an
 	// MPI job or used a distributed algorithm.
 	Analyzer *AnalyzerStats `json:"analyzer,omitempty"`
+	// UnclassifiedNs is the path's time inside MPI calls the analysis has
+	// no model for (report.Unclassified: MPI_Init, MPI_Finalize, …, and
+	// blocking Waits that completed no request the logs hold), by
+	// operation in UnclassifiedByOp.
+	UnclassifiedNs   int64     `json:"unclassified_ns"`
+	UnclassifiedByOp []OpShare `json:"unclassified_by_op"`
+	// UnwrappedBoundNs bounds the path's computation that may be time in
+	// MPI calls the logger counted but did not record (RunInfo's
+	// unwrapped_calls): over ranks, the lesser of the path's computation
+	// on the rank and the rank's time in those calls.
+	UnwrappedBoundNs int64 `json:"unwrapped_bound_ns"`
 }
 
 // AnalyzerStats is the work of a distributed analysis.

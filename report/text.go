@@ -29,6 +29,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 		fmt.Fprintf(w, "window %s to %s (--from/--to): the critical path's tables cover its %d segments in it (%s), clipped to it\n",
 			ns(win[0]), ns(win[1]), len(cp.Segments), ns(in))
 	}
+	writeUnclassified(w, cp)
 	if a := cp.Analyzer; a != nil {
 		fmt.Fprintf(w, "analyzer: %d ranks, %d exchange rounds, %d bytes shipped by the algorithm", a.Ranks, a.Rounds, a.BytesSent)
 		if a.RawBytes > 0 {

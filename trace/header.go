@@ -51,6 +51,19 @@ type Header struct {
 	// above the call site were logged with each call (Record.Path). 0:
 	// no call paths.
 	CallDepth int `json:"call_depth,omitempty"`
+	// Unwrapped are the calls of MPI functions that block, synchronise or
+	// communicate but that the logger does not record: how often the rank
+	// called each and its time in them. Not written in the header: the
+	// reader puts the Unwrapped chunk here, at the end of the log.
+	Unwrapped []UnwrappedCall `json:"unwrapped,omitempty"`
+}
+
+// UnwrappedCall is one MPI function the logger does not record, counted:
+// the rank's calls of it and the time it spent in them.
+type UnwrappedCall struct {
+	Name  string `json:"name"` // "MPI_Buffer_detach"
+	Calls uint64 `json:"calls"`
+	Ns    int64  `json:"ns"`
 }
 
 // ControlVar is one MPI control variable (MPI_T cvar) and its value.

@@ -533,10 +533,49 @@ func (r *Reader) chunk(kind uint64, buf []byte) error {
 			return r.errf(ErrCorrupt, "module chunk: %v", err)
 		}
 		r.hdr.Modules = append(r.hdr.Modules, mods...)
+	case ChunkUnwrapped:
+		calls, err := r.unwrapped(buf)
+		if err != nil {
+			return r.errf(ErrCorrupt, "unwrapped-calls chunk: %v", err)
+		}
+		r.hdr.Unwrapped = append(r.hdr.Unwrapped, calls...)
 	default:
 		return r.errf(ErrCorrupt, "unknown chunk kind %d after %d records", kind, r.nrec)
 	}
 	return nil
+}
+
+// unwrapped decodes an Unwrapped chunk, the times into ns at the log's
+// rate (the chunk comes at the end, after the last calibration point).
+func (r *Reader) unwrapped(b []byte) ([]UnwrappedCall, error) {
+	var calls []UnwrappedCall
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	for len(b) > 0 {
+		n, ok1 := next()
+		if !ok1 || n == 0 || n > 64 || n > uint64(len(b)) {
+			return nil, errors.New("bad name")
+		}
+		name := string(b[:n])
+		b = b[n:]
+		c, ok2 := next()
+		t, ok3 := next()
+		if !ok2 || !ok3 || t > math.MaxInt64 {
+			return nil, errors.New("bad count")
+		}
+		ns := int64(t)
+		if r.ticks {
+			ns = int64(math.Round(float64(t) * r.rate))
+		}
+		calls = append(calls, UnwrappedCall{Name: name, Calls: c, Ns: ns})
+	}
+	return calls, nil
 }
 
 // calibrate takes in a calibration point: the records before it get

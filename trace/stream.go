@@ -67,6 +67,13 @@ const (
 // MPI_Init and again whenever a call site falls outside the known ones.
 const ChunkModules = 5
 
+// ChunkUnwrapped holds the counts of the MPI calls the logger does not
+// record (UnwrappedCall), written at the end of the log before the
+// trailer when the rank made any: for each call, the uvarint length of its
+// name, the name, and uvarints of its calls and its time (in the body's
+// clock unit: ticks when the header has Ticks).
+const ChunkUnwrapped = 6
+
 // maxChunkPayload bounds a CHUNK item, so that a reader buffers at most that.
 const maxChunkPayload = 1 << 22
 

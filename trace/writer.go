@@ -148,6 +148,20 @@ func (w *Writer) WriteModules(mods []Module) error {
 	return nil
 }
 
+// WriteUnwrapped records the counts of calls not recorded (the logger's
+// Unwrapped chunk, with the times in ns).
+func (w *Writer) WriteUnwrapped(calls []UnwrappedCall) error {
+	var b []byte
+	for _, c := range calls {
+		b = binary.AppendUvarint(b, uint64(len(c.Name)))
+		b = append(b, c.Name...)
+		b = binary.AppendUvarint(b, c.Calls)
+		b = binary.AppendUvarint(b, uint64(max(c.Ns, 0)))
+	}
+	w.pend = appendChunk(w.pend, ChunkUnwrapped, b)
+	return nil
+}
+
 // Close writes the trailer and flushes. It does not close the underlying
 // writer.
 func (w *Writer) Close(t Trailer) error {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -61,5 +64,52 @@ mem 0 100 200
 `)})
 	if err != nil || len(b) != 2 || b[1].kind != "wait" || b[1].ns != 3 || calls[0] != 7002 || mem[0][1] != 200 {
 		t.Errorf("parseTight: %v %v %v %v", b, calls, mem, err)
+	}
+}
+
+// TestMPIArgs: each MPI's launcher is told the job, the environment and
+// where each rank's output goes in its own options, and the rank files
+// come back in rank order.
+func TestMPIArgs(t *testing.T) {
+	ompi, mpich := mpiImpls[0], mpiImpls[1]
+	for _, tc := range []struct {
+		m             *mpiImpl
+		over, unbound bool
+		job, env, out string
+		files         []string // created under the output directory
+		wantRanks     []int
+	}{
+		{ompi, false, false, "--allow-run-as-root -np 2", "-x A=b=c", "--output-filename D",
+			[]string{"1/rank.10/stdout", "1/rank.2/stdout", "1/rank.0/stdout"}, []int{0, 2, 10}},
+		{ompi, true, true, "--allow-run-as-root --oversubscribe -np 2 --bind-to none", "-x A=b=c", "--output-filename D", nil, nil},
+		{mpich, true, true, "-np 2", "-genv A b=c", "-outfile-pattern D/rank.%r.stdout",
+			[]string{"rank.1.stdout", "rank.0.stdout", "other"}, []int{0, 1}},
+	} {
+		dir := t.TempDir()
+		if got := strings.Join(tc.m.jobArgs(2, tc.over, tc.unbound), " "); got != tc.job {
+			t.Errorf("%s: job %q, want %q", tc.m.Key, got, tc.job)
+		}
+		if got := strings.Join(tc.m.env("A=b=c"), " "); got != tc.env {
+			t.Errorf("%s: env %q, want %q", tc.m.Key, got, tc.env)
+		}
+		if got := strings.ReplaceAll(strings.Join(tc.m.outputArgs(dir), " "), dir, "D"); got != tc.out {
+			t.Errorf("%s: output %q, want %q", tc.m.Key, got, tc.out)
+		}
+		for _, f := range tc.files {
+			p := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ranks []int
+		for _, f := range tc.m.rankFiles(dir) {
+			ranks = append(ranks, rankOfFile(f))
+		}
+		if !reflect.DeepEqual(ranks, tc.wantRanks) {
+			t.Errorf("%s: rank files of ranks %v, want %v", tc.m.Key, ranks, tc.wantRanks)
+		}
 	}
 }

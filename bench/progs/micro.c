@@ -7,6 +7,11 @@
  *              MPI_Send and receives them with MPI_Recv (status kept):
  *              CALLS calls in all (CALLS/2 pairs). Run on 1 rank for "one
  *              rank", on 2 for "both cores busy".
+ *   selfpost   as self, the receive posted first: MPI_Irecv from itself,
+ *              MPI_Send, MPI_Wait; CALLS calls in all (CALLS/3 messages).
+ *              MPICH (ch4:ucx) holds a blocking MPI_Send to the rank itself
+ *              until the receive is posted, so self deadlocks there (the
+ *              standard allows it): this runs under every MPI.
  *   latency    osu_latency style: ranks 0 and 1 ping-pong 8 bytes
  *              (MPI_Send/MPI_Recv), CALLS/2 round trips; reports half a
  *              round trip (one message's latency) — each rank makes one
@@ -72,6 +77,16 @@ static void self_pairs(long pairs, int tag) {
 	}
 }
 
+static void self_posted(long msgs) {
+	double x = 1, y = 0;
+	MPI_Request rq;
+	for (long i = 0; i < msgs; i++) {
+		MPI_Irecv(&y, 1, MPI_DOUBLE, rank, 2, MPI_COMM_WORLD, &rq);
+		MPI_Send(&x, 1, MPI_DOUBLE, rank, 2, MPI_COMM_WORLD);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	}
+}
+
 static void pingpong(long rounds) {
 	double x = 1;
 	for (long i = 0; i < rounds; i++) {
@@ -128,7 +143,7 @@ static void threads(long pairs, int nt) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: micro self|latency|allreduce|threads|nulltest CALLS [THREADS]\n");
+		fprintf(stderr, "usage: micro self|selfpost|latency|allreduce|threads|nulltest CALLS [THREADS]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -156,6 +171,14 @@ int main(int argc, char **argv) {
 		self_pairs(calls / 2, 1);
 		t1 = now_ns();
 		c1 = cpu_ns();
+	} else if (!strcmp(mode, "selfpost")) {
+		self_posted(calls / 30);
+		c0 = cpu_ns();
+		t0 = now_ns();
+		self_posted(calls / 3);
+		t1 = now_ns();
+		c1 = cpu_ns();
+		calls = calls / 3 * 3;
 	} else if (!strcmp(mode, "latency")) {
 		pingpong(calls / 20);
 		MPI_Barrier(MPI_COMM_WORLD);

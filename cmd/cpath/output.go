@@ -31,7 +31,7 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 	call := func(x int32) graph.CallInfo {
 		if x >= p.CallLo && x < p.CallHi {
 			l := x - p.CallLo
-			return graph.CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.CallSite[l], Op: p.Op[l], FileIO: p.CompletesFileIO(x)}
+			return graph.CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.CallSite[l], Op: p.Op[l], FileIO: p.CompletesFileIO(x), WaitUnknown: p.WaitsUnknown(x)}
 		}
 		return info[x]
 	}

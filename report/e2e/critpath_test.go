@@ -97,8 +97,15 @@ func TestDesignedCriticalPath(t *testing.T) {
 // for the ranks (VAR=value).
 func runDesigned(t *testing.T, lib, exe string, d *design, extra ...string) *run {
 	t.Helper()
+	return runDesignedOn(t, mpitest.OpenMPI, lib, exe, d, extra...)
+}
+
+// runDesignedOn is runDesigned under MPI m (exe built against it, lib its
+// logger).
+func runDesignedOn(t *testing.T, m *mpitest.Impl, lib, exe string, d *design, extra ...string) *run {
+	t.Helper()
 	var env []string
-	if d.np > 2 {
+	if d.np > 2 && m == mpitest.OpenMPI {
 		// More ranks than cores: ranks waiting in MPI give the core away.
 		env = append(env, "OMPI_MCA_mpi_yield_when_idle=1")
 	}
@@ -106,7 +113,7 @@ func runDesigned(t *testing.T, lib, exe string, d *design, extra ...string) *run
 	var best *run
 	for i := 1; i <= attempts; i++ {
 		logDir := filepath.Join(t.TempDir(), fmt.Sprintf("logs%d", i))
-		mpitest.RunEnv(t, d.np, env, lib, logDir, filepath.Dir(exe), exe, d.args...)
+		m.RunEnv(t, d.np, env, lib, logDir, filepath.Dir(exe), exe, d.args...)
 		logs := mpitest.ReadLogs(t, logDir, d.np)
 		tl := timelines(logs)
 		rn := &run{logDir: logDir, tl: tl, prof: profileOf(tl, d.align), orc: oracleOf(tl)}

@@ -10,6 +10,9 @@
  *   pollterm, pollkill, pollexit: as term, kill and exit, but rank 1 first
  *          posts an MPI_Irecv no one matches and polls it NPOLLS times
  *          with MPI_Test (one open run of unproductive polls)
+ * Before the barriers every rank attaches a buffer and detaches it: one
+ * MPI_Buffer_detach, which the logger counts but does not record, so that
+ * every end of the log must carry the count.
  * Rank 0 prints "failmodes: 50 barriers done" after the barriers and, in
  * mode ok, "failmodes: ok" after MPI_Finalize. */
 #include <mpi.h>
@@ -40,6 +43,11 @@ int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	static char bbuf[1024];
+	void *bp;
+	int bn;
+	MPI_Buffer_attach(bbuf, sizeof bbuf);
+	MPI_Buffer_detach(&bp, &bn);
 	for (int i = 0; i < NBARRIERS; i++)
 		MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {

@@ -139,3 +139,45 @@ func TestF08Names(t *testing.T) {
 		})
 	}
 }
+
+// TestUnwrappedCounted: every call of unwrapped.sigs gets a counting
+// wrapper (C, and Fortran but for the large-count forms) unless mpi.sigs
+// wraps it, and none of it is a call the logger records.
+func TestUnwrappedCounted(t *testing.T) {
+	fns, err := parseSigs("unwrapped.sigs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fns {
+		if _, ok := trace.OpByName(f.name); ok {
+			t.Errorf("%s is recorded (trace.Op) and counted", f.name)
+		}
+	}
+	src := func(wrapped ...string) string {
+		var ws []fn
+		for _, n := range wrapped {
+			ws = append(ws, fn{name: n})
+		}
+		b, err := genUnwrapped("unwrapped.sigs", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	all := src()
+	for i, f := range fns {
+		if !strings.Contains(all, "int "+f.name+"(") {
+			t.Errorf("%s has no C wrapper", f.name)
+		}
+		fortran := strings.Contains(all, "void "+strings.ToLower(f.name)+"_(")
+		if large := strings.HasSuffix(f.name, "_c"); fortran == large {
+			t.Errorf("%s: Fortran wrapper %v", f.name, fortran)
+		}
+		if i == 0 && !strings.Contains(all, "cp_uw_count(0, ") {
+			t.Errorf("%s does not count into slot 0", f.name)
+		}
+	}
+	if s := src(fns[0].name); strings.Contains(s, "int "+fns[0].name+"(") || !strings.Contains(s, "int "+fns[1].name+"(") {
+		t.Errorf("a call mpi.sigs wraps (%s) is still counted, or the others are not", fns[0].name)
+	}
+}

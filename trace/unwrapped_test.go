@@ -1,0 +1,81 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// TestUnwrapped: the counts of calls not recorded come back in the header,
+// with their times in ns (in a log timed in ticks, at the rate of its
+// calibration points); a payload that does not decode is corrupt.
+func TestUnwrapped(t *testing.T) {
+	calls := []UnwrappedCall{{Name: "MPI_Buffer_detach", Calls: 3, Ns: 1500}, {Name: "MPI_Allreduce_init", Calls: 1 << 40, Ns: 0}}
+	var b bytes.Buffer
+	w, err := NewWriter(&b, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRecords([]Record{{Op: OpBarrier, Start: 1_000_000, End: 1_000_100, Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteUnwrapped(calls); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(Trailer{Status: EndFinalized}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(bytes.NewReader(b.Bytes()), "x.cplog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Header.Unwrapped, calls) || !l.Complete() {
+		t.Errorf("unwrapped calls %+v (complete %v), want %+v", l.Header.Unwrapped, l.Complete(), calls)
+	}
+
+	// In ticks: ticksLog's rate from its calibration points.
+	recs := []Record{{Op: OpSend, Start: 3000, End: 3100, Peer: 1, Root: PeerNone}}
+	data := ticksLog(t, recs, 0)
+	var pl []byte
+	pl = binary.AppendUvarint(pl, 9)
+	pl = append(pl, "MPI_Psync"...)
+	pl = binary.AppendUvarint(pl, 2)
+	pl = binary.AppendUvarint(pl, 999_000)
+	data = insertChunk(t, data, ChunkUnwrapped, pl)
+	l, err = Read(bytes.NewReader(data), "t.cplog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UnwrappedCall{{Name: "MPI_Psync", Calls: 2, Ns: 499_100}} // 999000 ticks at 499100/999000 ns per tick
+	if !reflect.DeepEqual(l.Header.Unwrapped, want) {
+		t.Errorf("in ticks: %+v, want %+v", l.Header.Unwrapped, want)
+	}
+
+	for _, bad := range [][]byte{
+		{0},                  // empty name
+		{5, 'M', 'P'},        // name cut
+		{1, 'M', 2},          // time missing
+		{1, 'M', 0x80, 0x80}, // count cut
+	} {
+		_, err := Read(bytes.NewReader(insertChunk(t, ticksLog(t, recs, 1), ChunkUnwrapped, bad)), "rank-000002.cplog")
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("payload %v: error %v, want corrupt", bad, err)
+		}
+	}
+}
+
+// insertChunk puts a chunk before the trailer of a ticksLog log (as the
+// logger writes it).
+func insertChunk(t *testing.T, data []byte, kind int, payload []byte) []byte {
+	t.Helper()
+	tr := appendChunk(nil, ChunkTrailer, make([]byte, 24))[:3] // tag, kind, length
+	i := bytes.LastIndex(data, tr)
+	if i < 0 {
+		t.Fatal("no trailer")
+	}
+	out := append([]byte{}, data[:i]...)
+	out = appendChunk(out, kind, payload)
+	return append(out, data[i:]...)
+}
