@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -143,14 +141,7 @@ func testFortran(t *testing.T, m *mpitest.Impl, src string, flags []string) {
 	}
 
 	// The logs analyse: every message matched.
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	if p.Messages != len(sends) || p.Unmatched != 0 {
 		t.Errorf("analysis: %d messages, %d unmatched; want %d, 0", p.Messages, p.Unmatched, len(sends))
 	}

@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -104,14 +102,7 @@ func testFileSplit(t *testing.T, m *mpitest.Impl) {
 		}
 	}
 
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	inst := map[trace.Op]int{}
 	for _, c := range p.Colls {
 		if _, ok := splitEnd[c.Op]; ok {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -148,14 +147,7 @@ func testMatchedProbes(t *testing.T, m *mpitest.Impl, compiler, src string, flag
 
 	// The analysis: 5 messages, all matched; the last probe waited for
 	// rank 2's computation (lateMs) as a Late Sender.
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	if p.Messages != 5 || p.Unmatched != 0 {
 		t.Errorf("analysis: %d messages, %d unmatched; want 5, 0", p.Messages, p.Unmatched)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -106,14 +105,7 @@ func TestPersistentNeighbor(t *testing.T) {
 		}
 	}
 
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	inst := map[trace.Op]int{}
 	for _, c := range p.Colls {
 		if c.Op.Class() == trace.ClassCollInit {

@@ -15,7 +15,6 @@ import (
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/report"
 	"github.com/cpath/cpath/trace"
 )
@@ -161,14 +160,7 @@ func testPartitioned(t *testing.T, compiler, src string, flags ...string) {
 	}
 
 	// The analysis at one analyzer rank.
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	const transfers = 2*iters + 1
 	if p.Messages != transfers || p.Unmatched != 0 {
 		t.Errorf("analysis: %d messages, %d unmatched; want %d transfers, 0", p.Messages, p.Unmatched, transfers)

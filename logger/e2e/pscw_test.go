@@ -14,7 +14,6 @@ import (
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpitest"
-	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -196,14 +195,7 @@ func testPSCW(t *testing.T, m *mpitest.Impl, exe string) {
 
 	// The analysis: every epoch paired, in order, with the calls that
 	// close them.
-	run, err := graph.Load(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := graph.Build(&mpix.Single{}, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := buildPAG(t, logDir)
 	if p.EpochPairs != 14 || p.Unmatched != 0 {
 		t.Errorf("analysis: %d epoch pairs, %d unmatched; want 14, 0 (notes %v)", p.EpochPairs, p.Unmatched, p.Notes)
 	}

@@ -122,6 +122,30 @@ func pscwGate(tl [][]call, tol tolerance) (waitIn trace.Op, gate string) {
 			return 0, fmt.Sprintf("%s was %v, designed %v", x.what, x.got, x.want)
 		}
 	}
+	// The epochs' waits are measured from the origins' arrival: each
+	// origin must start its epochs as rank 0 leaves the Barrier before
+	// them, and rank 2 end its second put as rank 0 enters its second
+	// wait (a rank descheduled there arrives late, and waits less).
+	for e := 1; e <= 2; e++ {
+		bar, ok := find(0, trace.OpBarrier, e)
+		if !ok {
+			return 0, "the logs lack the designed calls"
+		}
+		for r := 1; r <= 2; r++ {
+			st, ok := find(r, trace.OpWinStart, e)
+			if !ok {
+				return 0, "the logs lack the designed calls"
+			}
+			if d := time.Duration(tl[r][st].Start - tl[0][bar].End).Abs(); d > tol.Abs {
+				return 0, fmt.Sprintf("rank %d started epoch %d %v away from rank 0's leaving the Barrier, designed at once", r, e, d)
+			}
+		}
+	}
+	if put, ok := find(2, trace.OpPut, 2); !ok {
+		return 0, "the logs lack the designed calls"
+	} else if d := time.Duration(tl[2][put].End - tl[0][wait2].Start).Abs(); d > tol.Abs {
+		return 0, fmt.Sprintf("rank 2's second put ended %v away from rank 0's entering its second wait, designed at once", d)
+	}
 	postStart := tl[0][post].Start
 	for i := complete12 - 2; i <= complete12; i++ { // its start, put, complete
 		if tl[1][i].End >= postStart {
