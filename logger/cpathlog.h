@@ -12,6 +12,11 @@
 
 #include "ops_gen.h"
 
+/* The runtime's symbols are the library's own: hidden, so that calls to
+ * them are direct and can be inlined (the MPI entry points keep mpi.h's
+ * default visibility). */
+#pragma GCC visibility push(hidden)
+
 /* One record: trace.Record's fields but its call path (cp_path, kept
  * beside it). Start/End hold raw clock ticks; the reader converts them to
  * ns. */
@@ -135,7 +140,21 @@ typedef struct cp_pre {
 /* Runtime API used by the generated wrappers (runtime.c). */
 cp_comm *cp_comm_get(MPI_Comm c);
 int32_t cp_world_rank(cp_comm *c, int r, int remote);
-uint64_t cp_bytes(int count, MPI_Datatype t);
+uint64_t cp_bytes_slow(int count, MPI_Datatype t);
+/* The sizes of predefined datatypes, cached (runtime.c): an entry is
+ * handle << 16 | size, and only predefined handles are entered, so a hit
+ * needs no other check. */
+#define CP_TCACHE 64
+#define CP_TCACHE_AT(a) ((size_t)(((a) >> 3) ^ ((a) >> 9)) & (CP_TCACHE - 1))
+extern uint64_t cp_tcache[CP_TCACHE];
+/* cp_bytes is count × the size of t, 0 for no data. */
+static inline uint64_t cp_bytes(int count, MPI_Datatype t) {
+	uintptr_t a = (uintptr_t)t;
+	uint64_t e = __atomic_load_n(&cp_tcache[CP_TCACHE_AT(a)], __ATOMIC_RELAXED);
+	if (__builtin_expect(e >> 16 == (uint64_t)a && count > 0, 1))
+		return (uint64_t)count * (e & 0xFFFF);
+	return cp_bytes_slow(count, t);
+}
 uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t);
 uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t);
 int cp_comm_npeers(MPI_Comm c); /* size of the group counts arrays refer to */
@@ -242,4 +261,5 @@ const void *cp_f_buf(const void *buf);
 
 /* Fortran PMPI entry points: weak, since libmpi_mpifh is only loaded into
  * Fortran programs, and only those call the Fortran wrappers. */
+#pragma GCC visibility pop
 #endif

@@ -1,9 +1,10 @@
 /* encode.c: the log's record stream, coded in C as calls complete and
  * written straight into a shared mapping of the log file.
  *
- * Each call's records (built by runtime.c in its thread's staging buffer)
- * are coded into stream items (docs/log-format.md, "Stream items"; the Go
- * twin is trace/stream.go). The file is mapped once, MAP_SHARED, over far
+ * Each call's records (built by runtime.c in its thread's staging buffer,
+ * or in registers for a call of one record) are coded into stream items
+ * (docs/log-format.md, "Stream items"; the Go twin is trace/stream.go) by
+ * the coder in code.h, inline in the calls' path. The file is mapped once, MAP_SHARED, over far
  * more address space than it will need, and grown under the mapping as the
  * data reaches its end; the kernel owns the pages, so a rank killed by
  * SIGKILL leaves every committed call in the file. An item is committed by
@@ -39,37 +40,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "cpathlog.h"
 #include "encode.h"
 #include "unwrapped.h"
 
-#define TAG_DEF 0xF0
-#define TAG_CAL 0xF1
-#define TAG_CHUNK 0xF2
-#define TAG_SKIP 0xF3
-#define TAG_CHECK 0xF4
-#define TAG_BLOCK 0xF5
-#define NSLOTS 0xF0 /* slots 1..0xEF */
-#define MAXSLOT 0xEF
-
-#define M_PEER 1
-#define M_TAG 2
-#define M_BYTES 4
-#define M_SEQ 8
-#define M_REQ 16
-#define M_FLAGS 32
-#define M_COUNT 64
-#define M_COMM 128
-#define M_ROOT 256
-#define M_THREAD 512
-#define M_PATH 1024
-
-/* Worst-case bytes of one record's items (definition, record, times, a
- * call path of CP_MAXDEPTH addresses). */
-#define CP_MAXREC 192
-/* Room kept free at the end of the file for the end of the log (a
- * calibration point, a checksum, the final clock chunk and the trailer). */
-#define CP_TAILROOM 512
 /* The file grows by this much at a time. */
 #define CP_WINDOW (2u << 20)
 /* Pages this far behind the end of the data (and the last CHECK) are
@@ -78,67 +53,38 @@
 /* Room in front of a thread's scratch items for the block's frame. */
 #define CP_FRAME 16
 
-typedef struct cp_slot {
-	uint8_t defined, op, flags, kop;
-	uint16_t thread;
-	uint8_t npath;
-	uint32_t comm;
-	int32_t peer, tag, root;
-	uint32_t count, seq, seqstep, req, reqstep, ksub;
-	uint64_t bytes, callsite, kcs, used;
-	uint64_t path[CP_MAXDEPTH];
-} cp_slot;
-
-/* cp_enc is one stream's coding state (the Go twin's encoder). */
-struct cp_enc {
-	cp_slot slots[NSLOTS];
-	uint64_t clock, parent_cs;
-	uint32_t subpos;
-	int64_t prev_end;
-	uint32_t stream;
-	/* threads: the items of the call being coded, behind CP_FRAME bytes
-	 * of room for the block's frame */
-	uint8_t *buf;
-	size_t cap, len;
-	uint32_t nbuf;    /* records in buf */
-	uint32_t ckrecs;  /* records since the last CHECK */
-	uint64_t nrec, dropped;
-};
-
 static cp_enc *cp_streams[CP_MAXSTREAMS];
+cp_enc *cp_enc0;
 static int cp_threads; /* MPI_THREAD_MULTIPLE: streams in blocks */
 static int cp_depth_max;
 static int64_t cp_tick0;
 
 static int cp_efd = -1;
-static uint8_t *cp_map;            /* the file, from offset 0 */
+uint8_t *cp_map;
 static uint64_t cp_maplen;
 static volatile uint64_t cp_avail; /* the file is reserved up to here */
+volatile uint64_t cp_room;
 static uint64_t cp_dropped_to;     /* pages before this are dropped from the mapping */
 static pthread_mutex_t cp_grow_mu = PTHREAD_MUTEX_INITIALIZER;
-/* One stream: the end of the committed data. Threads: the end of the
- * space claimed (atomic): on a cache line of its own, so that the threads'
- * adds do not evict what they only read (cp_avail, cp_cal_last, …). */
-static volatile uint64_t cp_pos_line[8] __attribute__((aligned(64)));
-#define cp_pos (cp_pos_line[0])
-static volatile uint64_t cp_res;  /* one stream: end of the reservation of the batch being coded */
-static volatile uint64_t cp_bend; /* one stream: end of the batch being committed */
-static volatile int cp_coding;    /* one stream: a batch is being coded */
-static volatile int cp_finished_enc; /* the log has ended: commit nothing more */
+volatile uint64_t cp_pos_line[8] __attribute__((aligned(64)));
+volatile uint64_t cp_res, cp_bend;
+volatile int cp_coding, cp_finished_enc;
 static uint64_t cp_crc_from; /* CRC-32C of [cp_crc_from, the end of the data) is cp_crc */
 static uint32_t cp_crc;
-static volatile int64_t cp_cal_last;
-static int64_t cp_cal_every;
-/* Records since the last calibration point: the reader holds the records
- * between two points to interpolate, so they come at least this often (per
- * thread, with threads). */
-static uint32_t cp_cal_recs;
-#define CP_CAL_RECS 16384
+volatile int64_t cp_cal_last;
+int64_t cp_cal_every;
+uint32_t cp_cal_recs;
 uint64_t cp_nrec, cp_dropped; /* one stream; threads count per stream */
 /* Set from the entry to the exit of cp_enc_batch and cp_enc_chunk (wider
  * than cp_coding: it covers growing the file), for the signal path. */
 volatile int cp_enc_busy;
 static volatile int cp_broken; /* the file could not grow: records are dropped */
+
+/* cp_set_broken stops the writing of records: the file could not grow. */
+static void cp_set_broken(void) {
+	cp_broken = 1;
+	cp_room = 0;
+}
 
 int64_t cp_skew_ns(int64_t ns); /* runtime.c: test-only distortion */
 
@@ -177,178 +123,149 @@ static uint32_t cp_crc_update(uint32_t crc, const uint8_t *p, size_t n) {
 	return ~crc;
 }
 
-/* ---- coding ---- */
+/* ---- coding: code.h, and here what it calls out of line ---- */
 
-static inline uint8_t *uv(uint8_t *p, uint64_t v) {
-	while (v >= 0x80) {
-		*p++ = (uint8_t)v | 0x80;
-		v >>= 7;
+uint8_t cp_uvlen[64];
+uint32_t cp_uvcont[64];
+int cp_fast_pdep;
+
+/* cp_pdep_is_fast says whether the CPU has BMI2 (PDEP) and LZCNT, and
+ * PDEP is not microcoded: Intel's, and AMD's from Zen 3 on (before, and on
+ * Hygon's Zen-based CPUs, it takes hundreds of cycles). */
+static int cp_pdep_is_fast(void) {
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	unsigned maxleaf = a;
+	int intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e; /* "Genu" "ineI" "ntel" */
+	int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;   /* "Auth" "enti" "cAMD" */
+	if (maxleaf < 7 || (!intel && !amd))
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+	int bmi2 = (b >> 8) & 1;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+	if (a < 0x80000001u)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+	int lzcnt = (c >> 5) & 1;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	unsigned family = ((a >> 8) & 0xF) + ((a >> 8 & 0xF) == 0xF ? (a >> 20) & 0xFF : 0);
+	return bmi2 && lzcnt && (!amd || family >= 0x19);
+}
+uint8_t cp_subop[256];
+
+static void cp_uvf_init(void) {
+	for (int lz = 0; lz < 64; lz++) {
+		int len = (64 - lz + 6) / 7;
+		cp_uvlen[lz] = (uint8_t)len;
+		cp_uvcont[lz] = len <= 4 ? 0x808080u & (uint32_t)((1ULL << (8 * (len - 1))) - 1) : 0;
 	}
-	*p++ = (uint8_t)v;
-	return p;
 }
 
-static inline int uvlen(uint64_t v) {
-	int n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+static void cp_subop_init(void) {
+	for (int op = 0; op < 256; op++)
+		cp_subop[op] = (op >= CP_OP_REQDONE && op <= CP_OP_MEMBER) || op == CP_OP_NEIGHBOR_SOURCE ||
+			       op == CP_OP_NEIGHBOR_DEST || op == CP_OP_WIN_GROUP_MEMBER || op == CP_OP_PARTITION;
 }
 
-static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-
-static inline int cp_is_sub(uint8_t op) {
-	return (op >= CP_OP_REQDONE && op <= CP_OP_MEMBER) || op == CP_OP_NEIGHBOR_SOURCE || op == CP_OP_NEIGHBOR_DEST ||
-	       op == CP_OP_WIN_GROUP_MEMBER || op == CP_OP_PARTITION;
-}
-
-/* cp_path_differs says whether path is not slot sl's last one. */
-static inline int cp_path_differs(const cp_slot *sl, const cp_path *path) {
+/* cp_path_differs says whether path is not slot s's last one. */
+static inline int cp_path_differs(const cp_enc *e, unsigned s, const cp_path *path) {
 	int n = path ? path->n : 0;
-	if (n != sl->npath)
+	if (n != CP_KEY_NPATH(e->slots[s].key))
 		return 1;
 	for (int i = 0; i < n; i++)
-		if (path->pc[i] != sl->path[i])
+		if (path->pc[i] != e->path[s][i])
 			return 1;
 	return 0;
 }
 
-/* cp_code_path codes a call path against slot sl's last one (element by
+/* cp_code_path codes a call path against slot s's last one (element by
  * element; past its end, against the element before, the call site for
  * the first) and makes it the slot's. */
-static uint8_t *cp_code_path(uint8_t *q, cp_slot *sl, const cp_path *path) {
-	int n = path ? path->n : 0;
+static uint8_t *cp_code_path(uint8_t *q, cp_enc *e, unsigned s, const cp_path *path) {
+	cp_slot *sl = &e->slots[s];
+	uint64_t *last = e->path[s];
+	int n = path ? path->n : 0, ln = CP_KEY_NPATH(sl->key);
 	q = uv(q, (uint64_t)n);
 	for (int i = 0; i < n; i++) {
-		uint64_t pred = i < sl->npath ? sl->path[i] : i == 0 ? sl->callsite : path->pc[i - 1];
+		uint64_t pred = i < ln ? last[i] : i == 0 ? sl->kcs : path->pc[i - 1];
 		q = uv(q, zz((int64_t)(path->pc[i] - pred)));
 	}
 	for (int i = 0; i < n; i++)
-		sl->path[i] = path->pc[i];
-	sl->npath = (uint8_t)n;
+		last[i] = path->pc[i];
+	sl->key = (sl->key & CP_KEY_MASK) | (uint64_t)n << 16;
 	return q;
 }
 
-/* cp_code codes r (with its call path, NULL for none) at p, except its
- * first byte, which it puts in *first: the caller stores it (last, for the
- * first item of a batch). */
-static inline uint8_t *cp_code(cp_enc *e, uint8_t *p, const cp_rec *r, const cp_path *path, uint8_t *first) {
-	uint64_t kcs;
-	uint32_t ksub;
-	if (cp_is_sub(r->op)) {
-		kcs = e->parent_cs;
-		e->subpos++;
-		ksub = e->subpos < 64 ? e->subpos : 64;
-		path = NULL;
-	} else {
-		kcs = e->parent_cs = r->callsite;
-		e->subpos = 0;
-		ksub = 0;
-	}
-	uint64_t h = kcs * 0x9E3779B97F4A7C15ULL ^ (uint64_t)r->op * 0xC2B2AE3D27D4EB4FULL ^
-		     (uint64_t)ksub * 0x165667B19E3779F9ULL;
-	h ^= h >> 29;
-	/* two candidate slots, 1..128 and 129..192: no division */
-	unsigned s1 = 1 + (unsigned)(h & 127), s2 = 129 + (unsigned)((h >> 32) & 63), s;
-	int def = 0;
-	cp_slot *sl = &e->slots[s1];
-	e->clock++;
-	if (sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub && sl->callsite == r->callsite) {
-		s = s1;
-	} else if (sl = &e->slots[s2], sl->defined && sl->kcs == kcs && sl->kop == r->op && sl->ksub == ksub &&
-					      sl->callsite == r->callsite) {
-		s = s2;
-	} else {
-		s = e->slots[s2].used < e->slots[s1].used ? s2 : s1;
-		sl = &e->slots[s];
-		memset(sl, 0, offsetof(cp_slot, path));
-		sl->defined = 1;
-		sl->op = sl->kop = r->op;
-		sl->callsite = r->callsite;
-		sl->kcs = kcs;
-		sl->ksub = ksub;
-		sl->peer = sl->root = -1;
-		def = 1;
-	}
-	if (__builtin_expect(def, 0)) {
-		*first = TAG_DEF;
-		p++;
-		*p++ = (uint8_t)s;
-		*p++ = r->op;
-		p = uv(p, r->callsite);
-		*p++ = (uint8_t)s;
-	} else {
-		*first = (uint8_t)s;
-		p++;
-	}
-	sl->used = e->clock;
+/* cp_code_fields codes the fields of r that its slot does not predict:
+ * the mask at p, then their values; it makes them the slot's. */
+__attribute__((noinline)) uint8_t *cp_code_fields(cp_enc *e, unsigned s, uint8_t *p, const cp_rec *r,
+							  const cp_path *path) {
+	cp_slot *sl = &e->slots[s];
 	uint8_t *mp = p; /* the mask: one byte unless comm, root, thread or the path differ */
 	p += 1;
 	unsigned mask = 0;
-	if (r->peer != sl->peer) {
+	if (r->peer != sl->p.peer) {
 		mask |= M_PEER;
 		p = uv(p, zz(r->peer));
-		sl->peer = r->peer;
+		sl->p.peer = r->peer;
 	}
-	if (r->tag != sl->tag) {
+	if (r->tag != sl->p.tag) {
 		mask |= M_TAG;
 		p = uv(p, zz(r->tag));
-		sl->tag = r->tag;
+		sl->p.tag = r->tag;
 	}
-	if (r->bytes != sl->bytes) {
+	if (r->bytes != sl->p.bytes) {
 		mask |= M_BYTES;
 		p = uv(p, r->bytes);
-		sl->bytes = r->bytes;
+		sl->p.bytes = r->bytes;
 	}
-	if (r->seq != sl->seq + sl->seqstep) {
+	if (r->seq != sl->p.seq) {
 		mask |= M_SEQ;
-		uint32_t d = r->seq - sl->seq;
+		uint32_t d = r->seq - (sl->p.seq - sl->seqstep);
 		p = uv(p, zz((int32_t)d));
 		sl->seqstep = d;
 	}
-	sl->seq = r->seq;
-	if (r->req != sl->req + sl->reqstep) {
+	sl->p.seq = r->seq + sl->seqstep;
+	if (r->req != sl->p.req) {
 		mask |= M_REQ;
-		uint32_t d = r->req - sl->req;
+		uint32_t d = r->req - (sl->p.req - sl->reqstep);
 		p = uv(p, zz((int32_t)d));
 		sl->reqstep = d;
 	}
-	sl->req = r->req;
-	if (r->flags != sl->flags) {
+	sl->p.req = r->req + sl->reqstep;
+	if (r->flags != sl->p.flags) {
 		mask |= M_FLAGS;
 		p = uv(p, r->flags);
-		sl->flags = r->flags;
+		sl->p.flags = r->flags;
 	}
-	if (r->count != sl->count) {
+	if (r->count != sl->p.count) {
 		mask |= M_COUNT;
 		p = uv(p, r->count);
-		sl->count = r->count;
+		sl->p.count = r->count;
 	}
-	int newpath = cp_path_differs(sl, path);
-	if (__builtin_expect(r->comm != sl->comm || r->root != sl->root || r->thread != sl->thread || newpath, 0)) {
+	int newpath = cp_path_differs(e, s, path);
+	if (r->comm != sl->p.comm || r->root != sl->p.root || r->thread != sl->p.thread || newpath) {
 		/* a two-byte mask: move what follows it up by one */
 		uint8_t tmp[3 * 10 + 1 + CP_MAXDEPTH * 10];
 		uint8_t *q = tmp;
-		if (r->comm != sl->comm) {
+		if (r->comm != sl->p.comm) {
 			mask |= M_COMM;
 			q = uv(q, r->comm);
-			sl->comm = r->comm;
+			sl->p.comm = r->comm;
 		}
-		if (r->root != sl->root) {
+		if (r->root != sl->p.root) {
 			mask |= M_ROOT;
 			q = uv(q, zz(r->root));
-			sl->root = r->root;
+			sl->p.root = r->root;
 		}
-		if (r->thread != sl->thread) {
+		if (r->thread != sl->p.thread) {
 			mask |= M_THREAD;
 			q = uv(q, r->thread);
-			sl->thread = r->thread;
+			sl->p.thread = r->thread;
 		}
 		if (newpath) {
 			mask |= M_PATH;
-			q = cp_code_path(q, sl, path);
+			q = cp_code_path(q, e, s, path);
 		}
 		memmove(mp + 2, mp + 1, (size_t)(p - (mp + 1)));
 		p++;
@@ -359,12 +276,22 @@ static inline uint8_t *cp_code(cp_enc *e, uint8_t *p, const cp_rec *r, const cp_
 	} else {
 		mp[0] = (uint8_t)mask;
 	}
-	if (!cp_is_sub(r->op)) {
-		p = uv(p, zz(r->start - e->prev_end));
-		p = uv(p, zz(r->end - r->start));
-		e->prev_end = r->end;
-	}
 	return p;
+}
+
+/* cp_code_def picks the slot for a record of key key at call site kcs that
+ * neither of its two candidate slots holds (the one defined longer ago), and
+ * resets it as a DEF item does. */
+__attribute__((noinline)) unsigned cp_code_def(cp_enc *e, unsigned s1, unsigned s2, uint64_t key, uint64_t kcs) {
+	unsigned s = e->used[s2] < e->used[s1] ? s2 : s1;
+	e->used[s] = ++e->clock;
+	cp_slot *sl = &e->slots[s];
+	memset(sl, 0, sizeof *sl);
+	sl->p.op = (uint8_t)key;
+	sl->p.peer = sl->p.root = -1;
+	sl->key = key;
+	sl->kcs = kcs;
+	return s;
 }
 
 static uint8_t *cp_code_cal(uint8_t *p, int64_t tick, int64_t ns) {
@@ -451,6 +378,8 @@ static int cp_grow(uint64_t end) {
 		uint64_t a = from & ~(uint64_t)(pg - 1);
 		(void)madvise(cp_map + a, (size_t)(from + len - a), MADV_POPULATE_WRITE);
 		__atomic_store_n(&cp_avail, from + len, __ATOMIC_RELEASE);
+		if (!cp_broken && cp_efd >= 0)
+			cp_room = from + len;
 	}
 	pthread_mutex_unlock(&cp_grow_mu);
 	return ok;
@@ -474,7 +403,10 @@ int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every, int threads,
 	unsigned a, b, c, d;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
 	cp_have_sse42 = (c >> 20) & 1;
+	cp_fast_pdep = cp_pdep_is_fast();
 	cp_crc_init();
+	cp_subop_init();
+	cp_uvf_init();
 	cp_efd = fd;
 	cp_threads = threads;
 	cp_depth_max = depth;
@@ -506,92 +438,77 @@ cp_enc *cp_enc_stream(uint32_t n) {
 		return NULL;
 	cp_enc *e = cp_streams[n];
 	if (!e) {
-		e = calloc(1, sizeof *e);
-		if (!e)
+		if (posix_memalign((void **)&e, 64, sizeof *e) != 0)
 			return NULL;
+		memset(e, 0, sizeof *e);
 		e->stream = n;
 		e->prev_end = cp_tick0;
 		__atomic_store_n(&cp_streams[n], e, __ATOMIC_RELEASE);
+		if (n == 0)
+			cp_enc0 = e;
 	}
 	return e;
 }
 
 /* ---- one stream ---- */
 
-/* cp_enc_batch codes n records (whole calls; paths[i] is record i's call
- * path, paths NULL for none) and commits them. One thread at a time. */
-static void cp_enc_batch1(const cp_rec *recs, const cp_path *paths, int n);
+/* cp_enc_room makes room for a batch of n records that must end before
+ * end, or drops them (1: there is room). */
+__attribute__((noinline)) int cp_enc_room(int n, uint64_t end) {
+	if (n <= 0)
+		return 0;
+	if (cp_broken || cp_efd < 0) {
+		cp_dropped += (uint64_t)n;
+		return 0;
+	}
+	if (end > cp_avail && !cp_grow(end)) {
+		cp_set_broken();
+		cp_dropped += (uint64_t)n;
+		return 0;
+	}
+	return 1;
+}
 
+/* cp_enc_commit_check ends the batch at start, coded up to p but for its
+ * first byte first (not stored yet), with a CHECK of the stream so far
+ * (this batch included), then a calibration point read now, after every
+ * time before it and before every time after it, so that the reader's
+ * interpolation keeps the calls in order across it; then commits it, as
+ * cp_enc_batch_in does. */
+__attribute__((noinline)) void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n) {
+	cp_cal_recs = 0;
+	uint32_t c = cp_crc_update(cp_crc_to(cp_pos), &first, 1);
+	c = cp_crc_update(c, start + 1, (size_t)(p - start - 1));
+	*p = TAG_CHECK;
+	memcpy(p + 1, &c, 4);
+	p += 5;
+	uint64_t cfrom = cp_pos + (uint64_t)(p - start);
+	int64_t tick, ns;
+	cp_cal_read(&tick, &ns);
+	cp_cal_last = tick;
+	p = cp_code_cal(p, tick, ns);
+	uint64_t end = cp_pos + (uint64_t)(p - start);
+	cp_bend = end;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!cp_finished_enc) {
+		__atomic_store_n(start, first, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cp_crc = 0;
+		cp_crc_from = cfrom;
+		cp_pos = end;
+		cp_nrec += (uint64_t)n;
+	}
+}
+
+/* cp_enc_batch codes n records and commits them (code.h: cp_enc_batch_in). */
 void cp_enc_batch(const cp_rec *recs, const cp_path *paths, int n) {
 	if (n <= 0)
 		return;
 	cp_enc_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cp_enc_batch1(recs, paths, n);
+	cp_enc_batch_in(recs, paths, n);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cp_enc_busy = 0;
-}
-
-static void cp_enc_batch1(const cp_rec *recs, const cp_path *paths, int n) {
-	cp_enc *e = cp_streams[0];
-	if (cp_broken || cp_efd < 0) {
-		cp_dropped += (uint64_t)n;
-		return;
-	}
-	size_t need = (size_t)(n + 2) * CP_MAXREC;
-	if (cp_pos + need + CP_TAILROOM > cp_avail && !cp_grow(cp_pos + need + CP_TAILROOM)) {
-		cp_broken = 1;
-		cp_dropped += (uint64_t)n;
-		return;
-	}
-	cp_res = cp_pos + need;
-	uint8_t *start = cp_map + cp_pos;
-	cp_coding = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Everything but the batch's first byte, which commits it. */
-	uint8_t first;
-	uint8_t *p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
-	for (int i = 1; i < n; i++) {
-		uint8_t *at = p;
-		p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
-	}
-	uint64_t cfrom = 0;
-	cp_cal_recs += (uint32_t)n;
-	if (!cp_is_sub(recs[0].op) && (recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS)) {
-		/* After the call: a CHECK of the stream so far (this call
-		 * included), then a calibration point read now, after every time
-		 * before it and before every time after it, so that the reader's
-		 * interpolation keeps the calls in order across it. */
-		cp_cal_recs = 0;
-		uint32_t c = cp_crc_update(cp_crc_to(cp_pos), &first, 1);
-		c = cp_crc_update(c, start + 1, (size_t)(p - start - 1));
-		*p = TAG_CHECK;
-		memcpy(p + 1, &c, 4);
-		p += 5;
-		cfrom = cp_pos + (uint64_t)(p - start);
-		int64_t tick, ns;
-		cp_cal_read(&tick, &ns);
-		cp_cal_last = tick;
-		p = cp_code_cal(p, tick, ns);
-	}
-	uint64_t end = cp_pos + (uint64_t)(p - start);
-	cp_bend = end;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Commit, unless the signal path has ended the log meanwhile (it then
-	 * skipped this batch). A plain store: x86 keeps stores in order, and
-	 * the signal path checks the byte. */
-	if (!cp_finished_enc) {
-		__atomic_store_n(start, first, __ATOMIC_RELEASE);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (cfrom) {
-			cp_crc = 0;
-			cp_crc_from = cfrom;
-		}
-		cp_pos = end;
-		cp_nrec += (uint64_t)n;
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cp_coding = 0;
 }
 
 /* ---- threads: blocks ---- */
@@ -628,7 +545,7 @@ static inline uint64_t cp_claim(size_t total) {
 	uint64_t pos = __atomic_fetch_add(&cp_pos, (uint64_t)total, __ATOMIC_RELAXED);
 	uint64_t end = pos + total + CP_TAILROOM;
 	if (end > __atomic_load_n(&cp_avail, __ATOMIC_ACQUIRE) && !cp_grow(end)) {
-		cp_broken = 1;
+		cp_set_broken();
 		return CP_NOROOM;
 	}
 	return pos;
@@ -819,7 +736,7 @@ static int cp_enc_chunk1(int kind, const void *payload, int len) {
 	}
 	size_t need = (size_t)len + 32;
 	if (cp_pos + need + CP_TAILROOM > cp_avail && !cp_grow(cp_pos + need + CP_TAILROOM)) {
-		cp_broken = 1;
+		cp_set_broken();
 		return 0;
 	}
 	uint8_t *start = cp_map + cp_pos;
@@ -945,5 +862,6 @@ uint64_t cp_enc_end(int status, int info, int truncate, int checked) {
 		}
 	}
 	cp_efd = -1;
+	cp_room = 0;
 	return dropped;
 }

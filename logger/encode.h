@@ -4,6 +4,8 @@
 #define CPATH_ENCODE_H
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 int cp_enc_open(int fd, uint64_t off, int64_t tick0, int64_t every, int threads, int depth);
 int cp_enc_chunk(int kind, const void *payload, int len);
 uint64_t cp_enc_end(int status, int info, int truncate, int checked);
@@ -21,4 +23,5 @@ void cp_enc_commit(cp_enc *e);
 int cp_enc_put(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n, int64_t now);
 int cp_enc_due(cp_enc *e, int64_t now);
 void cp_enc_checkpoint(cp_enc *e);
+#pragma GCC visibility pop
 #endif

@@ -3,8 +3,8 @@
 // internal/gen), the record buffer and the file writer.
 //
 // The per-call path is C only: a wrapper reads the TSC, calls PMPI, reads
-// the TSC again, builds the call's records and codes them (encode.c) into a
-// shared mapping of the log file. Go runs at MPI_Init (cpathGoInit: clock
+// the TSC again, builds the call's records and codes them (code.h, inline;
+// encode.c) into a shared mapping of the log file. Go runs at MPI_Init (cpathGoInit: clock
 // synchronisation, the log header, the modules), when a call site falls in
 // a module the log does not name yet (cpathGoModules), and at the end
 // (cpathGoFinish: clock synchronisation again; C writes the trailer). A

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 typedef struct cp_module {
 	const char *name; /* "" for the executable */
 	uint64_t base, start, end;
@@ -26,4 +28,5 @@ static inline void cp_module_seen(uint64_t cs) {
 	if (__builtin_expect(cs - cp_hit_lo >= cp_hit_len, 0))
 		cp_module_miss(cs);
 }
+#pragma GCC visibility pop
 #endif

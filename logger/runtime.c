@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "cpathlog.h"
 #include "encode.h"
 #include "modules.h"
@@ -240,7 +241,7 @@ static void cp_world_start(void) {
 
 /* cp_flush codes t's staged records: with one stream into the log (they
  * are committed), with threads into t's scratch buffer. */
-static void cp_flush(cp_thr *t) {
+static inline void cp_flush(cp_thr *t) {
 	if (t->n == 0)
 		return;
 	if (cp_mt)
@@ -258,12 +259,13 @@ static void cp_commit(cp_thr *t) {
 
 /* cp_begin starts recording a call: the calling thread's state, locked
  * (NULL when it has none: the call is not recorded). */
-static inline cp_thr *cp_begin(void) {
+static inline __attribute__((always_inline)) cp_thr *cp_begin(void) {
 	cp_thr *t = cp_self();
 	if (__builtin_expect(t == NULL, 0))
 		return NULL;
-	cp_tlock(t);
-	if (!cp_mt)
+	if (__builtin_expect(cp_mt, 0))
+		cp_tlock(t);
+	else
 		cp_held = 1;
 	return t;
 }
@@ -284,23 +286,29 @@ static void cp_mods_flush(void) {
 }
 
 /* cp_end commits the call's records and lets go of the state. */
-static inline void cp_end(cp_thr *t) {
-	if (!t)
-		return;
-	int due = 0;
-	if (cp_mt) {
-		due = cp_enc_put(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n, t->last_end);
-		t->n = 0;
-	} else {
-		cp_flush(t);
-	}
+static __attribute__((noinline)) void cp_end_mt(cp_thr *t) {
+	int due = cp_enc_put(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n, t->last_end);
+	t->n = 0;
 	if (__builtin_expect(cp_mods_stale, 0))
 		cp_mods_flush();
-	if (!cp_mt)
-		cp_held = 0;
 	cp_tunlock(t);
 	if (__builtin_expect(due, 0))
 		cp_checkpoint(t);
+}
+
+static inline __attribute__((always_inline)) void cp_end(cp_thr *t) {
+	if (!t)
+		return;
+	if (__builtin_expect(cp_mt, 0)) {
+		cp_end_mt(t);
+		return;
+	}
+	if (__builtin_expect(t->n > 0, 1))
+		cp_enc_batch_in(t->buf, cp_calldepth ? t->paths : NULL, t->n);
+	t->n = 0;
+	if (__builtin_expect(cp_mods_stale, 0))
+		cp_mods_flush();
+	cp_held = 0;
 }
 
 /* cp_checkpoint writes a CHECK and a calibration point (threads), unless
@@ -414,6 +422,81 @@ static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_
 	if (__builtin_expect(cp_calldepth, 0))
 		cp_call_path(t);
 	return r;
+}
+
+/* A call without sub-records, on the calls' path, builds its record in a
+ * variable of its own (cp_call1) rather than in the staging buffer, and
+ * cp_end1 codes it from there, without a trip through memory, when it is
+ * the only record to code (one stream, nothing staged, no call path);
+ * otherwise it is staged, as cp_call would have. */
+static inline __attribute__((always_inline)) void cp_call1(cp_thr *t, cp_rec *r, int op, int64_t t0, int64_t t1,
+							    uint64_t cs, uint32_t comm, int rc) {
+	cp_run_close(t, t);
+	cp_module_seen(cs);
+	*r = (cp_rec){.start = t0, .end = t1, .callsite = cs, .op = (uint8_t)op,
+		      .flags = rc != MPI_SUCCESS ? CP_F_ERROR : 0, .thread = (uint16_t)t->tid, .comm = comm,
+		      .peer = CP_PEER_NONE, .root = CP_PEER_NONE};
+	t->last_end = t1;
+}
+
+/* cp_rec_put copies r into *d field by field: a struct copy would read r
+ * with wide loads over the narrow stores that just wrote it, and wait for
+ * them (no store forwarding); r itself, never passed on, stays in
+ * registers. */
+static inline __attribute__((always_inline)) void cp_rec_put(cp_rec *d, const cp_rec *r) {
+	d->start = r->start;
+	d->end = r->end;
+	d->callsite = r->callsite;
+	d->bytes = r->bytes;
+	d->op = r->op;
+	d->flags = r->flags;
+	d->thread = r->thread;
+	d->comm = r->comm;
+	d->peer = r->peer;
+	d->tag = r->tag;
+	d->root = r->root;
+	d->count = r->count;
+	d->seq = r->seq;
+	d->req = r->req;
+}
+
+/* cp_staged1 commits the record just staged: the general way. */
+static __attribute__((noinline)) void cp_staged1(cp_thr *t) {
+	if (__builtin_expect(cp_calldepth, 0))
+		cp_call_path(t);
+	cp_end(t);
+}
+
+static __attribute__((noinline)) void cp_flush_full(cp_thr *t) { cp_flush(t); }
+
+/* cp_end1_mt codes and commits r, the only record, with threads. */
+static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, const cp_rec *r) {
+	int due = cp_enc_put(t->enc, r, NULL, 1, r->end);
+	if (__builtin_expect(cp_mods_stale, 0))
+		cp_mods_flush();
+	cp_tunlock(t);
+	if (__builtin_expect(due, 0))
+		cp_checkpoint(t);
+}
+
+static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) {
+	if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
+		if (__builtin_expect(cp_mt, 0)) {
+			cp_rec m;
+			cp_rec_put(&m, r);
+			cp_end1_mt(t, &m);
+			return;
+		}
+		cp_enc_batch_in(r, NULL, 1);
+		if (__builtin_expect(cp_mods_stale, 0))
+			cp_mods_flush();
+		cp_held = 0;
+		return;
+	}
+	if (t->n == CP_TBUF)
+		cp_flush_full(t);
+	cp_rec_put(&t->buf[t->n++], r);
+	cp_staged1(t);
 }
 
 static inline cp_rec *cp_sub(cp_thr *t, int op) {
@@ -686,7 +769,9 @@ cp_comm *cp_comm_get(MPI_Comm h) {
 
 static inline uint32_t cp_comm_id(cp_comm *c) { return c ? c->id : 0xFFFFFFFFu; }
 
-int32_t cp_world_rank(cp_comm *c, int r, int remote) {
+static inline __attribute__((always_inline)) int32_t cp_world_rank_in(cp_comm *c, int r, int remote) {
+	if (__builtin_expect(c == &cp_cworld && r >= 0, 1))
+		return r;
 	if (r == MPI_PROC_NULL)
 		return CP_PEER_PROCNULL;
 	if (r == MPI_ANY_SOURCE)
@@ -700,6 +785,8 @@ int32_t cp_world_rank(cp_comm *c, int r, int remote) {
 	}
 	return r < c->size ? c->world[r] : CP_PEER_UNKNOWN;
 }
+
+int32_t cp_world_rank(cp_comm *c, int r, int remote) { return cp_world_rank_in(c, r, remote); }
 
 /* Root argument of a collective: intercommunicators use MPI_ROOT and
  * MPI_PROC_NULL in the root group. */
@@ -777,8 +864,7 @@ int cp_comm_npeers(MPI_Comm h) {
  * predefined. A cache entry is one word, handle << 16 | size, so that
  * threads read it whole without a lock. */
 static uintptr_t cp_mpi_lo, cp_mpi_hi, cp_exe_lo, cp_exe_hi;
-#define CP_TCACHE 64
-static uint64_t cp_tcache[CP_TCACHE];
+uint64_t cp_tcache[CP_TCACHE]; /* cpathlog.h reads it (cp_bytes) */
 
 static int cp_mpi_range_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	(void)size;
@@ -832,7 +918,7 @@ static inline int cp_type_size(MPI_Datatype t) {
 	uintptr_t a = (uintptr_t)t;
 	int sz = 0;
 	if (cp_type_predefined(a)) {
-		size_t j = (size_t)((a >> 3) ^ (a >> 9)) & (CP_TCACHE - 1);
+		size_t j = CP_TCACHE_AT(a);
 		uint64_t e = __atomic_load_n(&cp_tcache[j], __ATOMIC_RELAXED);
 		if (e >> 16 == (uint64_t)a)
 			return (int)(e & 0xFFFF);
@@ -845,7 +931,7 @@ static inline int cp_type_size(MPI_Datatype t) {
 	return sz;
 }
 
-uint64_t cp_bytes(int count, MPI_Datatype t) {
+uint64_t cp_bytes_slow(int count, MPI_Datatype t) {
 	if (count <= 0 || t == MPI_DATATYPE_NULL)
 		return 0;
 	return (uint64_t)count * (uint64_t)cp_type_size(t);
@@ -1048,7 +1134,15 @@ void cp_pre_free(cp_pre *p) {
 
 /* ---- recording, by family ---- */
 
-static inline uint32_t cp_seq_next(cp_comm *c) { return c ? __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED) : 0; }
+/* cp_seq_next numbers a collective on c: a locked add only when threads
+ * may number collectives on c at once. */
+static inline uint32_t cp_seq_next(cp_comm *c) {
+	if (!c)
+		return 0;
+	if (!cp_mt)
+		return ++c->seq;
+	return __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED);
+}
 
 void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer, int tag,
 	    uint64_t bytes, int rc) {
@@ -1056,22 +1150,24 @@ void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->peer = cp_world_rank(c, peer, 1);
-	r->tag = tag;
-	r->bytes = bytes;
-	cp_end(t);
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	r.peer = cp_world_rank_in(c, peer, 1);
+	r.tag = tag;
+	r.bytes = bytes;
+	cp_end1(t, &r);
 }
 
-static void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag, const MPI_Status *st) {
-	r->peer = cp_world_rank(c, source, 1);
+static inline __attribute__((always_inline)) void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag,
+								       const MPI_Status *st) {
+	r->peer = cp_world_rank_in(c, source, 1);
 	r->tag = tag;
 	if (source == MPI_ANY_SOURCE)
 		r->flags |= CP_F_WILDCARD;
 	if (tag == MPI_ANY_TAG)
 		r->flags |= CP_F_ANYTAG;
 	if (st && st != MPI_STATUS_IGNORE && source != MPI_PROC_NULL) {
-		r->peer = cp_world_rank(c, st->MPI_SOURCE, 1);
+		r->peer = cp_world_rank_in(c, st->MPI_SOURCE, 1);
 		r->tag = st->MPI_TAG;
 		r->bytes = cp_status_bytes(st);
 		int canc = 0;
@@ -1093,9 +1189,10 @@ void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int sou
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	cp_fill_from_status(r, c, source, tag, st);
-	cp_end(t);
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_fill_from_status(&r, c, source, tag, st);
+	cp_end1(t, &r);
 }
 
 void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,
@@ -1106,7 +1203,7 @@ void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int
 		return;
 	cp_reserve(t, 2);
 	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->peer = cp_world_rank(c, dest, 1);
+	r->peer = cp_world_rank_in(c, dest, 1);
 	r->tag = sendtag;
 	r->bytes = sendbytes;
 	r->count = 1;
@@ -1123,7 +1220,8 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
+	cp_rec rec, *r = &rec;
+	cp_call1(t, r, op, t0, t1, cs, cp_comm_id(c), rc);
 	r->flags |= (uint8_t)flags;
 	r->tag = tag;
 	r->bytes = bytes;
@@ -1131,7 +1229,7 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 		r->seq = cp_seq_next(c);
 		r->root = root == CP_PEER_NONE ? CP_PEER_NONE : cp_root_rank(c, root);
 	} else {
-		r->peer = cp_world_rank(c, peer, 1);
+		r->peer = cp_world_rank_in(c, peer, 1);
 		if (root != CP_PEER_NONE)
 			r->root = root; /* Psend_init, Precv_init: the partition count */
 		if (kind == CP_RK_RECV && peer == MPI_ANY_SOURCE)
@@ -1149,7 +1247,7 @@ void cp_newreq(int op, int64_t t0, int64_t t1, uint64_t cs, int kind, int persis
 		if (persistent)
 			r->flags |= CP_F_PERSISTENT;
 	}
-	cp_end(t);
+	cp_end1(t, r);
 }
 
 void cp_coll_init(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, uint64_t bytes, MPI_Request req, int rc) {
@@ -1242,14 +1340,21 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 		return;
 	}
 	t = cp_begin();
-	cp_reserve(t, 1 + ndone);
-	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	int k = 0;
 	for (int j = 0; j < ndone; j++) {
 		int i = idx ? idx[j] : j;
 		if (i >= 0 && i < p->n && p->ents[i].id)
 			k++;
 	}
+	if (k == 0) {
+		/* no request the logger knows: one record, no table to change */
+		cp_rec r1;
+		cp_call1(t, &r1, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		cp_end1(t, &r1);
+		return;
+	}
+	cp_reserve(t, 1 + ndone);
+	cp_rec *r = cp_call(t, op, t0, t1, cs, 0xFFFFFFFFu, rc);
 	r->count = (uint32_t)k;
 	for (int j = 0; j < ndone; j++) {
 		int i = idx ? idx[j] : j;
@@ -1497,13 +1602,14 @@ void cp_coll(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int roo
 		cp_seq_next(c); /* the numbering must stay the same on every member */
 		return;
 	}
-	cp_rec *r = cp_call(t, op, t0, t1, cs, cp_comm_id(c), rc);
-	r->flags |= (uint8_t)flags;
-	r->seq = cp_seq_next(c);
-	r->bytes = bytes;
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, cp_comm_id(c), rc);
+	r.flags |= (uint8_t)flags;
+	r.seq = cp_seq_next(c);
+	r.bytes = bytes;
 	if (root != CP_PEER_NONE)
-		r->root = cp_root_rank(c, root);
-	cp_end(t);
+		r.root = cp_root_rank(c, root);
+	cp_end1(t, &r);
 }
 
 
@@ -2017,7 +2123,7 @@ static cp_rec *cp_win_record(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t
 	r->tag = w->id;
 	r->bytes = bytes;
 	if (has_target)
-		r->peer = cp_world_rank(w->c, target, 0);
+		r->peer = cp_world_rank_in(w->c, target, 0);
 	return r;
 }
 

@@ -78,7 +78,7 @@ type config struct {
 
 func main() {
 	var c config
-	var jsonOut, extra, lenv, only, mpis, libMPICH string
+	var jsonOut, extra, lenv, only, mpis, libMPICH, refLibMPICH string
 	flag.StringVar(&c.lib, "lib", "", "logger library to preload under Open MPI (default: the repository's lib/libcpathlog.so; \"none\" runs the baseline on both sides to show the noise floor)")
 	flag.StringVar(&libMPICH, "lib-mpich", "", "logger library to preload under MPICH (default: the repository's lib/libcpathlog-mpich.so; \"none\" as for -lib)")
 	flag.StringVar(&mpis, "mpi", "openmpi", "the MPIs to build and run the programs with, comma-separated (openmpi, mpich): each runs the sections in turn, and a table compares them")
@@ -95,6 +95,7 @@ func main() {
 	flag.StringVar(&lenv, "logger-env", "", "extra environment for the logger side only, comma-separated KEY=VALUE (e.g. CPATH_NO_TSC=1)")
 	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro")
 	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side")
+	flag.StringVar(&refLibMPICH, "ref-lib-mpich", "", "micro: the reference logger library under MPICH (-ref-lib is Open MPI's)")
 	flag.IntVar(&c.microReps, "micro-reps", 5, "micro: interleaved repetitions")
 	flag.StringVar(&c.microCases, "micro-cases", "", "micro: run only these cases, comma-separated (e.g. threads-1,threads-4)")
 	flag.StringVar(&c.tmp, "keep", "", "keep programs and logs in this directory instead of a removed temporary one")
@@ -141,6 +142,7 @@ func main() {
 		mc.mpi = m
 		if m.hydra {
 			mc.lib = libMPICH
+			mc.refLib = refLibMPICH
 		}
 		if c.tmp != "" && len(impls) > 1 {
 			mc.tmp = filepath.Join(c.tmp, m.Key)

@@ -53,6 +53,14 @@ type MicroCase struct {
 	// (index 0 is 0).
 	AddedNs []float64 `json:"added_ns"`
 	BaseNs  float64   `json:"base_ns"` // median
+	// The spread of AddedCPUNs, per side as it (index 0 is 0): a sign-test
+	// confidence interval of the median (AddedCPULevel its level), and the
+	// best run's CPU time less the best base run's, which a machine shared
+	// with other jobs disturbs least (they only ever add time).
+	AddedCPULo    []float64 `json:"added_cpu_ns_ci_lo,omitempty"`
+	AddedCPUHi    []float64 `json:"added_cpu_ns_ci_hi,omitempty"`
+	AddedCPULevel float64   `json:"added_cpu_ns_ci_level,omitempty"`
+	BestAddedCPU  []float64 `json:"best_added_cpu_ns,omitempty"`
 }
 
 // Micro is the micro section's result.
@@ -247,6 +255,11 @@ func benchMicro(c *config, rep *Report) error {
 			}
 			mc.AddedNs[s] = median(d)
 			mc.AddedCPUNs[s] = median(dc)
+			if mc.AddedCPULo == nil {
+				mc.AddedCPULo, mc.AddedCPUHi, mc.BestAddedCPU = make([]float64, len(sides)), make([]float64, len(sides)), make([]float64, len(sides))
+			}
+			mc.AddedCPULo[s], mc.AddedCPUHi[s], mc.AddedCPULevel = medianCI(dc, 0.9)
+			mc.BestAddedCPU[s] = minf(mc.CPUNsPerCall[s]) - minf(mc.CPUNsPerCall[0])
 		}
 	}
 	m.ThreadRatio = make([]float64, len(sides))
@@ -340,6 +353,18 @@ func printMicro(w io.Writer, m *Micro) {
 			hw = append(hw, fmt.Sprintf("%.1f", float64(medianInt(c.VmHWMKiB[s])-medianInt(c.VmHWMKiB[0]))/1024))
 		}
 		fmt.Fprintf(w, " %14s\n", strings.Join(hw, "/"))
+	}
+	if len(m.Cases) > 0 && len(m.Cases[0].AddedCPULo) > 0 {
+		fmt.Fprintf(w, "  added CPU ns per call: median [%.0f %% confidence interval of the median] · best run − best base run\n",
+			100*m.Cases[0].AddedCPULevel)
+		for _, c := range m.Cases {
+			fmt.Fprintf(w, "  %-10s", c.Name)
+			for s := 1; s < len(m.Sides) && s < len(c.AddedCPULo); s++ {
+				fmt.Fprintf(w, "  %s %.1f [%.1f, %.1f] · %.1f", m.Sides[s], c.AddedCPUNs[s], c.AddedCPULo[s], c.AddedCPUHi[s],
+					c.BestAddedCPU[s])
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	for s := 1; s < len(m.Sides); s++ {
 		if m.ThreadRatio[s] != 0 {
