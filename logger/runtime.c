@@ -1529,17 +1529,25 @@ void cp_mprobe(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int s
 	cp_end(t);
 }
 
+/* cp_mcall starts the record of a call that receives matched message m
+ * (MPI_Mrecv, MPI_Imrecv): the message's id in Seq, its envelope and the
+ * bytes its probe saw. */
+static inline cp_rec *cp_mcall(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, int rc) {
+	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
+	r->seq = m->id;
+	r->peer = m->peer;
+	r->tag = m->tag;
+	r->bytes = m->bytes;
+	return r;
+}
+
 /* cp_mrecv records MPI_Mrecv: the message's id in Seq, what the status says
  * was received. */
 void cp_mrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, const MPI_Status *st, int rc) {
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
-	r->seq = m->id;
-	r->peer = m->peer;
-	r->tag = m->tag;
-	r->bytes = m->bytes;
+	cp_rec *r = cp_mcall(t, op, t0, t1, cs, m, rc);
 	if (m->id && m->peer != CP_PEER_PROCNULL)
 		cp_fill_from_status(r, m->c, 0, m->tag, st);
 	cp_end(t);
@@ -1551,11 +1559,7 @@ void cp_imrecv(int op, int64_t t0, int64_t t1, uint64_t cs, const cp_msg *m, MPI
 	cp_thr *t = cp_begin();
 	if (!t)
 		return;
-	cp_rec *r = cp_call(t, op, t0, t1, cs, m->comm, rc);
-	r->seq = m->id;
-	r->peer = m->peer;
-	r->tag = m->tag;
-	r->bytes = m->bytes;
+	cp_rec *r = cp_mcall(t, op, t0, t1, cs, m, rc);
 	if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
 		cp_req e = {.h = req, .id = cp_req_id(t), .kind = CP_RK_RECV, .comm = r->comm, .c = m->c,
 			    .peer = r->peer, .tag = r->tag};
