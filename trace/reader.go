@@ -66,6 +66,7 @@ type Reader struct {
 	nconv     int      // pend[:nconv] has times in ns
 	nrecVer   uint64   // nrec at the last CHECK
 	ready     []Record // verified, times in ns
+	readyAt   int      // ready[:readyAt] were handed out by Next
 
 	// tick → ns, without Ticks the identity: through the calibration
 	// points (the header's first), piecewise linearly; after the last, at
@@ -221,7 +222,7 @@ func (r *Reader) errf(kind error, f string, a ...any) error {
 // dst. It returns io.EOF at the clean end of the log; a log cut short
 // returns an *Error wrapping ErrTruncated, after every complete record.
 func (r *Reader) Next(dst []Record) ([]Record, error) {
-	for len(r.ready) == 0 {
+	for r.readyAt == len(r.ready) {
 		if r.done {
 			if r.err != nil {
 				err := r.err
@@ -230,11 +231,14 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 			}
 			return dst, io.EOF
 		}
+		// Refilled from its start: slicing the handed-out records off
+		// would shrink the array until every fill allocated a new one.
+		r.ready, r.readyAt = r.ready[:0], 0
 		r.fill()
 	}
-	n := min(len(r.ready), 4096)
-	dst = append(dst, r.ready[:n]...)
-	r.ready = r.ready[n:]
+	n := min(len(r.ready)-r.readyAt, 4096)
+	dst = append(dst, r.ready[r.readyAt:r.readyAt+n]...)
+	r.readyAt += n
 	return dst, nil
 }
 
@@ -247,9 +251,6 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 // the log is cut inside an item or fails a check, they are dropped, with
 // the error.
 func (r *Reader) fill() {
-	if cap(r.ready) > 0 && len(r.ready) == 0 {
-		r.ready = r.ready[:0:cap(r.ready)]
-	}
 	const batch = 4096
 	for !r.done && len(r.ready) < batch {
 		var rec Record
@@ -325,6 +326,7 @@ func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err erro
 		full[o] = want(Op(o))
 	}
 	wanted := false
+	r.ready, r.readyAt = r.ready[r.readyAt:], 0 // what Next has not handed out
 	for {
 		for len(r.ready) == 0 && !r.done {
 			r.fill()

@@ -38,6 +38,7 @@ type analyzeOpts struct {
 	csv       string
 	top       int
 	cpuprof   string
+	memprof   string
 	whatIf    []string
 	timelineOpts
 }
@@ -60,6 +61,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
+	f.StringVar(&o.memprof, "memprofile", "", "write the analysis's Go allocation profile to `FILE` at its end (rank r of an MPI job: FILE.r), for go tool pprof")
+	f.MarkHidden("memprofile")
 	f.StringArrayVar(&o.whatIf, "what-if", nil, "predict the run time if `SCENARIO` were so, by re-solving the longest path with changed\n"+
 		"weights (repeatable): balance:RANK (its computation scaled to the ranks' mean), rank:RANK=FACTOR\n"+
 		"(its computation scaled), callsite:SITE=FACTOR (the computation before the calls at SITE, as the\n"+
@@ -150,6 +153,18 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.memprof != "" {
+		name := o.memprof
+		if c.Size() > 1 {
+			name += "." + strconv.Itoa(c.Rank())
+		}
+		defer func() {
+			if f, err := os.Create(name); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	err := mpix.Agree(c, analyze(o, dir, c, stdout))
 	if err == nil || c.Size() == 1 {
