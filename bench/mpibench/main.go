@@ -87,7 +87,7 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 		for _, np := range ps {
 			// mpirun's own start and stop, to subtract.
 			t0 := time.Now()
-			if out, err := exec.Command(openmpi.Tool("mpirun"), "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
+			if out, err := exec.Command(openmpi.Tool("mpirun"), "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
 				return fmt.Errorf("mpirun cpath version: %v\n%s", err, out)
 			}
 			startup[np] = append(startup[np], time.Since(t0))
@@ -145,7 +145,10 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	// The text report; +json: the JSON one too (every segment of the
 	// path, millions here), to a file; +all: every output there is (JSON,
 	// CSV tables, matrix heatmap, timeline, what-if), to files.
-	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
+	// --bind-to none: Open MPI binds each of up to 2 ranks to one core,
+	// which would keep P = 1 from the goroutines that read the logs on
+	// every core, as it has when run without mpirun.
+	args := []string{"--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
 	a, withJSON := strings.CutSuffix(algo, "+json")
 	a, withAll := strings.CutSuffix(a, "+all")
 	a, bare := strings.CutSuffix(a, "+bare")
