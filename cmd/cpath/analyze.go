@@ -180,15 +180,18 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	return exitStatus(1)
 }
 
+// analysisGCPercent is the analysis's GOGC. On a 16 M-call halo log
+// (genlogs -ranks 16 -calls 1000000), 25 against Go's 100 took the peak
+// RSS from 3.8–5.9 GB to 3.6 GB (2.9 GB without the replay, from 3.8);
+// 10 against 25, from 2.7 to 2.3 GB without the replay and from 3.7 to
+// 3.55 GB with it, in the same time within noise (7.5–7.9 s and
+// 10.1–10.8 s).
+const analysisGCPercent = 10
+
 // analyze is the analysis: every rank of c reads its share of the logs
 // and builds its part of the PAG, the algorithm runs over the parts, and
 // rank 0 gathers the path's calls, the imbalance shares and the run's
 // summary for the report.
-// analysisGCPercent is the analysis's GOGC. On a 16 M-call halo log
-// (genlogs -ranks 16 -calls 1000000), 25 against Go's 100 took the peak
-// RSS from 3.8–5.9 GB to 3.6 GB (2.9 GB without the replay, from 3.8),
-// at the same CPU time within noise.
-const analysisGCPercent = 25
 
 func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	prog := newProgress(c.Rank())
