@@ -270,6 +270,14 @@ type partMsg struct {
 	partitioned bool
 }
 
+// heldApart says whether the send was held until a receiver's call other
+// than the one a synchronous send waits for anyway: a Late Receiver
+// dependency of its own.
+func (m *partMsg) heldApart() bool { return m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) }
+
+// ord is the message's dep.ord: its (source, destination).
+func (m *partMsg) ord(p *PAG) int64 { return int64(m.src)<<32 | int64(p.Rank(m.recvDone)) }
+
 // dep is a dependency of an owned call (done, local id) on a call of any
 // rank (cause, global id): done cannot complete before cause started.
 //
@@ -474,7 +482,7 @@ func (b *builder) match() error {
 			if m.sync {
 				nlr[q]++
 			}
-			if m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) {
+			if m.heldApart() {
 				nlr[q]++
 			}
 		}
@@ -486,8 +494,7 @@ func (b *builder) match() error {
 	for k := range b.msgs {
 		m := &b.msgs[k]
 		p.MsgSend[k], p.MsgRecv[k], p.MsgBytes[k] = m.sendPost, m.recvDone, m.bytes
-		dst := int32(p.Rank(m.recvDone))
-		ord := int64(m.src)<<32 | int64(dst)
+		ord := m.ord(p)
 		kind := wireKind(LateReceiver, RuleSynchronous)
 		if m.partitioned {
 			kind |= wirePartitioned
@@ -497,7 +504,7 @@ func (b *builder) match() error {
 			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: kind, Comm: m.comm,
 				Ord: ord, Start: p.Start[m.recvPost-p.CallLo]})
 		}
-		if m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) {
+		if m.heldApart() {
 			lr[q] = append(lr[q], wireDep{Done: m.sendDone, Cause: m.heldBy, Kind: wireKind(LateReceiver, RuleProgress), Comm: m.comm,
 				Ord: ord, Start: p.Start[m.heldBy-p.CallLo]})
 		}
@@ -520,9 +527,7 @@ func (b *builder) match() error {
 	b.cache = slices.Grow(b.cache, n-len(b.msgs)+n/64+64)
 	for k := range b.msgs {
 		m := &b.msgs[k]
-		dst := int32(p.Rank(m.recvDone))
-		d := dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender, comm: m.comm,
-			ord: int64(m.src)<<32 | int64(dst)}
+		d := dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender, comm: m.comm, ord: m.ord(p)}
 		if m.partitioned {
 			d.part = -1
 		}

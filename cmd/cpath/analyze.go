@@ -159,12 +159,12 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 		if c.Size() > 1 {
 			name += "." + strconv.Itoa(c.Rank())
 		}
-		defer func() {
-			if f, err := os.Create(name); err == nil {
-				pprof.Lookup("allocs").WriteTo(f, 0)
-				f.Close()
-			}
-		}()
+		f, err := os.Create(name) // now, so that a bad name fails before the analysis
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		defer pprof.Lookup("allocs").WriteTo(f, 0)
 	}
 	err := mpix.Agree(c, analyze(o, dir, c, stdout))
 	if err == nil || c.Size() == 1 {
