@@ -182,7 +182,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if counts[0] > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
 	}
-	steps := []func() error{b.match, b.pscwDeps, b.collectives, b.correctClocks, b.waits, b.lateComplete, b.finalTimes, b.layout, b.edges, b.syncPoints, b.splits}
+	steps := []func() error{b.match, b.pscwDeps, b.collectives, b.correctClocks, b.waits, b.lateComplete, b.finalTimes, b.layout, b.edges, b.syncPoints}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -248,7 +248,6 @@ type builder struct {
 	collHub   []int32         // by coordinated instance: its first hub, -1 for none
 	hubTime   map[int32]int64 // by hub of a coordinated instance: when its last member started
 	hubbed    bitset          // by owned call: its call edge is replaced by a hub's edge
-	syncOfHub map[int32]int32 // synchronisation points by hub vertex
 	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start
 	runOf     map[int32]int32 // by owned unproductive poll: the call its run led to
 	lateOps   []lateOp        // by owned MPI_Win_wait/test: the origins' last transfers to its rank (graph/pscw.go)

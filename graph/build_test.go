@@ -402,11 +402,21 @@ func loadBuild(t *testing.T, dir string) (*graph.Run, *graph.PAG) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.Build(&mpix.Single{}, run)
+	g, err := buildSplits(&mpix.Single{}, run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return run, g
+}
+
+// buildSplits builds c's part of the PAG with its splits labelled, for
+// the tests that compare every part of it.
+func buildSplits(c mpix.Comm, run *graph.Run) (*graph.PAG, error) {
+	g, err := graph.Build(c, run)
+	if err != nil {
+		return nil, err
+	}
+	return g, g.Splits(c)
 }
 
 // TestPollingIsWaiting: a rank that posts MPI_Irecv and polls with
@@ -489,7 +499,7 @@ func TestPartsAreTheGraph(t *testing.T) {
 		for P := 2; P <= 4; P++ {
 			parts := make([]*graph.PAG, P)
 			errs := make([]error, P)
-			mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+			mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = buildSplits(c, run) })
 			for _, err := range errs {
 				if err != nil {
 					t.Fatalf("%s P=%d: %v", name, P, err)
@@ -604,6 +614,9 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 	}
 	for _, mode := range cpath.SplitModes {
 		algos = append(algos, algo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+			if err := g.Splits(c); err != nil {
+				return nil, err
+			}
 			return cpath.Split(c, dist(g), &cpath.SplitInput{Split: g.Split, Exit: append(slices.Clone(g.SyncHub), g.Target)}, mode)
 		}})
 	}

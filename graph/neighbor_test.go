@@ -134,7 +134,7 @@ func TestNeighborRing(t *testing.T) {
 			}
 			parts := make([]*graph.PAG, 2)
 			errs := make([]error, 2)
-			mpixtest.Run(2, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+			mpixtest.Run(2, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = buildSplits(c, run) })
 			for _, err := range errs {
 				if err != nil {
 					t.Fatal(err)

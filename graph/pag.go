@@ -238,8 +238,9 @@ type PAG struct {
 	// Syncs are the run's global synchronisation points (paper §4.4), in
 	// time order: for each, the blocking call every logged rank made in
 	// it, by rank, and its hub vertex (SyncHub). The same on every
-	// analyzer rank. Split is the split of each owned vertex: the number
-	// of synchronisation points before it.
+	// analyzer rank. Build keeps every candidate; Splits drops those that
+	// are no cut and sets Split, the split of each owned vertex: the
+	// number of synchronisation points before it (nil until then).
 	Syncs   [][]int32
 	SyncHub []int32
 	Split   []int32

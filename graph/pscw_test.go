@@ -166,7 +166,7 @@ func TestPSCW(t *testing.T) {
 	for _, P := range []int{2, 3} {
 		parts := make([]*graph.PAG, P)
 		errs := make([]error, P)
-		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = buildSplits(c, run) })
 		var lc []graph.CallNs
 		var pairs []graph.EpochPair
 		for q, err := range errs {

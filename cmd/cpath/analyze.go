@@ -227,7 +227,6 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	g := distGraph(p)
 	in := &report.Input{Dir: dir, Algo: o.algo, GraphTime: gt, Agreement: -1,
 		Analyzer: &report.AnalyzerStats{Ranks: c.Size(), BuildBytes: buildBytes}}
-	splitIn := &cpath.SplitInput{Split: p.Split, Exit: exits(p)}
 	var res *cpath.DistResult
 	var topo *cpath.TopoResult
 	switch o.algo {
@@ -241,7 +240,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		res, err = cpath.ParallelDeltaStepping(c, g, o.delta)
 	case "split":
 		in.Algo = "split/" + o.splitMode
-		res, err = cpath.Split(c, g, splitIn, cpath.SplitMode(o.splitMode))
+		var splitIn *cpath.SplitInput
+		if splitIn, err = splitInput(c, p); err == nil {
+			res, err = cpath.Split(c, g, splitIn, cpath.SplitMode(o.splitMode))
+		}
 	case "topo", "topo-shuffle":
 		topo, err = cpath.Topo(c, topoCalls(p), cpath.TopoOptions{Shuffle: o.algo == "topo-shuffle", Compress: o.compress})
 		if err = mpix.Agree(c, err); err != nil {
@@ -250,7 +252,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		// The exact path, to measure the heuristic's agreement with it.
 		prog.Stage("finding the exact path for comparison")
 		in.Analyzer.ExactAlgo = "split/" + string(cpath.ParPar)
-		res, err = cpath.Split(c, g, splitIn, cpath.ParPar)
+		var splitIn *cpath.SplitInput
+		if splitIn, err = splitInput(c, p); err == nil {
+			res, err = cpath.Split(c, g, splitIn, cpath.ParPar)
+		}
 	}
 	if err = mpix.Agree(c, err); err != nil {
 		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
@@ -387,10 +392,14 @@ func distGraph(p *graph.PAG) *cpath.DistGraph {
 		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
 }
 
-// exits are the vertices each split is left through: the hubs of the
-// synchronisation points, then the target.
-func exits(p *graph.PAG) []int32 {
-	return append(slices.Clone(p.SyncHub), p.Target)
+// splitInput labels the splits (on every rank of c together) for the
+// global split algorithm: each vertex's split, and the vertices each split
+// is left through, the hubs of the synchronisation points, then the target.
+func splitInput(c mpix.Comm, p *graph.PAG) (*cpath.SplitInput, error) {
+	if err := p.Splits(c); err != nil {
+		return nil, err
+	}
+	return &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, nil
 }
 
 // topoCalls gives the topological heuristics this rank's calls and their
