@@ -445,7 +445,7 @@ func (b *builder) lateComplete() error {
 		last := int64(-1 << 62)
 		k, _ := slices.BinarySearchFunc(b.lateOps, c, func(x lateOp, c int32) int { return cmp.Compare(x.wait, c) })
 		for ; k < len(b.lateOps) && b.lateOps[k].wait == c; k++ {
-			last = max(last, calls[b.lateOps[k].op].End)
+			last = max(last, calls.At(b.lateOps[k].op).End)
 		}
 		if ns := w.From + w.Ns - max(last, w.From); ns > 0 {
 			p.LateComplete = append(p.LateComplete, CallNs{w.Call, ns})

@@ -435,10 +435,9 @@ func pathStretches(g *graph.PAG, o *Options) []stretch {
 // (one analyzer rank owns all), else from the calls fetched.
 func callInfo(p *graph.PAG, o *Options, c int32) graph.CallInfo {
 	if c >= p.CallLo && c < p.CallHi {
-		l := c - p.CallLo
-		return graph.CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.CallSite[l], Op: p.Op[l]}
+		return p.CallInfo(c)
 	}
-	return o.PathCalls[c]
+	return o.PathCalls.At(c)
 }
 
 // broadcastSets sends rank 0's call-site sets to every rank.

@@ -252,9 +252,9 @@ func criticalPath(in *Input) CriticalPath {
 		seg.Callsite, seg.Function = n.site, n.function
 	}
 	for _, h := range in.Heuristic {
-		op := pc[h.Call].Op
+		op := pc.At(h.Call).Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
-		name(&seg, pc[h.Call].CallSite)
+		name(&seg, pc.At(h.Call).CallSite)
 		seg.Vertex = 2 * h.Call
 		if h.Kind != 'c' {
 			seg.Vertex++ // E(Call)
@@ -264,7 +264,7 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[h.Rank].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
-		} else if op.IsIO() || pc[h.Call].FileIO {
+		} else if op.IsIO() || pc.At(h.Call).FileIO {
 			seg.Kind = "io"
 			byRank[h.Rank].IONs += ns
 			acc(int(op), ns)
@@ -291,26 +291,26 @@ func criticalPath(in *Input) CriticalPath {
 	time := func(x pv) int64 {
 		switch x.kind {
 		case graph.VertexStart:
-			return pc[x.call].Start
+			return pc.At(x.call).Start
 		case graph.VertexEnd:
-			return pc[x.call].End
+			return pc.At(x.call).End
 		}
 		return g.T0
 	}
 	for i := 1; i < len(vs); i++ {
 		u, v := vs[i-1], vs[i]
 		rv := rankOf(v.call)
-		op := pc[v.call].Op
+		op := pc.At(v.call).Op
 		tu, tv := time(u), time(v)
 		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
-		name(&seg, pc[v.call].CallSite)
+		name(&seg, pc.At(v.call).CallSite)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call
 			seg.Kind = "launch"
 			byRank[rv].LaunchNs += ns
 			acc(launchOp, ns)
-		case rankOf(u.call) != rv && (op.IsIO() || pc[v.call].FileIO):
+		case rankOf(u.call) != rv && (op.IsIO() || pc.At(v.call).FileIO):
 			// A collective file operation after its last member arrived:
 			// the member's I/O (its part, or the part it waits for), not
 			// a message's transfer.
@@ -325,7 +325,7 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[rv].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
-		case op.IsIO() || pc[v.call].FileIO:
+		case op.IsIO() || pc.At(v.call).FileIO:
 			seg.Kind = "io" // MPI-IO, or a completion of file requests
 			byRank[rv].IONs += ns
 			acc(int(op), ns)

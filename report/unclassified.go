@@ -31,7 +31,7 @@ func unclassified(cp *CriticalPath, pc graph.CallTable, us []graph.UnwrappedCall
 		s := &cp.Segments[i]
 		ns := s.EndNs - s.StartNs
 		total += ns
-		if s.Kind != "mpi" || !Unclassified(pc[s.Vertex>>1]) {
+		if s.Kind != "mpi" || !Unclassified(pc.At(s.Vertex>>1)) {
 			continue
 		}
 		cp.UnclassifiedNs += ns

@@ -425,9 +425,9 @@ func exactSegments(g *graph.PAG, path cpath.Path, calls graph.CallTable) []cpath
 		c, kind := g.Vertex(v)
 		switch kind {
 		case graph.VertexStart:
-			return c, true, calls[c].Start, true
+			return c, true, calls.At(c).Start, true
 		case graph.VertexEnd:
-			return c, false, calls[c].End, true
+			return c, false, calls.At(c).End, true
 		}
 		return 0, false, 0, false
 	}

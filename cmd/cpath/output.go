@@ -30,10 +30,9 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 	}
 	call := func(x int32) graph.CallInfo {
 		if x >= p.CallLo && x < p.CallHi {
-			l := x - p.CallLo
-			return graph.CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.CallSite[l], Op: p.Op[l], FileIO: p.CompletesFileIO(x), WaitUnknown: p.WaitsUnknown(x)}
+			return p.CallInfo(x)
 		}
-		return info[x]
+		return info.At(x)
 	}
 	node := dotNode(p, full, call)
 	m := map[[2]report.DOTNode]*report.DOTEdge{}
@@ -62,7 +61,7 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 		}
 	}
 	onPath := map[[2]report.DOTNode]bool{}
-	pathNode := dotNode(p, full, func(x int32) graph.CallInfo { return pathCalls[x] })
+	pathNode := dotNode(p, full, func(x int32) graph.CallInfo { return pathCalls.At(x) })
 	vs := path.Vertices
 	for i := 1; i < len(vs); i++ {
 		onPath[[2]report.DOTNode{pathNode(vs[i-1]), pathNode(vs[i])}] = true
