@@ -479,14 +479,15 @@ func (b *builder) edges() error {
 			}
 		}
 	}
-	// waitIdx is each owned call's wait (index in p.Waits), -1 for none.
-	waitIdx := make([]int32, n)
-	for i := range waitIdx {
-		waitIdx[i] = -1
-	}
-	for i, w := range p.Waits {
-		waitIdx[w.Call-p.CallLo] = int32(i)
-	}
+	// waitIdx is each owned call's wait (index in p.Waits, which holds at
+	// most one a call, in call order), -1 for none.
+	waitIdx := func() func(c int32) int32 {
+		calls := make([]int32, len(p.Waits))
+		for i, w := range p.Waits {
+			calls[i] = w.Call - p.CallLo
+		}
+		return newSparseIndex(int(n), calls).at
+	}()
 	// The messages: S(send) → E(receive completion) at the receiver,
 	// S(receive) → E(send completion) for sends that wait for their
 	// receiver, weighted by the transfer; general active target
@@ -511,7 +512,7 @@ func (b *builder) edges() error {
 		// an earlier message's transfer does not include the wait for a
 		// later one.
 		from := max(b.causeStart(d), b.waitFrom(d.done))
-		if k := waitIdx[d.done]; k >= 0 {
+		if k := waitIdx(d.done); k >= 0 {
 			from = max(from, b.waitFrom(d.done)+p.Waits[k].Ns)
 		}
 		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
@@ -524,7 +525,7 @@ func (b *builder) edges() error {
 	// of the completion it belongs to (itself, or the call its run of
 	// unproductive polls led to), from that wait's start to its cause's.
 	interval := func(c int32) (from, to int64, ok bool) {
-		if k := waitIdx[c]; k >= 0 {
+		if k := waitIdx(c); k >= 0 {
 			from = b.waitFrom(c)
 			return from, from + p.Waits[k].Ns, true
 		}
@@ -565,10 +566,11 @@ func (b *builder) edges() error {
 	}
 	ne := p.InStart[nloc]
 	p.InSrc, p.InWeight, p.InKind = make([]int32, ne), make([]int64, ne), make([]EdgeKind, ne)
-	fill := append([]int32(nil), p.InStart[:nloc]...)
+	// Each row's start serves as its fill cursor, which leaves it at the
+	// row's end, the next row's start: shifted back by one row after.
 	put := func(dst, src int32, w int64, kind EdgeKind) {
-		i := fill[dst]
-		fill[dst]++
+		i := p.InStart[dst]
+		p.InStart[dst]++
 		p.InSrc[i], p.InWeight[i], p.InKind[i] = src, w, kind
 	}
 	walk := lg.walk()
@@ -587,6 +589,8 @@ func (b *builder) edges() error {
 	for _, e := range extra {
 		put(e.dst, e.src, e.w, e.kind)
 	}
+	copy(p.InStart[1:], p.InStart[:nloc])
+	p.InStart[0] = 0
 	b.hubbed = nil
 	return nil
 }

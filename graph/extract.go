@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/cpath/cpath/trace"
 )
@@ -116,9 +115,6 @@ type rankData struct {
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
 }
 
-// scratch is a reader's reusable record buffer.
-var scratch = sync.Pool{New: func() any { b := make([]trace.Record, 0, 1<<14); return &b }}
-
 // skimRank reads rank r's log for what its calls' place in the PAG depends
 // on: how many there are, its communicators, its clock and how it ended.
 // Damage anywhere in the log (a corrupt or cut frame, a call cut from its
@@ -156,11 +152,9 @@ func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) err
 	}
 	defer f.Close()
 	x := newExtractor(d, g, rank, gid)
-	bp := scratch.Get().(*[]trace.Record)
-	defer scratch.Put(bp)
 	for {
-		*bp, err = rd.Next((*bp)[:0])
-		recs := *bp
+		var recs []trace.Record
+		recs, err = rd.Batch()
 		for i := range recs {
 			x.add(&recs[i])
 		}

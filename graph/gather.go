@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -25,38 +24,25 @@ type CallInfo struct {
 
 // CallTable holds the CallInfo of the calls a rank asked for. A critical
 // path names about a million calls on a 16 M-call run: a map of them took
-// 250 MB, where a bit per call of the run, a running count per 64 calls and
-// the infos in call order take a tenth of that and find a call in two
-// reads.
+// 250 MB, where a sparseIndex of the run's calls and the infos in call
+// order take a tenth of that.
 type CallTable struct {
-	has   []uint64   // bit c: call c is in the table
-	below []int32    // by word of has: the calls in the table before it
+	index sparseIndex
 	infos []CallInfo // in call order
 }
 
 // newCallTable makes the table of the sorted, distinct calls ids, with
 // their infos, among a run of n calls.
 func newCallTable(n int, ids []int32, infos []CallInfo) CallTable {
-	t := CallTable{has: make([]uint64, (n+63)/64), infos: infos}
-	for _, c := range ids {
-		t.has[c>>6] |= 1 << (c & 63)
-	}
-	t.below = make([]int32, len(t.has))
-	k := int32(0)
-	for w, word := range t.has {
-		t.below[w] = k
-		k += int32(bits.OnesCount64(word))
-	}
-	return t
+	return CallTable{index: newSparseIndex(n, ids), infos: infos}
 }
 
 // Get returns call c's CallInfo, and whether the table holds it.
 func (t CallTable) Get(c int32) (CallInfo, bool) {
-	w := int(c >> 6)
-	if c < 0 || w >= len(t.has) || t.has[w]&(1<<(c&63)) == 0 {
-		return CallInfo{}, false
+	if k := t.index.at(c); k >= 0 {
+		return t.infos[k], true
 	}
-	return t.infos[t.below[w]+int32(bits.OnesCount64(t.has[w]&(1<<(c&63)-1)))], true
+	return CallInfo{}, false
 }
 
 // At returns call c's CallInfo, the zero CallInfo for a call not in the

@@ -338,7 +338,7 @@ func summarizeRank(path string) (*RankLog, error) {
 	}
 	for {
 		var rerr error
-		buf, rerr = rd.Next(buf[:0])
+		buf, rerr = rd.Batch()
 		for i := range buf {
 			rec := &buf[i]
 			r.Records++

@@ -61,12 +61,15 @@ type Reader struct {
 	done      bool
 	ended     bool     // the trailer has been read
 	err       error    // the error that ended the log, for Next after the records before it
-	pend      []Record // decoded, not yet ready
-	nver      int      // pend[:nver] is verified by a CHECK
-	nconv     int      // pend[:nconv] has times in ns
-	nrecVer   uint64   // nrec at the last CHECK
-	ready     []Record // verified, times in ns
-	readyAt   int      // ready[:readyAt] were handed out by Next
+	// pend holds the decoded records: pend[:nready] are ready (verified,
+	// times in ns), and pend[:readyAt] of them were handed out. Records
+	// are handed out in place, not copied on to a ready list.
+	pend    []Record
+	nver    int    // pend[:nver] is verified by a CHECK
+	nconv   int    // pend[:nconv] has times in ns
+	nready  int    // min(nver, nconv) when last released
+	readyAt int    // pend[:readyAt] were handed out
+	nrecVer uint64 // nrec at the last CHECK
 
 	// tick → ns, without Ticks the identity: through the calibration
 	// points (the header's first), piecewise linearly; after the last, at
@@ -222,24 +225,60 @@ func (r *Reader) errf(kind error, f string, a ...any) error {
 // dst. It returns io.EOF at the clean end of the log; a log cut short
 // returns an *Error wrapping ErrTruncated, after every complete record.
 func (r *Reader) Next(dst []Record) ([]Record, error) {
-	for r.readyAt == len(r.ready) {
+	if err := r.await(); err != nil {
+		return dst, err
+	}
+	n := min(r.nready-r.readyAt, 4096)
+	dst = append(dst, r.pend[r.readyAt:r.readyAt+n]...)
+	r.readyAt += n
+	return dst, nil
+}
+
+// Batch is Next without the copy: it returns the next ready records (a
+// few thousand) in place, valid until the reader's next call. It returns
+// io.EOF at the clean end of the log, and the error of a damaged one
+// after every record before it, as Next does.
+func (r *Reader) Batch() ([]Record, error) {
+	if err := r.await(); err != nil {
+		return nil, err
+	}
+	recs := r.pend[r.readyAt:r.nready]
+	r.readyAt = r.nready
+	return recs, nil
+}
+
+// await decodes until some records are ready to hand out, or returns
+// the error that ended the log (io.EOF at its clean end) once every
+// record before it was handed out.
+func (r *Reader) await() error {
+	for r.readyAt == r.nready {
 		if r.done {
 			if r.err != nil {
 				err := r.err
 				r.err = nil
-				return dst, err
+				return err
 			}
-			return dst, io.EOF
+			return io.EOF
 		}
-		// Refilled from its start: slicing the handed-out records off
-		// would shrink the array until every fill allocated a new one.
-		r.ready, r.readyAt = r.ready[:0], 0
+		r.compact()
 		r.fill()
 	}
-	n := min(len(r.ready)-r.readyAt, 4096)
-	dst = append(dst, r.ready[r.readyAt:r.readyAt+n]...)
-	r.readyAt += n
-	return dst, nil
+	return nil
+}
+
+// compact drops the records handed out, moving the rest (those not yet
+// verified or converted) to the front of pend.
+func (r *Reader) compact() {
+	n := r.readyAt
+	if n == 0 {
+		return
+	}
+	rest := copy(r.pend, r.pend[n:])
+	r.pend = r.pend[:rest]
+	r.nver -= n
+	r.nconv -= n
+	r.nready -= n
+	r.readyAt = 0
 }
 
 // fill decodes items until some records are ready or the log ends. A
@@ -252,7 +291,7 @@ func (r *Reader) Next(dst []Record) ([]Record, error) {
 // the error.
 func (r *Reader) fill() {
 	const batch = 4096
-	for !r.done && len(r.ready) < batch {
+	for !r.done && r.nready-r.readyAt < batch {
 		var rec Record
 		ok, err := r.item(&rec)
 		if err != nil {
@@ -300,17 +339,7 @@ func (r *Reader) convert(n int) {
 }
 
 // release makes the verified, converted records ready.
-func (r *Reader) release() {
-	n := min(r.nver, r.nconv)
-	if n == 0 {
-		return
-	}
-	r.ready = append(r.ready, r.pend[:n]...)
-	rest := copy(r.pend, r.pend[n:])
-	r.pend = r.pend[:rest]
-	r.nver -= n
-	r.nconv -= n
-}
+func (r *Reader) release() { r.nready = max(r.nready, min(r.nver, r.nconv)) }
 
 // Skim reads the rest of the log as Next does, and checks it the same way,
 // but hands to fn only the calls for which want(op) is true and their
@@ -326,18 +355,15 @@ func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err erro
 		full[o] = want(Op(o))
 	}
 	wanted := false
-	r.ready, r.readyAt = r.ready[r.readyAt:], 0 // what Next has not handed out
 	for {
-		for len(r.ready) == 0 && !r.done {
-			r.fill()
-		}
-		if len(r.ready) == 0 {
-			err := r.err
-			r.err = nil
+		if err := r.await(); err != nil {
+			if err == io.EOF {
+				err = nil
+			}
 			return calls, err
 		}
-		for i := range r.ready {
-			rec := &r.ready[i]
+		for i := r.readyAt; i < r.nready; i++ { // from what Next has not handed out
+			rec := &r.pend[i]
 			if rec.Op.IsSub() {
 				if wanted {
 					fn(rec)
@@ -350,7 +376,7 @@ func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err erro
 				fn(rec)
 			}
 		}
-		r.ready = r.ready[:0]
+		r.readyAt = r.nready
 	}
 }
 

@@ -28,6 +28,26 @@ func readAll(data []byte) ([]Record, error, *Reader) {
 	}
 }
 
+// batchAll reads a log with Batch, keeping copies of the records it hands
+// out in place.
+func batchAll(data []byte) ([]Record, error) {
+	rd, err := NewReader(bytes.NewReader(data), "x.cplog")
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for {
+		b, err := rd.Batch()
+		recs = append(recs, b...)
+		if err == io.EOF {
+			return recs, nil
+		}
+		if err != nil {
+			return recs, err
+		}
+	}
+}
+
 // skimAll skims a log; fn collects the records it is handed.
 func skimAll(data []byte, want func(Op) bool) (int, []Record, error, *Reader) {
 	rd, err := NewReader(bytes.NewReader(data), "x.cplog")
@@ -41,7 +61,8 @@ func skimAll(data []byte, want func(Op) bool) (int, []Record, error, *Reader) {
 
 // TestSkim: skimming a log finds what reading it does (the calls, the same
 // error at the same place, the clock, the trailer), and hands over exactly
-// the wanted calls and their sub-records, decoded as Next decodes them.
+// the wanted calls and their sub-records, decoded as Next decodes them;
+// Batch hands out what Next does, with the same error.
 func TestSkim(t *testing.T) {
 	comms := []Record{
 		{Op: OpCommSplit, Start: 1, End: 2, Comm: CommWorld, Req: 2, Tag: 1, Root: 1, Count: 2, Seq: 1},
@@ -84,6 +105,9 @@ func TestSkim(t *testing.T) {
 			}
 			if rrd == nil {
 				continue
+			}
+			if ball, berr := batchAll(data); fmt.Sprint(berr) != fmt.Sprint(rerr) || !reflect.DeepEqual(ball, all) {
+				t.Fatalf("%s: Batch read %d records and %v, Next %d and %v", name, len(ball), berr, len(all), rerr)
 			}
 			if rerr != nil {
 				errs++

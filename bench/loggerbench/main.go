@@ -1202,7 +1202,7 @@ func diskUsage(dir string) (Disk, error) {
 			return d, err
 		}
 		for {
-			buf, err = rd.Next(buf[:0])
+			buf, err = rd.Batch()
 			for i := range buf {
 				if buf[i].Op.IsSub() {
 					d.SubRecords++
