@@ -59,8 +59,8 @@ type Reader struct {
 	final     *SyncPoint
 	nrec      uint64
 	done      bool
-	ended     bool     // the trailer has been read
-	err       error    // the error that ended the log, for Next after the records before it
+	ended     bool  // the trailer has been read
+	err       error // the error that ended the log, for Next after the records before it
 	// pend holds the decoded records: pend[:nready] are ready (verified,
 	// times in ns), and pend[:readyAt] of them were handed out. Records
 	// are handed out in place, not copied on to a ready list.
