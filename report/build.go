@@ -252,9 +252,10 @@ func criticalPath(in *Input) CriticalPath {
 		seg.Callsite, seg.Function = n.site, n.function
 	}
 	for _, h := range in.Heuristic {
-		op := pc.At(h.Call).Op
+		ci := pc.At(h.Call)
+		op := ci.Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
-		name(&seg, pc.At(h.Call).CallSite)
+		name(&seg, ci.CallSite)
 		seg.Vertex = 2 * h.Call
 		if h.Kind != 'c' {
 			seg.Vertex++ // E(Call)
@@ -264,7 +265,7 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[h.Rank].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
-		} else if op.IsIO() || pc.At(h.Call).FileIO {
+		} else if op.IsIO() || ci.FileIO {
 			seg.Kind = "io"
 			byRank[h.Rank].IONs += ns
 			acc(int(op), ns)
@@ -282,35 +283,41 @@ func criticalPath(in *Input) CriticalPath {
 		call int32
 		kind graph.VertexKind
 	}
-	var vs []pv
+	vs := make([]pv, 0, len(in.Path.Vertices))
 	for _, v := range in.Path.Vertices {
 		if c, kind := g.Vertex(v); kind != graph.VertexHub {
 			vs = append(vs, pv{c, kind})
 		}
 	}
-	time := func(x pv) int64 {
+	time := func(x pv, info *graph.CallInfo) int64 {
 		switch x.kind {
 		case graph.VertexStart:
-			return pc.At(x.call).Start
+			return info.Start
 		case graph.VertexEnd:
-			return pc.At(x.call).End
+			return info.End
 		}
 		return g.T0
 	}
+	// Each vertex's call looked up once: u's is the previous v's.
+	var infoU, infoV graph.CallInfo
+	if len(vs) > 0 {
+		infoV = pc.At(vs[0].call)
+	}
 	for i := 1; i < len(vs); i++ {
 		u, v := vs[i-1], vs[i]
+		infoU, infoV = infoV, pc.At(v.call)
 		rv := rankOf(v.call)
-		op := pc.At(v.call).Op
-		tu, tv := time(u), time(v)
+		op := infoV.Op
+		tu, tv := time(u, &infoU), time(v, &infoV)
 		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
-		name(&seg, pc.At(v.call).CallSite)
+		name(&seg, infoV.CallSite)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call
 			seg.Kind = "launch"
 			byRank[rv].LaunchNs += ns
 			acc(launchOp, ns)
-		case rankOf(u.call) != rv && (op.IsIO() || pc.At(v.call).FileIO):
+		case rankOf(u.call) != rv && (op.IsIO() || infoV.FileIO):
 			// A collective file operation after its last member arrived:
 			// the member's I/O (its part, or the part it waits for), not
 			// a message's transfer.
@@ -325,7 +332,7 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "compute"
 			byRank[rv].ComputeNs += ns
 			acc(int(trace.OpInvalid), ns)
-		case op.IsIO() || pc.At(v.call).FileIO:
+		case op.IsIO() || infoV.FileIO:
 			seg.Kind = "io" // MPI-IO, or a completion of file requests
 			byRank[rv].IONs += ns
 			acc(int(op), ns)

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -55,6 +56,17 @@ func (b *byteSrc) byte() (byte, error) {
 }
 
 func (b *byteSrc) uvarint() (uint64, error) {
+	// Where the buffer holds the longest varint, decode it in place: the
+	// byte-by-byte loop below, with its refill check per byte, is for the
+	// last bytes of a buffer.
+	if rest := b.buf[b.pos:]; len(rest) >= binary.MaxVarintLen64 {
+		x, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return 0, errVarint
+		}
+		b.pos += n
+		return x, nil
+	}
 	var x uint64
 	for s := uint(0); ; s += 7 {
 		c, err := b.byte()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -292,8 +293,12 @@ func (r *Reader) compact() {
 func (r *Reader) fill() {
 	const batch = 4096
 	for !r.done && r.nready-r.readyAt < batch {
-		var rec Record
-		ok, err := r.item(&rec)
+		// Decoded in place, into pend's spare room: pend itself grows only
+		// by a record that came whole.
+		if len(r.pend) == cap(r.pend) {
+			r.pend = slices.Grow(r.pend, max(batch, len(r.pend)/4))
+		}
+		ok, err := r.item(&r.pend[:len(r.pend)+1][len(r.pend)])
 		if err != nil {
 			r.done = true
 			if errors.Is(err, io.EOF) {
@@ -311,7 +316,7 @@ func (r *Reader) fill() {
 			return
 		}
 		if ok {
-			r.pend = append(r.pend, rec)
+			r.pend = r.pend[:len(r.pend)+1]
 			if len(r.pend) >= maxPend { // no checks or calibration points: take them as they are
 				r.nver = len(r.pend)
 				r.nrecVer = r.nrec
@@ -706,9 +711,11 @@ func (r *Reader) record(s int, rec *Record) error {
 	if mask&mThread != 0 {
 		sl.thread = uint16(vals[9])
 	}
-	*rec = Record{Op: sl.op, CallSite: sl.callsite, Flags: sl.flags, Thread: sl.thread, Comm: sl.comm,
-		Peer: sl.peer, Tag: sl.tag, Root: sl.root, Count: sl.count, Bytes: sl.bytes, Seq: sl.seq, Req: sl.req,
-		Path: sl.pathID}
+	// Field by field: a composite literal is built aside and copied.
+	rec.Op, rec.CallSite, rec.Flags, rec.Thread, rec.Comm = sl.op, sl.callsite, sl.flags, sl.thread, sl.comm
+	rec.Peer, rec.Tag, rec.Root, rec.Count, rec.Bytes = sl.peer, sl.tag, sl.root, sl.count, sl.bytes
+	rec.Seq, rec.Req, rec.Path = sl.seq, sl.req, sl.pathID
+	rec.Start, rec.End = 0, 0
 	if !sl.op.IsSub() {
 		ds, err1 := src.uvarint()
 		du, err2 := src.uvarint()
