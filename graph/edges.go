@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -336,6 +337,24 @@ type wireEdge struct {
 	_        [6]byte
 }
 
+// depEdge is the kind of the edge dependency d makes, EdgeNone for none:
+// a dependency dropped or duplicated, or a collective member's (the
+// collectives' edges are made per instance, through hubs).
+func depEdge(d *dep) EdgeKind {
+	if d.dropped || d.dup {
+		return EdgeNone
+	}
+	switch d.kind {
+	case LateSender:
+		return EdgeLateSender
+	case LateReceiver:
+		return EdgeLateReceiver
+	case LatePost, EarlyWait:
+		return EdgeRMA
+	}
+	return EdgeNone
+}
+
 // edge is an edge into an owned vertex, before the rows are built.
 type edge struct {
 	dst, src int32 // dst local, src global
@@ -353,7 +372,16 @@ func (b *builder) edges() error {
 	n := int32(len(lg.Op))
 	nloc := p.Bounds[me+1] - p.Bounds[me]
 	hubBase := 2 * n                                      // local index of the first hub, on the last rank
-	extra := make([]edge, 0, len(b.deps)+len(p.CollPost)) // about what the messages and collectives make
+	// The edges besides each call's program (or launch) and call edges:
+	// the messages' (counted: half the dependencies make none) and the
+	// collectives' (about two a member; more grow the array).
+	nmsg := 0
+	for i := range b.deps {
+		if depEdge(&b.deps[i]) != EdgeNone {
+			nmsg++
+		}
+	}
+	extra := make([]edge, 0, nmsg+2*len(p.CollPost)+64)
 	out := make([][]wireEdge, c.Size())
 	ship := func(e wireEdge) {
 		if q := p.vertexOwner(e.Dst); q == me {
@@ -494,16 +522,8 @@ func (b *builder) edges() error {
 	// synchronisation likewise (graph/pscw.go).
 	for i := range b.deps {
 		d := &b.deps[i]
-		var kind EdgeKind
-		switch d.kind {
-		case LateSender:
-			kind = EdgeLateSender
-		case LateReceiver:
-			kind = EdgeLateReceiver
-		case LatePost, EarlyWait:
-			kind = EdgeRMA
-		}
-		if d.dropped || d.dup || kind == EdgeNone {
+		kind := depEdge(d)
+		if kind == EdgeNone {
 			continue
 		}
 		// The transfer runs from the later of the cause's start and when
@@ -517,7 +537,13 @@ func (b *builder) edges() error {
 		}
 		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
 	}
+	// The dependencies were the build's largest arrays after the calls:
+	// collect them now, so that the rows take their pages instead of
+	// fresh ones (under GOGC 10 the rows alone would not start a cycle
+	// first; on the 16 M-call halo log the heap peaked at 2010 MB, 1560
+	// with this).
 	b.deps, b.cache = nil, nil
+	runtime.GC()
 
 	// The rows: every vertex's program or launch edge, call edge and
 	// extra edges.
