@@ -314,6 +314,10 @@ func (t *shifter) floorAt(c int32) int64 {
 
 func (t *shifter) start(c int32) int64 { return max(t.g.Start[c], t.floorAt(c)) }
 
+// movedSince says whether call c may have started later at tick or after:
+// whether raise, given that tick or a later one, moved a call of its block.
+func (t *shifter) movedSince(c int32, tick int64) bool { return t.moved[c>>shiftBits] >= tick }
+
 func (t *shifter) end(c int32) int64 { return max(t.g.End[c], t.floorAt(c)) }
 
 // raise makes call c end at v (later than it does) and pushes its thread,
