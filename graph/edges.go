@@ -371,7 +371,7 @@ func (b *builder) edges() error {
 	me := p.Part
 	n := int32(len(lg.Op))
 	nloc := p.Bounds[me+1] - p.Bounds[me]
-	hubBase := 2 * n                                      // local index of the first hub, on the last rank
+	hubBase := 2 * n // local index of the first hub, on the last rank
 	// The edges besides each call's program (or launch) and call edges:
 	// the messages' (counted: half the dependencies make none) and the
 	// collectives' (about two a member; more grow the array).
