@@ -148,13 +148,17 @@ func loadAverage() string {
 // designed to be on the critical path, how long it waited there for what
 // (the oracle), and each designed collective instance. A design subtest
 // that fails on a run that passed these points at the analyzer, not at the
-// machine.
+// machine. The gate holds the run to half the checks' relative tolerance:
+// a run admitted at the checks' own edge leaves the analysis no room (a
+// rank descheduled for 23 ms at np 4 waited 77 ms at a Barrier designed
+// for 100 ± 25, and the late arrival took the path through it).
 func checkRun(d *design, rn *run) []string {
 	var bad []string
 	p := rn.prof
+	gt := gateTol(d.tol)
 	for r := 0; r < d.np; r++ {
-		if !d.tol.ok(p.Compute[r], d.compute[r]) {
-			bad = append(bad, fmt.Sprintf("rank %d computed %v, designed %v ± %v", r, p.Compute[r], d.compute[r], d.tol.of(d.compute[r])))
+		if !gt.ok(p.Compute[r], d.compute[r]) {
+			bad = append(bad, fmt.Sprintf("rank %d computed %v, designed %v ± %v", r, p.Compute[r], d.compute[r], gt.of(d.compute[r])))
 		}
 		got := map[string]time.Duration{}
 		for _, c := range rn.tl[r][min(d.align+1, len(rn.tl[r])):] {
@@ -163,17 +167,17 @@ func checkRun(d *design, rn *run) []string {
 			}
 		}
 		for _, k := range waitKinds {
-			if want := d.waitsByRank[r][k]; !d.tol.ok(got[k], want) {
-				bad = append(bad, fmt.Sprintf("rank %d waited %v (%s), designed %v ± %v", r, got[k], k, want, d.tol.of(want)))
+			if want := d.waitsByRank[r][k]; !gt.ok(got[k], want) {
+				bad = append(bad, fmt.Sprintf("rank %d waited %v (%s), designed %v ± %v", r, got[k], k, want, gt.of(want)))
 			}
 		}
-		if m := measuredOnPath(d, rn, r); !d.tol.ok(m, d.pathCompute[r]) {
+		if m := measuredOnPath(d, rn, r); !gt.ok(m, d.pathCompute[r]) {
 			bad = append(bad, fmt.Sprintf("rank %d computed %v in the stretches designed to be on the critical path, designed %v ± %v",
-				r, m, d.pathCompute[r], d.tol.of(d.pathCompute[r])))
+				r, m, d.pathCompute[r], gt.of(d.pathCompute[r])))
 		}
 	}
 	// The designed collective instances, one by one.
-	tol := instanceTol(d)
+	tol := gateTol(instanceTol(d))
 	for _, cd := range d.colls {
 		var inst []report.Collective
 		for _, c := range rn.orc.colls {
@@ -209,6 +213,10 @@ func measuredOnPath(d *design, rn *run, r int) time.Duration {
 	}
 	return m
 }
+
+// gateTol is the tolerance a run's gate holds it to: half the checks'
+// relative tolerance (see checkRun).
+func gateTol(t tolerance) tolerance { return tolerance{Rel: t.Rel / 2, Abs: t.Abs} }
 
 // instanceTol is the tolerance for one collective instance: one stretch,
 // so the run's noise does not average out.

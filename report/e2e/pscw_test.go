@@ -113,7 +113,7 @@ func pscwGate(tl [][]call, tol tolerance) (waitIn trace.Op, gate string) {
 	// tolerance: a stretch the gate admits at the checks' own edge leaves
 	// the wait measured from it no room (rank 2 computing 68 ms of 60
 	// made an Early Wait of 69.8 ms against 60 ± 9).
-	strict := tolerance{Rel: tol.Rel / 2, Abs: tol.Abs}
+	strict := gateTol(tol)
 	for _, x := range []struct {
 		what      string
 		got, want time.Duration
