@@ -167,6 +167,17 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
+	// One table of call sites for the owned ranks: each rank's, after
+	// the ones before it.
+	for i, d := range rds {
+		if off := uint32(len(lg.Sites)); off > 0 {
+			for c := lg.rankStart[i]; c < lg.rankStart[i+1]; c++ {
+				lg.Site[c] += off
+			}
+		}
+		lg.Sites = append(lg.Sites, d.sites...)
+		d.sites = nil
+	}
 	p.Calls, p.fileDone, p.waitUnknown = lg.Calls, lg.fileDone, lg.waitUnknown
 
 	b := &builder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}

@@ -113,6 +113,7 @@ type rankData struct {
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
+	sites   []uint64    // its calls' call sites (Calls.Site indexes them from 0 until Build joins the ranks')
 }
 
 // skimRank reads rank r's log for what its calls' place in the PAG depends
@@ -169,6 +170,7 @@ func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) err
 		return fmt.Errorf("%s: changed while being read (%d calls, then %d)", path, d.n, x.n)
 	}
 	x.finish()
+	d.sites = x.sites
 	return nil
 }
 
@@ -177,24 +179,29 @@ func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) err
 // table), message ends and collective memberships.
 type extractor struct {
 	*rankData
-	n       int32 // calls so far
-	op      []trace.Op
-	thread  []uint16
-	start   []int64
-	end     []int64
-	site    []uint64
-	bytes   []uint64
-	comm    []int32
-	gid     []int32 // local communicator index → the run's
-	clk     trace.ClockLine
-	last    []int32 // last call of each thread, -1 for none yet
-	cur     int32   // the call the next sub-records belong to
-	cls     trace.Class
-	curComm uint32
-	reqs    reqTable
-	pool    []reqInfo // no pointers, so that filling one is plain stores
-	free    []int32
-	active  [][]int32 // persistent requests' Start calls not yet completed, oldest first
+	n      int32 // calls so far
+	op     []trace.Op
+	thread []uint16
+	start  []int64
+	end    []int64
+	bytes  []uint64
+	comm   []int32
+	site   []uint32 // index in sites
+	// sites are the rank's call sites, by first use; siteIdx finds them,
+	// siteCache the last few.
+	sites     []uint64
+	siteIdx   map[uint64]uint32
+	siteCache [64]siteEntry
+	gid       []int32 // local communicator index → the run's
+	clk       trace.ClockLine
+	last      []int32 // last call of each thread, -1 for none yet
+	cur       int32   // the call the next sub-records belong to
+	cls       trace.Class
+	curComm   uint32
+	reqs      reqTable
+	pool      []reqInfo // no pointers, so that filling one is plain stores
+	free      []int32
+	active    [][]int32 // persistent requests' Start calls not yet completed, oldest first
 	// activeSeq is, beside active, the sequence numbers of a persistent
 	// collective's starts (empty for other requests).
 	activeSeq [][]uint32
@@ -215,13 +222,38 @@ func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
 	d.ordered = true
 	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive, fileDone: g.fileDone, waitUnknown: g.waitUnknown,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
-		site: g.CallSite[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi]}
+		site: g.Site[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi], siteIdx: map[uint64]uint32{}}
 	x.keyTab = make([]int32, 16)
 	for i := range x.keyTab {
 		x.keyTab[i] = -1
 	}
 	x.reqs.init()
 	return x
+}
+
+// siteOf is the index of call site pc among the rank's (x.sites): from a
+// small cache of the last ones seen (a loop makes its calls from a few
+// sites), else from the map of all.
+func (x *extractor) siteOf(pc uint64) uint32 {
+	e := &x.siteCache[(pc^pc>>7)&uint64(len(x.siteCache)-1)]
+	if e.pc == pc && e.ok {
+		return e.idx
+	}
+	k, ok := x.siteIdx[pc]
+	if !ok {
+		k = uint32(len(x.sites))
+		x.siteIdx[pc] = k
+		x.sites = append(x.sites, pc)
+	}
+	*e = siteEntry{pc, k, true}
+	return k
+}
+
+// siteEntry is a slot of extractor.siteCache.
+type siteEntry struct {
+	pc  uint64
+	idx uint32
+	ok  bool
 }
 
 // opClass is trace.Op.Class by table.
@@ -252,7 +284,7 @@ func (x *extractor) add(rec *trace.Record) {
 	if e < s || c > 0 && s < x.end[c-1] {
 		x.ordered = false
 	}
-	x.site[c] = rec.CallSite
+	x.site[c] = x.siteOf(rec.CallSite)
 	x.bytes[c] = rec.Bytes
 	if rec.Op == trace.OpPcontrol {
 		x.bytes[c] = PcontrolBytes(rec.Tag) // a phase mark: its level (see Calls.Bytes)

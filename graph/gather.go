@@ -61,7 +61,7 @@ func (t CallTable) CallSite(c int32) uint64 { return t.At(c).CallSite }
 // CallInfo is owned call c's CallInfo (c a global call number).
 func (p *PAG) CallInfo(c int32) CallInfo {
 	l := c - p.CallLo
-	return CallInfo{p.Start[l], p.End[l], p.CallSite[l], p.Op[l], p.CompletesFileIO(c), p.WaitsUnknown(c)}
+	return CallInfo{p.Start[l], p.End[l], p.Calls.CallSite(l), p.Op[l], p.CompletesFileIO(c), p.WaitsUnknown(c)}
 }
 
 // FetchCalls gets the CallInfo of calls (any rank's) from their owners.

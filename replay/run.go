@@ -233,7 +233,7 @@ func rankInfos(p *graph.PAG, windowed bool, from, to int64) []rankInfo {
 			case trace.OpPcontrol:
 				ri.Marks = append(ri.Marks, Mark{Call: c, Level: graph.PcontrolLevel(p.Bytes[l]), Start: p.Start[l], End: p.End[l]})
 			}
-			pc := p.CallSite[l]
+			pc := p.Calls.CallSite(l)
 			if h := (pc * 0x9E3779B97F4A7C15) >> 52; seen[h] != pc {
 				seen[h] = pc
 				known[pc] = true
@@ -475,7 +475,7 @@ func markSites(p *graph.PAG, set []site) bits {
 		var cache [1024]slot // a run has few call sites: look each up once
 		for c := p.RankStart[r]; c < p.RankStart[r+1]; c++ {
 			l := c - p.CallLo
-			pc := p.CallSite[l]
+			pc := p.Calls.CallSite(l)
 			h := &cache[(pc*0x9E3779B97F4A7C15)>>54]
 			if !h.ok || h.pc != pc {
 				*h = slot{pc, want[site{int32(r), pc}], true}
