@@ -15,8 +15,8 @@ func (g *Graph) check(target int32) error {
 	if g.N < 0 || g.N > math.MaxInt32 || len(g.InStart) != g.N+1 {
 		return fmt.Errorf("cpath: graph has N=%d and %d row starts", g.N, len(g.InStart))
 	}
-	if e := int(g.InStart[g.N]); e != len(g.InSrc) || e != len(g.InWeight) {
-		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), len(g.InWeight))
+	if e := int(g.InStart[g.N]); e != len(g.InSrc) || e != g.InWeight.Len() {
+		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), g.InWeight.Len())
 	}
 	if target < 0 || int(target) >= g.N {
 		return fmt.Errorf("cpath: target %d out of range [0,%d)", target, g.N)
@@ -43,15 +43,15 @@ func (g *Graph) Validate() error {
 			return fmt.Errorf("cpath: InStart decreases at vertex %d", v)
 		}
 	}
-	if e := int(g.InStart[g.N]); e != len(g.InSrc) || e != len(g.InWeight) {
-		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), len(g.InWeight))
+	if e := int(g.InStart[g.N]); e != len(g.InSrc) || e != g.InWeight.Len() {
+		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), g.InWeight.Len())
 	}
 	for i, u := range g.InSrc {
 		if u < 0 || int(u) >= g.N {
 			return fmt.Errorf("cpath: edge %d has source %d out of range", i, u)
 		}
-		if g.InWeight[i] < 0 {
-			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, g.InWeight[i])
+		if w := g.InWeight.At(int32(i)); w < 0 {
+			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, w)
 		}
 	}
 	return nil

@@ -13,6 +13,8 @@
 // algorithms return the same path, vertex for vertex.
 package cpath
 
+import "github.com/cpath/cpath/graph"
+
 // Graph is a directed acyclic graph in compressed sparse rows, indexed by
 // destination: the incoming edges of vertex v are InSrc[InStart[v]:InStart[v+1]]
 // with weights InWeight[...]. Weights are in ns and non-negative.
@@ -27,7 +29,7 @@ type Graph struct {
 	N        int
 	InStart  []int32 // len N+1
 	InSrc    []int32
-	InWeight []int64
+	InWeight graph.Weights
 	Time     []int64 // nil, or len N: each vertex's time, ns
 }
 

@@ -2,6 +2,7 @@ package cpath
 
 import (
 	"fmt"
+	"github.com/cpath/cpath/graph"
 	"math"
 	"math/rand"
 	"reflect"
@@ -216,10 +217,10 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	bad := []*Graph{
-		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{2}, InWeight: []int64{1}},
-		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{1}, InWeight: []int64{-1}},
-		{N: 2, InStart: []int32{0, 1, 0}, InSrc: []int32{1}, InWeight: []int64{1}},
-		{N: 2, InStart: []int32{1, 1, 1}, InSrc: []int32{1}, InWeight: []int64{1}},
+		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{2}, InWeight: graph.WeightsOf([]int64{1})},
+		{N: 2, InStart: []int32{0, 1, 1}, InSrc: []int32{1}, InWeight: graph.WeightsOf([]int64{-1})},
+		{N: 2, InStart: []int32{0, 1, 0}, InSrc: []int32{1}, InWeight: graph.WeightsOf([]int64{1})},
+		{N: 2, InStart: []int32{1, 1, 1}, InSrc: []int32{1}, InWeight: graph.WeightsOf([]int64{1})},
 	}
 	for i, g := range bad {
 		if g.Validate() == nil {
@@ -250,7 +251,7 @@ func checkResult(t *testing.T, g *Graph, target int32, r *Result) {
 	}
 	for v := int32(0); v < int32(n); v++ {
 		for j := g.InStart[v]; j < g.InStart[v+1]; j++ {
-			u, w := g.InSrc[j], g.InWeight[j]
+			u, w := g.InSrc[j], g.InWeight.At(j)
 			if old, ok := maxW[[2]int32{u, v}]; !ok || w > old {
 				maxW[[2]int32{u, v}] = w
 			}

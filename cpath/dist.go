@@ -1,6 +1,7 @@
 package cpath
 
 import (
+	"github.com/cpath/cpath/graph"
 	"sort"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -12,14 +13,14 @@ import (
 // [Bounds[p], Bounds[p+1]); edge sources are global vertex ids, so an edge
 // whose source another rank owns is a cross-rank edge.
 type DistGraph struct {
-	N        int     // vertices in the whole graph
-	Bounds   []int32 // len Size()+1, Bounds[0] = 0, Bounds[Size()] = N
-	Lo, Hi   int32   // this rank's range: Bounds[Rank()], Bounds[Rank()+1]
-	InStart  []int32 // len Hi-Lo+1: the edges into v are InSrc[InStart[v-Lo]:InStart[v-Lo+1]]
-	InSrc    []int32 // global vertex ids
-	InWeight []int64 // ns, non-negative
-	Time     []int64 // len Hi-Lo: each owned vertex's time, ns (topological methods, splits)
-	Target   int32   // global id of the vertex the critical path ends at (known to every rank)
+	N        int           // vertices in the whole graph
+	Bounds   []int32       // len Size()+1, Bounds[0] = 0, Bounds[Size()] = N
+	Lo, Hi   int32         // this rank's range: Bounds[Rank()], Bounds[Rank()+1]
+	InStart  []int32       // len Hi-Lo+1: the edges into v are InSrc[InStart[v-Lo]:InStart[v-Lo+1]]
+	InSrc    []int32       // global vertex ids
+	InWeight graph.Weights // ns, non-negative
+	Time     []int64       // len Hi-Lo: each owned vertex's time, ns (topological methods, splits)
+	Target   int32         // global id of the vertex the critical path ends at (known to every rank)
 }
 
 // Owner returns the rank that owns vertex v.

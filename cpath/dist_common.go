@@ -86,15 +86,15 @@ func (g *DistGraph) checkLocal(rank, size int) error {
 			return fmt.Errorf("cpath: InStart decreases at vertex %d", int(g.Lo)+i)
 		}
 	}
-	if e := int(g.InStart[nv]); e != len(g.InSrc) || e != len(g.InWeight) {
-		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), len(g.InWeight))
+	if e := int(g.InStart[nv]); e != len(g.InSrc) || e != g.InWeight.Len() {
+		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), g.InWeight.Len())
 	}
 	for i, u := range g.InSrc {
 		if u < 0 || int(u) >= g.N {
 			return fmt.Errorf("cpath: edge %d has source %d out of range", i, u)
 		}
-		if g.InWeight[i] < 0 {
-			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, g.InWeight[i])
+		if w := g.InWeight.At(int32(i)); w < 0 {
+			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, w)
 		}
 	}
 	if g.Target < 0 || int(g.Target) >= g.N {
@@ -729,7 +729,7 @@ func (s *distTimed) process(light int64) int64 {
 	nl := int64(0)
 	for j := a; j < b; j++ {
 		u := g.InSrc[j]
-		w := g.InWeight[j]
+		w := g.InWeight.At(j)
 		if w <= light {
 			nl++
 		}

@@ -2,6 +2,7 @@ package cpath
 
 import (
 	"fmt"
+	"github.com/cpath/cpath/graph"
 
 	"github.com/cpath/cpath/internal/mpix"
 )
@@ -69,13 +70,17 @@ func Gather(c mpix.Comm, g *DistGraph) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	weights, err := c.Gatherv(mpix.Bytes(g.InWeight))
+	weights, err := c.Gatherv(mpix.Bytes(g.InWeight.W))
+	if err != nil {
+		return nil, err
+	}
+	bigs, err := c.Gatherv(mpix.Bytes(g.InWeight.Big))
 	if err != nil {
 		return nil, err
 	}
 	var whole *Graph
 	if c.Rank() == 0 {
-		whole, err = concatShares(g.N, starts, srcs, weights)
+		whole, err = concatShares(g.N, starts, srcs, weights, bigs)
 	}
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
@@ -84,8 +89,8 @@ func Gather(c mpix.Comm, g *DistGraph) (*Graph, error) {
 }
 
 // concatShares joins the gathered shares (row ends without the leading 0,
-// sources, weights, by rank) into the whole graph.
-func concatShares(n int, starts, srcs, weights [][]byte) (*Graph, error) {
+// sources, weights and their large values, by rank) into the whole graph.
+func concatShares(n int, starts, srcs, weights, bigs [][]byte) (*Graph, error) {
 	g := &Graph{N: n, InStart: make([]int32, 1, n+1)}
 	for p := range starts {
 		ends, err := mpix.FromBytes[int32](starts[p])
@@ -96,9 +101,18 @@ func concatShares(n int, starts, srcs, weights [][]byte) (*Graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		ws, err := mpix.FromBytes[int64](weights[p])
+		ws, err := mpix.FromBytes[int32](weights[p])
 		if err != nil {
 			return nil, err
+		}
+		big, err := mpix.FromBytes[int64](bigs[p])
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w < 0 && int(-1-w) >= len(big) {
+				return nil, fmt.Errorf("cpath: rank %d shipped a weight outside its %d large ones", p, len(big))
+			}
 		}
 		if len(us) != len(ws) || (len(ends) > 0 && int(ends[len(ends)-1]) != len(us)) {
 			return nil, fmt.Errorf("cpath: rank %d shipped %d sources and %d weights for %d edges", p, len(us), len(ws), len(us))
@@ -108,7 +122,7 @@ func concatShares(n int, starts, srcs, weights [][]byte) (*Graph, error) {
 			g.InStart = append(g.InStart, base+e)
 		}
 		g.InSrc = append(g.InSrc, us...)
-		g.InWeight = append(g.InWeight, ws...)
+		g.InWeight.Concat(graph.Weights{W: ws, Big: big})
 	}
 	if len(g.InStart) != n+1 {
 		return nil, fmt.Errorf("cpath: the ranks shipped %d vertices of %d", len(g.InStart)-1, n)

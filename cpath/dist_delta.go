@@ -31,7 +31,7 @@ func DistDefaultDelta(c mpix.Comm, g *DistGraph) (int64, error) {
 	var sum float64
 	var n int64
 	if g != nil {
-		for _, w := range g.InWeight {
+		for w := range g.InWeight.All() {
 			if w > 0 {
 				sum += float64(w)
 				n++
@@ -107,7 +107,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 	lo := s.lo
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
 	heavyHere := false // whether this rank has heavy edges: if not, it needs no done list
-	for _, w := range inWeight {
+	for w := range inWeight.All() {
 		if w > delta {
 			heavyHere = true
 			break
@@ -151,7 +151,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 				}
 				h := e.h + 1
 				for j, end := inStart[i], inStart[i+1]; j < end; j++ {
-					w := inWeight[j]
+					w := inWeight.At(j)
 					if w > delta {
 						continue
 					}
@@ -209,7 +209,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 			}
 			h := e.h + 1
 			for j, end := inStart[i], inStart[i+1]; j < end; j++ {
-				w := inWeight[j]
+				w := inWeight.At(j)
 				if w <= delta {
 					continue
 				}

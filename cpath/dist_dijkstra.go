@@ -90,7 +90,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 			h := e.h + 1
 			for j := a; j < b; j++ {
 				u := inSrc[j]
-				c := d + inWeight[j]
+				c := d + inWeight.At(j)
 				if !s.owns(u) {
 					s.send(u, c, v, h)
 					continue

@@ -2,9 +2,11 @@ package cpath
 
 import (
 	"fmt"
+	"github.com/cpath/cpath/graph"
 	"math"
 	"math/rand"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ func distShares(g *Graph, target int32, bounds []int32) []*DistGraph {
 			st[i] = g.InStart[int(lo)+i] - a
 		}
 		out[p] = &DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
-			InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+			InSrc: g.InSrc[a:b], InWeight: g.InWeight.Slice(a, b), Target: target}
 		if g.Time != nil {
 			out[p].Time = g.Time[lo:hi]
 		}
@@ -293,7 +295,7 @@ func TestDistBadInput(t *testing.T) {
 	copyShare := func(d *DistGraph) *DistGraph {
 		e := *d
 		e.InSrc = append([]int32(nil), d.InSrc...)
-		e.InWeight = append([]int64(nil), d.InWeight...)
+		e.InWeight = graph.Weights{W: slices.Clone(d.InWeight.W), Big: slices.Clone(d.InWeight.Big)}
 		e.InStart = append([]int32(nil), d.InStart...)
 		e.Bounds = append([]int32(nil), d.Bounds...)
 		return &e
@@ -320,7 +322,7 @@ func TestDistBadInput(t *testing.T) {
 			d.InSrc[len(d.InSrc)-1] = 9
 			return gs
 		}},
-		{"negative weight", func(gs []*DistGraph) []*DistGraph { gs[0].InWeight[0] = -1; return gs }},
+		{"negative weight", func(gs []*DistGraph) []*DistGraph { gs[0].InWeight.Set(0, -1); return gs }},
 		{"short InStart", func(gs []*DistGraph) []*DistGraph { gs[0].InStart = gs[0].InStart[:1]; return gs }},
 		{"InStart decreases", func(gs []*DistGraph) []*DistGraph { gs[0].InStart[1] = 5; return gs }},
 		{"range not the bounds'", func(gs []*DistGraph) []*DistGraph { gs[0].Hi--; return gs }},
@@ -332,7 +334,7 @@ func TestDistBadInput(t *testing.T) {
 				for i := range gs[1].InStart {
 					gs[1].InStart[i]--
 				}
-				gs[1].InSrc, gs[1].InWeight = gs[1].InSrc[1:], gs[1].InWeight[1:]
+				gs[1].InSrc, gs[1].InWeight = gs[1].InSrc[1:], gs[1].InWeight.Slice(1, int32(gs[1].InWeight.Len()))
 			} else {
 				gs[0].Bounds = []int32{0, 3, 6}
 			}

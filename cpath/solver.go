@@ -95,7 +95,7 @@ outer:
 		st.Relaxations += int64(hi - lo)
 		for j := lo; j < hi; j++ {
 			u := g.InSrc[j]
-			if c := d + g.InWeight[j]; c > dist[u] {
+			if c := d + g.InWeight.At(j); c > dist[u] {
 				dist[u], succ[u] = c, v
 				st.Updates++
 			} else if c == dist[u] && v < succ[u] {
@@ -152,7 +152,7 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 		st.Relaxations += int64(hi - lo)
 		for j := lo; j < hi; j++ {
 			u := g.InSrc[j]
-			if c := d + g.InWeight[j]; c > dist[u] {
+			if c := d + g.InWeight.At(j); c > dist[u] {
 				dist[u], succ[u] = c, v
 				q.push(entry{d: c, v: u})
 				st.Updates++
@@ -236,7 +236,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 			}
 			done = append(done, cur[i])
 			for j, hi := g.InStart[v], g.InStart[v+1]; j < hi; j++ {
-				w := g.InWeight[j]
+				w := g.InWeight.At(j)
 				if w > delta {
 					continue
 				}
@@ -265,7 +265,7 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 				continue
 			}
 			for j, hi := g.InStart[v], g.InStart[v+1]; j < hi; j++ {
-				w := g.InWeight[j]
+				w := g.InWeight.At(j)
 				if w <= delta {
 					continue
 				}
@@ -350,7 +350,7 @@ func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
 		st.Relaxations += int64(hi - lo)
 		for j := lo; j < hi; j++ {
 			u := g.InSrc[j]
-			w := g.InWeight[j]
+			w := g.InWeight.At(j)
 			if delta > 0 {
 				if w <= delta {
 					st.Light++
@@ -406,7 +406,7 @@ func DefaultDelta(g *Graph) int64 {
 	}
 	var sum float64
 	var n int64
-	for _, w := range g.InWeight {
+	for w := range g.InWeight.All() {
 		if w > 0 {
 			sum += float64(w)
 			n++

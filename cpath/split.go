@@ -405,7 +405,7 @@ func (sp *splitter) search(seeds []int32) error {
 			s.st.Relaxations += int64(b - a)
 			for j := a; j < b; j++ {
 				u := inSrc[j]
-				c := d + inWeight[j]
+				c := d + inWeight.At(j)
 				switch {
 				case k > 0 && u == sp.exit[k-1]:
 					if s.owns(u) {
@@ -561,7 +561,7 @@ func (sp *splitter) sequential(seqSplits bool) error {
 			a, b := g.InStart[l], g.InStart[l+1]
 			vs[q] = append(vs[q], shipVertex{V: l + g.Lo, K: k, Deg: b - a})
 			for j := a; j < b; j++ {
-				es[q] = append(es[q], shipEdge{U: g.InSrc[j], W: g.InWeight[j]})
+				es[q] = append(es[q], shipEdge{U: g.InSrc[j], W: g.InWeight.At(j)})
 			}
 		}
 		return vs, es
@@ -727,7 +727,7 @@ func (sp *splitter) solveOne(k int32, vs []shipVertex, es []shipEdge, estart, id
 				u = int32(n)
 			}
 			g.InSrc = append(g.InSrc, u)
-			g.InWeight = append(g.InWeight, e.W)
+			g.InWeight.Append(e.W)
 		}
 		g.InStart[i+1] = int32(len(g.InSrc))
 	}

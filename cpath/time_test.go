@@ -89,8 +89,8 @@ func TestTimedFullPAGSequential(t *testing.T) {
 		g, target := fullPAGTimed(rng, c.procs, c.steps, c.every)
 		for v := int32(0); v < int32(g.N); v++ {
 			for j := g.InStart[v]; j < g.InStart[v+1]; j++ {
-				if u := g.InSrc[j]; g.InWeight[j] > g.Time[v]-g.Time[u] {
-					t.Fatalf("case %d: edge %d->%d of weight %d between times %d and %d", i, u, v, g.InWeight[j], g.Time[u], g.Time[v])
+				if u := g.InSrc[j]; g.InWeight.At(j) > g.Time[v]-g.Time[u] {
+					t.Fatalf("case %d: edge %d->%d of weight %d between times %d and %d", i, u, v, g.InWeight.At(j), g.Time[u], g.Time[v])
 				}
 			}
 		}

@@ -201,7 +201,7 @@ func topoGraph(n int, time func(int32) int64, es [][2]int32) *Graph {
 	}
 	for _, e := range es {
 		g.InSrc = append(g.InSrc, e[0])
-		g.InWeight = append(g.InWeight, time(e[1])-time(e[0]))
+		g.InWeight.Append(time(e[1]) - time(e[0]))
 	}
 	return g
 }

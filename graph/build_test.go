@@ -161,7 +161,7 @@ func checkEdges(t *testing.T, g *graph.PAG) {
 		tight := v == g.StartVertex
 		for e := g.InStart[v]; e < g.InStart[v+1]; e++ {
 			edges++
-			u, w := g.InSrc[e], g.InWeight[e]
+			u, w := g.InSrc[e], g.InWeight.At(e)
 			d := g.Time(v) - g.Time(u)
 			if w < 0 || w > d {
 				t.Fatalf("%v edge %d -> %d: weight %d, time between %d", g.InKind[e], u, v, w, d)
@@ -269,7 +269,7 @@ func TestChunking(t *testing.T) {
 	}
 	a, b := build(dir), build(cut)
 	if !slices.Equal(a.Start, b.Start) || !slices.Equal(a.End, b.End) || !slices.Equal(a.InSrc, b.InSrc) ||
-		!slices.Equal(a.InWeight, b.InWeight) || !slices.Equal(a.Waits, b.Waits) || a.Messages != b.Messages {
+		!slices.Equal(a.InWeight.Int64s(), b.InWeight.Int64s()) || !slices.Equal(a.Waits, b.Waits) || a.Messages != b.Messages {
 		t.Fatal("the PAG depends on how the logs were chunked")
 	}
 }
@@ -545,7 +545,7 @@ func comparePartsTo(t *testing.T, what string, one *graph.PAG, parts []*graph.PA
 		for v := lo; v < hi; v++ {
 			l := v - lo
 			for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
-				m[v] = append(m[v], in{g.InSrc[e], g.InWeight[e], g.InKind[e]})
+				m[v] = append(m[v], in{g.InSrc[e], g.InWeight.At(e), g.InKind[e]})
 			}
 			slices.SortFunc(m[v], func(a, b in) int {
 				return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.w, b.w), cmp.Compare(a.kind, b.kind))

@@ -200,7 +200,7 @@ type PAG struct {
 	// compressed sparse rows indexed by v - Bounds[me], sources global.
 	InStart  []int32
 	InSrc    []int32
-	InWeight []int64
+	InWeight Weights
 	InKind   []EdgeKind
 
 	Waits []Wait // the owned calls', by Call

@@ -145,7 +145,7 @@ func TestPSCW(t *testing.T) {
 	for v := int32(0); v < int32(g.NumVertices()); v++ {
 		for e := g.InStart[v]; e < g.InStart[v+1]; e++ {
 			if g.InKind[e] == graph.EdgeRMA {
-				rma[[2]int32{g.InSrc[e], v}] = g.InWeight[e]
+				rma[[2]int32{g.InSrc[e], v}] = g.InWeight.At(e)
 			}
 		}
 	}

@@ -241,7 +241,7 @@ func newResult(ranks int) *Result {
 // addCalls fills rank r's row from its calls [lo, hi) (indices into the
 // arrays given: a PAG's, or a part's with local numbers) and the edges
 // into their vertices.
-func (res *Result) addCalls(r int, lo, hi int32, start, end []int64, inStart []int32, inWeight []int64, inKind []graph.EdgeKind) {
+func (res *Result) addCalls(r int, lo, hi int32, start, end []int64, inStart []int32, inWeight graph.Weights, inKind []graph.EdgeKind) {
 	p := &res.Processes[r]
 	p.Calls = int(hi - lo)
 	p.Nodes = 2 * p.Calls
@@ -258,7 +258,7 @@ func (res *Result) addCalls(r int, lo, hi int32, start, end []int64, inStart []i
 	p.Edges = int(e1 - e0)
 	for e := e0; e < e1; e++ {
 		if inKind[e] == graph.EdgeProgram {
-			p.ComputeNs += inWeight[e]
+			p.ComputeNs += inWeight.At(e)
 		}
 	}
 }

@@ -264,7 +264,7 @@ func rankInfos(p *graph.PAG, windowed bool, from, to int64) []rankInfo {
 				}
 				if ri.Win != nil {
 					if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
-						ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight[e], from, to, winLo, winHi)
+						ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
 					}
 				}
 				ph := 0
@@ -272,7 +272,7 @@ func rankInfos(p *graph.PAG, windowed bool, from, to int64) []rankInfo {
 					a := p.InSrc[e] >> 1
 					ph = sort.Search(k, func(i int) bool { return ri.Marks[i].Call > a })
 				}
-				ri.Useful[ph] += p.InWeight[e]
+				ri.Useful[ph] += p.InWeight.At(e)
 			}
 		}
 		out = append(out, ri)

@@ -199,7 +199,7 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 			// was cut).
 			w.start[nord] = e
 			for x, end := g.InStart[v], g.InStart[v+1]; x < end; x++ {
-				u, wt, k := g.InSrc[x], g.InWeight[x], kind[x]
+				u, wt, k := g.InSrc[x], g.InWeight.At(x), kind[x]
 				f := e
 				for ; f > w.start[nord] && w.order[w.src[f-1]] > u; f-- {
 					w.src[f], w.weight[f], w.kind[f] = w.src[f-1], w.weight[f-1], w.kind[f-1]

@@ -43,7 +43,7 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 			if !full && p.InKind[e] == graph.EdgeCall {
 				continue
 			}
-			report.AddDOTEdge(m, node(p.InSrc[e]), node(v), p.InWeight[e], 1)
+			report.AddDOTEdge(m, node(p.InSrc[e]), node(v), p.InWeight.At(e), 1)
 		}
 	}
 	mine := make([]report.DOTEdge, 0, len(m))

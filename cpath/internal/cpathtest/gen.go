@@ -3,6 +3,8 @@ package cpathtest
 import (
 	"math/rand"
 	"sort"
+
+	"github.com/cpath/cpath/graph"
 )
 
 // Edge is an edge u -> v of weight w.
@@ -13,8 +15,8 @@ type Edge struct {
 
 // CSR gives the compressed sparse rows by destination of n vertices and
 // edges es, in the form cpath.Graph takes.
-func CSR(n int, es []Edge) (inStart, inSrc []int32, inWeight []int64) {
-	inStart, inSrc, inWeight = make([]int32, n+1), make([]int32, len(es)), make([]int64, len(es))
+func CSR(n int, es []Edge) (inStart, inSrc []int32, inWeight graph.Weights) {
+	inStart, inSrc, inWeight = make([]int32, n+1), make([]int32, len(es)), graph.MakeWeights(len(es))
 	for _, e := range es {
 		inStart[e.V+1]++
 	}
@@ -23,7 +25,8 @@ func CSR(n int, es []Edge) (inStart, inSrc []int32, inWeight []int64) {
 	}
 	next := append([]int32(nil), inStart[:n]...)
 	for _, e := range es {
-		inSrc[next[e.V]], inWeight[next[e.V]] = e.U, e.W
+		inSrc[next[e.V]] = e.U
+		inWeight.Set(next[e.V], e.W)
 		next[e.V]++
 	}
 	return inStart, inSrc, inWeight

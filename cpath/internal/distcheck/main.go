@@ -250,7 +250,7 @@ func shareOf(g *cpath.Graph, target int32, bounds []int32, rank int) *cpath.Dist
 		st[i] = g.InStart[int(lo)+i] - a
 	}
 	d := &cpath.DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
-		InSrc: g.InSrc[a:b], InWeight: g.InWeight[a:b], Target: target}
+		InSrc: g.InSrc[a:b], InWeight: g.InWeight.Slice(a, b), Target: target}
 	if g.Time != nil {
 		d.Time = g.Time[lo:hi]
 	}
