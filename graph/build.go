@@ -268,7 +268,7 @@ type builder struct {
 type partMsg struct {
 	sendPost, sendDone, recvPost, recvDone int32
 	comm, src                              int32
-	slot                                   int32 // sendPost's start: index in cache
+	slot                                   int32 // sendPost's start: index in cache if another rank owns it, else -1
 	// heldBy is the receiver's call the send was held until, by the
 	// progress rule (heldBy), -1 for none.
 	heldBy int32
@@ -300,7 +300,7 @@ type dep struct {
 	ord   int64
 	done  int32 // local
 	cause int32 // global
-	slot  int32 // cache index of cause's start
+	slot  int32 // cache index of cause's start if another rank owns it, else -1
 	comm  int32
 	// part marks partitioned transfers: -1 a transfer as a whole (its Late
 	// Sender on the send's start, its Late Receiver), j+1 receive
@@ -325,8 +325,12 @@ type wireEnd struct {
 
 func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
 
-// addCause gives a cause a slot in the cache of cause starts.
-func (b *builder) addCause(start int64) int32 {
+// addCause gives a cause another rank owns a slot in the cache of cause
+// starts (an owned cause's start is read from the calls: -1).
+func (b *builder) addCause(cause int32, start int64) int32 {
+	if b.local(cause) {
+		return -1
+	}
 	b.cache = append(b.cache, start)
 	return int32(len(b.cache) - 1)
 }
@@ -431,7 +435,7 @@ func (b *builder) match() error {
 	violations := 0
 	nm := min(len(sends), len(recvs))
 	b.msgs = make([]partMsg, 0, nm)
-	b.cache = make([]int64, 0, nm)
+	b.cache = make([]int64, 0, nm/c.Size()) // about the remote causes
 	var sendSeq, recvSeq []int32
 	i, j := 0, 0
 	for i < len(sendRuns) || j < len(recvRuns) {
@@ -467,7 +471,7 @@ func (b *builder) match() error {
 			s, re := &sends[sendSeq[m]], recvs[recvSeq[m]]
 			r := wireEnd{Post: re.post, Done: re.done}
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Start), heldBy: -1, bytes: s.Bytes,
+				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: b.addCause(s.Post, s.Start), heldBy: -1, bytes: s.Bytes,
 				partitioned: s.Init > 0}
 			if s.Mode&mayHold != 0 {
 				pm.heldBy = b.heldBy(s, &r)
@@ -534,7 +538,6 @@ func (b *builder) match() error {
 	}
 	n := len(b.msgs) + wireCount[wireDep](gotLR) + ncoll
 	b.deps = make([]dep, 0, n+n/64+64)
-	b.cache = slices.Grow(b.cache, n-len(b.msgs)+n/64+64)
 	for k := range b.msgs {
 		m := &b.msgs[k]
 		d := dep{done: m.recvDone - p.CallLo, cause: m.sendPost, slot: m.slot, kind: LateSender, comm: m.comm, ord: m.ord(p)}
@@ -649,14 +652,14 @@ func (b *builder) addDeps(got [][]byte) error {
 	// dependency to arrays of millions copied them over and over, a fifth
 	// of the build's time on a 16 M-call log.
 	n := wireCount[wireDep](got)
-	b.deps, b.cache = slices.Grow(b.deps, n), slices.Grow(b.cache, n)
+	b.deps = slices.Grow(b.deps, n)
 	for _, bs := range got {
 		ws, err := mpix.FromBytes[wireDep](bs)
 		if err != nil {
 			return err
 		}
 		for _, w := range ws {
-			d := dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Start),
+			d := dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Cause, w.Start),
 				kind: WaitKind(w.Kind & 0xff), rule: WaitRule(w.Kind >> 8 & 0xff), comm: w.Comm, ord: w.Ord}
 			if w.Kind&wirePartitioned != 0 {
 				d.part = -1

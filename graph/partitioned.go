@@ -125,7 +125,7 @@ func (b *builder) partitionDeps() error {
 					continue // never made ready in the log
 				}
 				e := &rs[ri]
-				b.deps = append(b.deps, dep{done: comp - p.CallLo, cause: e.Call, slot: b.addCause(e.Start), kind: LateSender,
+				b.deps = append(b.deps, dep{done: comp - p.CallLo, cause: e.Call, slot: b.addCause(e.Call, e.Start), kind: LateSender,
 					comm: m.comm, ord: ord, part: int32(j) + 1, dup: comp == m.recvDone && i <= lastAtDone})
 			}
 			if comp == m.recvDone {

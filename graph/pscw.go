@@ -358,7 +358,7 @@ func (b *builder) pscwDeps() error {
 				break
 			}
 		}
-		b.deps = append(b.deps, dep{done: waited - p.CallLo, cause: w.Open, slot: b.addCause(w.Start), kind: LatePost,
+		b.deps = append(b.deps, dep{done: waited - p.CallLo, cause: w.Open, slot: b.addCause(w.Open, w.Start), kind: LatePost,
 			comm: w.Comm, ord: int64(w.Origin)<<32 | int64(w.Target)})
 		p.Epochs = append(p.Epochs, EpochPair{Post: w.Open, Wait: w.Close, Start: e.open + base, Complete: complete, Waited: waited})
 	})
@@ -373,7 +373,7 @@ func (b *builder) pscwDeps() error {
 			return
 		}
 		wait := e.close + p.RankStart[p.RankLo+int(x.i)] - p.CallLo
-		b.deps = append(b.deps, dep{done: wait, cause: w.Open, slot: b.addCause(w.Start), kind: EarlyWait,
+		b.deps = append(b.deps, dep{done: wait, cause: w.Open, slot: b.addCause(w.Open, w.Start), kind: EarlyWait,
 			comm: w.Comm, ord: int64(w.Origin)<<32 | int64(w.Target)})
 		if w.Close >= 0 {
 			b.lateOps = append(b.lateOps, lateOp{wait, w.Close})
