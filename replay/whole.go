@@ -18,10 +18,10 @@ import (
 // ranks' ranges. It costs a copy of the edges (13 bytes each).
 type whole struct {
 	n         int
-	order     []int32 // by position: the vertex id
-	start     []int32 // by position: its row is edges [start[i], start[i+1])
-	src       []int32 // by edge: the source's position
-	weight    []int64
+	order     []int32       // by position: the vertex id
+	start     []int32       // by position: its row is edges [start[i], start[i+1])
+	src       []int32       // by edge: the source's position
+	weight    graph.Weights // the PAG's, in this order (sharing its large values)
 	kind      []graph.EdgeKind
 	op        []trace.Op // by call
 	rankStart []int32
@@ -163,7 +163,7 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 		return nil, fmt.Errorf("replay: %d operations for %d calls in a graph of %d vertices", len(op), calls, g.N)
 	}
 	n, m := g.N, len(g.InSrc)
-	w := &whole{n: n, order: make([]int32, n), start: make([]int32, n+1), src: make([]int32, m), weight: make([]int64, m),
+	w := &whole{n: n, order: make([]int32, n), start: make([]int32, n+1), src: make([]int32, m), weight: graph.Weights{W: make([]int32, m), Big: g.InWeight.Big},
 		kind: make([]graph.EdgeKind, m), op: op, rankStart: rankStart, ranks: ranks, calls: calls}
 	buf := w.order                      // order[:nord] the finished vertices, buf[top:] the stack
 	at := make([]int32, n)              // a finished vertex's position; the next edge of one on the stack
@@ -199,12 +199,12 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 			// was cut).
 			w.start[nord] = e
 			for x, end := g.InStart[v], g.InStart[v+1]; x < end; x++ {
-				u, wt, k := g.InSrc[x], g.InWeight.At(x), kind[x]
+				u, wt, k := g.InSrc[x], g.InWeight.W[x], kind[x]
 				f := e
 				for ; f > w.start[nord] && w.order[w.src[f-1]] > u; f-- {
-					w.src[f], w.weight[f], w.kind[f] = w.src[f-1], w.weight[f-1], w.kind[f-1]
+					w.src[f], w.weight.W[f], w.kind[f] = w.src[f-1], w.weight.W[f-1], w.kind[f-1]
 				}
-				w.src[f], w.weight[f], w.kind[f] = at[u], wt, k
+				w.src[f], w.weight.W[f], w.kind[f] = at[u], wt, k
 				e++
 			}
 			buf[nord], at[v] = v, nord
@@ -250,9 +250,9 @@ func (s *solver) solve(r *rule, path bool) (length int64, end int32) {
 		from := lo
 		switch mode {
 		case plainRow:
-			best = dist[src[lo]] + weight[lo]
+			best = dist[src[lo]] + weight.At(lo)
 			for e := lo + 1; e < hi; e++ {
-				if d := dist[src[e]] + weight[e]; d > best {
+				if d := dist[src[e]] + weight.At(e); d > best {
 					best, from = d, e
 				}
 			}
@@ -264,9 +264,9 @@ func (s *solver) solve(r *rule, path bool) (length int64, end int32) {
 				}
 			}
 		default:
-			best = dist[src[lo]] + scale(weight[lo], m[kind[lo]])
+			best = dist[src[lo]] + scale(weight.At(lo), m[kind[lo]])
 			for e := lo + 1; e < hi; e++ {
-				if d := dist[src[e]] + scale(weight[e], m[kind[e]]); d > best {
+				if d := dist[src[e]] + scale(weight.At(e), m[kind[e]]); d > best {
 					best, from = d, e
 				}
 			}
@@ -372,7 +372,7 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 		var best int64
 		for e := lo; e < hi; e++ {
 			if u := src[e]; phase[u] == pv {
-				if d := dist[u] + scale(weight[e], m[kind[e]]); d > best {
+				if d := dist[u] + scale(weight.At(e), m[kind[e]]); d > best {
 					best = d
 				}
 			}

@@ -114,7 +114,7 @@ func (s *solver) solveWindow(r *rule, wr *windowRun) int64 {
 		}
 		for e := lo; e < hi; e++ {
 			if u := src[e]; in[u] {
-				if d := dist[u] + scale(weight[e], m[kind[e]]); d > best {
+				if d := dist[u] + scale(weight.At(e), m[kind[e]]); d > best {
 					best = d
 				}
 			}
