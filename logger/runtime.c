@@ -2487,10 +2487,11 @@ int64_t cp_skew_ns(int64_t ns) {
 	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
 }
 
-/* cp_runs_rescue codes the open poll runs on the way out (one stream), if
- * no thread is inside the logger (it would be changing them, or coding);
- * otherwise they are lost, with the call in flight. Records go through a
- * small array: the signal stack may be small. */
+/* cp_runs_rescue codes the deferred call and then the open poll runs on
+ * the way out (one stream), if no thread is inside the logger (it would be
+ * changing them, or coding); otherwise they are lost, with the call in
+ * flight. Records go through a small array (the deferred call's are in
+ * its state's buffer already): the signal stack may be small. */
 static void cp_runs_rescue(void) {
 	if (cp_held || cp_enc_busy)
 		return;
@@ -2520,8 +2521,9 @@ static void cp_runs_rescue(void) {
 }
 
 /* The committed calls are in the file already (the kernel holds the mapped
- * pages): only the trailer is left to write, without allocation or Go.
- * The call in flight, if any, is lost. With threads, the states that can
+ * pages): only the deferred call, the open runs and the trailer are left
+ * to write, without allocation or Go. The call in flight, if any, is lost
+ * (with the deferred call, if it was being coded with it). With threads, the states that can
  * be had at once are held while the end is written, their open runs coded
  * first; if every one could (no thread is in the logger), the trailer gets
  * a CHECK. The file is not cut to size here (a program whose handler
