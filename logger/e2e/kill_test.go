@@ -125,19 +125,20 @@ func TestPollRunAtDeath(t *testing.T) {
 // (here MPI_Recv) is coded with the rank's next recorded call, so a rank
 // killed outright loses it as well as the call in flight: at most one call
 // that returned. Rank 1 of failmodes recvMODE receives one int from rank 0
-// with MPI_Recv right after its 50 barriers and then dies: on SIGTERM and
-// at exit without MPI_Finalize the logger's way out codes the deferred
-// receive before the trailer; SIGKILL loses that record and only it:
-// MPI_Init and the barriers are in the log.
+// with MPI_Recv right after its 50 barriers and then ends: MPI_Finalize
+// and MPI_Abort code the deferred receive before their own record, and on
+// SIGTERM and at exit without MPI_Finalize the logger's way out codes it
+// before the trailer; SIGKILL loses that record and only it: MPI_Init and
+// the barriers are in the log.
 func TestDeferredAtDeath(t *testing.T) {
 	lib := mpitest.LoggerLib(t)
 	exe := mpitest.Compile(t, t.TempDir(), "mpicc", "failmodes.c")
-	for _, mode := range []string{"term", "exit", "kill"} {
+	for _, mode := range []string{"ok", "abort", "term", "exit", "kill"} {
 		t.Run(mode, func(t *testing.T) {
 			logDir := filepath.Join(t.TempDir(), "logs")
 			res := runFailJob(t, lib, logDir, exe, "recv"+mode)
-			if res.code == 0 {
-				t.Fatalf("mode recv%s: exit status 0, want the job to fail", mode)
+			if (res.code == 0) != (mode == "ok") {
+				t.Fatalf("mode recv%s: exit status %d", mode, res.code)
 			}
 			l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
 			if err != nil {
@@ -150,14 +151,23 @@ func TestDeferredAtDeath(t *testing.T) {
 				if r.Op == trace.OpRecv && (r.Peer != 0 || r.Tag != 78 || r.Bytes != 4) {
 					t.Errorf("rank 1: MPI_Recv %+v, want peer 0, tag 78, 4 bytes", *r)
 				}
+				// in call order: the receive after the barriers, before
+				// MPI_Finalize's or MPI_Abort's record
+				if r.Op == trace.OpRecv && (counts[trace.OpBarrier] != failBarriers || counts[trace.OpFinalize]+counts[trace.OpAbort] != 0) ||
+					(r.Op == trace.OpFinalize || r.Op == trace.OpAbort) && counts[trace.OpRecv] != 1 {
+					t.Errorf("rank 1: record %d %v out of call order", i, r.Op)
+				}
+			}
+			if n := counts[trace.OpFinalize] + counts[trace.OpAbort]; n != map[string]int{"ok": 1, "abort": 1}[mode] {
+				t.Errorf("rank 1: %d MPI_Finalize and %d MPI_Abort records in mode recv%s", counts[trace.OpFinalize], counts[trace.OpAbort], mode)
 			}
 			t.Logf("rank 1: trailer %v, %d records, %d MPI_Recv, damage %v", l.Trailer.Status, len(l.Records), counts[trace.OpRecv], l.Damage)
 			if l.Damage != nil || counts[trace.OpInit] != 1 || counts[trace.OpBarrier] != failBarriers {
 				t.Errorf("rank 1: damage %v, %d MPI_Init, %d MPI_Barrier; want none, 1, %d",
 					l.Damage, counts[trace.OpInit], counts[trace.OpBarrier], failBarriers)
 			}
-			if n := len(l.Records) - counts[trace.OpInit] - counts[trace.OpBarrier] - counts[trace.OpRecv]; n != 0 {
-				t.Errorf("rank 1: %d records besides MPI_Init, MPI_Barrier and MPI_Recv", n)
+			if n := len(l.Records) - counts[trace.OpInit] - counts[trace.OpBarrier] - counts[trace.OpRecv] - counts[trace.OpFinalize] - counts[trace.OpAbort]; n != 0 {
+				t.Errorf("rank 1: %d records besides MPI_Init, MPI_Barrier, MPI_Recv, MPI_Finalize and MPI_Abort", n)
 			}
 			switch {
 			case l.Trailer.Status == trace.EndMissing:
