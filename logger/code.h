@@ -298,12 +298,6 @@ static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			cp_pos = end;
 			cp_nrec += (uint64_t)n;
-			/* The line after the one the data now ends in, for
-			 * writing: a store that misses (the mapping's pages are in
-			 * memory, not in the cache) would hold up the next locked
-			 * instruction, the MPI library's included, for a memory
-			 * access. */
-			__builtin_prefetch(cp_map + end + 64, 1, 3);
 		}
 	}
 done:

@@ -525,7 +525,6 @@ static inline __attribute__((always_inline)) void cp_call1(cp_thr *t, cp_rec *r,
 							    uint64_t cs, uint32_t comm, int rc) {
 	cp_pend_take(t);
 	cp_run_close(t, t);
-	t->cur = t->n;
 	cp_module_seen(cs);
 	*r = (cp_rec){.start = t0, .end = t1, .callsite = cs, .op = (uint8_t)op,
 		      .flags = rc != MPI_SUCCESS ? CP_F_ERROR : 0, .thread = (uint16_t)t->tid, .comm = comm,
@@ -581,26 +580,36 @@ static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) 
 			cp_end1_mt(t, &m);
 			return;
 		}
-	} else if (__builtin_expect(!cp_calldepth && (t->n == 0 || (cp_pend == t && t->n == 1 && t->npend == 1)), 1)) {
-		/* nothing staged but a deferred call of one record (see cp_pend) */
+	} else if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
+		/* nothing staged */
+		if (cp_defer_ok(r, 1) && !cp_mods_stale) {
+			/* deferred (see cp_pend): staged, coded with the next call */
+			cp_rec_put(&t->buf[0], r);
+			t->n = t->npend = t->cur = 1;
+			cp_pend = t;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		} else {
+			cp_enc_batch_in(r, NULL, 1);
+			if (__builtin_expect(cp_mods_stale, 0))
+				cp_mods_flush();
+		}
+		cp_held = 0;
+		return;
+	} else if (__builtin_expect(cp_pend == t && t->n == 1 && t->npend == 1 && !cp_calldepth, 1)) {
+		/* nothing staged but a deferred call of one record */
 		if (cp_defer_ok(r, 1) && !cp_mods_stale) {
 			/* deferred in turn: the one before is coded alone */
-			if (__builtin_expect(t->n > 0, 0))
-				cp_flush_full(t);
+			cp_flush_full(t);
 			cp_rec_put(&t->buf[0], r);
 			t->n = t->npend = t->cur = 1;
 			cp_pend = t;
 		} else {
-			/* the deferred record, if any, then r, in one batch; both
-			 * from registers (a copy of the deferred one: the coder's
+			/* the deferred record, then r, in one batch, both from
+			 * registers (a copy of the deferred one: the coder's
 			 * stores into the log cannot change it) */
-			if (t->n) {
-				cp_rec a;
-				memcpy(&a, &t->buf[0], sizeof a);
-				cp_enc_batch_pair(&a, r);
-			} else {
-				cp_enc_batch_in(r, NULL, 1);
-			}
+			cp_rec a;
+			memcpy(&a, &t->buf[0], sizeof a);
+			cp_enc_batch_pair(&a, r);
 			t->n = t->cur = 0;
 			cp_pend = NULL;
 			if (__builtin_expect(cp_mods_stale, 0))
@@ -612,6 +621,7 @@ static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) 
 	}
 	if (t->n == CP_TBUF)
 		cp_flush_full(t);
+	t->cur = t->n;
 	cp_rec_put(&t->buf[t->n++], r);
 	cp_staged1(t);
 }
