@@ -1087,10 +1087,48 @@ uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t) {
 
 /* The bytes a status says were received, and whether it was cancelled:
  * Open MPI keeps both in the public status struct, so the wrappers read
- * them there instead of calling PMPI_Get_count and PMPI_Test_cancelled. */
+ * them there instead of calling PMPI_Get_count and PMPI_Test_cancelled.
+ * So does MPICH, coded (MPIR_STATUS_GET_COUNT, _GET_CANCEL_BIT: the count
+ * in count_lo and the bits of count_hi_and_cancelled above its lowest,
+ * the cancelled bit); cp_status_check (at MPI_Init) makes sure that this
+ * MPICH codes them so, else the PMPI calls are made. */
+#if !defined(OPEN_MPI) && defined(MPICH)
+static int cp_status_direct;
+
+static inline uint64_t cp_status_count(const MPI_Status *st) {
+	return (uint64_t)(unsigned)st->count_lo | (uint64_t)((unsigned)st->count_hi_and_cancelled >> 1) << 32;
+}
+
+static void cp_status_check(void) {
+	MPI_Status st;
+	memset(&st, 0, sizeof st);
+	int n = 0, canc = 0, ok = 1;
+	for (int i = 0; i < 2 && ok; i++) {
+		int want = i ? 7 : 123457;
+		if (PMPI_Status_set_elements(&st, MPI_BYTE, want) != MPI_SUCCESS ||
+		    PMPI_Status_set_cancelled(&st, !i) != MPI_SUCCESS || PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS ||
+		    PMPI_Test_cancelled(&st, &canc) != MPI_SUCCESS)
+			ok = 0;
+		else
+			ok = n == want && cp_status_count(&st) == (uint64_t)want && !canc == !!i &&
+			     (st.count_hi_and_cancelled & 1) == !i;
+	}
+	cp_status_direct = ok;
+}
+#else
+static void cp_status_check(void) {}
+#endif
+
 static uint64_t cp_status_bytes(const MPI_Status *st) {
 #ifdef OPEN_MPI
 	return (uint64_t)st->_ucount;
+#endif
+#if !defined(OPEN_MPI) && defined(MPICH)
+	if (__builtin_expect(cp_status_direct, 1)) {
+		/* as PMPI_Get_count's MPI_UNDEFINED beyond an int: 0 */
+		uint64_t c = cp_status_count(st);
+		return c > INT32_MAX ? 0 : c;
+	}
 #endif
 	int n = 0;
 	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
@@ -1301,6 +1339,11 @@ static inline __attribute__((always_inline)) void cp_fill_from_status(cp_rec *r,
 #ifdef OPEN_MPI
 		canc = st->_cancelled;
 #else
+#ifdef MPICH
+		if (__builtin_expect(cp_status_direct, 1))
+			canc = st->count_hi_and_cancelled & 1;
+		else
+#endif
 		if (PMPI_Test_cancelled(st, &canc) != MPI_SUCCESS)
 			canc = 0;
 #endif
@@ -2368,6 +2411,7 @@ void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc) {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
 	PMPI_Comm_size(MPI_COMM_WORLD, &ws);
 	cp_world_rank_self = (uint32_t)wr;
+	cp_status_check();
 	int32_t *wmap = malloc(sizeof(int32_t) * (size_t)ws);
 	for (int i = 0; i < ws; i++)
 		wmap[i] = i;
