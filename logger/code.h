@@ -243,11 +243,16 @@ extern uint64_t cp_nrec;
 int cp_enc_room(int n, uint64_t end);
 void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n);
 
-/* cp_enc_batch_in codes n ≥ 1 records (whole calls; paths[i] is record i's
- * call path, paths NULL for none) and commits them: cp_enc_batch, inline
- * for the calls' path. One thread at a time, which tells the signal path
- * that it is in the logger (runtime.c's cp_held, or cp_enc_busy). */
-static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *recs, const cp_path *paths, int n) {
+/* cp_enc_batch_gen codes n ≥ 1 records (whole calls; paths[i] is record i's
+ * call path, paths NULL for none), or, with pair set, the two records
+ * pair[0] and pair[1] (calls of one record, without call paths), and
+ * commits them: cp_enc_batch, inline for the calls' path. One thread at a
+ * time, which tells the signal path that it is in the logger (runtime.c's
+ * cp_held, or cp_enc_busy). */
+static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec *recs, const cp_path *paths, int n,
+								    const cp_rec *a, const cp_rec *b) {
+	if (a)
+		n = 2;
 	uint64_t pos = cp_pos;
 	size_t need = (size_t)(n + 2) * CP_MAXREC;
 	if (__builtin_expect(pos + need + CP_TAILROOM > cp_room, 0) && !cp_enc_room(n, pos + need + CP_TAILROOM))
@@ -263,14 +268,22 @@ static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *
 		/* Everything but the batch's first byte, which commits it. */
 		cp_enc *e = cp_enc0;
 		uint8_t *start = cp_map + pos, first;
-		uint8_t *p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
-		for (int i = 1; i < n; i++) {
+		const cp_rec *r0 = a ? a : &recs[0];
+		uint8_t *p;
+		if (a) {
+			p = cp_code(e, start, a, NULL, &first);
 			uint8_t *at = p;
-			p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
+			p = cp_code(e, p, b, NULL, at);
+		} else {
+			p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
+			for (int i = 1; i < n; i++) {
+				uint8_t *at = p;
+				p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
+			}
 		}
 		cp_cal_recs += (uint32_t)n;
-		if (__builtin_expect(recs[0].end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS, 0) &&
-		    !cp_is_sub(recs[0].op)) {
+		if (__builtin_expect(r0->end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS, 0) &&
+		    !cp_is_sub(r0->op)) {
 			cp_enc_commit_check(start, first, p, n);
 			goto done;
 		}
@@ -291,6 +304,17 @@ done:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cp_coding = 0;
 out:;
+}
+
+/* cp_enc_batch_pair codes a then b (calls of one record, without call
+ * paths) in one batch and commits them (cp_enc_batch_gen). */
+static inline __attribute__((always_inline)) void cp_enc_batch_pair(const cp_rec *a, const cp_rec *b) {
+	cp_enc_batch_gen(NULL, NULL, 2, a, b);
+}
+
+/* cp_enc_batch_in codes n ≥ 1 records and commits them (cp_enc_batch_gen). */
+static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *recs, const cp_path *paths, int n) {
+	cp_enc_batch_gen(recs, paths, n, NULL, NULL);
 }
 
 #pragma GCC visibility pop

@@ -47,7 +47,6 @@ static int cp_mt; /* MPI_THREAD_MULTIPLE: the threads record at once */
 /* Injected clock skew (test only), applied to calibration points. */
 int64_t cp_skew_off, cp_skew_base;
 double cp_skew_ppm;
-static uint32_t cp_world_rank_self;
 /* Clock read at MPI_Init's entry, to measure the tick rate. */
 int64_t cp_setup_tick, cp_setup_ns;
 
@@ -78,6 +77,8 @@ typedef struct cp_thr {
 	int tid;           /* the records' Thread: one per thread, never reused */
 	int live;          /* a thread owns it (else it waits to be reused) */
 	int n;             /* records staged */
+	int cur;           /* one stream: where the call being recorded starts in buf (-1: it was coded in parts) */
+	int npend;         /* one stream: records of the deferred call, at the front of buf (see cp_pend) */
 	int64_t last_end;  /* the last call's end */
 	cp_rec buf[CP_TBUF];
 	cp_path *paths; /* with call paths: paths[i] is buf[i]'s */
@@ -100,8 +101,49 @@ static pthread_key_t cp_key;
 static atomic_int cp_ntid;
 static CP_TLS cp_thr *cp_me;
 /* Without threads: set while a thread is inside the logger, so that the
- * signal path leaves the poll runs alone. */
+ * signal path leaves the poll runs and the deferred call alone. */
 static volatile int cp_held;
+
+/* Deferred coding (one stream only). A call that waits for a message (a
+ * blocking receive, a Wait, a productive Test, a probe: cp_defer_op) is
+ * usually followed at once by a send that the peer waits for: coding its
+ * records as it returns would delay that send. So its records stay staged
+ * in its thread's buffer (cp_pend is that state, npend the records) and are
+ * coded with the next recorded call's, in the same batch, after that
+ * call's MPI function has returned: for a ping-pong, off the round trip.
+ * The log is the same: the records, in the same order (the deferred ones
+ * come before anything staged after them: a run of polls the next call
+ * closes, the next call's). The deferred call is coded before any other
+ * record: by the next recorded call of any thread (cp_pend_take, from
+ * cp_call, cp_call1 and cp_runs_close), by MPI_Pcontrol, MPI_Finalize and
+ * MPI_Abort (cp_runs_close, then the flush), by a thread state's reuse
+ * (cp_self_new) and, on the way out of a signal or an exit without
+ * MPI_Finalize, by the signal path (cp_runs_rescue), unless a thread is
+ * inside the logger then. A rank killed outright (SIGKILL) loses it: the
+ * call in flight and at most one call that returned before it. With
+ * threads (MPI_THREAD_MULTIPLE) nothing is deferred. */
+static cp_thr *cp_pend;
+static const uint8_t cp_defer_op[256] = {
+	[CP_OP_RECV] = 1,    [CP_OP_MRECV] = 1,   [CP_OP_SENDRECV] = 1, [CP_OP_SENDRECV_REPLACE] = 1,
+	[CP_OP_WAIT] = 1,    [CP_OP_WAITALL] = 1, [CP_OP_WAITANY] = 1,  [CP_OP_WAITSOME] = 1,
+	[CP_OP_TEST] = 1,    [CP_OP_TESTALL] = 1, [CP_OP_TESTANY] = 1,  [CP_OP_TESTSOME] = 1,
+	[CP_OP_PROBE] = 1,   [CP_OP_IPROBE] = 1,  [CP_OP_MPROBE] = 1,   [CP_OP_IMPROBE] = 1,
+};
+
+static uint32_t cp_world_rank_self;
+
+/* cp_defer_ok says whether the call whose n records start at r is
+ * deferred: one that waits for a message, unless the message is the
+ * rank's own (its peer, or its first sub-record's: a completed request's,
+ * the receive half of a Sendrecv). Deferring costs CPU (the record is
+ * stored, then coded from memory: a few ns of a self send/recv pair), and
+ * a rank's message to itself is not one a peer waits on its next call for. */
+static inline int cp_defer_ok(const cp_rec *r, int n) {
+	if (!cp_defer_op[r->op])
+		return 0;
+	int32_t peer = n > 1 ? r[1].peer : r->peer;
+	return peer != (int32_t)cp_world_rank_self;
+}
 
 static void cp_spin(volatile int *l) {
 	for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
@@ -143,6 +185,7 @@ static void cp_stack_bounds(cp_thr *t) {
 }
 
 static void cp_flush(cp_thr *t);
+static inline void cp_pend_take(cp_thr *t);
 static void cp_commit(cp_thr *t);
 static void cp_run_close(cp_thr *t, cp_thr *into);
 
@@ -159,6 +202,7 @@ static cp_thr *cp_self_new(void) {
 		/* A run its last thread left open is closed first. */
 		cp_tlock(t);
 		if (t->run.open) {
+			cp_pend_take(t); /* one stream: a deferred call first */
 			cp_run_close(t, t);
 			cp_flush(t);
 			cp_commit(t);
@@ -242,13 +286,30 @@ static void cp_world_start(void) {
 /* cp_flush codes t's staged records: with one stream into the log (they
  * are committed), with threads into t's scratch buffer. */
 static inline void cp_flush(cp_thr *t) {
+	t->cur = -1; /* a call being recorded is coded in parts: not deferred */
 	if (t->n == 0)
 		return;
-	if (cp_mt)
+	if (cp_mt) {
 		cp_enc_code(t->enc, t->buf, cp_calldepth ? t->paths : NULL, t->n);
-	else
+	} else {
 		cp_enc_batch(t->buf, cp_calldepth ? t->paths : NULL, t->n);
+		if (cp_pend == t)
+			cp_pend = NULL;
+	}
 	t->n = 0;
+}
+
+/* cp_pend_flush codes the deferred call, staged in p, another thread's
+ * state (one stream: no other thread is in the logger). */
+static __attribute__((noinline)) void cp_pend_flush(cp_thr *p) { cp_flush(p); }
+
+/* cp_pend_take puts the deferred call's records ahead of what t stages
+ * next: another thread's are coded now; t's own are already at the front
+ * of its buffer, and are coded with what follows them. */
+static inline __attribute__((always_inline)) void cp_pend_take(cp_thr *t) {
+	cp_thr *p = cp_pend;
+	if (__builtin_expect(p != NULL && p != t, 0))
+		cp_pend_flush(p);
 }
 
 /* cp_commit writes what t coded as one block (threads). */
@@ -296,6 +357,20 @@ static __attribute__((noinline)) void cp_end_mt(cp_thr *t) {
 		cp_checkpoint(t);
 }
 
+/* cp_defer codes what t staged before the call being recorded (from cur
+ * on) and keeps that call's records staged, deferred (see cp_pend). */
+static __attribute__((noinline)) void cp_defer(cp_thr *t, int cur) {
+	if (cur > 0) {
+		cp_enc_batch_in(t->buf, cp_calldepth ? t->paths : NULL, cur);
+		memmove(t->buf, t->buf + cur, sizeof t->buf[0] * (size_t)(t->n - cur));
+		if (cp_calldepth && t->paths)
+			memmove(t->paths, t->paths + cur, sizeof t->paths[0] * (size_t)(t->n - cur));
+		t->n -= cur;
+	}
+	t->npend = t->n;
+	cp_pend = t;
+}
+
 static inline __attribute__((always_inline)) void cp_end(cp_thr *t) {
 	if (!t)
 		return;
@@ -303,11 +378,25 @@ static inline __attribute__((always_inline)) void cp_end(cp_thr *t) {
 		cp_end_mt(t);
 		return;
 	}
-	if (__builtin_expect(t->n > 0, 1))
-		cp_enc_batch_in(t->buf, cp_calldepth ? t->paths : NULL, t->n);
-	t->n = 0;
+	int n = t->n, cur = t->cur;
+	if (__builtin_expect(n > 0, 1)) {
+		if (cur >= 0 && cur < n && cp_defer_ok(&t->buf[cur], n - cur) && !cp_mods_stale) {
+			/* a call that waits for a message: deferred */
+			cp_defer(t, cur);
+		} else if (cur == n && cp_pend == t && n == t->npend && !cp_mods_stale) {
+			/* the call staged nothing (a poll joined or opened a run):
+			 * the deferred call stays deferred */
+		} else {
+			cp_enc_batch_in(t->buf, cp_calldepth ? t->paths : NULL, n);
+			t->n = 0;
+			if (cp_pend == t)
+				cp_pend = NULL;
+		}
+	}
+	t->cur = t->n;
 	if (__builtin_expect(cp_mods_stale, 0))
 		cp_mods_flush();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cp_held = 0;
 }
 
@@ -360,6 +449,7 @@ static void cp_run_close(cp_thr *t, cp_thr *into) {
 /* cp_runs_close stages every thread's open run into t's buffer (the
  * caller has stopped the world, or there is one stream). */
 static void cp_runs_close(cp_thr *t) {
+	cp_pend_take(t); /* the deferred call before them all */
 	for (int i = 0; i < cp_nthrs; i++)
 		cp_run_close(cp_thrs[i], t);
 }
@@ -406,7 +496,9 @@ static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
 }
 
 static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
+	cp_pend_take(t);
 	cp_run_close(t, t);
+	t->cur = t->n;
 	cp_rec *r = cp_put(t);
 	cp_module_seen(cs);
 	r->op = (uint8_t)op;
@@ -431,6 +523,7 @@ static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_
  * otherwise it is staged, as cp_call would have. */
 static inline __attribute__((always_inline)) void cp_call1(cp_thr *t, cp_rec *r, int op, int64_t t0, int64_t t1,
 							    uint64_t cs, uint32_t comm, int rc) {
+	cp_pend_take(t);
 	cp_run_close(t, t);
 	cp_module_seen(cs);
 	*r = (cp_rec){.start = t0, .end = t1, .callsite = cs, .op = (uint8_t)op,
@@ -480,21 +573,55 @@ static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, const cp_rec *r) {
 }
 
 static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) {
-	if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
-		if (__builtin_expect(cp_mt, 0)) {
+	if (__builtin_expect(cp_mt, 0)) {
+		if (t->n == 0 && !cp_calldepth) {
 			cp_rec m;
 			cp_rec_put(&m, r);
 			cp_end1_mt(t, &m);
 			return;
 		}
-		cp_enc_batch_in(r, NULL, 1);
-		if (__builtin_expect(cp_mods_stale, 0))
-			cp_mods_flush();
+	} else if (__builtin_expect(t->n == 0 && !cp_calldepth, 1)) {
+		/* nothing staged */
+		if (cp_defer_ok(r, 1) && !cp_mods_stale) {
+			/* deferred (see cp_pend): staged, coded with the next call */
+			cp_rec_put(&t->buf[0], r);
+			t->n = t->npend = t->cur = 1;
+			cp_pend = t;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		} else {
+			cp_enc_batch_in(r, NULL, 1);
+			if (__builtin_expect(cp_mods_stale, 0))
+				cp_mods_flush();
+		}
+		cp_held = 0;
+		return;
+	} else if (__builtin_expect(cp_pend == t && t->n == 1 && t->npend == 1 && !cp_calldepth, 1)) {
+		/* nothing staged but a deferred call of one record */
+		if (cp_defer_ok(r, 1) && !cp_mods_stale) {
+			/* deferred in turn: the one before is coded alone */
+			cp_flush_full(t);
+			cp_rec_put(&t->buf[0], r);
+			t->n = t->npend = t->cur = 1;
+			cp_pend = t;
+		} else {
+			/* the deferred record, then r, in one batch, both from
+			 * registers (a copy of the deferred one: the coder's
+			 * stores into the log cannot change it) */
+			cp_rec a;
+			memcpy(&a, &t->buf[0], sizeof a);
+			cp_enc_batch_pair(&a, r);
+			t->n = t->cur = 0;
+			cp_pend = NULL;
+			if (__builtin_expect(cp_mods_stale, 0))
+				cp_mods_flush();
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cp_held = 0;
 		return;
 	}
 	if (t->n == CP_TBUF)
 		cp_flush_full(t);
+	t->cur = t->n;
 	cp_rec_put(&t->buf[t->n++], r);
 	cp_staged1(t);
 }
@@ -960,10 +1087,48 @@ uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t) {
 
 /* The bytes a status says were received, and whether it was cancelled:
  * Open MPI keeps both in the public status struct, so the wrappers read
- * them there instead of calling PMPI_Get_count and PMPI_Test_cancelled. */
+ * them there instead of calling PMPI_Get_count and PMPI_Test_cancelled.
+ * So does MPICH, coded (MPIR_STATUS_GET_COUNT, _GET_CANCEL_BIT: the count
+ * in count_lo and the bits of count_hi_and_cancelled above its lowest,
+ * the cancelled bit); cp_status_check (at MPI_Init) makes sure that this
+ * MPICH codes them so, else the PMPI calls are made. */
+#if !defined(OPEN_MPI) && defined(MPICH)
+static int cp_status_direct;
+
+static inline uint64_t cp_status_count(const MPI_Status *st) {
+	return (uint64_t)(unsigned)st->count_lo | (uint64_t)((unsigned)st->count_hi_and_cancelled >> 1) << 32;
+}
+
+static void cp_status_check(void) {
+	MPI_Status st;
+	memset(&st, 0, sizeof st);
+	int n = 0, canc = 0, ok = 1;
+	for (int i = 0; i < 2 && ok; i++) {
+		int want = i ? 7 : 123457;
+		if (PMPI_Status_set_elements(&st, MPI_BYTE, want) != MPI_SUCCESS ||
+		    PMPI_Status_set_cancelled(&st, !i) != MPI_SUCCESS || PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS ||
+		    PMPI_Test_cancelled(&st, &canc) != MPI_SUCCESS)
+			ok = 0;
+		else
+			ok = n == want && cp_status_count(&st) == (uint64_t)want && !canc == !!i &&
+			     (st.count_hi_and_cancelled & 1) == !i;
+	}
+	cp_status_direct = ok;
+}
+#else
+static void cp_status_check(void) {}
+#endif
+
 static uint64_t cp_status_bytes(const MPI_Status *st) {
 #ifdef OPEN_MPI
 	return (uint64_t)st->_ucount;
+#endif
+#if !defined(OPEN_MPI) && defined(MPICH)
+	if (__builtin_expect(cp_status_direct, 1)) {
+		/* as PMPI_Get_count's MPI_UNDEFINED beyond an int: 0 */
+		uint64_t c = cp_status_count(st);
+		return c > INT32_MAX ? 0 : c;
+	}
 #endif
 	int n = 0;
 	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
@@ -1174,6 +1339,11 @@ static inline __attribute__((always_inline)) void cp_fill_from_status(cp_rec *r,
 #ifdef OPEN_MPI
 		canc = st->_cancelled;
 #else
+#ifdef MPICH
+		if (__builtin_expect(cp_status_direct, 1))
+			canc = st->count_hi_and_cancelled & 1;
+		else
+#endif
 		if (PMPI_Test_cancelled(st, &canc) != MPI_SUCCESS)
 			canc = 0;
 #endif
@@ -2241,6 +2411,7 @@ void cp_after_init(int op, int64_t t0, uint64_t cs, int provided, int rc) {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
 	PMPI_Comm_size(MPI_COMM_WORLD, &ws);
 	cp_world_rank_self = (uint32_t)wr;
+	cp_status_check();
 	int32_t *wmap = malloc(sizeof(int32_t) * (size_t)ws);
 	for (int i = 0; i < ws; i++)
 		wmap[i] = i;
@@ -2370,13 +2541,21 @@ int64_t cp_skew_ns(int64_t ns) {
 	return ns + cp_skew_off + (int64_t)((double)(ns - cp_skew_base) * cp_skew_ppm / 1e6);
 }
 
-/* cp_runs_rescue codes the open poll runs on the way out (one stream), if
- * no thread is inside the logger (it would be changing them, or coding);
- * otherwise they are lost, with the call in flight. Records go through a
- * small array: the signal stack may be small. */
+/* cp_runs_rescue codes the deferred call and then the open poll runs on
+ * the way out (one stream), if no thread is inside the logger (it would be
+ * changing them, or coding); otherwise they are lost, with the call in
+ * flight. Records go through a small array (the deferred call's are in
+ * its state's buffer already): the signal stack may be small. */
 static void cp_runs_rescue(void) {
 	if (cp_held || cp_enc_busy)
 		return;
+	cp_thr *p = cp_pend;
+	if (p) {
+		/* the deferred call first: it returned before the runs' ends */
+		cp_pend = NULL;
+		cp_enc_batch(p->buf, cp_calldepth ? p->paths : NULL, p->n);
+		p->n = 0;
+	}
 	cp_rec tmp[8];
 	cp_path paths[8];
 	int n = 0;
@@ -2396,8 +2575,9 @@ static void cp_runs_rescue(void) {
 }
 
 /* The committed calls are in the file already (the kernel holds the mapped
- * pages): only the trailer is left to write, without allocation or Go.
- * The call in flight, if any, is lost. With threads, the states that can
+ * pages): only the deferred call, the open runs and the trailer are left
+ * to write, without allocation or Go. The call in flight, if any, is lost
+ * (with the deferred call, if it was being coded with it). With threads, the states that can
  * be had at once are held while the end is written, their open runs coded
  * first; if every one could (no thread is in the logger), the trailer gets
  * a CHECK. The file is not cut to size here (a program whose handler

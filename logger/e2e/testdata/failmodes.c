@@ -10,6 +10,10 @@
  *   pollterm, pollkill, pollexit: as term, kill and exit, but rank 1 first
  *          posts an MPI_Irecv no one matches and polls it NPOLLS times
  *          with MPI_Test (one open run of unproductive polls)
+ *   recvterm, recvkill, recvexit: as term, kill and exit, but rank 0 first
+ *          sends rank 1 one int (tag 78), which rank 1 receives with
+ *          MPI_Recv right before it dies (a call whose coding the logger
+ *          defers to the next call)
  * Before the barriers every rank attaches a buffer and detaches it: one
  * MPI_Buffer_detach, which the logger counts but does not record, so that
  * every end of the log must carry the count.
@@ -28,12 +32,13 @@
 int main(int argc, char **argv) {
 	int rank, size;
 	if (argc != 2) {
-		fprintf(stderr, "usage: failmodes [poll]ok|abort|term|kill|exit\n");
+		fprintf(stderr, "usage: failmodes [poll|recv]ok|abort|term|kill|exit\n");
 		return 2;
 	}
 	const char *mode = argv[1];
 	int polls = !strncmp(mode, "poll", 4);
-	if (polls)
+	int recv = !strncmp(mode, "recv", 4);
+	if (polls || recv)
 		mode += 4;
 	if (strcmp(mode, "ok") && strcmp(mode, "abort") && strcmp(mode, "term") && strcmp(mode, "kill") &&
 	    strcmp(mode, "exit")) {
@@ -53,6 +58,13 @@ int main(int argc, char **argv) {
 	if (rank == 0) {
 		printf("failmodes: %d barriers done on %d ranks\n", NBARRIERS, size);
 		fflush(stdout);
+	}
+	if (recv && rank < 2) {
+		int v = 7;
+		if (rank == 0)
+			MPI_Send(&v, 1, MPI_INT, 1, 78, MPI_COMM_WORLD);
+		else
+			MPI_Recv(&v, 1, MPI_INT, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	}
 	if (polls && rank == 1) {
 		static int buf;
