@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/cpath/cpath/graph"
 )
 
 // check does the O(1) checks every algorithm needs before indexing; the full
@@ -35,23 +37,32 @@ func (g *Graph) Validate() error {
 	if g.N < 0 || g.N > math.MaxInt32 || len(g.InStart) != g.N+1 {
 		return fmt.Errorf("cpath: graph has N=%d and %d row starts", g.N, len(g.InStart))
 	}
-	if g.InStart[0] != 0 {
-		return fmt.Errorf("cpath: InStart[0] = %d, want 0", g.InStart[0])
+	return checkRows(g.InStart, g.InSrc, &g.InWeight, 0, g.N)
+}
+
+// checkRows checks rows of incoming edges (the vertices from first on,
+// sources among n vertices): monotone starts from 0, as many sources and
+// weights as the last row ends at, sources in range, weights
+// non-negative.
+func checkRows(inStart, inSrc []int32, w *graph.Weights, first, n int) error {
+	if inStart[0] != 0 {
+		return fmt.Errorf("cpath: InStart[0] = %d, want 0", inStart[0])
 	}
-	for v := 0; v < g.N; v++ {
-		if g.InStart[v+1] < g.InStart[v] {
-			return fmt.Errorf("cpath: InStart decreases at vertex %d", v)
+	nv := len(inStart) - 1
+	for i := 0; i < nv; i++ {
+		if inStart[i+1] < inStart[i] {
+			return fmt.Errorf("cpath: InStart decreases at vertex %d", first+i)
 		}
 	}
-	if e := int(g.InStart[g.N]); e != len(g.InSrc) || e != g.InWeight.Len() {
-		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), g.InWeight.Len())
+	if e := int(inStart[nv]); e != len(inSrc) || e != w.Len() {
+		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(inSrc), w.Len())
 	}
-	for i, u := range g.InSrc {
-		if u < 0 || int(u) >= g.N {
+	for i, u := range inSrc {
+		if u < 0 || int(u) >= n {
 			return fmt.Errorf("cpath: edge %d has source %d out of range", i, u)
 		}
-		if w := g.InWeight.At(int32(i)); w < 0 {
-			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, w)
+		if x := w.At(int32(i)); x < 0 {
+			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, x)
 		}
 	}
 	return nil

@@ -78,24 +78,8 @@ func (g *DistGraph) checkLocal(rank, size int) error {
 	if len(g.InStart) != nv+1 {
 		return fmt.Errorf("cpath: %d row starts for %d vertices", len(g.InStart), nv)
 	}
-	if g.InStart[0] != 0 {
-		return fmt.Errorf("cpath: InStart[0] = %d, want 0", g.InStart[0])
-	}
-	for i := 0; i < nv; i++ {
-		if g.InStart[i+1] < g.InStart[i] {
-			return fmt.Errorf("cpath: InStart decreases at vertex %d", int(g.Lo)+i)
-		}
-	}
-	if e := int(g.InStart[nv]); e != len(g.InSrc) || e != g.InWeight.Len() {
-		return fmt.Errorf("cpath: graph has %d edges but %d sources and %d weights", e, len(g.InSrc), g.InWeight.Len())
-	}
-	for i, u := range g.InSrc {
-		if u < 0 || int(u) >= g.N {
-			return fmt.Errorf("cpath: edge %d has source %d out of range", i, u)
-		}
-		if w := g.InWeight.At(int32(i)); w < 0 {
-			return fmt.Errorf("cpath: edge %d->? has negative weight %d", u, w)
-		}
+	if err := checkRows(g.InStart, g.InSrc, &g.InWeight, int(g.Lo), g.N); err != nil {
+		return err
 	}
 	if g.Target < 0 || int(g.Target) >= g.N {
 		return fmt.Errorf("cpath: target %d out of range [0,%d)", g.Target, g.N)

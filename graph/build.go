@@ -435,7 +435,7 @@ func (b *builder) match() error {
 	violations := 0
 	nm := min(len(sends), len(recvs))
 	b.msgs = make([]partMsg, 0, nm)
-	b.cache = make([]int64, 0, nm/c.Size()) // about the remote causes
+	b.cache = make([]int64, 0, nm-nm/c.Size()) // about the remote causes: none with one rank
 	var sendSeq, recvSeq []int32
 	i, j := 0, 0
 	for i < len(sendRuns) || j < len(recvRuns) {

@@ -251,8 +251,6 @@ void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n);
  * cp_held, or cp_enc_busy). */
 static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec *recs, const cp_path *paths, int n,
 								    const cp_rec *a, const cp_rec *b) {
-	if (a)
-		n = 2;
 	uint64_t pos = cp_pos;
 	size_t need = (size_t)(n + 2) * CP_MAXREC;
 	if (__builtin_expect(pos + need + CP_TAILROOM > cp_room, 0) && !cp_enc_room(n, pos + need + CP_TAILROOM))
