@@ -156,6 +156,9 @@ func checkRun(d *design, rn *run) []string {
 	var bad []string
 	p := rn.prof
 	gt := gateTol(d.tol)
+	// Sums over ranks, as the design subtests check them: ranks each
+	// within the tolerance of a designed zero may add up to more than it.
+	all, byOp, byComm := map[string]waits{}, map[string]waits{}, map[string]waits{}
 	for r := 0; r < d.np; r++ {
 		if !gt.ok(p.Compute[r], d.compute[r]) {
 			bad = append(bad, fmt.Sprintf("rank %d computed %v, designed %v ± %v", r, p.Compute[r], d.compute[r], gt.of(d.compute[r])))
@@ -163,7 +166,11 @@ func checkRun(d *design, rn *run) []string {
 		got := map[string]time.Duration{}
 		for _, c := range rn.tl[r][min(d.align+1, len(rn.tl[r])):] {
 			if w := rn.orc.wait[[2]int{r, c.Idx}]; w.ns > 0 {
-				got[w.kind] += time.Duration(w.ns)
+				v := time.Duration(w.ns)
+				got[w.kind] += v
+				addWaits(all, "all calls", w.kind, v)
+				addWaits(byOp, c.Op.String(), w.kind, v)
+				addWaits(byComm, w.comm, w.kind, v)
 			}
 		}
 		for _, k := range waitKinds {
@@ -174,6 +181,25 @@ func checkRun(d *design, rn *run) []string {
 		if m := measuredOnPath(d, rn, r); !gt.ok(m, d.pathCompute[r]) {
 			bad = append(bad, fmt.Sprintf("rank %d computed %v in the stretches designed to be on the critical path, designed %v ± %v",
 				r, m, d.pathCompute[r], gt.of(d.pathCompute[r])))
+		}
+	}
+	for _, part := range []struct {
+		name      string
+		got, want map[string]waits
+	}{{"in", all, map[string]waits{"all calls": d.waits}}, {"in", byOp, d.waitsByOp}, {"on", byComm, d.waitsByComm}} {
+		keys := map[string]bool{}
+		for k := range part.got {
+			keys[k] = true
+		}
+		for k := range part.want {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			for _, kind := range waitKinds {
+				if g, w := part.got[k][kind], part.want[k][kind]; !gt.ok(g, w) {
+					bad = append(bad, fmt.Sprintf("the ranks waited %v (%s) %s %s, designed %v ± %v", g, kind, part.name, k, w, gt.of(w)))
+				}
+			}
 		}
 	}
 	// The designed collective instances, one by one.
@@ -621,6 +647,14 @@ func collapse(rs []int) []int {
 		}
 	}
 	return out
+}
+
+// addWaits adds v to m[key][kind].
+func addWaits(m map[string]waits, key, kind string, v time.Duration) {
+	if m[key] == nil {
+		m[key] = waits{}
+	}
+	m[key][kind] += v
 }
 
 func copyWaits(w waits) waits {

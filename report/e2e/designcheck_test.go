@@ -93,14 +93,8 @@ func checkDesignWaits(t *testing.T, d *design, rn *run, ws *report.Waitstates) {
 			v, op := time.Duration(w.ns), c.Op.String()
 			total[w.kind] += v
 			byRank[r][w.kind] += v
-			if byOp[op] == nil {
-				byOp[op] = waits{}
-			}
-			byOp[op][w.kind] += v
-			if byComm[w.comm] == nil {
-				byComm[w.comm] = waits{}
-			}
-			byComm[w.comm][w.kind] += v
+			addWaits(byOp, op, w.kind, v)
+			addWaits(byComm, w.comm, w.kind, v)
 		}
 	}
 	designed := func(what string, got map[string]int64, want waits) {

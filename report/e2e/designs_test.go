@@ -100,14 +100,8 @@ func (d *design) addWait(r int, kind, op, comm string, w time.Duration) {
 	}
 	d.waits[kind] += w
 	d.waitsByRank[r][kind] += w
-	if d.waitsByOp[op] == nil {
-		d.waitsByOp[op] = waits{}
-	}
-	d.waitsByOp[op][kind] += w
-	if d.waitsByComm[comm] == nil {
-		d.waitsByComm[comm] = waits{}
-	}
-	d.waitsByComm[comm][kind] += w
+	addWaits(d.waitsByOp, op, kind, w)
+	addWaits(d.waitsByComm, comm, kind, w)
 }
 
 const world = "W0.0"
