@@ -10,14 +10,11 @@ package mpix
 static int wrank(void) { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 static int wsize(void) { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 static int initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
-static int a2a_counts(int *send, int *recv) {
-	return MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
+static int a2a_counts(long long *send, long long *recv) {
+	return MPI_Alltoall(send, 2, MPI_LONG_LONG, recv, 2, MPI_LONG_LONG, MPI_COMM_WORLD);
 }
 static int a2av(void *sb, int *sc, int *sd, void *rb, int *rc, int *rd) {
 	return MPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
-}
-static int ag_counts(int n, int *recv) {
-	return MPI_Allgather(&n, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
 }
 static int agv(void *sb, int n, void *rb, int *rc, int *rd) {
 	return MPI_Allgatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
@@ -83,90 +80,115 @@ func ptr(b []byte) unsafe.Pointer {
 
 var zero [8]byte
 
+// split cuts a received buffer into its parts, counts rc at displacements rd.
+func split(rb []byte, rc, rd []C.int) [][]byte {
+	recv := make([][]byte, len(rc))
+	for p := range recv {
+		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
+	}
+	return recv
+}
+
+// Alltoallv is one MPI_Alltoall of the sizes, then one MPI_Alltoallv.
+// MPI's counts and displacements are C ints, so a rank must not send or
+// receive more than 2 GiB in all; and if one rank cannot go on, all must
+// fail together rather than leave the others waiting. The sizes' exchange
+// settles both without a collective of its own: each rank sends, beside
+// each size, whether any of its parts is over 2 GiB / P, and every rank
+// sees every rank's flag. With no flag raised no total can be over the
+// limit; with one (a rare, huge exchange) the ranks agree on whether any
+// total is, in one more collective.
 func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
 	if len(send) != w.size {
 		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(send), w.size)
 	}
-	// A failed size check must not leave the others waiting: every rank
-	// learns whether any rank failed before the exchange.
-	bad, err := Any(w, checkSizes(send) != nil)
-	if err != nil {
-		return nil, err
-	}
-	if bad {
-		return nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank pair (use more analyzer ranks)")
-	}
 	w.calls++
 	n := w.size
+	counts := make([]C.longlong, 2*n) // by destination: size, large
+	large := C.longlong(0)
+	sendTotal := 0
+	for _, b := range send {
+		if len(b) > maxPart/n {
+			large = 1
+		}
+		sendTotal += len(b)
+	}
+	for p, b := range send {
+		counts[2*p], counts[2*p+1] = C.longlong(len(b)), large
+	}
+	got := make([]C.longlong, 2*n) // by source: size, large
+	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&counts[0], &got[0])); err != nil {
+		return nil, err
+	}
+	recvTotal, flagged := 0, false
+	for p := 0; p < n; p++ {
+		recvTotal += int(got[2*p])
+		flagged = flagged || got[2*p+1] != 0
+	}
+	if flagged {
+		bad, err := Any(w, checkSizes(send) != nil || sendTotal > maxPart || recvTotal > maxPart)
+		if err != nil {
+			return nil, err
+		}
+		if bad {
+			return nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank (use more analyzer ranks)")
+		}
+	}
 	sc := make([]C.int, n)
 	sd := make([]C.int, n)
 	rc := make([]C.int, n)
 	rd := make([]C.int, n)
-	total := 0
+	sb := make([]byte, sendTotal)
+	off := 0
 	for p, b := range send {
-		sd[p] = C.int(total)
-		sc[p] = C.int(len(b))
-		total += len(b)
-		if total > maxPart {
-			return nil, fmt.Errorf("mpix: more than 2 GiB to send in one exchange (use more analyzer ranks)")
-		}
+		sc[p], sd[p] = C.int(len(b)), C.int(off)
+		off += copy(sb[off:], b)
 		if p != w.rank {
 			w.bytes += int64(len(b))
 		}
 	}
-	sb := make([]byte, total)
-	for p, b := range send {
-		copy(sb[sd[p]:], b)
-	}
-	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&sc[0], &rc[0])); err != nil {
-		return nil, err
-	}
-	rtotal := 0
+	off = 0
 	for p := range rc {
-		rd[p] = C.int(rtotal)
-		rtotal += int(rc[p])
+		rc[p], rd[p] = C.int(got[2*p]), C.int(off)
+		off += int(got[2*p])
 	}
-	rb := make([]byte, rtotal)
+	rb := make([]byte, recvTotal)
 	if err := mpiErr("MPI_Alltoallv", C.a2av(ptr(sb), &sc[0], &sd[0], ptr(rb), &rc[0], &rd[0])); err != nil {
 		return nil, err
 	}
-	recv := make([][]byte, n)
-	for p := range recv {
-		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
-	}
-	return recv, nil
+	return split(rb, rc, rd), nil
 }
 
+// Allgatherv is one MPI_Allgather of the sizes, then one MPI_Allgatherv.
+// Every rank sees every size, so all of them see a gather over MPI's
+// 2 GiB limit and fail together.
 func (w *world) Allgatherv(b []byte) ([][]byte, error) {
-	bad, err := Any(w, len(b) > maxPart/w.size)
-	if err != nil {
+	n := w.size
+	counts := make([]C.longlong, n)
+	w.calls++
+	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
 		return nil, err
 	}
-	if bad {
-		return nil, fmt.Errorf("mpix: more than 2 GiB to gather in one exchange")
+	total := int64(0)
+	for _, k := range counts {
+		total += int64(k)
 	}
-	w.calls++
-	n := w.size
+	if total > maxPart {
+		return nil, fmt.Errorf("mpix: %d bytes to gather on every rank in one exchange: more than MPI's 2 GiB limit", total)
+	}
 	rc := make([]C.int, n)
 	rd := make([]C.int, n)
-	if err := mpiErr("MPI_Allgather", C.ag_counts(C.int(len(b)), &rc[0])); err != nil {
-		return nil, err
-	}
-	total := 0
+	off := 0
 	for p := range rc {
-		rd[p] = C.int(total)
-		total += int(rc[p])
+		rc[p], rd[p] = C.int(counts[p]), C.int(off)
+		off += int(counts[p])
 	}
 	w.bytes += int64(len(b)) * int64(n-1)
-	rb := make([]byte, total)
+	rb := make([]byte, off)
 	if err := mpiErr("MPI_Allgatherv", C.agv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
 		return nil, err
 	}
-	recv := make([][]byte, n)
-	for p := range recv {
-		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
-	}
-	return recv, nil
+	return split(rb, rc, rd), nil
 }
 
 // Gatherv gathers every rank's b on rank 0. The sizes go to every rank
@@ -202,11 +224,7 @@ func (w *world) Gatherv(b []byte) ([][]byte, error) {
 	if err := mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
 		return nil, err
 	}
-	recv := make([][]byte, n)
-	for p := range recv {
-		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
-	}
-	return recv, nil
+	return split(rb, rc, rd), nil
 }
 
 func (w *world) Allreduce(x []int64, op Op) error {

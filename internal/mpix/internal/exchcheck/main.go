@@ -1,0 +1,196 @@
+//go:build mpi
+
+// Command exchcheck runs mpix's exchanges over MPI_COMM_WORLD under
+// mpirun and checks what every rank receives: Alltoallv, Allgatherv and
+// Gatherv with parts of different sizes (empty ones too), an Alltoallv
+// whose part is over 2 GiB / P (its size flag raised: one more collective,
+// the same result), and exchanges over MPI's 2 GiB limit on one rank
+// only, which must fail on every rank rather than leave the others
+// waiting. Each rank prints one line per case, "OK rank R: case" or
+// "FAIL rank R: case: why"; internal/mpix/world_mpi_test.go counts them.
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/emer/empi/mpi"
+)
+
+func main() {
+	mpi.Init()
+	c := mpix.World()
+	failed := false
+	report := func(name string, err error) {
+		if err != nil {
+			failed = true
+			fmt.Printf("FAIL rank %d: %s: %v\n", c.Rank(), name, err)
+			return
+		}
+		fmt.Printf("OK rank %d: %s\n", c.Rank(), name)
+	}
+	for _, k := range cases {
+		report(k.name, k.run(c))
+	}
+	mpi.Finalize()
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// payload is what rank from sends rank to: its size depends on both (zero
+// for some pairs), its bytes on both and the position.
+func payload(from, to, scale int) []byte {
+	n := ((from*7 + to*3) % 5) * scale
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(from*31 + to*17 + i)
+	}
+	return b
+}
+
+func check(what string, got, want []byte) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: %d bytes, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fmt.Errorf("%s: byte %d is %d, want %d", what, i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+// huge is n bytes that are never written: the exchanges that must fail
+// check sizes before copying, so the pages are never touched.
+func huge(n int) []byte { return make([]byte, n) }
+
+var cases = []struct {
+	name string
+	run  func(c mpix.Comm) error
+}{
+	{"alltoallv", func(c mpix.Comm) error {
+		for _, scale := range []int{1, 1000, 100000} {
+			send := make([][]byte, c.Size())
+			for p := range send {
+				send[p] = payload(c.Rank(), p, scale)
+			}
+			recv, err := c.Alltoallv(send)
+			if err != nil {
+				return err
+			}
+			for p, b := range recv {
+				if err := check(fmt.Sprintf("scale %d, from rank %d", scale, p), b, payload(p, c.Rank(), scale)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}},
+	{"allgatherv", func(c mpix.Comm) error {
+		recv, err := c.Allgatherv(payload(c.Rank(), 0, 1000))
+		if err != nil {
+			return err
+		}
+		for p, b := range recv {
+			if err := check(fmt.Sprintf("from rank %d", p), b, payload(p, 0, 1000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"gatherv", func(c mpix.Comm) error {
+		recv, err := c.Gatherv(payload(c.Rank(), 0, 1000))
+		if err != nil {
+			return err
+		}
+		if c.Rank() != 0 {
+			return nil
+		}
+		for p, b := range recv {
+			if err := check(fmt.Sprintf("from rank %d", p), b, payload(p, 0, 1000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"alltoallv with a part over 2 GiB / P", func(c mpix.Comm) error {
+		// Rank 0 sends the last rank one part just over the flag's bound.
+		n := math.MaxInt32/c.Size() + 1
+		last := c.Size() - 1
+		send := make([][]byte, c.Size())
+		if c.Rank() == 0 {
+			send[last] = make([]byte, n)
+			send[last][n-1] = 42
+		}
+		recv, err := c.Alltoallv(send)
+		if err != nil {
+			return err
+		}
+		for p, b := range recv {
+			want := 0
+			if p == 0 && c.Rank() == last {
+				want = n
+			}
+			if len(b) != want {
+				return fmt.Errorf("%d bytes from rank %d, want %d", len(b), p, want)
+			}
+			if want > 0 && b[n-1] != 42 {
+				return fmt.Errorf("the last byte from rank 0 is %d, want 42", b[n-1])
+			}
+		}
+		return nil
+	}},
+	{"alltoallv over 2 GiB sent by one rank fails on every rank", func(c mpix.Comm) error {
+		send := make([][]byte, c.Size())
+		if c.Rank() == 0 {
+			h := huge(math.MaxInt32/2 + 1) // to every rank: over 2 GiB in all
+			for p := range send {
+				send[p] = h
+			}
+		}
+		return wantError(c.Alltoallv(send))
+	}},
+	{"alltoallv over 2 GiB received by one rank fails on every rank", func(c mpix.Comm) error {
+		// Each rank sends rank 0 just over 2 GiB / P: rank 0 alone would
+		// receive more than 2 GiB.
+		send := make([][]byte, c.Size())
+		send[0] = huge(math.MaxInt32/c.Size() + 1)
+		return wantError(c.Alltoallv(send))
+	}},
+	{"allgatherv over 2 GiB fails on every rank", func(c mpix.Comm) error {
+		return wantError(c.Allgatherv(overLimitShare(c)))
+	}},
+	{"gatherv over 2 GiB fails on every rank", func(c mpix.Comm) error {
+		return wantError(c.Gatherv(overLimitShare(c)))
+	}},
+	{"the exchanges go on after a failed one", func(c mpix.Comm) error {
+		x := []int64{int64(c.Rank())}
+		if err := c.Allreduce(x, mpix.Sum); err != nil {
+			return err
+		}
+		if want := int64(c.Size() * (c.Size() - 1) / 2); x[0] != want {
+			return fmt.Errorf("sum of ranks %d, want %d", x[0], want)
+		}
+		return nil
+	}},
+}
+
+// overLimitShare is a rank's share of a gather over 2 GiB: one byte from
+// every rank, and 2 GiB - 1 more from the last.
+func overLimitShare(c mpix.Comm) []byte {
+	if c.Rank() == c.Size()-1 {
+		return huge(math.MaxInt32)
+	}
+	return []byte{0}
+}
+
+func wantError(_ [][]byte, err error) error {
+	if err == nil {
+		return fmt.Errorf("no error")
+	}
+	fmt.Printf("    (the error: %v)\n", err)
+	return nil
+}
