@@ -320,7 +320,8 @@ func (sp *splitter) search(seeds []int32) error {
 	pending := sp.pending
 	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
 	// Pass 1.
-	var stack, found []int32
+	var stack []int32
+	found, processed := 0, 0 // ancestors: found in pass 1, processed in pass 2
 	for _, x := range seeds {
 		pending[x-lo] = 0
 		stack = append(stack, x)
@@ -337,7 +338,7 @@ func (sp *splitter) search(seeds []int32) error {
 		for len(stack) > 0 && s.cycleAt < 0 {
 			v := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			found = append(found, v)
+			found++
 			i := v - lo
 			s.st.Pops++
 			k := sp.split[i]
@@ -398,6 +399,7 @@ func (sp *splitter) search(seeds []int32) error {
 			ready = ready[:len(ready)-1]
 			i := v - lo
 			pending[i] = -2 // processed
+			processed++
 			d := dist[i]
 			s.st.Pops++
 			k := sp.split[i]
@@ -439,11 +441,16 @@ func (sp *splitter) search(seeds []int32) error {
 		}
 	}
 	// Every ancestor must have been processed; one that was not waits,
-	// directly or not, on itself.
+	// directly or not, on itself. Such a vertex still counts pending
+	// edges (an earlier search's, in seqSplits, would have failed it), and
+	// the lowest is named.
 	stuck := NoVertex
-	for _, v := range found {
-		if pending[v-lo] != -2 && (stuck == NoVertex || v < stuck) {
-			stuck = v
+	if processed != found {
+		for i, p := range pending {
+			if p >= 0 {
+				stuck = lo + int32(i)
+				break
+			}
 		}
 	}
 	x, err := mpix.AllreduceOne(sp.c, int64(stuck), mpix.Max)
