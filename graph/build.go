@@ -95,7 +95,9 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	// First reading of the owned logs: calls, communicators, how it ended.
 	rds := make([]*rankData, own)
 	errs := make([]error, own)
+	stageTimes.Mark(me, "")
 	parallel(own, func(i int) { rds[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
+	stageTimes.Mark(me, "skim")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
@@ -164,6 +166,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
 	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rds[i], gidsAll[p.RankLo+i]) })
+	stageTimes.Mark(me, "read")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
@@ -193,11 +196,17 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if counts[0] > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
 	}
-	steps := []func() error{b.match, b.pscwDeps, b.collectives, b.correctClocks, b.waits, b.lateComplete, b.finalTimes, b.layout, b.edges, b.syncPoints}
+	steps := []struct {
+		name string
+		run  func() error
+	}{{"match", b.match}, {"pscw", b.pscwDeps}, {"collectives", b.collectives}, {"clocks", b.correctClocks},
+		{"waits", b.waits}, {"late-complete", b.lateComplete}, {"final-times", b.finalTimes}, {"layout", b.layout},
+		{"edges", b.edges}, {"sync-points", b.syncPoints}}
 	for _, step := range steps {
-		if err := step(); err != nil {
+		if err := step.run(); err != nil {
 			return nil, err
 		}
+		stageTimes.Mark(me, step.name)
 	}
 	return p, nil
 }

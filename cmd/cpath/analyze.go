@@ -197,8 +197,11 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	prog := newProgress(c.Rank())
 	defer prog.Done()
 	t0 := time.Now()
+	mark := func(step string) { graph.Timings().Mark(c.Rank(), step) }
+	mark("")
 	prog.Stage("reading the logs")
 	run, err := graph.Load(dir)
+	mark("load")
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
@@ -223,6 +226,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	// pages beside it (on the 16 M-call halo log, peak RSS in the search
 	// 2149 MiB against 1908 given back).
 	debug.FreeOSMemory()
+	mark("free-memory")
 	buildBytes, err := mpix.AllreduceOne(c, b1-b0, mpix.Sum)
 	if err != nil {
 		return err
@@ -279,6 +283,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	// report reuses their pages (under GOGC 10 the heap's goal is above
 	// what the report takes, which would otherwise come from fresh pages).
 	runtime.GC()
+	mark("path")
 	prog.Stage("gathering the report")
 	// The calls the report names: the path's (and the heuristic's).
 	var want []int32
@@ -305,11 +310,13 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
+	mark("gather")
 	prog.Stage("replaying the run: POP factors and what-if")
 	rr, err := replayRun(c, p, o, win, res.Path, calls)
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
+	mark("replay")
 	var dotEdges []report.DOTEdge
 	if o.dot != "" {
 		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
@@ -363,6 +370,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		in.Window = &win
 	}
 	rep := report.Build(in)
+	mark("report-build")
 	if o.timeline != "" {
 		prog.Stage("writing the timeline")
 	}
@@ -389,7 +397,9 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 			return fmt.Errorf("--csv %s: %v", o.csv, err)
 		}
 	}
-	return writeReport(o, rep, stdout)
+	err = writeReport(o, rep, stdout)
+	mark("report-write")
+	return err
 }
 
 // distGraph is the algorithms' view of this rank's part of the PAG: the
