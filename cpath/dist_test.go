@@ -26,8 +26,11 @@ func distShares(g *Graph, target int32, bounds []int32) []*DistGraph {
 		for i := range st {
 			st[i] = g.InStart[int(lo)+i] - a
 		}
+		// Each share's large weights its own, numbered from 0, as a
+		// rank's part of the PAG holds them.
+		w := g.InWeight.Slice(a, b)
 		out[p] = &DistGraph{N: g.N, Bounds: bounds, Lo: lo, Hi: hi, InStart: st,
-			InSrc: g.InSrc[a:b], InWeight: g.InWeight.Slice(a, b), Target: target}
+			InSrc: g.InSrc[a:b], InWeight: graph.WeightsOf(w.Int64s()), Target: target}
 		if g.Time != nil {
 			out[p].Time = g.Time[lo:hi]
 		}
@@ -69,6 +72,7 @@ var distAlgos = []distAlgo{
 	{"pdelta=1", distDeltaRun(1)},
 	{"pdelta=3", distDeltaRun(3)},
 	{"pdelta=huge", distDeltaRun(math.MaxInt64)},
+	{"distdag", DistDAG}, // the reference, gathered on rank 0
 }
 
 // distRun runs f on every rank of a job of len(gs) ranks: mpix.Single for

@@ -75,15 +75,3 @@ func (w *Weights) Int64s() []int64 {
 	}
 	return out
 }
-
-// Concat appends v's weights to w's.
-func (w *Weights) Concat(v Weights) {
-	off := int32(len(w.Big))
-	for _, x := range v.W {
-		if x < 0 {
-			x -= off
-		}
-		w.W = append(w.W, x)
-	}
-	w.Big = append(w.Big, v.Big...)
-}

@@ -74,6 +74,36 @@ func Idle(c Comm) error {
 	return c.Allreduce([]int64{0}, Sum)
 }
 
+// GatherWhole is Gatherv giving rank 0 every rank's b as one buffer, in
+// rank order, with the sizes of the parts; the other ranks get nil. Where
+// the Comm gathers into one buffer anyway (MPI, one process) it is that
+// buffer, not a copy: gathering a whole graph on rank 0 then costs no
+// second copy of it.
+func GatherWhole(c Comm, b []byte) ([]byte, []int, error) {
+	if g, ok := c.(interface {
+		GatherWhole([]byte) ([]byte, []int, error)
+	}); ok {
+		return g.GatherWhole(b)
+	}
+	parts, err := c.Gatherv(b)
+	if err != nil || parts == nil {
+		return nil, nil, err
+	}
+	sizes := make([]int, len(parts))
+	var whole []byte
+	for p, x := range parts {
+		sizes[p] = len(x)
+		whole = append(whole, x...)
+	}
+	return whole, sizes, nil
+}
+
+// GatherWhole is Gatherv's one part.
+func (s *Single) GatherWhole(b []byte) ([]byte, []int, error) {
+	s.calls++
+	return b, []int{len(b)}, nil
+}
+
 // AllreduceOne reduces one value.
 func AllreduceOne(c Comm, v int64, op Op) (int64, error) {
 	x := []int64{v}

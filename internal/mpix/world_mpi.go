@@ -195,36 +195,53 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 // first (one MPI_Allgather), so that all of them see a gather over MPI's
 // 2 GiB limit and fail together; then one MPI_Gatherv.
 func (w *world) Gatherv(b []byte) ([][]byte, error) {
+	rb, sizes, err := w.GatherWhole(b)
+	if err != nil || w.rank != 0 {
+		return nil, err
+	}
+	parts := make([][]byte, len(sizes))
+	off := 0
+	for p, k := range sizes {
+		parts[p] = rb[off : off+k : off+k]
+		off += k
+	}
+	return parts, nil
+}
+
+// GatherWhole is Gatherv returning, on rank 0, the buffer MPI gathered
+// into (every rank's b in rank order) and the sizes of the parts.
+func (w *world) GatherWhole(b []byte) ([]byte, []int, error) {
 	n := w.size
 	counts := make([]C.longlong, n)
 	w.calls++
 	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	total := int64(0)
 	for _, k := range counts {
 		total += int64(k)
 	}
 	if total > maxPart {
-		return nil, fmt.Errorf("mpix: %d bytes to gather on rank 0 in one exchange: more than MPI's 2 GiB limit", total)
+		return nil, nil, fmt.Errorf("mpix: %d bytes to gather on rank 0 in one exchange: more than MPI's 2 GiB limit", total)
 	}
 	w.calls++
 	if w.rank != 0 {
 		w.bytes += int64(len(b))
-		return nil, mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), nil, nil, nil))
+		return nil, nil, mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), nil, nil, nil))
 	}
 	rc := make([]C.int, n)
 	rd := make([]C.int, n)
+	sizes := make([]int, n)
 	off := 0
 	for p := range rc {
-		rc[p], rd[p] = C.int(counts[p]), C.int(off)
+		rc[p], rd[p], sizes[p] = C.int(counts[p]), C.int(off), int(counts[p])
 		off += int(counts[p])
 	}
 	rb := make([]byte, off)
 	if err := mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return split(rb, rc, rd), nil
+	return rb, sizes, nil
 }
 
 func (w *world) Allreduce(x []int64, op Op) error {

@@ -44,13 +44,17 @@ func RandomDAG(rng *rand.Rand, n int) ([]Edge, int32) {
 		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 	}
 	var weight func() int64
-	switch rng.Intn(4) {
+	switch rng.Intn(5) {
 	case 0:
 		weight = func() int64 { return int64(rng.Intn(3)) } // mostly ties and zeros
 	case 1:
 		weight = func() int64 { return []int64{0, 1, 2, 3, 5, 8, 100}[rng.Intn(7)] }
 	case 2:
 		weight = func() int64 { return rng.Int63n(1_000_000) }
+	case 3:
+		// Weights of 2^31 ns and more are stored apart (graph.Weights):
+		// gathering and exchanging shares must renumber them.
+		weight = func() int64 { return []int64{0, 1, 3e9, 5e9, 1 << 40}[rng.Intn(5)] }
 	default:
 		weight = func() int64 { return 7 }
 	}
