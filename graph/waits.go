@@ -269,7 +269,12 @@ type shifter struct {
 	next   []int32 // the next call of the same thread, for ranks pushed one by one
 	fast   []bool  // by rank: one thread, in order
 	floors []floor // by block of calls wholly inside one fast rank
-	moved  []int64 // by block of calls: when a call of it last started later (-1: never)
+	moved  []int64 // by block of calls: the last tick at which a call of it started later (-1: never)
+	// touched are the blocks moved at the latest tick, in the order
+	// they were first moved at it: the clock correction's next pass
+	// checks the dependencies on their calls alone.
+	touched []int32
+	tick    int64 // of touched
 }
 
 // floor raises the calls of a block from offset off on to v (none: MinInt64).
@@ -314,10 +319,6 @@ func (t *shifter) floorAt(c int32) int64 {
 
 func (t *shifter) start(c int32) int64 { return max(t.g.Start[c], t.floorAt(c)) }
 
-// movedSince says whether call c may have started later at tick or after:
-// whether raise, given that tick or a later one, moved a call of its block.
-func (t *shifter) movedSince(c int32, tick int64) bool { return t.moved[c>>shiftBits] >= tick }
-
 func (t *shifter) end(c int32) int64 { return max(t.g.End[c], t.floorAt(c)) }
 
 // raise makes call c end at v (later than it does) and pushes its thread,
@@ -333,7 +334,7 @@ func (t *shifter) raise(c int32, v int64, tick int64) (rank int, moved bool) {
 			if g.End[w] < g.Start[w] {
 				g.End[w] = g.Start[w]
 			}
-			t.moved[w>>shiftBits] = tick
+			t.stamp(w>>shiftBits, tick)
 			moved = true
 		}
 		return r, moved
@@ -350,7 +351,7 @@ func (t *shifter) raise(c int32, v int64, tick int64) (rank int, moved bool) {
 		if w != c+1 && t.start(w) >= v {
 			break
 		}
-		t.moved[blk] = tick
+		t.stamp(blk, tick)
 		if bs < lo || be > hi {
 			// The block is shared with another rank: call by call.
 			for ; w < min(be, hi); w++ {
@@ -365,6 +366,25 @@ func (t *shifter) raise(c int32, v int64, tick int64) (rank int, moved bool) {
 		w = be
 	}
 	return r, true
+}
+
+// stamp records that a call of block blk started later at tick.
+func (t *shifter) stamp(blk int32, tick int64) {
+	if tick != t.tick {
+		t.touched, t.tick = t.touched[:0], tick
+	}
+	if t.moved[blk] != tick {
+		t.moved[blk] = tick
+		t.touched = append(t.touched, blk)
+	}
+}
+
+// touchedAt returns the blocks moved at tick (none if no call moved then).
+func (t *shifter) touchedAt(tick int64) []int32 {
+	if t == nil || t.tick != tick {
+		return nil
+	}
+	return t.touched
 }
 
 // setFloor raises the calls of block blk from offset off on to v, where
