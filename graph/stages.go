@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // StageTimes prints, with CPATH_TIMINGS=1 in the environment, the wall
-// time of each step of the analysis to stderr, one line a step and
-// analyzer rank: where a slow analysis spends its time, without a
-// profiler or an instrumented build (bench/README.md).
+// time of each step of the analysis to stderr, with the page faults the
+// process took in it (first touches of new memory, which cost as much as
+// the work on some machines), one line a step and analyzer rank: where a
+// slow analysis spends its time, without a profiler or an instrumented
+// build (bench/README.md).
 type StageTimes struct {
-	on   bool
-	mu   sync.Mutex
-	last time.Time
+	on     bool
+	mu     sync.Mutex
+	last   time.Time
+	faults int64 // minor page faults of the process at last
 }
 
 var stageTimes = NewStageTimes()
@@ -34,8 +38,10 @@ func (s *StageTimes) Mark(rank int, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	if name != "" && !s.last.IsZero() {
-		fmt.Fprintf(os.Stderr, "cpath timings: rank %d: %-14s %8.3f s\n", rank, name, now.Sub(s.last).Seconds())
+		fmt.Fprintf(os.Stderr, "cpath timings: rank %d: %-14s %8.3f s %8d page faults\n", rank, name, now.Sub(s.last).Seconds(), ru.Minflt-s.faults)
 	}
-	s.last = now
+	s.last, s.faults = now, ru.Minflt
 }

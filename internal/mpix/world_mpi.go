@@ -102,61 +102,101 @@ func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
 	if len(send) != w.size {
 		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(send), w.size)
 	}
+	sizes := make([]int, len(send))
+	total := 0
+	for p, b := range send {
+		sizes[p] = len(b)
+		total += len(b)
+	}
+	sb := make([]byte, total)
+	off := 0
+	for _, b := range send {
+		off += copy(sb[off:], b)
+	}
+	rb, got, err := w.AlltoallvFlat(sb, sizes)
+	if err != nil {
+		return nil, err
+	}
+	recv := make([][]byte, len(got))
+	off = 0
+	for p, k := range got {
+		recv[p] = rb[off : off+k : off+k]
+		off += k
+	}
+	return recv, nil
+}
+
+// AlltoallvFlat is Alltoallv from and into one buffer each: sb holds the
+// parts for ranks 0, 1, … one after another, sizes[p] bytes for rank p;
+// rb what every rank sent to this one, in rank order, got[p] bytes from
+// rank p.
+func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err error) {
+	if len(sizes) != w.size {
+		return nil, nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(sizes), w.size)
+	}
 	w.calls++
 	n := w.size
 	counts := make([]C.longlong, 2*n) // by destination: size, large
 	large := C.longlong(0)
 	sendTotal := 0
-	for _, b := range send {
-		if len(b) > maxPart/n {
+	for _, k := range sizes {
+		if k > maxPart/n {
 			large = 1
 		}
-		sendTotal += len(b)
+		sendTotal += k
 	}
-	for p, b := range send {
-		counts[2*p], counts[2*p+1] = C.longlong(len(b)), large
+	if sendTotal != len(sb) {
+		return nil, nil, fmt.Errorf("mpix: Alltoallv of %d bytes in parts of %d in all", len(sb), sendTotal)
 	}
-	got := make([]C.longlong, 2*n) // by source: size, large
-	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&counts[0], &got[0])); err != nil {
-		return nil, err
+	for p, k := range sizes {
+		counts[2*p], counts[2*p+1] = C.longlong(k), large
+	}
+	gotc := make([]C.longlong, 2*n) // by source: size, large
+	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&counts[0], &gotc[0])); err != nil {
+		return nil, nil, err
 	}
 	recvTotal, flagged := 0, false
 	for p := 0; p < n; p++ {
-		recvTotal += int(got[2*p])
-		flagged = flagged || got[2*p+1] != 0
+		recvTotal += int(gotc[2*p])
+		flagged = flagged || gotc[2*p+1] != 0
 	}
 	if flagged {
-		bad, err := Any(w, checkSizes(send) != nil || sendTotal > maxPart || recvTotal > maxPart)
+		over := sendTotal > maxPart || recvTotal > maxPart
+		for _, k := range sizes {
+			over = over || k > maxPart
+		}
+		bad, err := Any(w, over)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if bad {
-			return nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank (use more analyzer ranks)")
+			return nil, nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank (use more analyzer ranks)")
 		}
 	}
 	sc := make([]C.int, n)
 	sd := make([]C.int, n)
 	rc := make([]C.int, n)
 	rd := make([]C.int, n)
-	sb := make([]byte, sendTotal)
+	got = make([]int, n)
 	off := 0
-	for p, b := range send {
-		sc[p], sd[p] = C.int(len(b)), C.int(off)
-		off += copy(sb[off:], b)
+	for p, k := range sizes {
+		sc[p], sd[p] = C.int(k), C.int(off)
+		off += k
 		if p != w.rank {
-			w.bytes += int64(len(b))
+			w.bytes += int64(k)
 		}
 	}
 	off = 0
 	for p := range rc {
-		rc[p], rd[p] = C.int(got[2*p]), C.int(off)
-		off += int(got[2*p])
+		got[p] = int(gotc[2*p])
+		rc[p], rd[p] = C.int(got[p]), C.int(off)
+		off += got[p]
 	}
-	rb := make([]byte, recvTotal)
+	rb = make([]byte, recvTotal)
 	if err := mpiErr("MPI_Alltoallv", C.a2av(ptr(sb), &sc[0], &sd[0], ptr(rb), &rc[0], &rd[0])); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return split(rb, rc, rd), nil
+	return rb, got, nil
 }
 
 // Allgatherv is one MPI_Allgather of the sizes, then one MPI_Allgatherv.

@@ -89,6 +89,59 @@ var cases = []struct {
 		}
 		return nil
 	}},
+	{"shipflat", func(c mpix.Comm) error {
+		// The parts one after another in one array, of int32s.
+		for _, scale := range []int{1, 1000, 100000} {
+			var flat []int32
+			counts := make([]int, c.Size())
+			for p := range counts {
+				b := payload(c.Rank(), p, scale)
+				for _, x := range b {
+					flat = append(flat, int32(x)<<8|int32(p))
+				}
+				counts[p] = len(b)
+			}
+			got, from, err := mpix.ShipFlat(c, flat[:len(flat):len(flat)], counts)
+			if err != nil {
+				return err
+			}
+			off := 0
+			for p, k := range from {
+				have := make([]byte, 0, k)
+				for _, x := range got[off : off+k] {
+					if int(x&0xff) != c.Rank() {
+						return fmt.Errorf("shipflat scale %d: rank %d's value for rank %d came here", scale, p, x&0xff)
+					}
+					have = append(have, byte(x>>8))
+				}
+				if err := check(fmt.Sprintf("shipflat scale %d, from rank %d", scale, p), have, payload(p, c.Rank(), scale)); err != nil {
+					return err
+				}
+				off += k
+			}
+			if off != len(got) {
+				return fmt.Errorf("shipflat: %d values from the ranks' counts, %d received", off, len(got))
+			}
+		}
+		return nil
+	}},
+	{"gatherwhole", func(c mpix.Comm) error {
+		whole, sizes, err := mpix.GatherWhole(c, payload(c.Rank(), 0, 1000))
+		if err != nil || c.Rank() != 0 {
+			return err
+		}
+		off := 0
+		for p, k := range sizes {
+			if err := check(fmt.Sprintf("gatherwhole from rank %d", p), whole[off:off+k], payload(p, 0, 1000)); err != nil {
+				return err
+			}
+			off += k
+		}
+		if off != len(whole) {
+			return fmt.Errorf("gatherwhole: %d bytes in the sizes, %d gathered", off, len(whole))
+		}
+		return nil
+	}},
 	{"allgatherv", func(c mpix.Comm) error {
 		recv, err := c.Allgatherv(payload(c.Rank(), 0, 1000))
 		if err != nil {
