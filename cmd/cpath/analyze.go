@@ -231,6 +231,15 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The imbalance and traffic shares read the graph and need no path:
+	// computed beside the search, on a core the search leaves idle.
+	type share struct {
+		Imbalance *imbalance.Result
+		Colls     []graph.Collective
+		Traffic   *traffic.Result
+	}
+	shareDone := make(chan share, 1)
+	go func() { shareDone <- share{imbalance.Analyze(p), p.Colls, traffic.Analyze(p)} }()
 	prog.Stage("finding the critical path (" + o.algo + ")")
 	g := distGraph(p)
 	in := &report.Input{Dir: dir, Algo: o.algo, GraphTime: gt, Agreement: -1,
@@ -301,12 +310,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
-	type share struct {
-		Imbalance *imbalance.Result
-		Colls     []graph.Collective
-		Traffic   *traffic.Result
-	}
-	shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls, traffic.Analyze(p)})
+	shares, err := graph.GatherGob(c, <-shareDone)
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
