@@ -348,41 +348,64 @@ func (b *builder) addCause(cause int32, start int64) int32 {
 // owners) with the owned receives, as Build's match does.
 func (b *builder) match() error {
 	p, c := b.p, b.c
-	// Sized first: these arrays hold every message end of the owned ranks.
-	nsend := make([]int, c.Size())
-	nrecv := 0
+	// Sized first: these arrays hold every message end of the owned
+	// ranks, each owned rank's at places of its own, so that the ranks'
+	// ends are gathered in parallel: its receives (recvAt) and, for
+	// each analyzer rank q, its sends to q's ranks (sendAt), after the
+	// owned ranks' before it.
+	P, own := c.Size(), len(b.rds)
+	nsend := make([]int, P)
+	recvAt := make([]int, own+1)
+	sendAt := make([][]int, own)
 	for i, d := range b.rds {
+		sendAt[i] = make([]int, P)
+		recvAt[i+1] = recvAt[i]
 		for k := range d.keys {
 			l := &d.keys[k]
 			if l.recv {
-				nrecv += int(l.n)
+				recvAt[i+1] += int(l.n)
 			} else if l.peer >= 0 && int(l.peer) < p.Ranks && gid(b.gids[i], l.comm) >= 0 {
-				nsend[p.ownerOfRank(int(l.peer))] += int(l.n)
+				sendAt[i][p.ownerOfRank(int(l.peer))] += int(l.n)
 			}
 		}
 	}
-	// The sends go to their receivers' owners in one array, by owner.
-	from := make([]int, c.Size()+1) // where each owner's sends start in out
-	for q, k := range nsend {
-		from[q+1] = from[q] + k
+	from := make([]int, P+1) // where each analyzer rank's sends start in out
+	for q := 0; q < P; q++ {
+		for i := range sendAt {
+			nsend[q] += sendAt[i][q]
+		}
+		from[q+1] = from[q] + nsend[q]
 	}
-	at := slices.Clone(from[:c.Size()]) // where each owner's next send goes
-	out := make([]wireEnd, from[c.Size()])
+	for q := 0; q < P; q++ { // counts to places
+		at := from[q]
+		for i := range sendAt {
+			at, sendAt[i][q] = at+sendAt[i][q], at
+		}
+	}
+	out := make([]wireEnd, from[P])
 	// The owned receives stay here, as runs of one key each (a key's ends
 	// are one rank's list, in posting order).
-	recvs := make([]recvEnd, 0, nrecv)
-	var recvRuns []endRun
-	unmatched := 0
-	miscount := false
-	var ends []msgEnd
-	for i, d := range b.rds {
+	recvs := make([]recvEnd, recvAt[own])
+	runsOf := make([][]endRun, own)
+	unmatchedOf := make([]int, own)
+	miscount := make([]bool, own)
+	parallel(own, func(i int) {
+		d := b.rds[i]
 		r := p.RankLo + i
 		base := p.RankStart[r]
+		at, rat := slices.Clone(sendAt[i]), recvAt[i]
+		limit := func(q int) int { // where the next owned rank's sends to q start
+			if i+1 < own {
+				return sendAt[i+1][q]
+			}
+			return from[q+1]
+		}
+		var ends []msgEnd
 		for k := range d.keys {
 			l := &d.keys[k]
 			comm := gid(b.gids[i], l.comm)
 			if comm < 0 {
-				unmatched += int(l.n)
+				unmatchedOf[i] += int(l.n)
 				continue
 			}
 			ends = ends[:0]
@@ -395,21 +418,26 @@ func (b *builder) match() error {
 				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
 			}
 			if l.recv {
-				run := endRun{comm: comm, src: l.peer, dst: int32(r), tag: l.tag, init: l.init, lo: int32(len(recvs))}
-				for _, x := range ends {
-					recvs = append(recvs, recvEnd{post: x.post + base, done: x.done&^modeMask + base})
+				if rat+len(ends) > recvAt[i+1] {
+					miscount[i] = true
+					continue
 				}
-				run.hi = int32(len(recvs))
-				recvRuns = append(recvRuns, run)
+				run := endRun{comm: comm, src: l.peer, dst: int32(r), tag: l.tag, init: l.init, lo: int32(rat)}
+				for _, x := range ends {
+					recvs[rat] = recvEnd{post: x.post + base, done: x.done&^modeMask + base}
+					rat++
+				}
+				run.hi = int32(rat)
+				runsOf[i] = append(runsOf[i], run)
 				continue
 			}
 			if l.peer < 0 || int(l.peer) >= p.Ranks {
-				unmatched += len(ends)
+				unmatchedOf[i] += len(ends)
 				continue
 			}
 			q := p.ownerOfRank(int(l.peer))
-			if at[q]+len(ends) > from[q+1] {
-				miscount = true
+			if at[q]+len(ends) > limit(q) {
+				miscount[i] = true
 				continue
 			}
 			for _, x := range ends {
@@ -420,14 +448,21 @@ func (b *builder) match() error {
 				at[q]++
 			}
 		}
+		miscount[i] = miscount[i] || rat != recvAt[i+1]
+		for q := range at {
+			miscount[i] = miscount[i] || at[q] != limit(q)
+		}
 		d.keys, d.ends = nil, endStore{}
-	}
-	for q := range at {
-		miscount = miscount || at[q] != from[q+1]
-	}
+	})
+	unmatched := 0
+	var recvRuns []endRun
 	var bad error
-	if miscount { // the keys' counts and lists disagree: a bug, not a bad log
-		bad = fmt.Errorf("graph: the sends of analyzer rank %d do not add up to their keys' counts", p.Part)
+	for i := range b.rds {
+		unmatched += unmatchedOf[i]
+		recvRuns = append(recvRuns, runsOf[i]...)
+		if miscount[i] && bad == nil { // the keys' counts and lists disagree: a bug, not a bad log
+			bad = fmt.Errorf("graph: the message ends of rank %d do not add up to their keys' counts", p.RankLo+i)
+		}
 	}
 	if err := mpix.Agree(c, bad); err != nil {
 		return err

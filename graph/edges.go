@@ -63,6 +63,10 @@ func (b *builder) waits() error {
 	n := int32(len(lg.Op))
 	b.pollRuns()
 	b.partitionWaits()
+	// The messages received out of their send order are found beside the
+	// waits (both only read the messages and dependencies).
+	wrongDone := make(chan bitset, 1)
+	go func() { wrongDone <- b.wrongOrder() }()
 	best := make([]int32, n)
 	for i := range best {
 		best[i] = -1
@@ -91,7 +95,7 @@ func (b *builder) waits() error {
 		}
 	}
 	p.Waits = make([]Wait, 0, nw)
-	wrong := b.wrongOrder()
+	wrong := <-wrongDone
 	var t0, t1 int64 = 1 << 62, -1 << 62
 	last, lastEnd := int32(-1), int64(-1<<62)
 	for c := int32(0); c < n; c++ {
