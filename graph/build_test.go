@@ -655,3 +655,62 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStretches: stretches of 2^31 ns and more (stored apart from the
+// other weights, graph.Weights) on several ranks, in computation, in a
+// call and before a rank's first call: at P = 1, 2 and 3 the parts' edges
+// carry exactly those weights, and the path is the run. (The program and
+// call edges of a part's ranks are made in parallel, their large weights
+// joined afterwards.)
+func TestLongStretches(t *testing.T) {
+	const s = int64(1e9)
+	var recs [][]trace.Record
+	var want []int64 // the stretches of 2^31 ns or more: launch, computation, calls
+	for r := 0; r < 4; r++ {
+		launch := int64(r) * 3 * s // rank r starts 3r s late
+		first := call(trace.OpInit, launch, launch+10)
+		comp := call(trace.OpPcontrol, first.End+int64(2+r)*s, first.End+int64(2+r)*s+5) // 2+r s of computation
+		inCall := call(trace.OpPcontrol, comp.End+1, comp.End+1+int64(3-r%2)*s+int64(r)) // a call of 2 or 3 s
+		last := barrier(40*s, 40*s+10)
+		recs = append(recs, []trace.Record{first, comp, inCall, last})
+		for _, x := range []int64{launch, comp.Start - first.End, inCall.End - inCall.Start, last.Start - inCall.End} {
+			if x >= 1<<31 {
+				want = append(want, x)
+			}
+		}
+	}
+	slices.Sort(want)
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	run, err := graph.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for P := 1; P <= 3; P++ {
+		parts := make([]*graph.PAG, P)
+		errs := make([]error, P)
+		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+		var got []int64
+		for q, g := range parts {
+			if errs[q] != nil {
+				t.Fatalf("P=%d: %v", P, errs[q])
+			}
+			for e := range g.InSrc {
+				if w := g.InWeight.At(int32(e)); w >= 1<<31 {
+					got = append(got, w)
+				}
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("P=%d: the weights of 2^31 ns or more are %v, want %v", P, got, want)
+		}
+		if P == 1 {
+			g := parts[0]
+			checkEdges(t, g)
+			if path := mustPath(t, g); path.Length != g.T1-g.T0 {
+				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+			}
+		}
+	}
+}

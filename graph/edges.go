@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -606,17 +607,42 @@ func (b *builder) edges() error {
 		p.InSrc[i], p.InKind[i] = src, kind
 		p.InWeight.Set(i, w)
 	}
-	walk := lg.walk()
+	// Each owned rank's program (or launch) and call edges, in parallel:
+	// a call's two rows are its rank's alone. A weight too large for W
+	// goes to Big afterwards, in rank order (Set appends to Big).
 	base := p.Bounds[me]
-	for cl := int32(0); cl < n; cl++ {
-		s, en := lg.Start[cl], lg.End[cl]
-		if pr := walk.prev(cl); pr >= 0 {
-			put(2*cl, base+2*pr+1, max(0, s-lg.End[pr]), EdgeProgram)
-		} else {
-			put(2*cl, p.StartVertex, max(0, s-p.T0), EdgeLaunch)
+	type bigWeight struct {
+		i int32
+		w int64
+	}
+	bigs := make([][]bigWeight, lg.ranks)
+	parallel(lg.ranks, func(r int) {
+		walk := &threadWalk{g: lg, rank: r}
+		own := func(dst, src int32, w int64, kind EdgeKind) {
+			i := p.InStart[dst]
+			p.InStart[dst]++
+			p.InSrc[i], p.InKind[i] = src, kind
+			if w >= 0 && w <= math.MaxInt32 {
+				p.InWeight.W[i] = int32(w)
+			} else {
+				bigs[r] = append(bigs[r], bigWeight{i, w})
+			}
 		}
-		if !b.hubbed.has(int(cl)) {
-			put(2*cl+1, base+2*cl, max(0, en-s-waited(cl)), EdgeCall)
+		for cl := lg.rankStart[r]; cl < lg.rankStart[r+1]; cl++ {
+			s, en := lg.Start[cl], lg.End[cl]
+			if pr := walk.prev(cl); pr >= 0 {
+				own(2*cl, base+2*pr+1, max(0, s-lg.End[pr]), EdgeProgram)
+			} else {
+				own(2*cl, p.StartVertex, max(0, s-p.T0), EdgeLaunch)
+			}
+			if !b.hubbed.has(int(cl)) {
+				own(2*cl+1, base+2*cl, max(0, en-s-waited(cl)), EdgeCall)
+			}
+		}
+	})
+	for _, bs := range bigs {
+		for _, x := range bs {
+			p.InWeight.Set(x.i, x.w)
 		}
 	}
 	for _, e := range extra {
