@@ -559,67 +559,81 @@ func (sp *splitter) sequential(seqSplits bool) error {
 		bySplit[fill[k]] = int32(l)
 		fill[k]++
 	}
-	// pack encodes the splits [k0, k1) for their solvers.
-	pack := func(k0, k1 int) ([][]shipVertex, [][]shipEdge) {
-		vs, es := make([][]shipVertex, size), make([][]shipEdge, size)
+	// pack encodes the splits [k0, k1) for their solvers, each solver's
+	// vertices (and edges) one after another in one array, nv[q] (ne[q])
+	// of them for solver q. Counted first and allocated once: grown by
+	// append, the 16 M-call log's edges took 11 s of copies, most of it
+	// the collector waiting for the copies to end (seq-par).
+	pack := func(k0, k1 int) (vs []shipVertex, es []shipEdge, nv, ne []int) {
+		nv, ne = make([]int, size), make([]int, size)
+		for _, l := range bySplit[first[k0]:first[k1]] {
+			q := solver[sp.split[l]]
+			nv[q]++
+			ne[q] += int(g.InStart[l+1] - g.InStart[l])
+		}
+		atV, atE := make([]int, size), make([]int, size)
+		for q := 1; q < size; q++ {
+			atV[q], atE[q] = atV[q-1]+nv[q-1], atE[q-1]+ne[q-1]
+		}
+		vs, es = make([]shipVertex, atV[size-1]+nv[size-1]), make([]shipEdge, atE[size-1]+ne[size-1])
 		for _, l := range bySplit[first[k0]:first[k1]] {
 			k := sp.split[l]
 			q := solver[k]
 			a, b := g.InStart[l], g.InStart[l+1]
-			vs[q] = append(vs[q], shipVertex{V: l + g.Lo, K: k, Deg: b - a})
+			vs[atV[q]] = shipVertex{V: l + g.Lo, K: k, Deg: b - a}
+			atV[q]++
 			for j := a; j < b; j++ {
-				es[q] = append(es[q], shipEdge{U: g.InSrc[j], W: g.InWeight.At(j)})
+				es[atE[q]] = shipEdge{U: g.InSrc[j], W: g.InWeight.At(j)}
+				atE[q]++
 			}
 		}
-		return vs, es
+		return vs, es, nv, ne
 	}
-	var results []solved // what this rank solved, for the owners
-	var serr error       // the first failure of this rank's solves
+	// What this rank solved, for the owners: at most a result a vertex
+	// and one a split (its boundary), made room for once (grown by
+	// append, the 16 M-call log's results were copies of up to 770 MB
+	// that kept the collector waiting).
+	var results []solved
+	if seqSplits && c.Rank() == 0 {
+		results = make([]solved, 0, g.N+sp.k)
+	}
+	var serr error // the first failure of this rank's solves
 	solve := func(vs []shipVertex, es []shipEdge) {
+		if results == nil {
+			results = make([]solved, 0, len(vs)+sp.k)
+		}
 		if serr == nil {
 			results, serr = sp.solveShipped(vs, es, results)
 		}
 	}
 	if !seqSplits {
-		vs, es := pack(0, sp.k)
-		sendV, sendE := make([][]byte, size), make([][]byte, size)
-		for q := range vs {
-			sendV[q], sendE[q] = mpix.Bytes(vs[q]), mpix.Bytes(es[q])
-		}
-		gotV, err := c.Alltoallv(sendV)
+		vs, es, nv, ne := pack(0, sp.k)
+		allV, _, err := mpix.ShipFlat(c, vs, nv)
 		if err != nil {
 			return err
 		}
-		gotE, err := c.Alltoallv(sendE)
-		if err != nil {
-			return err
-		}
-		allV, err := mpix.Concat[shipVertex](gotV)
-		if err != nil {
-			return err
-		}
-		allE, err := mpix.Concat[shipEdge](gotE)
+		allE, _, err := mpix.ShipFlat(c, es, ne)
 		if err != nil {
 			return err
 		}
 		solve(allV, allE)
 	} else {
 		for k := sp.k - 1; k >= 0; k-- {
-			vs, es := pack(k, k+1)
-			gotV, err := c.Gatherv(mpix.Bytes(vs[0]))
+			vs, es, _, _ := pack(k, k+1) // every split's solver is rank 0
+			gotV, _, err := mpix.GatherWhole(c, mpix.Bytes(vs))
 			if err != nil {
 				return err
 			}
-			gotE, err := c.Gatherv(mpix.Bytes(es[0]))
+			gotE, _, err := mpix.GatherWhole(c, mpix.Bytes(es))
 			if err != nil {
 				return err
 			}
 			if c.Rank() == 0 && serr == nil {
-				allV, err := mpix.Concat[shipVertex](gotV)
+				allV, err := mpix.FromBytes[shipVertex](gotV)
 				if err != nil {
 					return err
 				}
-				allE, err := mpix.Concat[shipEdge](gotE)
+				allE, err := mpix.FromBytes[shipEdge](gotE)
 				if err != nil {
 					return err
 				}
@@ -630,21 +644,30 @@ func (sp *splitter) sequential(seqSplits bool) error {
 	if err := mpix.Agree(c, serr); err != nil {
 		return err
 	}
-	// The results to the owners.
-	out := make([][]solved, size)
-	for _, r := range results {
-		q := g.Owner(r.V)
-		out[q] = append(out[q], r)
+	// The results to the owners, in one array by owner (results itself
+	// where they come so already: one rank).
+	nout := make([]int, size)
+	inOrder, last := true, 0
+	for i := range results {
+		q := g.Owner(results[i].V)
+		nout[q]++
+		inOrder, last = inOrder && q >= last, q
 	}
-	send := make([][]byte, size)
-	for q := range out {
-		send[q] = mpix.Bytes(out[q])
+	out := results
+	if !inOrder {
+		at := make([]int, size)
+		for q := 1; q < size; q++ {
+			at[q] = at[q-1] + nout[q-1]
+		}
+		out = make([]solved, len(results))
+		for i := range results {
+			q := g.Owner(results[i].V)
+			out[at[q]] = results[i]
+			at[q]++
+		}
 	}
-	got, err := c.Alltoallv(send)
-	if err != nil {
-		return err
-	}
-	rs, err := mpix.Concat[solved](got)
+	results = nil
+	rs, _, err := mpix.ShipFlat(c, out, nout)
 	if err != nil {
 		return err
 	}
