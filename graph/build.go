@@ -362,9 +362,12 @@ func (b *builder) match() error {
 		recvAt[i+1] = recvAt[i]
 		for k := range d.keys {
 			l := &d.keys[k]
+			if gid(b.gids[i], l.comm) < 0 {
+				continue // unmatched
+			}
 			if l.recv {
 				recvAt[i+1] += int(l.n)
-			} else if l.peer >= 0 && int(l.peer) < p.Ranks && gid(b.gids[i], l.comm) >= 0 {
+			} else if l.peer >= 0 && int(l.peer) < p.Ranks {
 				sendAt[i][p.ownerOfRank(int(l.peer))] += int(l.n)
 			}
 		}

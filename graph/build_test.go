@@ -714,3 +714,40 @@ func TestLongStretches(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCommunicator: a message on a communicator that no log
+// created (its creation was not recorded) cannot be matched: both ends
+// are counted unmatched, and the rest of the run is analysed.
+func TestUnknownCommunicator(t *testing.T) {
+	send := call(trace.OpSend, 100, 110)
+	send.Comm, send.Peer, send.Bytes = 77, 1, 8
+	recv := call(trace.OpRecv, 100, 120)
+	recv.Comm, recv.Peer, recv.Bytes = 77, 0, 8
+	known := call(trace.OpSend, 200, 210)
+	known.Comm, known.Peer, known.Bytes = trace.CommWorld, 1, 8
+	knownRecv := call(trace.OpRecv, 200, 220)
+	knownRecv.Comm, knownRecv.Peer, knownRecv.Bytes = trace.CommWorld, 0, 8
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), send, known, barrier(300, 310)},
+		{call(trace.OpInit, 0, 10), recv, knownRecv, barrier(300, 310)},
+	}
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	run, err := graph.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for P := 1; P <= 2; P++ {
+		parts := make([]*graph.PAG, P)
+		errs := make([]error, P)
+		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+		for q, g := range parts {
+			if errs[q] != nil {
+				t.Fatalf("P=%d: %v", P, errs[q])
+			}
+			if g.Messages != 1 || g.Unmatched != 2 {
+				t.Fatalf("P=%d: %d messages and %d unmatched ends, want 1 and 2", P, g.Messages, g.Unmatched)
+			}
+		}
+	}
+}
