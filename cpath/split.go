@@ -590,18 +590,12 @@ func (sp *splitter) sequential(seqSplits bool) error {
 		return vs, es, nv, ne
 	}
 	// What this rank solved, for the owners: at most a result a vertex
-	// and one a split (its boundary), made room for once (grown by
-	// append, the 16 M-call log's results were copies of up to 770 MB
-	// that kept the collector waiting).
+	// it solves and one a split (its boundary), made room for once before
+	// the solves (grown by append, the 16 M-call log's results were
+	// copies of up to 770 MB that kept the collector waiting).
 	var results []solved
-	if seqSplits && c.Rank() == 0 {
-		results = make([]solved, 0, g.N+sp.k)
-	}
 	var serr error // the first failure of this rank's solves
 	solve := func(vs []shipVertex, es []shipEdge) {
-		if results == nil {
-			results = make([]solved, 0, len(vs)+sp.k)
-		}
 		if serr == nil {
 			results, serr = sp.solveShipped(vs, es, results)
 		}
@@ -616,8 +610,12 @@ func (sp *splitter) sequential(seqSplits bool) error {
 		if err != nil {
 			return err
 		}
+		results = make([]solved, 0, len(allV)+sp.k)
 		solve(allV, allE)
 	} else {
+		if c.Rank() == 0 { // the solver of every split
+			results = make([]solved, 0, g.N+sp.k)
+		}
 		for k := sp.k - 1; k >= 0; k-- {
 			vs, es, _, _ := pack(k, k+1) // every split's solver is rank 0
 			gotV, _, err := mpix.GatherWhole(c, mpix.Bytes(vs))

@@ -409,6 +409,22 @@ func loadBuild(t *testing.T, dir string) (*graph.Run, *graph.PAG) {
 	return run, g
 }
 
+// buildParts builds the P parts of run's PAG in an in-process job of P
+// ranks, each with build (graph.Build, or buildSplits); any rank's error
+// fails the test.
+func buildParts(t *testing.T, run *graph.Run, P int, build func(mpix.Comm, *graph.Run) (*graph.PAG, error)) []*graph.PAG {
+	t.Helper()
+	parts := make([]*graph.PAG, P)
+	errs := make([]error, P)
+	mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = build(c, run) })
+	for q, err := range errs {
+		if err != nil {
+			t.Fatalf("P=%d part %d: %v", P, q, err)
+		}
+	}
+	return parts
+}
+
 // buildSplits builds c's part of the PAG with its splits labelled, for
 // the tests that compare every part of it.
 func buildSplits(c mpix.Comm, run *graph.Run) (*graph.PAG, error) {
@@ -497,14 +513,7 @@ func TestPartsAreTheGraph(t *testing.T) {
 	for name, dir := range testRuns(t, 7, 1500, 11) {
 		run, one := loadBuild(t, dir)
 		for P := 2; P <= 4; P++ {
-			parts := make([]*graph.PAG, P)
-			errs := make([]error, P)
-			mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = buildSplits(c, run) })
-			for _, err := range errs {
-				if err != nil {
-					t.Fatalf("%s P=%d: %v", name, P, err)
-				}
-			}
+			parts := buildParts(t, run, P, buildSplits)
 			comparePartsTo(t, fmt.Sprintf("%s P=%d", name, P), one, parts)
 			if P == 4 {
 				t.Logf("%s: %d vertices, %d edges, %d hubs, %d synchronisation points, the same in 2, 3 and 4 parts", name, one.NumVertices(), len(one.InSrc), one.Hubs, len(one.Syncs))
@@ -687,14 +696,9 @@ func TestLongStretches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for P := 1; P <= 3; P++ {
-		parts := make([]*graph.PAG, P)
-		errs := make([]error, P)
-		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
+		parts := buildParts(t, run, P, graph.Build)
 		var got []int64
-		for q, g := range parts {
-			if errs[q] != nil {
-				t.Fatalf("P=%d: %v", P, errs[q])
-			}
+		for _, g := range parts {
 			for e := range g.InSrc {
 				if w := g.InWeight.At(int32(e)); w >= 1<<31 {
 					got = append(got, w)
@@ -738,13 +742,7 @@ func TestUnknownCommunicator(t *testing.T) {
 		t.Fatal(err)
 	}
 	for P := 1; P <= 2; P++ {
-		parts := make([]*graph.PAG, P)
-		errs := make([]error, P)
-		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = graph.Build(c, run) })
-		for q, g := range parts {
-			if errs[q] != nil {
-				t.Fatalf("P=%d: %v", P, errs[q])
-			}
+		for _, g := range buildParts(t, run, P, graph.Build) {
 			if g.Messages != 1 || g.Unmatched != 2 {
 				t.Fatalf("P=%d: %d messages and %d unmatched ends, want 1 and 2", P, g.Messages, g.Unmatched)
 			}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/internal/mpix"
-	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -164,15 +162,10 @@ func TestPSCW(t *testing.T) {
 	}
 
 	for _, P := range []int{2, 3} {
-		parts := make([]*graph.PAG, P)
-		errs := make([]error, P)
-		mpixtest.Run(P, func(c mpix.Comm) { parts[c.Rank()], errs[c.Rank()] = buildSplits(c, run) })
+		parts := buildParts(t, run, P, buildSplits)
 		var lc []graph.CallNs
 		var pairs []graph.EpochPair
-		for q, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
+		for q := range parts {
 			lc = append(lc, parts[q].LateComplete...)
 			pairs = append(pairs, parts[q].Epochs...)
 			if parts[q].EpochPairs != g.EpochPairs {

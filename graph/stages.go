@@ -21,10 +21,7 @@ type StageTimes struct {
 	faults int64 // minor page faults of the process at last
 }
 
-var stageTimes = NewStageTimes()
-
-// NewStageTimes returns the timer, on when CPATH_TIMINGS is set to 1.
-func NewStageTimes() *StageTimes { return &StageTimes{on: os.Getenv("CPATH_TIMINGS") == "1"} }
+var stageTimes = &StageTimes{on: os.Getenv("CPATH_TIMINGS") == "1"}
 
 // Timings is the analysis's one timer, shared by the commands.
 func Timings() *StageTimes { return stageTimes }

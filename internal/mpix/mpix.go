@@ -89,12 +89,7 @@ func GatherWhole(c Comm, b []byte) ([]byte, []int, error) {
 	if err != nil || parts == nil {
 		return nil, nil, err
 	}
-	sizes := make([]int, len(parts))
-	var whole []byte
-	for p, x := range parts {
-		sizes[p] = len(x)
-		whole = append(whole, x...)
-	}
+	whole, sizes := join(parts)
 	return whole, sizes, nil
 }
 
@@ -125,13 +120,41 @@ func Any(c Comm, b bool) (bool, error) {
 // are C ints.
 const maxPart = math.MaxInt32
 
-func checkSizes(parts [][]byte) error {
-	for p, b := range parts {
-		if len(b) > maxPart {
-			return fmt.Errorf("mpix: %d bytes for rank %d in one exchange: more than MPI's 2 GiB limit (use more analyzer ranks)", len(b), p)
+func checkSizes(sizes []int) error {
+	for p, k := range sizes {
+		if k > maxPart {
+			return fmt.Errorf("mpix: %d bytes for rank %d in one exchange: more than MPI's 2 GiB limit (use more analyzer ranks)", k, p)
 		}
 	}
 	return nil
+}
+
+// join lays parts out one after another in one buffer, and gives their
+// sizes: the form the flat exchanges take.
+func join(parts [][]byte) ([]byte, []int) {
+	sizes := make([]int, len(parts))
+	total := 0
+	for p, b := range parts {
+		sizes[p] = len(b)
+		total += len(b)
+	}
+	whole := make([]byte, 0, total)
+	for _, b := range parts {
+		whole = append(whole, b...)
+	}
+	return whole, sizes
+}
+
+// cut is join undone: the parts of whole, sizes[p] bytes for rank p, each
+// capped at its end so that appending to one cannot overwrite the next.
+func cut(whole []byte, sizes []int) [][]byte {
+	parts := make([][]byte, len(sizes))
+	off := 0
+	for p, k := range sizes {
+		parts[p] = whole[off : off+k : off+k]
+		off += k
+	}
+	return parts
 }
 
 // Encoding helpers: fixed-width little-endian, the form the exchanges use.
@@ -208,22 +231,11 @@ func ShipFlat[T any](c Comm, flat []T, counts []int) ([]T, []int, error) {
 			return nil, nil, err
 		}
 	} else {
-		send := make([][]byte, len(counts))
-		sb := Bytes(flat)
-		off := 0
-		for p, k := range sizes {
-			send[p] = sb[off : off+k : off+k]
-			off += k
-		}
-		parts, err := c.Alltoallv(send)
+		parts, err := c.Alltoallv(cut(Bytes(flat), sizes))
 		if err != nil {
 			return nil, nil, err
 		}
-		got = make([]int, len(parts))
-		for p, b := range parts {
-			got[p] = len(b)
-			rb = append(rb, b...)
-		}
+		rb, got = join(parts)
 	}
 	for p := range got {
 		if got[p]%sz != 0 {

@@ -80,15 +80,6 @@ func ptr(b []byte) unsafe.Pointer {
 
 var zero [8]byte
 
-// split cuts a received buffer into its parts, counts rc at displacements rd.
-func split(rb []byte, rc, rd []C.int) [][]byte {
-	recv := make([][]byte, len(rc))
-	for p := range recv {
-		recv[p] = rb[rd[p] : int(rd[p])+int(rc[p]) : int(rd[p])+int(rc[p])]
-	}
-	return recv
-}
-
 // Alltoallv is one MPI_Alltoall of the sizes, then one MPI_Alltoallv.
 // MPI's counts and displacements are C ints, so a rank must not send or
 // receive more than 2 GiB in all; and if one rank cannot go on, all must
@@ -102,28 +93,11 @@ func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
 	if len(send) != w.size {
 		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(send), w.size)
 	}
-	sizes := make([]int, len(send))
-	total := 0
-	for p, b := range send {
-		sizes[p] = len(b)
-		total += len(b)
-	}
-	sb := make([]byte, total)
-	off := 0
-	for _, b := range send {
-		off += copy(sb[off:], b)
-	}
-	rb, got, err := w.AlltoallvFlat(sb, sizes)
+	rb, got, err := w.AlltoallvFlat(join(send))
 	if err != nil {
 		return nil, err
 	}
-	recv := make([][]byte, len(got))
-	off = 0
-	for p, k := range got {
-		recv[p] = rb[off : off+k : off+k]
-		off += k
-	}
-	return recv, nil
+	return cut(rb, got), nil
 }
 
 // AlltoallvFlat is Alltoallv from and into one buffer each: sb holds the
@@ -161,11 +135,7 @@ func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err
 		flagged = flagged || gotc[2*p+1] != 0
 	}
 	if flagged {
-		over := sendTotal > maxPart || recvTotal > maxPart
-		for _, k := range sizes {
-			over = over || k > maxPart
-		}
-		bad, err := Any(w, over)
+		bad, err := Any(w, checkSizes(sizes) != nil || sendTotal > maxPart || recvTotal > maxPart)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -218,9 +188,10 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	}
 	rc := make([]C.int, n)
 	rd := make([]C.int, n)
+	sizes := make([]int, n)
 	off := 0
 	for p := range rc {
-		rc[p], rd[p] = C.int(counts[p]), C.int(off)
+		rc[p], rd[p], sizes[p] = C.int(counts[p]), C.int(off), int(counts[p])
 		off += int(counts[p])
 	}
 	w.bytes += int64(len(b)) * int64(n-1)
@@ -228,7 +199,7 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	if err := mpiErr("MPI_Allgatherv", C.agv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
 		return nil, err
 	}
-	return split(rb, rc, rd), nil
+	return cut(rb, sizes), nil
 }
 
 // Gatherv gathers every rank's b on rank 0. The sizes go to every rank
@@ -239,13 +210,7 @@ func (w *world) Gatherv(b []byte) ([][]byte, error) {
 	if err != nil || w.rank != 0 {
 		return nil, err
 	}
-	parts := make([][]byte, len(sizes))
-	off := 0
-	for p, k := range sizes {
-		parts[p] = rb[off : off+k : off+k]
-		off += k
-	}
-	return parts, nil
+	return cut(rb, sizes), nil
 }
 
 // GatherWhole is Gatherv returning, on rank 0, the buffer MPI gathered
