@@ -83,6 +83,10 @@ struct cp_enc {
 	uint32_t nbuf;    /* records in buf */
 	uint32_t ckrecs;  /* records since the last CHECK */
 	uint64_t nrec, dropped;
+	/* threads: the stream's region, a block claimed ahead that its calls
+	 * fill one after another: the file from rpos to rend is free */
+	uint64_t rpos, rend;
+	uint32_t regsz; /* the next region's size */
 };
 
 static inline uint8_t *uv(uint8_t *p, uint64_t v) {

@@ -17,14 +17,19 @@
  * interrupted half-coded is either whole in the log or skipped.
  *
  * With MPI_THREAD_MULTIPLE every thread has a stream of its own (its
- * slots and times): a call is coded into the thread's scratch buffer,
- * then claimed a place in the file with one atomic add and copied there as
- * a BLOCK naming the stream: no lock is shared by the threads' calls. The
- * block's length is stored before its items and its tag last, so that the
- * reader can skip a block whose thread died before committing it.
+ * slots and times) and a *region* of the file: a BLOCK naming the stream,
+ * claimed ahead with one atomic add (its length and stream stored before
+ * its tag), which the thread's calls fill one after another. A call is
+ * coded into the thread's scratch buffer and copied to the end of what the
+ * region holds, its first byte stored last; the region's unfilled rest is
+ * zero, which the reader skips. So the threads' calls share neither a
+ * lock, nor an atomic, nor the cache lines they write: one claim per
+ * region, whose size grows while the thread fills regions (up to
+ * CP_REGION_MAX) and shrinks when CHECKs close them mostly empty.
  * CHECKs and calibration points are written by whichever thread finds one
- * due, while runtime.c holds every thread out of the logger (no block is
- * then half-written, so a CHECK covers committed bytes only).
+ * due, while runtime.c holds every thread out of the logger (no call is
+ * then half-written); the CHECK closes every region, so that what it
+ * covers never changes, and no call after it lands before it.
  *
  * Times stay in clock ticks; calibration points (tick, ns) go into the
  * stream every ~100 ms and the reader converts. Nothing is compressed. */
@@ -52,6 +57,10 @@
 #define CP_KEEP (512u << 10)
 /* Room in front of a thread's scratch items for the block's frame. */
 #define CP_FRAME 16
+/* A thread's region sizes: a first region, and the largest one grown to
+ * (a call longer than that gets a region of its own size). */
+#define CP_REGION_MIN 1024u
+#define CP_REGION_MAX (16u << 10)
 
 static cp_enc *cp_streams[CP_MAXSTREAMS];
 cp_enc *cp_enc0;
@@ -443,6 +452,7 @@ cp_enc *cp_enc_stream(uint32_t n) {
 		memset(e, 0, sizeof *e);
 		e->stream = n;
 		e->prev_end = cp_tick0;
+		e->regsz = CP_REGION_MIN;
 		__atomic_store_n(&cp_streams[n], e, __ATOMIC_RELEASE);
 		if (n == 0)
 			cp_enc0 = e;
@@ -611,6 +621,54 @@ static inline uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_
 	return b;
 }
 
+/* cp_region_new claims a region for stream e with room for need bytes of
+ * items at least, and commits its frame: Returns 0 if the file cannot
+ * grow. */
+static __attribute__((noinline)) int cp_region_new(cp_enc *e, size_t need) {
+	if (e->rend > 0 && e->regsz < CP_REGION_MAX)
+		e->regsz *= 2; /* the last one filled up: this thread writes much */
+	int sl = uvlen(e->stream);
+	size_t sz = e->regsz;
+	if (sz < need + 1 + 5 + (size_t)sl)
+		sz = need + 1 + 5 + (size_t)sl;
+	int ll;
+	for (;; sz++) { /* the length's uvarint counts itself out */
+		ll = uvlen(sz);
+		if (uvlen(sz - 1 - (size_t)ll) == ll)
+			break;
+	}
+	uint64_t pos = cp_claim(sz);
+	if (pos == CP_NOROOM)
+		return 0;
+	uint8_t hdr[1 + 10 + 10];
+	hdr[0] = TAG_BLOCK;
+	uv(hdr + 1, sz - 1 - (size_t)ll);
+	uint8_t *end = uv(hdr + 1 + ll, e->stream);
+	size_t hl = (size_t)(end - hdr);
+	uint8_t *dst = cp_map + pos;
+	for (size_t i = 1; i < hl; i++)
+		__atomic_store_n(&dst[i], hdr[i], __ATOMIC_RELAXED);
+	__atomic_store_n(dst, hdr[0], __ATOMIC_RELEASE);
+	e->rpos = pos + hl;
+	e->rend = pos + sz;
+	return 1;
+}
+
+/* cp_regions_close closes every stream's region (the caller holds every
+ * thread out of the logger): a CHECK covers their unfilled rests as zero,
+ * and the calls after it go to regions after it. A region closed mostly
+ * empty halves its thread's next one. */
+static void cp_regions_close(void) {
+	for (int i = 0; i < CP_MAXSTREAMS; i++) {
+		cp_enc *s = __atomic_load_n(&cp_streams[i], __ATOMIC_ACQUIRE);
+		if (!s)
+			break;
+		if (s->rend - s->rpos > s->regsz / 2 && s->regsz > CP_REGION_MIN)
+			s->regsz /= 2;
+		s->rpos = s->rend = 0;
+	}
+}
+
 static inline void cp_enc_commit1(cp_enc *e) {
 	if (e->len == 0)
 		return;
@@ -622,13 +680,16 @@ static inline void cp_enc_commit1(cp_enc *e) {
 		e->dropped += n;
 		return;
 	}
-	size_t total;
-	int ll;
-	uint8_t *blk = cp_frame(e->buf + CP_FRAME, len, e->stream, &total, &ll);
-	if (!cp_put_block(blk, total, ll)) {
+	if (len > e->rend - e->rpos && !cp_region_new(e, len)) {
 		e->dropped += n;
 		return;
 	}
+	/* the call's items, their first byte last: it commits them */
+	const uint8_t *items = e->buf + CP_FRAME;
+	uint8_t *dst = cp_map + e->rpos;
+	cp_copy(dst + 1, items + 1, len - 1);
+	__atomic_store_n(dst, items[0], __ATOMIC_RELEASE);
+	e->rpos += len;
 	e->nrec += n;
 	e->ckrecs += n;
 	if (__builtin_expect(e->cap > (4u << 20) && len < e->cap / 8, 0)) {
@@ -681,6 +742,7 @@ void cp_enc_checkpoint(cp_enc *e) {
 	int ll;
 	uint8_t *blk = cp_frame(items, (size_t)(p - items), e->stream, &total, &ll);
 	size_t hdr = (size_t)(items - blk); /* the frame, before the CHECK's tag */
+	cp_regions_close();
 	/* The room first, then the CRC up to it, the frame included. */
 	uint64_t pos = cp_claim(total);
 	if (pos == CP_NOROOM)

@@ -3,12 +3,13 @@ package trace
 import "math"
 
 // Version is the log format version this package writes. The reader accepts
-// exactly this version and rejects others with ErrVersion. Version 4: the
-// threads of an MPI_THREAD_MULTIPLE program write blocks of their own
-// streams, and records may carry call paths; 3 was one stream of items
-// coded in C into a mapped file, 2 main's LZ4 format with coalesced polls
-// (issue 14), 1 LZ4 frames.
-const Version = 4
+// exactly this version and rejects others with ErrVersion. Version 5: the
+// threads of an MPI_THREAD_MULTIPLE program fill regions, blocks claimed
+// ahead whose unused rest is zero, and the reader puts their calls in the
+// order they ended; 4 had a block per call, claimed as it ended, and call
+// paths; 3 was one stream of items coded in C into a mapped file, 2 main's
+// LZ4 format with coalesced polls (issue 14), 1 LZ4 frames.
+const Version = 5
 
 // Magic opens every cpath log file.
 const Magic = "CPATHLOG"

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -71,6 +72,8 @@ type Reader struct {
 	nready  int    // min(nver, nconv) when last released
 	readyAt int    // pend[:readyAt] were handed out
 	nrecVer uint64 // nrec at the last CHECK
+	groups  []callGroup
+	sortBuf []Record
 
 	// tick → ns, without Ticks the identity: through the calibration
 	// points (the header's first), piecewise linearly; after the last, at
@@ -319,7 +322,14 @@ func (r *Reader) fill() {
 			r.pend = r.pend[:len(r.pend)+1]
 			if len(r.pend) >= maxPend { // no checks or calibration points: take them as they are
 				r.nver = len(r.pend)
-				r.nrecVer = r.nrec
+				if r.hdr.Threads {
+					// The last call waits for sub-records that may follow.
+					for r.nver > 0 && r.pend[r.nver-1].Op.IsSub() {
+						r.nver--
+					}
+					r.nver = max(r.nver-1, r.nready)
+				}
+				r.nrecVer = r.nrec - uint64(len(r.pend)-r.nver)
 				r.convert(len(r.pend))
 				r.release()
 			}
@@ -343,8 +353,66 @@ func (r *Reader) convert(n int) {
 	r.nconv = max(r.nconv, n)
 }
 
-// release makes the verified, converted records ready.
-func (r *Reader) release() { r.nready = max(r.nready, min(r.nver, r.nconv)) }
+// release makes the verified, converted records ready. In a threaded log
+// it first puts them in the order their calls ended (see inEndOrder).
+func (r *Reader) release() {
+	n := max(r.nready, min(r.nver, r.nconv))
+	if r.hdr.Threads && n-r.nready > 1 {
+		r.inEndOrder(r.pend[r.nready:n])
+	}
+	r.nready = n
+}
+
+// inEndOrder sorts recs, calls with their sub-records, by the calls' ends,
+// keeping the log's order among equal ends. The threads of a threaded log
+// write their calls into regions of the log claimed ahead (docs/
+// log-format.md, "Threads"), so the log holds each thread's calls in its
+// order, but another thread's calls of the same time span may lie before
+// or after them; the calls between two CHECKs all ended between the two,
+// so sorting what each CHECK releases gives the order the calls ended in,
+// as the analysis expects (a message's ends are matched in that order).
+func (r *Reader) inEndOrder(recs []Record) {
+	groups := r.groups[:0]
+	sorted := true
+	last := int64(math.MinInt64)
+	for i := range recs {
+		if recs[i].Op.IsSub() && i > 0 {
+			continue
+		}
+		key := recs[i].End
+		if recs[i].Op.IsSub() { // sub-records of a call released before: they stay first
+			key = math.MinInt64
+		}
+		if key < last {
+			sorted = false
+		}
+		last = key
+		groups = append(groups, callGroup{at: int32(i), end: key})
+	}
+	r.groups = groups
+	if sorted {
+		return
+	}
+	for k := range groups {
+		if k+1 < len(groups) {
+			groups[k].n = groups[k+1].at - groups[k].at
+		} else {
+			groups[k].n = int32(len(recs)) - groups[k].at
+		}
+	}
+	slices.SortStableFunc(groups, func(a, b callGroup) int { return cmp.Compare(a.end, b.end) })
+	r.sortBuf = append(r.sortBuf[:0], recs...)
+	at := 0
+	for _, g := range groups {
+		at += copy(recs[at:], r.sortBuf[g.at:g.at+g.n])
+	}
+}
+
+// callGroup is a call and its sub-records in the records being sorted.
+type callGroup struct {
+	at, n int32
+	end   int64
+}
 
 // Skim reads the rest of the log as Next does, and checks it the same way,
 // but hands to fn only the calls for which want(op) is true and their
@@ -419,7 +487,15 @@ func (r *Reader) item(rec *Record) (bool, error) {
 			return false, io.EOF
 		}
 	}
-	if inBlock && (tag == tagEnd || tag == tagSkip || tag == tagBlock) {
+	if inBlock && tag == tagEnd {
+		// A thread's region: its calls end here, the rest of it is
+		// unused (zero), or its thread died in the call it was writing.
+		if src.skip(uint64(r.blockEnd-src.offset())) != nil {
+			return false, io.EOF // cut short: the end of the data
+		}
+		return false, nil
+	}
+	if inBlock && (tag == tagSkip || tag == tagBlock) {
 		return false, r.errf(ErrCorrupt, "item %#x inside a block after %d records", tag, r.nrec)
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"reflect"
 	"testing"
@@ -269,7 +270,6 @@ func TestBlockCorrupt(t *testing.T) {
 	}{
 		{"block too short", appendBlock(nil, 1, items[:len(items)-1]), ErrCorrupt},
 		{"nested block", appendBlock(nil, 1, appendBlock(nil, 2, items)), ErrCorrupt},
-		{"zero in block", appendBlock(nil, 1, append(append([]byte(nil), items...), 0)), ErrCorrupt},
 		{"stream too big", appendBlock(nil, MaxStreams, items), ErrCorrupt},
 		{"cut in block", appendBlock(nil, 1, items)[:3+len(items)-1], nil},
 		{"path on a sub-record", func() []byte {
@@ -321,7 +321,8 @@ func TestBlockCorrupt(t *testing.T) {
 // may have started before it (its thread was in MPI across it). Its times
 // are converted through the segment between the points around each time,
 // not along the line after the point it follows in the log: a thread's
-// times stay in order however the segments' slopes differ.
+// times stay in order however the segments' slopes differ. The calls come
+// out in the order they ended (c before b).
 func TestTicksByTime(t *testing.T) {
 	h := testHeader()
 	h.Threads = true
@@ -358,13 +359,123 @@ func TestTicksByTime(t *testing.T) {
 		}
 		return 504_100 + int64(math.Round(float64(tick-1_000_000)*501_000/1_000_000))
 	}
-	for i, r := range []Record{a, b, c} {
+	for i, r := range []Record{a, c, b} {
 		g := l.Records[i]
 		if g.Start != ns(r.Start) || g.End != ns(r.End) {
 			t.Errorf("record %d: %d..%d ns, want %d..%d", i, g.Start, g.End, ns(r.Start), ns(r.End))
 		}
 	}
-	if l.Records[0].End > l.Records[2].Start {
+	if l.Records[0].End > l.Records[1].Start {
 		t.Errorf("thread 1's calls out of order: %d ends after %d starts", l.Records[0].End, l.Records[2].Start)
+	}
+}
+
+// TestRegions: the logger's threads fill regions, blocks claimed ahead
+// whose unused rest is zero. The reader skips the rest (a CHECK covers it)
+// and a call whose first byte is still zero (its thread died writing it);
+// it hands out the calls that each CHECK covers in the order they ended,
+// though the regions interleave them otherwise, each thread's in its
+// order.
+func TestRegions(t *testing.T) {
+	h := testHeader()
+	h.Threads = true
+	pre, err := EncodeHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := threadRecords(2, 40)
+	cs := [][][]Record{calls(per[0]), calls(per[1])}
+	encs := []*encoder{{prevEnd: h.T0}, {prevEnd: h.T0}}
+	// region codes the calls of stream s in a region of size bytes of
+	// items; with dead, the last one's first byte is left zero.
+	region := func(s int, calls [][]Record, size int, dead bool) []byte {
+		var items []byte
+		for k, c := range calls {
+			at := len(items)
+			for j := range c {
+				items = encs[s].record(items, &c[j], nil)
+			}
+			if dead && k == len(calls)-1 {
+				items[at] = 0
+			}
+		}
+		if len(items) > size {
+			t.Fatalf("%d bytes of items in a region of %d", len(items), size)
+		}
+		return appendBlock(nil, s, append(items, make([]byte, size-len(items))...))
+	}
+	check := func(body []byte, from int) []byte {
+		sum := crc32.Checksum(body[from:], castagnoli)
+		return binary.LittleEndian.AppendUint32(append(body, tagCheck), sum)
+	}
+	// Thread 1's region first, though most of thread 0's calls in the
+	// next one ended before its; a CHECK; then two regions of the
+	// rank killed, the second with a call half-written.
+	body := append([]byte(nil), pre...)
+	body = append(body, region(1, cs[1][:12], 2048, false)...)
+	body = append(body, region(0, cs[0][:12], 2048, false)...)
+	body = check(body, len(pre))
+	checked := body
+	body = append(body, region(0, cs[0][12:], 4096, false)...)
+	n1 := len(cs[1])
+	body = append(body, region(1, cs[1][12:n1], 4096, true)...)
+	body = append(body, make([]byte, 64)...)
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		through  []int // the calls of each thread that are read
+		complete bool
+	}{
+		{"checked", append(checked, make([]byte, 8)...), []int{12, 12}, true},
+		{"killed", body, []int{len(cs[0]), n1 - 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Read(bytes.NewReader(tc.data), "r.cplog")
+			if err != nil || l.Damage != nil {
+				t.Fatalf("err %v damage %v", err, l.Damage)
+			}
+			var want [2][]Record
+			n := 0
+			for i := range want {
+				for _, c := range cs[i][:tc.through[i]] {
+					want[i] = append(want[i], c...)
+				}
+				n += len(want[i])
+			}
+			if len(l.Records) != n {
+				t.Fatalf("%d records, want %d", len(l.Records), n)
+			}
+			// the records the CHECK covers: those of the first 12 calls of each
+			first := 0
+			for i := range cs {
+				for _, c := range cs[i][:12] {
+					first += len(c)
+				}
+			}
+			var got [2][]Record
+			last, moved := int64(0), false
+			for i, r := range l.Records {
+				got[r.Thread] = append(got[r.Thread], r)
+				if i == first {
+					last = 0 // sorted up to each CHECK, not across it
+				}
+				if r.Op.IsSub() {
+					continue
+				}
+				if r.End < last {
+					t.Fatalf("record %d ends at %d, before the call before it (%d)", i, r.End, last)
+				}
+				last = r.End
+				moved = moved || r.Thread == 0 && i < len(want[1])
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("thread %d: %d records differ from the %d it wrote", i, len(got[i]), len(want[i]))
+				}
+			}
+			if !moved {
+				t.Fatal("thread 0's calls were not moved before thread 1's region: the test shows nothing")
+			}
+		})
 	}
 }

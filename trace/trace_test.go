@@ -320,11 +320,11 @@ func TestCommsTopology(t *testing.T) {
 }
 
 // TestOldVersion: logs of versions 1 and 2 (LZ4 frames; 2 with coalesced
-// polls, written by main's logger of issue 14) and 3 (one stream of items,
-// no threads' blocks or call paths) are rejected with one line naming the
-// file and both versions.
+// polls, written by main's logger of issue 14), 3 (one stream of items,
+// no threads' blocks or call paths) and 4 (a block per threaded call) are
+// rejected with one line naming the file and both versions.
 func TestOldVersion(t *testing.T) {
-	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog", 3: "halo-v3.cplog"} {
+	for v, name := range map[int]string{1: "halo-v1.cplog", 2: "halo-v2-lz4.cplog", 3: "halo-v3.cplog", 4: "halo-v4.cplog"} {
 		path := filepath.Join("testdata", name)
 		_, err := ReadFile(path)
 		if !errors.Is(err, ErrVersion) {
@@ -374,6 +374,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("CPATHLOG"))
 	killed, _, _ := killedThreads(f, []byte{0, 6, 1, 0x05, 0x00, 0x3, 0, 0})
 	f.Add(killed)
+	region, _, _ := killedThreads(f, []byte{tagBlock, 8, 1, 0x05, 0, 0, 0, 0, 0, 0}) // a region's zero rest
+	f.Add(region)
 	f.Add(ticksLog(f, []Record{{Op: OpWait, Start: 3000, End: 3100, Count: 1, Root: PeerNone}, {Op: OpReqDone, Req: 2}}, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Read(bytes.NewReader(data), "fuzz")
