@@ -116,18 +116,9 @@ func Any(c Comm, b bool) (bool, error) {
 	return v != 0, err
 }
 
-// maxPart is the largest part one rank may ship in one call: MPI counts
-// are C ints.
+// maxPart is the most one rank may send or receive in one MPI call: MPI
+// counts are C ints. Larger exchanges go in rounds.
 const maxPart = math.MaxInt32
-
-func checkSizes(sizes []int) error {
-	for p, k := range sizes {
-		if k > maxPart {
-			return fmt.Errorf("mpix: %d bytes for rank %d in one exchange: more than MPI's 2 GiB limit (use more analyzer ranks)", k, p)
-		}
-	}
-	return nil
-}
 
 // join lays parts out one after another in one buffer, and gives their
 // sizes: the form the flat exchanges take.

@@ -114,7 +114,7 @@ func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err
 	large := C.longlong(0)
 	sendTotal := 0
 	for _, k := range sizes {
-		if k > maxPart/n {
+		if k > roundPart(n) {
 			large = 1
 		}
 		sendTotal += k
@@ -130,48 +130,118 @@ func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err
 		return nil, nil, err
 	}
 	recvTotal, flagged := 0, false
+	maxPair := 0 // the largest part this rank sends or receives
 	for p := 0; p < n; p++ {
 		recvTotal += int(gotc[2*p])
 		flagged = flagged || gotc[2*p+1] != 0
+		maxPair = max(maxPair, int(gotc[2*p]), sizes[p])
 	}
-	if flagged {
-		bad, err := Any(w, checkSizes(sizes) != nil || sendTotal > maxPart || recvTotal > maxPart)
-		if err != nil {
-			return nil, nil, err
-		}
-		if bad {
-			return nil, nil, fmt.Errorf("mpix: an exchange is over MPI's 2 GiB limit per rank (use more analyzer ranks)")
-		}
-	}
-	sc := make([]C.int, n)
-	sd := make([]C.int, n)
-	rc := make([]C.int, n)
-	rd := make([]C.int, n)
 	got = make([]int, n)
-	off := 0
+	for p := range got {
+		got[p] = int(gotc[2*p])
+	}
 	for p, k := range sizes {
-		sc[p], sd[p] = C.int(k), C.int(off)
-		off += k
 		if p != w.rank {
 			w.bytes += int64(k)
 		}
 	}
-	off = 0
-	for p := range rc {
-		got[p] = int(gotc[2*p])
-		rc[p], rd[p] = C.int(got[p]), C.int(off)
-		off += got[p]
-	}
 	rb = make([]byte, recvTotal)
-	if err := mpiErr("MPI_Alltoallv", C.a2av(ptr(sb), &sc[0], &sd[0], ptr(rb), &rc[0], &rd[0])); err != nil {
-		return nil, nil, err
+	if flagged {
+		// Some part is over 2 GiB / P: every rank sees it, and they agree
+		// on the rounds it takes to stay within MPI's int counts.
+		largest, err := AllreduceOne(w, int64(maxPair), Max)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rounds := ceilDiv(int(largest), roundPart(n)); rounds > 1 {
+			return rb, got, w.alltoallvRounds(sb, sizes, rb, got, rounds)
+		}
 	}
-	return rb, got, nil
+	return rb, got, w.alltoallv(sb, sizes, rb, got)
 }
 
-// Allgatherv is one MPI_Allgather of the sizes, then one MPI_Allgatherv.
-// Every rank sees every size, so all of them see a gather over MPI's
-// 2 GiB limit and fail together.
+// alltoallv is one MPI_Alltoallv of parts laid out one after another in
+// sb and rb, their totals within MPI's int counts.
+func (w *world) alltoallv(sb []byte, sizes []int, rb []byte, got []int) error {
+	n := w.size
+	sc, sd, rc, rd := make([]C.int, n), make([]C.int, n), make([]C.int, n), make([]C.int, n)
+	off := 0
+	for p, k := range sizes {
+		sc[p], sd[p] = C.int(k), C.int(off)
+		off += k
+	}
+	off = 0
+	for p, k := range got {
+		rc[p], rd[p] = C.int(k), C.int(off)
+		off += k
+	}
+	return mpiErr("MPI_Alltoallv", C.a2av(ptr(sb), &sc[0], &sd[0], ptr(rb), &rc[0], &rd[0]))
+}
+
+// alltoallvRounds is an exchange over MPI's 2 GiB limit, in rounds of
+// MPI_Alltoallv: round r carries bytes [r·L, (r+1)·L) of every part (L
+// is roundPart), so that no rank sends or receives more than P·L in a
+// round. The rounds go through buffers of that size: the parts'
+// displacements in sb and rb may be beyond a C int themselves.
+func (w *world) alltoallvRounds(sb []byte, sizes []int, rb []byte, got []int, rounds int) error {
+	n := w.size
+	L := roundPart(n)
+	soff, roff := offsets(sizes), offsets(got)
+	stage, rstage := make([]byte, 0, min(n*L, len(sb))), make([]byte, min(n*L, len(rb)))
+	rs, rg := make([]int, n), make([]int, n)
+	for r := 0; r < rounds; r++ {
+		stage = stage[:0]
+		for p, k := range sizes {
+			lo, hi := min(k, r*L), min(k, (r+1)*L)
+			stage = append(stage, sb[soff[p]+lo:soff[p]+hi]...)
+			rs[p] = hi - lo
+		}
+		for p, k := range got {
+			rg[p] = min(k, (r+1)*L) - min(k, r*L)
+		}
+		if err := w.alltoallv(stage, rs, rstage, rg); err != nil {
+			return err
+		}
+		at := 0
+		for p, k := range got {
+			at += copy(rb[roff[p]+min(k, r*L):roff[p]+min(k, (r+1)*L)], rstage[at:at+rg[p]])
+		}
+	}
+	return nil
+}
+
+// roundLimit bounds what a rank sends or receives in one MPI call: MPI's
+// counts are C ints. A variable, so that the checks of the rounds
+// (exchcheck) can lower it: exchanges over 2 GiB would need GiBs of
+// memory to check.
+var roundLimit = maxPart
+
+// SetRoundLimit sets the bytes a rank sends or receives in one MPI call
+// of an exchange (MPI's 2 GiB by default); for the checks of exchanges
+// in rounds only.
+func SetRoundLimit(n int) { roundLimit = max(1, min(n, maxPart)) }
+
+// roundPart is the bytes of one part carried by a round with n ranks:
+// a round ships at most n of them from, and to, each rank.
+func roundPart(n int) int { return max(1, roundLimit/n) }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// offsets returns where each part starts when they are laid out one
+// after another.
+func offsets(sizes []int) []int {
+	off := make([]int, len(sizes))
+	at := 0
+	for p, k := range sizes {
+		off[p] = at
+		at += k
+	}
+	return off
+}
+
+// Allgatherv is one MPI_Allgather of the sizes, then one MPI_Allgatherv,
+// or, when every rank would receive more than MPI's int counts allow,
+// rounds of them (every rank sees every size: they agree without more).
 func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	n := w.size
 	counts := make([]C.longlong, n)
@@ -179,27 +249,68 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
 		return nil, err
 	}
-	total := int64(0)
-	for _, k := range counts {
-		total += int64(k)
-	}
-	if total > maxPart {
-		return nil, fmt.Errorf("mpix: %d bytes to gather on every rank in one exchange: more than MPI's 2 GiB limit", total)
-	}
-	rc := make([]C.int, n)
-	rd := make([]C.int, n)
 	sizes := make([]int, n)
-	off := 0
-	for p := range rc {
-		rc[p], rd[p], sizes[p] = C.int(counts[p]), C.int(off), int(counts[p])
-		off += int(counts[p])
+	total := 0
+	for p, k := range counts {
+		sizes[p] = int(k)
+		total += int(k)
 	}
 	w.bytes += int64(len(b)) * int64(n-1)
-	rb := make([]byte, off)
-	if err := mpiErr("MPI_Allgatherv", C.agv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
+	rb := make([]byte, total)
+	err := w.gatherRounds(b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
+		return C.agv(ptr(sb), C.int(len(sb)), ptr(rb), &rc[0], &rd[0])
+	})
+	if err != nil {
 		return nil, err
 	}
 	return cut(rb, sizes), nil
+}
+
+// gatherRounds gathers the parts of sizes (this rank's is b) into rb, in
+// rank order, with call (an MPI_Allgatherv or MPI_Gatherv of sb into
+// its receive buffer): in one call when total fits MPI's int counts,
+// otherwise in rounds, round r carrying bytes [r·L, (r+1)·L) of every
+// part through a buffer of P·L bytes. rb is nil where nothing is
+// received (a Gatherv's other ranks).
+func (w *world) gatherRounds(b []byte, sizes []int, rb []byte, total int,
+	call func(sb, rb []byte, rc, rd []C.int) C.int) error {
+	n := w.size
+	rc, rd := make([]C.int, n), make([]C.int, n)
+	if total <= roundLimit {
+		off := 0
+		for p, k := range sizes {
+			rc[p], rd[p] = C.int(k), C.int(off)
+			off += k
+		}
+		return mpiErr("gather", call(b, rb, rc, rd))
+	}
+	L := roundPart(n)
+	largest := 0
+	for _, k := range sizes {
+		largest = max(largest, k)
+	}
+	roff := offsets(sizes)
+	var stage []byte
+	if rb != nil {
+		stage = make([]byte, min(n*L, total))
+	}
+	for r := 0; r < ceilDiv(largest, L); r++ {
+		off := 0
+		for p, k := range sizes {
+			c := min(k, (r+1)*L) - min(k, r*L)
+			rc[p], rd[p] = C.int(c), C.int(off)
+			off += c
+		}
+		if err := mpiErr("gather", call(b[min(len(b), r*L):min(len(b), (r+1)*L)], stage, rc, rd)); err != nil {
+			return err
+		}
+		if rb != nil {
+			for p, k := range sizes {
+				copy(rb[roff[p]+min(k, r*L):roff[p]+min(k, (r+1)*L)], stage[rd[p]:int(rd[p])+int(rc[p])])
+			}
+		}
+	}
+	return nil
 }
 
 // Gatherv gathers every rank's b on rank 0. The sizes go to every rank
@@ -214,7 +325,10 @@ func (w *world) Gatherv(b []byte) ([][]byte, error) {
 }
 
 // GatherWhole is Gatherv returning, on rank 0, the buffer MPI gathered
-// into (every rank's b in rank order) and the sizes of the parts.
+// into (every rank's b in rank order) and the sizes of the parts. Every
+// rank learns every size first (one MPI_Allgather), so that all of them
+// take the same rounds when rank 0 would receive more than MPI's int
+// counts allow (gatherRounds).
 func (w *world) GatherWhole(b []byte) ([]byte, []int, error) {
 	n := w.size
 	counts := make([]C.longlong, n)
@@ -222,28 +336,26 @@ func (w *world) GatherWhole(b []byte) ([]byte, []int, error) {
 	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
 		return nil, nil, err
 	}
-	total := int64(0)
-	for _, k := range counts {
-		total += int64(k)
-	}
-	if total > maxPart {
-		return nil, nil, fmt.Errorf("mpix: %d bytes to gather on rank 0 in one exchange: more than MPI's 2 GiB limit", total)
+	sizes := make([]int, n)
+	total := 0
+	for p, k := range counts {
+		sizes[p] = int(k)
+		total += int(k)
 	}
 	w.calls++
-	if w.rank != 0 {
+	var rb []byte
+	if w.rank == 0 {
+		rb = make([]byte, total)
+	} else {
 		w.bytes += int64(len(b))
-		return nil, nil, mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), nil, nil, nil))
 	}
-	rc := make([]C.int, n)
-	rd := make([]C.int, n)
-	sizes := make([]int, n)
-	off := 0
-	for p := range rc {
-		rc[p], rd[p], sizes[p] = C.int(counts[p]), C.int(off), int(counts[p])
-		off += int(counts[p])
-	}
-	rb := make([]byte, off)
-	if err := mpiErr("MPI_Gatherv", C.gv(ptr(b), C.int(len(b)), ptr(rb), &rc[0], &rd[0])); err != nil {
+	err := w.gatherRounds(b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
+		if w.rank != 0 {
+			return C.gv(ptr(sb), C.int(len(sb)), nil, nil, nil)
+		}
+		return C.gv(ptr(sb), C.int(len(sb)), ptr(rb), &rc[0], &rd[0])
+	})
+	if err != nil || w.rank != 0 {
 		return nil, nil, err
 	}
 	return rb, sizes, nil

@@ -13,9 +13,10 @@ import (
 )
 
 // TestExchangesMPI runs internal/exchcheck under mpirun with 2 and 3
-// ranks: every exchange must deliver what each rank sent, and an exchange
-// over MPI's 2 GiB limit on one rank must fail on every rank (a rank left
-// waiting would hang the job, and the test's timeout would say so).
+// ranks: every exchange must deliver what each rank sent, in one MPI call
+// and in rounds (over MPI's int counts; checked with the bytes of a call
+// lowered), on every rank alike (a rank left waiting would hang the job,
+// and the test's timeout would say so).
 func TestExchangesMPI(t *testing.T) {
 	mpitest.OpenMPI.Mpirun(t)
 	root := mpitest.RepoRoot(t)
