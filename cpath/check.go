@@ -68,8 +68,12 @@ func checkRows(inStart, inSrc []int32, w *graph.Weights, first, n int) error {
 	return nil
 }
 
+// ErrCycle is what a search returns (wrapped, naming a vertex) on a graph
+// with a cycle: built from logs, their times contradict each other.
+var ErrCycle = errors.New("the graph has a cycle")
+
 func cycleError(u int32) error {
-	return fmt.Errorf("cpath: the graph has a cycle through vertex %d", u)
+	return fmt.Errorf("cpath: %w through vertex %d", ErrCycle, u)
 }
 
 // findCycle returns an error naming a vertex on a cycle among the ancestors

@@ -274,8 +274,16 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 			res, err = cpath.Split(c, g, splitIn, cpath.ParPar)
 		}
 	}
+	if err != nil {
+		// Labelled where it happened: Agree hands the other ranks its text.
+		what := "finding the critical path"
+		if errors.Is(err, cpath.ErrCycle) {
+			what = "inconsistent logs"
+		}
+		err = fmt.Errorf("%s: %s", what, strings.TrimPrefix(err.Error(), "cpath: "))
+	}
 	if err = mpix.Agree(c, err); err != nil {
-		return fmt.Errorf("%s: inconsistent logs: %v", dir, strings.TrimPrefix(err.Error(), "cpath: "))
+		return fmt.Errorf("%s: %v", dir, err)
 	}
 	st := res.Stats
 	if topo != nil {
