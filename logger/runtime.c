@@ -85,9 +85,13 @@ typedef struct cp_thr {
 	cp_path lastpath; /* the last call path whose modules were looked up */
 	cp_run run;
 	cp_enc *enc; /* with threads */
-	/* The requests this thread created (open addressing by handle). */
-	cp_req *rtab;
-	int rcap, rlen;
+	/* The requests this thread created: a table of handles (open
+	 * addressing), each with the list of its live requests, oldest first,
+	 * in a pool of nodes. */
+	struct cp_rbucket *rtab;
+	int rcap, rlen; /* buckets: room, used */
+	struct cp_rnode *rnodes;
+	int32_t nnodes, rfree; /* the pool's size; its free list (index + 1, 0: none) */
 	uint32_t req_next, req_end; /* a block of request ids */
 	uint64_t claims;
 	uintptr_t stk_lo, stk_hi; /* the thread's stack, for call paths */
@@ -1154,10 +1158,30 @@ void cp_statuses_free(MPI_Status *st, MPI_Status *user, MPI_Status *small) {
 /* Each thread's table holds the requests it created, keyed by handle; a
  * Wait or Test looks in its own thread's table first, then in the others'.
  * A handle may stand for several live requests: Open MPI returns one
- * shared pre-completed request for every Isend that finished at once.
- * Duplicates sit side by side in the probe cluster and are handed out
- * oldest (smallest id) first, a thread's own first. */
+ * shared pre-completed request for every Isend that finished at once (a
+ * burst of thousands of small Isends, then a Waitall). So a handle's
+ * bucket holds a list of its requests, oldest (smallest id: a thread's
+ * ids grow) first, and a Wait's claims walk it from where its previous
+ * claim of the same call stopped: inserting, claiming and deleting the
+ * oldest are O(1) however many requests share a handle (one probe
+ * cluster of them made a Waitall of 6000 such requests take seconds). */
 static atomic_uint cp_next_req;
+
+/* A node of a thread's pool: a request, and the next of its handle's. */
+typedef struct cp_rnode {
+	cp_req r;
+	int32_t next; /* index + 1, 0: the last */
+} cp_rnode;
+
+/* A handle's bucket: its requests' list, and the claim that walked it
+ * last with the node it stopped at (the nodes before are all claimed by
+ * that claim: a call claims in list order, and deletes none meanwhile). */
+typedef struct cp_rbucket {
+	MPI_Request h;
+	int32_t head, tail; /* node index + 1; head 0: an empty slot */
+	int32_t cnode;
+	uint64_t cclaim;
+} cp_rbucket;
 
 /* cp_req_id returns a new request id: from a block of 64 taken at a time,
  * so that threads do not share a counter on their calls' path. */
@@ -1169,78 +1193,144 @@ static uint32_t cp_req_id(cp_thr *t) {
 	return t->req_next++;
 }
 
-static void cp_rtab_grow(cp_thr *t) {
+/* cp_rb_find returns h's bucket in t's table, or NULL. */
+static cp_rbucket *cp_rb_find(cp_thr *t, MPI_Request h) {
+	if (!t->rcap)
+		return NULL;
+	for (size_t j = cp_hash(h, t->rcap); t->rtab[j].head; j = (j + 1) & (size_t)(t->rcap - 1))
+		if (t->rtab[j].h == h)
+			return &t->rtab[j];
+	return NULL;
+}
+
+/* cp_rb_place puts bucket b into table tab of cap slots (h not there). */
+static void cp_rb_place(cp_rbucket *tab, int cap, const cp_rbucket *b) {
+	size_t j = cp_hash(b->h, cap);
+	while (tab[j].head)
+		j = (j + 1) & (size_t)(cap - 1);
+	tab[j] = *b;
+}
+
+static int cp_rtab_grow(cp_thr *t) {
 	int ncap = t->rcap ? t->rcap * 2 : 256;
-	cp_req *nt = calloc((size_t)ncap, sizeof *nt);
+	cp_rbucket *nt = calloc((size_t)ncap, sizeof *nt);
+	if (!nt)
+		return 0;
 	for (int i = 0; i < t->rcap; i++)
-		if (t->rtab[i].id) {
-			size_t j = cp_hash(t->rtab[i].h, ncap);
-			while (nt[j].id)
-				j = (j + 1) & (size_t)(ncap - 1);
-			nt[j] = t->rtab[i];
-		}
+		if (t->rtab[i].head)
+			cp_rb_place(nt, ncap, &t->rtab[i]);
 	free(t->rtab);
 	t->rtab = nt;
 	t->rcap = ncap;
+	return 1;
 }
 
-static void cp_req_insert(cp_thr *t, const cp_req *e) {
-	if ((t->rlen + 1) * 2 > t->rcap)
-		cp_rtab_grow(t);
-	size_t j = cp_hash(e->h, t->rcap);
-	while (t->rtab[j].id)
-		j = (j + 1) & (size_t)(t->rcap - 1);
-	t->rlen++;
-	t->rtab[j] = *e;
-	t->rtab[j].owner = t->idx;
+/* cp_rb_remove takes bucket b out of t's table, moving the buckets of its
+ * probe cluster after it back to where their probes find them. */
+static void cp_rb_remove(cp_thr *t, cp_rbucket *b) {
+	size_t mask = (size_t)(t->rcap - 1), j = (size_t)(b - t->rtab);
+	b->head = b->tail = 0;
+	t->rlen--;
+	for (size_t k = (j + 1) & mask; t->rtab[k].head; k = (k + 1) & mask) {
+		cp_rbucket tmp = t->rtab[k];
+		t->rtab[k].head = 0;
+		cp_rb_place(t->rtab, t->rcap, &tmp);
+	}
+}
+
+/* cp_rnode_new returns the index + 1 of a free node of t's pool, 0 if
+ * memory ran out. */
+static int32_t cp_rnode_new(cp_thr *t) {
+	if (!t->rfree) {
+		int32_t n = t->nnodes ? t->nnodes * 2 : 256;
+		cp_rnode *p = realloc(t->rnodes, sizeof *p * (size_t)n);
+		if (!p)
+			return 0;
+		t->rnodes = p;
+		for (int32_t i = n - 1; i >= t->nnodes; i--) {
+			p[i].next = t->rfree;
+			t->rfree = i + 1;
+		}
+		t->nnodes = n;
+	}
+	int32_t k = t->rfree;
+	t->rfree = t->rnodes[k - 1].next;
+	return k;
 }
 
 /* cp_req_put adds a new request to t's table (t held), which keeps its
- * communicator's record. */
+ * communicator's record. Out of memory, the request is not tracked (its
+ * completion is then logged as unknown). */
 static void cp_req_put(cp_thr *t, const cp_req *e) {
+	int32_t k = cp_rnode_new(t);
+	if (!k)
+		return;
+	cp_rbucket *b = cp_rb_find(t, e->h);
+	if (!b && (t->rlen + 1) * 2 > t->rcap && !cp_rtab_grow(t)) {
+		t->rnodes[k - 1].next = t->rfree;
+		t->rfree = k;
+		return;
+	}
 	cp_comm_ref(e->c);
-	cp_req_insert(t, e);
+	cp_rnode *n = &t->rnodes[k - 1];
+	n->r = *e;
+	n->r.owner = t->idx;
+	n->next = 0;
+	if (b) {
+		t->rnodes[b->tail - 1].next = k;
+		b->tail = k;
+	} else {
+		cp_rbucket nb = {.h = e->h, .head = k, .tail = k};
+		cp_rb_place(t->rtab, t->rcap, &nb);
+		t->rlen++;
+	}
 }
 
 /* cp_req_claim copies into *out the oldest entry of o's table (o held) for
  * h not yet claimed by call claim, and claims it, so that a handle given
  * twice in one Waitall maps to two different requests. */
 static int cp_req_claim(cp_thr *o, MPI_Request h, uint64_t claim, cp_req *out) {
-	if (!o->rcap)
+	cp_rbucket *b = cp_rb_find(o, h);
+	if (!b)
 		return 0;
-	cp_req *best = NULL;
-	for (size_t j = cp_hash(h, o->rcap); o->rtab[j].id; j = (j + 1) & (size_t)(o->rcap - 1))
-		if (o->rtab[j].h == h && o->rtab[j].claim != claim && (!best || o->rtab[j].id < best->id))
-			best = &o->rtab[j];
-	if (!best)
+	int32_t k = b->cclaim == claim ? o->rnodes[b->cnode - 1].next : b->head;
+	for (; k && o->rnodes[k - 1].r.claim == claim; k = o->rnodes[k - 1].next) {
+	}
+	if (!k)
 		return 0;
-	best->claim = claim;
-	*out = *best;
+	cp_rnode *n = &o->rnodes[k - 1];
+	n->r.claim = claim;
+	b->cclaim = claim;
+	b->cnode = k;
+	*out = n->r;
 	return 1;
 }
 
 /* cp_req_del deletes request id of handle h from o's table (o held). */
 static void cp_req_del(cp_thr *o, MPI_Request h, uint32_t id) {
-	if (!o->rcap)
+	cp_rbucket *b = cp_rb_find(o, h);
+	if (!b)
 		return;
-	cp_req *e = NULL;
-	for (size_t j = cp_hash(h, o->rcap); o->rtab[j].id; j = (j + 1) & (size_t)(o->rcap - 1))
-		if (o->rtab[j].h == h && o->rtab[j].id == id) {
-			e = &o->rtab[j];
-			break;
-		}
-	if (!e)
-		return;
-	size_t j = (size_t)(e - o->rtab);
-	cp_comm *c = e->c;
-	e->id = 0;
-	o->rlen--;
-	for (size_t k = (j + 1) & (size_t)(o->rcap - 1); o->rtab[k].id; k = (k + 1) & (size_t)(o->rcap - 1)) {
-		cp_req tmp = o->rtab[k];
-		o->rtab[k].id = 0;
-		o->rlen--;
-		cp_req_insert(o, &tmp);
+	int32_t prev = 0, k = b->head;
+	while (k && o->rnodes[k - 1].r.id != id) {
+		prev = k;
+		k = o->rnodes[k - 1].next;
 	}
+	if (!k)
+		return;
+	cp_rnode *n = &o->rnodes[k - 1];
+	cp_comm *c = n->r.c;
+	if (prev)
+		o->rnodes[prev - 1].next = n->next;
+	else
+		b->head = n->next;
+	if (b->tail == k)
+		b->tail = prev;
+	b->cclaim = 0; /* the walk's place may be gone */
+	n->next = o->rfree;
+	o->rfree = k;
+	if (!b->head)
+		cp_rb_remove(o, b);
 	cp_comm_unref(c);
 }
 
