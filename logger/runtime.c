@@ -1178,8 +1178,9 @@ typedef struct cp_rnode {
  * that claim: a call claims in list order, and deletes none meanwhile). */
 typedef struct cp_rbucket {
 	MPI_Request h;
-	int32_t head, tail; /* node index + 1; head 0: an empty slot */
+	int32_t head, tail; /* node index + 1, 0: none (the handle has no live request) */
 	int32_t cnode;
+	int32_t used; /* 0: an empty slot */
 	uint64_t cclaim;
 } cp_rbucket;
 
@@ -1197,7 +1198,7 @@ static uint32_t cp_req_id(cp_thr *t) {
 static cp_rbucket *cp_rb_find(cp_thr *t, MPI_Request h) {
 	if (!t->rcap)
 		return NULL;
-	for (size_t j = cp_hash(h, t->rcap); t->rtab[j].head; j = (j + 1) & (size_t)(t->rcap - 1))
+	for (size_t j = cp_hash(h, t->rcap); t->rtab[j].used; j = (j + 1) & (size_t)(t->rcap - 1))
 		if (t->rtab[j].h == h)
 			return &t->rtab[j];
 	return NULL;
@@ -1206,36 +1207,35 @@ static cp_rbucket *cp_rb_find(cp_thr *t, MPI_Request h) {
 /* cp_rb_place puts bucket b into table tab of cap slots (h not there). */
 static void cp_rb_place(cp_rbucket *tab, int cap, const cp_rbucket *b) {
 	size_t j = cp_hash(b->h, cap);
-	while (tab[j].head)
+	while (tab[j].used)
 		j = (j + 1) & (size_t)(cap - 1);
 	tab[j] = *b;
+	tab[j].used = 1;
 }
 
+/* cp_rtab_grow makes room for one more handle: the buckets of handles
+ * with no live request are dropped (they stay while the handle may come
+ * back: MPI reuses its request objects, and a bucket taken out and put
+ * back on every request cost a few ns a call), and the table doubles if
+ * the rest would fill it over a quarter. */
 static int cp_rtab_grow(cp_thr *t) {
-	int ncap = t->rcap ? t->rcap * 2 : 256;
+	int live = 0;
+	for (int i = 0; i < t->rcap; i++)
+		live += t->rtab[i].used && t->rtab[i].head;
+	int ncap = t->rcap ? t->rcap : 256;
+	while ((live + 1) * 4 > ncap)
+		ncap *= 2;
 	cp_rbucket *nt = calloc((size_t)ncap, sizeof *nt);
 	if (!nt)
 		return 0;
 	for (int i = 0; i < t->rcap; i++)
-		if (t->rtab[i].head)
+		if (t->rtab[i].used && t->rtab[i].head)
 			cp_rb_place(nt, ncap, &t->rtab[i]);
 	free(t->rtab);
 	t->rtab = nt;
 	t->rcap = ncap;
+	t->rlen = live;
 	return 1;
-}
-
-/* cp_rb_remove takes bucket b out of t's table, moving the buckets of its
- * probe cluster after it back to where their probes find them. */
-static void cp_rb_remove(cp_thr *t, cp_rbucket *b) {
-	size_t mask = (size_t)(t->rcap - 1), j = (size_t)(b - t->rtab);
-	b->head = b->tail = 0;
-	t->rlen--;
-	for (size_t k = (j + 1) & mask; t->rtab[k].head; k = (k + 1) & mask) {
-		cp_rbucket tmp = t->rtab[k];
-		t->rtab[k].head = 0;
-		cp_rb_place(t->rtab, t->rcap, &tmp);
-	}
 }
 
 /* cp_rnode_new returns the index + 1 of a free node of t's pool, 0 if
@@ -1277,7 +1277,10 @@ static void cp_req_put(cp_thr *t, const cp_req *e) {
 	n->r.owner = t->idx;
 	n->next = 0;
 	if (b) {
-		t->rnodes[b->tail - 1].next = k;
+		if (b->tail)
+			t->rnodes[b->tail - 1].next = k;
+		else
+			b->head = k;
 		b->tail = k;
 	} else {
 		cp_rbucket nb = {.h = e->h, .head = k, .tail = k};
@@ -1329,8 +1332,6 @@ static void cp_req_del(cp_thr *o, MPI_Request h, uint32_t id) {
 	b->cclaim = 0; /* the walk's place may be gone */
 	n->next = o->rfree;
 	o->rfree = k;
-	if (!b->head)
-		cp_rb_remove(o, b);
 	cp_comm_unref(c);
 }
 
