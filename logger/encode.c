@@ -622,7 +622,7 @@ static inline uint8_t *cp_frame(uint8_t *items, size_t n, uint32_t stream, size_
 }
 
 /* cp_region_new claims a region for stream e with room for need bytes of
- * items at least, and commits its frame: Returns 0 if the file cannot
+ * items at least, and commits its frame; it returns 0 if the file cannot
  * grow. */
 static __attribute__((noinline)) int cp_region_new(cp_enc *e, size_t need) {
 	if (e->rend > 0 && e->regsz < CP_REGION_MAX)
