@@ -80,15 +80,8 @@ func ptr(b []byte) unsafe.Pointer {
 
 var zero [8]byte
 
-// Alltoallv is one MPI_Alltoall of the sizes, then one MPI_Alltoallv.
-// MPI's counts and displacements are C ints, so a rank must not send or
-// receive more than 2 GiB in all; and if one rank cannot go on, all must
-// fail together rather than leave the others waiting. The sizes' exchange
-// settles both without a collective of its own: each rank sends, beside
-// each size, whether any of its parts is over 2 GiB / P, and every rank
-// sees every rank's flag. With no flag raised no total can be over the
-// limit; with one (a rare, huge exchange) the ranks agree on whether any
-// total is, in one more collective.
+// Alltoallv is one MPI_Alltoall of the sizes, then one MPI_Alltoallv, or
+// rounds of them past MPI's int counts (AlltoallvFlat).
 func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
 	if len(send) != w.size {
 		return nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(send), w.size)
@@ -103,7 +96,13 @@ func (w *world) Alltoallv(send [][]byte) ([][]byte, error) {
 // AlltoallvFlat is Alltoallv from and into one buffer each: sb holds the
 // parts for ranks 0, 1, … one after another, sizes[p] bytes for rank p;
 // rb what every rank sent to this one, in rank order, got[p] bytes from
-// rank p.
+// rank p. MPI's counts and displacements are C ints, and every rank must
+// take the same number of MPI calls. The sizes' exchange settles that
+// without a collective of its own: each rank sends, beside each size,
+// whether any of its parts is over 2 GiB / P, and every rank sees every
+// rank's flag. With no flag raised one MPI_Alltoallv fits; with one (a
+// rare, huge exchange) the ranks agree on the rounds in one more
+// collective (alltoallvRounds).
 func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err error) {
 	if len(sizes) != w.size {
 		return nil, nil, fmt.Errorf("mpix: Alltoallv with %d parts for %d ranks", len(sizes), w.size)
@@ -243,21 +242,14 @@ func offsets(sizes []int) []int {
 // or, when every rank would receive more than MPI's int counts allow,
 // rounds of them (every rank sees every size: they agree without more).
 func (w *world) Allgatherv(b []byte) ([][]byte, error) {
-	n := w.size
-	counts := make([]C.longlong, n)
 	w.calls++
-	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
+	sizes, total, err := w.sizesOfAll(len(b))
+	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int, n)
-	total := 0
-	for p, k := range counts {
-		sizes[p] = int(k)
-		total += int(k)
-	}
-	w.bytes += int64(len(b)) * int64(n-1)
+	w.bytes += int64(len(b)) * int64(w.size-1)
 	rb := make([]byte, total)
-	err := w.gatherRounds(b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
+	err = w.gatherRounds("MPI_Allgatherv", b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
 		return C.agv(ptr(sb), C.int(len(sb)), ptr(rb), &rc[0], &rd[0])
 	})
 	if err != nil {
@@ -266,13 +258,29 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 	return cut(rb, sizes), nil
 }
 
+// sizesOfAll gives every rank every rank's n (one MPI_Allgather), and
+// their total: what a gather needs first, so that every rank takes the
+// same rounds (gatherRounds).
+func (w *world) sizesOfAll(n int) (sizes []int, total int, err error) {
+	counts := make([]C.longlong, w.size)
+	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(n), &counts[0])); err != nil {
+		return nil, 0, err
+	}
+	sizes = make([]int, w.size)
+	for p, k := range counts {
+		sizes[p] = int(k)
+		total += int(k)
+	}
+	return sizes, total, nil
+}
+
 // gatherRounds gathers the parts of sizes (this rank's is b) into rb, in
 // rank order, with call (an MPI_Allgatherv or MPI_Gatherv of sb into
 // its receive buffer): in one call when total fits MPI's int counts,
 // otherwise in rounds, round r carrying bytes [r·L, (r+1)·L) of every
 // part through a buffer of P·L bytes. rb is nil where nothing is
 // received (a Gatherv's other ranks).
-func (w *world) gatherRounds(b []byte, sizes []int, rb []byte, total int,
+func (w *world) gatherRounds(name string, b []byte, sizes []int, rb []byte, total int,
 	call func(sb, rb []byte, rc, rd []C.int) C.int) error {
 	n := w.size
 	rc, rd := make([]C.int, n), make([]C.int, n)
@@ -282,7 +290,7 @@ func (w *world) gatherRounds(b []byte, sizes []int, rb []byte, total int,
 			rc[p], rd[p] = C.int(k), C.int(off)
 			off += k
 		}
-		return mpiErr("gather", call(b, rb, rc, rd))
+		return mpiErr(name, call(b, rb, rc, rd))
 	}
 	L := roundPart(n)
 	largest := 0
@@ -301,7 +309,7 @@ func (w *world) gatherRounds(b []byte, sizes []int, rb []byte, total int,
 			rc[p], rd[p] = C.int(c), C.int(off)
 			off += c
 		}
-		if err := mpiErr("gather", call(b[min(len(b), r*L):min(len(b), (r+1)*L)], stage, rc, rd)); err != nil {
+		if err := mpiErr(name, call(b[min(len(b), r*L):min(len(b), (r+1)*L)], stage, rc, rd)); err != nil {
 			return err
 		}
 		if rb != nil {
@@ -313,9 +321,7 @@ func (w *world) gatherRounds(b []byte, sizes []int, rb []byte, total int,
 	return nil
 }
 
-// Gatherv gathers every rank's b on rank 0. The sizes go to every rank
-// first (one MPI_Allgather), so that all of them see a gather over MPI's
-// 2 GiB limit and fail together; then one MPI_Gatherv.
+// Gatherv gathers every rank's b on rank 0 (GatherWhole).
 func (w *world) Gatherv(b []byte) ([][]byte, error) {
 	rb, sizes, err := w.GatherWhole(b)
 	if err != nil || w.rank != 0 {
@@ -330,17 +336,10 @@ func (w *world) Gatherv(b []byte) ([][]byte, error) {
 // take the same rounds when rank 0 would receive more than MPI's int
 // counts allow (gatherRounds).
 func (w *world) GatherWhole(b []byte) ([]byte, []int, error) {
-	n := w.size
-	counts := make([]C.longlong, n)
 	w.calls++
-	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(len(b)), &counts[0])); err != nil {
+	sizes, total, err := w.sizesOfAll(len(b))
+	if err != nil {
 		return nil, nil, err
-	}
-	sizes := make([]int, n)
-	total := 0
-	for p, k := range counts {
-		sizes[p] = int(k)
-		total += int(k)
 	}
 	w.calls++
 	var rb []byte
@@ -349,7 +348,7 @@ func (w *world) GatherWhole(b []byte) ([]byte, []int, error) {
 	} else {
 		w.bytes += int64(len(b))
 	}
-	err := w.gatherRounds(b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
+	err = w.gatherRounds("MPI_Gatherv", b, sizes, rb, total, func(sb []byte, rb []byte, rc, rd []C.int) C.int {
 		if w.rank != 0 {
 			return C.gv(ptr(sb), C.int(len(sb)), nil, nil, nil)
 		}
