@@ -2,9 +2,9 @@ package cpath
 
 import (
 	"fmt"
-	"github.com/cpath/cpath/graph"
 	"math"
 
+	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
 )
 

@@ -533,11 +533,11 @@ func (b *builder) match() error {
 		n := min(ns, nr)
 		unmatched += ns + nr - 2*n
 		t := pairTask{slo: sendRuns[i].lo, rlo: recvRuns[j].lo, remote: !b.local(sends[sendRuns[i].lo].Post)}
-		if i2 > i+1 {
-			t.sends, _ = keyEnds(sendRuns, i, sendPost, nil)
+		if i2 > i+1 { // a key in several runs: its ends merged
+			t.sends = keyEnds(sendRuns[i:i2], sendPost)
 		}
 		if j2 > j+1 {
-			t.recvs, _ = keyEnds(recvRuns, j, recvPost, nil)
+			t.recvs = keyEnds(recvRuns[j:j2], recvPost)
 		}
 		for m := 0; m < n; m += pairChunk { // long keys in chunks, for the workers
 			t.m0, t.m1, t.at = m, min(n, m+pairChunk), nmsg+m
@@ -720,24 +720,17 @@ func sortEndRuns(runs []endRun, post func(e int32) int32) {
 	})
 }
 
-// keyEnds appends to seq the ends of the key of runs[i] in posting order
-// (runs sorted by sortEndRuns; a key in several runs has them merged,
-// ties kept in run order) and returns it with the index of the next
-// key's first run.
-func keyEnds(runs []endRun, i int, post func(e int32) int32, seq []int32) ([]int32, int) {
-	j := i + 1
-	for j < len(runs) && runs[j].cmpKey(&runs[i]) == 0 {
-		j++
-	}
-	for _, r := range runs[i:j] {
+// keyEnds returns the ends of one key's runs (sorted by sortEndRuns), in
+// posting order: the runs merged, ties kept in run order.
+func keyEnds(runs []endRun, post func(e int32) int32) []int32 {
+	var seq []int32
+	for _, r := range runs {
 		for e := r.lo; e < r.hi; e++ {
 			seq = append(seq, e)
 		}
 	}
-	if j > i+1 {
-		slices.SortStableFunc(seq, func(a, b int32) int { return cmp.Compare(post(a), post(b)) })
-	}
-	return seq, j
+	slices.SortStableFunc(seq, func(a, b int32) int { return cmp.Compare(post(a), post(b)) })
+	return seq
 }
 
 // keyRuns returns the number of ends of the key of runs[i] and the index
@@ -1189,9 +1182,6 @@ func (b *builder) correctClocks() error {
 	return nil
 }
 
-// wrongOrder marks the messages (by index in b.msgs) whose receiver got
-// them after a message sent to it strictly earlier was received, as
-// Build's wrongOrder does; nil if none.
 // depIndex lists dependencies by block of calls: at(blk) are their
 // indices in builder.deps.
 type depIndex struct {
@@ -1227,6 +1217,9 @@ func (b *builder) depsByCauseBlock() *depIndex {
 	return x
 }
 
+// wrongOrder marks the messages (by index in b.msgs) whose receiver got
+// them after a message sent to it strictly earlier was received, as
+// Build's wrongOrder does; nil if none.
 func (b *builder) wrongOrder() bitset {
 	type sent struct {
 		t, recvEnd int64

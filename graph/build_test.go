@@ -395,6 +395,19 @@ func mustBuild(t *testing.T, dir string) *graph.PAG {
 	return g
 }
 
+// loadRecs writes recs as the logs of a run (recs[r] rank r's) and loads
+// them.
+func loadRecs(t *testing.T, recs [][]trace.Record) *graph.Run {
+	t.Helper()
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	run, err := graph.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // loadBuild is mustBuild that returns the loaded run too.
 func loadBuild(t *testing.T, dir string) (*graph.Run, *graph.PAG) {
 	t.Helper()
@@ -689,12 +702,7 @@ func TestLongStretches(t *testing.T) {
 		}
 	}
 	slices.Sort(want)
-	dir := t.TempDir()
-	writeLogs(t, dir, recs)
-	run, err := graph.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRecs(t, recs)
 	for P := 1; P <= 3; P++ {
 		parts := buildParts(t, run, P, graph.Build)
 		var got []int64
@@ -735,12 +743,7 @@ func TestUnknownCommunicator(t *testing.T) {
 		{call(trace.OpInit, 0, 10), send, known, barrier(300, 310)},
 		{call(trace.OpInit, 0, 10), recv, knownRecv, barrier(300, 310)},
 	}
-	dir := t.TempDir()
-	writeLogs(t, dir, recs)
-	run, err := graph.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadRecs(t, recs)
 	for P := 1; P <= 2; P++ {
 		for _, g := range buildParts(t, run, P, graph.Build) {
 			if g.Messages != 1 || g.Unmatched != 2 {

@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 
@@ -622,9 +621,7 @@ func (b *builder) edges() error {
 			i := p.InStart[dst]
 			p.InStart[dst]++
 			p.InSrc[i], p.InKind[i] = src, kind
-			if w >= 0 && w <= math.MaxInt32 {
-				p.InWeight.W[i] = int32(w)
-			} else {
+			if !p.InWeight.SetSmall(i, w) {
 				bigs[r] = append(bigs[r], bigWeight{i, w})
 			}
 		}

@@ -50,6 +50,17 @@ func (w *Weights) code(x int64) int32 {
 // Set makes weight j x.
 func (w *Weights) Set(j int32, x int64) { w.W[j] = w.code(x) }
 
+// SetSmall makes weight j x if x is stored in W itself, and says whether
+// it was; it does not touch Big, so goroutines may call it at once on
+// different j (a weight it refuses goes in by Set afterwards).
+func (w *Weights) SetSmall(j int32, x int64) bool {
+	if x < 0 || x > math.MaxInt32 {
+		return false
+	}
+	w.W[j] = int32(x)
+	return true
+}
+
 // Append adds weight x at the end.
 func (w *Weights) Append(x int64) { w.W = append(w.W, w.code(x)) }
 

@@ -1262,15 +1262,12 @@ static int32_t cp_rnode_new(cp_thr *t) {
  * communicator's record. Out of memory, the request is not tracked (its
  * completion is then logged as unknown). */
 static void cp_req_put(cp_thr *t, const cp_req *e) {
-	int32_t k = cp_rnode_new(t);
+	cp_rbucket *b = cp_rb_find(t, e->h);
+	if (!b && (t->rlen + 1) * 2 > t->rcap && !cp_rtab_grow(t))
+		return;
+	int32_t k = cp_rnode_new(t); /* the pool, not the table: b stays */
 	if (!k)
 		return;
-	cp_rbucket *b = cp_rb_find(t, e->h);
-	if (!b && (t->rlen + 1) * 2 > t->rcap && !cp_rtab_grow(t)) {
-		t->rnodes[k - 1].next = t->rfree;
-		t->rfree = k;
-		return;
-	}
 	cp_comm_ref(e->c);
 	cp_rnode *n = &t->rnodes[k - 1];
 	n->r = *e;
@@ -1296,9 +1293,9 @@ static int cp_req_claim(cp_thr *o, MPI_Request h, uint64_t claim, cp_req *out) {
 	cp_rbucket *b = cp_rb_find(o, h);
 	if (!b)
 		return 0;
+	/* The oldest not yet claimed by this call: the head, or the node
+	 * after the one its last claim took (see cp_rbucket). */
 	int32_t k = b->cclaim == claim ? o->rnodes[b->cnode - 1].next : b->head;
-	for (; k && o->rnodes[k - 1].r.claim == claim; k = o->rnodes[k - 1].next) {
-	}
 	if (!k)
 		return 0;
 	cp_rnode *n = &o->rnodes[k - 1];

@@ -377,6 +377,7 @@ func (r *Reader) inEndOrder(recs []Record) {
 	last := int64(math.MinInt64)
 	for i := range recs {
 		if recs[i].Op.IsSub() && i > 0 {
+			groups[len(groups)-1].n++
 			continue
 		}
 		key := recs[i].End
@@ -387,18 +388,11 @@ func (r *Reader) inEndOrder(recs []Record) {
 			sorted = false
 		}
 		last = key
-		groups = append(groups, callGroup{at: int32(i), end: key})
+		groups = append(groups, callGroup{at: int32(i), n: 1, end: key})
 	}
 	r.groups = groups
 	if sorted {
 		return
-	}
-	for k := range groups {
-		if k+1 < len(groups) {
-			groups[k].n = groups[k+1].at - groups[k].at
-		} else {
-			groups[k].n = int32(len(recs)) - groups[k].at
-		}
 	}
 	slices.SortStableFunc(groups, func(a, b callGroup) int { return cmp.Compare(a.end, b.end) })
 	r.sortBuf = append(r.sortBuf[:0], recs...)
