@@ -98,11 +98,9 @@ func TestBlocks(t *testing.T) {
 	t.Logf("%d calls of 3 threads in %d bytes", len(want), b.Len())
 }
 
-// killedThreads is the body of a threaded log whose rank was killed: the
-// calls of want in blocks of their threads' streams, with, after the
-// first third, an uncommitted block (its tag still zero, its length and
-// part of its items written), and the zero tail.
-func killedThreads(t testing.TB, hole []byte) (data []byte, want []Record, before int) {
+// threadedPreamble returns the test header of a threaded log and its
+// preamble.
+func threadedPreamble(t testing.TB) (*Header, []byte) {
 	t.Helper()
 	h := testHeader()
 	h.Threads = true
@@ -110,6 +108,16 @@ func killedThreads(t testing.TB, hole []byte) (data []byte, want []Record, befor
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, pre
+}
+
+// killedThreads is the body of a threaded log whose rank was killed: the
+// calls of want in blocks of their threads' streams, with, after the
+// first third, an uncommitted block (its tag still zero, its length and
+// part of its items written), and the zero tail.
+func killedThreads(t testing.TB, hole []byte) (data []byte, want []Record, before int) {
+	t.Helper()
+	h, pre := threadedPreamble(t)
 	per := threadRecords(2, 60)
 	encs := []*encoder{{prevEnd: h.T0}, {prevEnd: h.T0}}
 	body := append([]byte(nil), pre...)
@@ -377,12 +385,7 @@ func TestTicksByTime(t *testing.T) {
 // though the regions interleave them otherwise, each thread's in its
 // order.
 func TestRegions(t *testing.T) {
-	h := testHeader()
-	h.Threads = true
-	pre, err := EncodeHeader(h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, pre := threadedPreamble(t)
 	per := threadRecords(2, 40)
 	cs := [][][]Record{calls(per[0]), calls(per[1])}
 	encs := []*encoder{{prevEnd: h.T0}, {prevEnd: h.T0}}
