@@ -93,10 +93,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	own := p.RankHi - p.RankLo
 
 	// First reading of the owned logs: calls, communicators, how it ended.
-	rds := make([]*rankData, own)
+	rankLogs := make([]*rankData, own)
 	errs := make([]error, own)
 	stageTimes.Mark(me, "")
-	parallel(own, func(i int) { rds[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
+	parallel(own, func(i int) { rankLogs[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
 	stageTimes.Mark(me, "skim")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	sums := make([]rankSummary, R)
 	{
 		mine := make([]rankSummary, own)
-		for i, d := range rds {
+		for i, d := range rankLogs {
 			s := &mine[i]
 			s.N, s.Comms, s.Modules, s.Unwrapped = d.n, d.comms, d.hdr.Modules, d.hdr.Unwrapped
 			if d.trailer.Status != trace.EndFinalized {
@@ -165,14 +165,14 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	for i := 0; i <= own; i++ {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
-	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rds[i], gidsAll[p.RankLo+i]) })
+	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rankLogs[i], gidsAll[p.RankLo+i]) })
 	stageTimes.Mark(me, "read")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
 	// One table of call sites for the owned ranks: each rank's, after
 	// the ones before it.
-	for i, d := range rds {
+	for i, d := range rankLogs {
 		if off := uint32(len(lg.Sites)); off > 0 {
 			for c := lg.rankStart[i]; c < lg.rankStart[i+1]; c++ {
 				lg.Site[c] += off
@@ -183,9 +183,9 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	}
 	p.Calls, p.fileDone, p.waitUnknown = lg.Calls, lg.fileDone, lg.waitUnknown
 
-	b := &builder{p: p, c: c, lg: lg, rds: rds, gids: gidsAll[p.RankLo:p.RankHi]}
+	b := &builder{p: p, c: c, lg: lg, rankLogs: rankLogs, gids: gidsAll[p.RankLo:p.RankHi]}
 	open := 0
-	for i, d := range rds {
+	for i, d := range rankLogs {
 		lg.multi[i], lg.ordered[i] = d.firsts > 1, d.ordered
 		open += d.open
 	}
@@ -242,11 +242,11 @@ func allgatherJSON[T any](c mpix.Comm, mine T, got func(part int, v T)) error {
 
 // builder holds what BuildPart needs between its steps.
 type builder struct {
-	p    *PAG
-	c    mpix.Comm
-	lg   *rankCalls // the owned calls with local numbers
-	rds  []*rankData
-	gids [][]int32 // by owned rank: local communicator index → global
+	p        *PAG
+	c        mpix.Comm
+	lg       *rankCalls // the owned calls with local numbers
+	rankLogs []*rankData
+	gids     [][]int32 // by owned rank: local communicator index → global
 
 	msgs []partMsg // the messages into the owned ranks, by key then order
 	deps []dep     // the dependencies of the owned calls
@@ -353,11 +353,11 @@ func (b *builder) match() error {
 	// ends are gathered in parallel: its receives (recvAt) and, for
 	// each analyzer rank q, its sends to q's ranks (sendAt), after the
 	// owned ranks' before it.
-	P, own := c.Size(), len(b.rds)
+	P, own := c.Size(), len(b.rankLogs)
 	nsend := make([]int, P)
 	recvAt := make([]int, own+1)
 	sendAt := make([][]int, own)
-	for i, d := range b.rds {
+	for i, d := range b.rankLogs {
 		sendAt[i] = make([]int, P)
 		recvAt[i+1] = recvAt[i]
 		for k := range d.keys {
@@ -393,7 +393,7 @@ func (b *builder) match() error {
 	unmatchedOf := make([]int, own)
 	miscount := make([]bool, own)
 	parallel(own, func(i int) {
-		d := b.rds[i]
+		d := b.rankLogs[i]
 		r := p.RankLo + i
 		base := p.RankStart[r]
 		at, rat := slices.Clone(sendAt[i]), recvAt[i]
@@ -460,7 +460,7 @@ func (b *builder) match() error {
 	unmatched := 0
 	var recvRuns []endRun
 	var bad error
-	for i := range b.rds {
+	for i := range b.rankLogs {
 		unmatched += unmatchedOf[i]
 		recvRuns = append(recvRuns, runsOf[i]...)
 		if miscount[i] && bad == nil { // the keys' counts and lists disagree: a bug, not a bad log
@@ -661,7 +661,7 @@ func (b *builder) match() error {
 	// parallel), the Late Receivers shipped here, and at most one per
 	// owned collective call (collectives).
 	ncoll := 0
-	for _, d := range b.rds {
+	for _, d := range b.rankLogs {
 		ncoll += len(d.colls)
 	}
 	n := len(b.msgs) + wireCount[wireDep](gotLR) + ncoll
@@ -834,7 +834,7 @@ func (b *builder) collectives() error {
 	p, c := b.p, b.c
 	out := make([][]wireColl, c.Size())
 	b.sentColls = make([][]int32, c.Size())
-	for i, d := range b.rds {
+	for i, d := range b.rankLogs {
 		base := p.RankStart[p.RankLo+i]
 		for _, m := range d.colls {
 			comm := gid(b.gids[i], uint32(m.comm))
@@ -943,7 +943,7 @@ func (b *builder) collectives() error {
 		// rank, a blocking collective that synchronises (everyone needs
 		// everyone), no request pending on any member; the clock condition
 		// on its edges is checked once the times are final (syncPoints).
-		if _, flow := collKind(col.Op); flow == 'N' && len(grp) == p.Ranks && !inter {
+		if col.Op.Flow().Synchronising() && len(grp) == p.Ranks && !inter {
 			clean := true
 			for _, m := range grp {
 				clean = clean && m.Clean && m.Post == m.Done

@@ -12,11 +12,11 @@ import (
 
 // globalComms builds the run's communicator table from the ranks' tables,
 // by name, and returns each rank's local-index → global-index map.
-func globalComms(rds []*rankData) ([]CommInfo, [][]int32) {
+func globalComms(rankLogs []*rankData) ([]CommInfo, [][]int32) {
 	var comms []CommInfo
 	byName := map[string]int32{}
-	gids := make([][]int32, len(rds))
-	for r, d := range rds {
+	gids := make([][]int32, len(rankLogs))
+	for r, d := range rankLogs {
 		gids[r] = make([]int32, len(d.comms))
 		for i, c := range d.comms {
 			if c.Name == "" {
@@ -203,11 +203,11 @@ func (b *builder) waitFrom(c int32) int64 {
 // n (one per prefix of the members in rank order) for Scan and Exscan,
 // none for rooted ones (their edges run from or to the root).
 func hubsOf(op trace.Op, n int32) int32 {
-	switch _, flow := collKind(op); flow {
-	case 'N':
-		return 1
-	case 'S', 'E':
+	switch f := op.Flow(); {
+	case f.Prefix():
 		return n
+	case f.Synchronising():
+		return 1
 	}
 	return 0
 }
@@ -278,7 +278,7 @@ func (b *builder) layout() error {
 		h := int32(first[i])
 		b.collHub[k] = h
 		t := int64(-1 << 62)
-		if _, flow := collKind(col.Op); flow == 'N' {
+		if col.Op.Flow().Synchronising() {
 			for m := col.First; m < col.First+col.N; m++ {
 				t = max(t, p.PostStart[m])
 			}
@@ -410,9 +410,8 @@ func (b *builder) edges() error {
 		ps := p.PostStart[col.First : col.First+col.N]
 		de := p.DoneEnd[col.First : col.First+col.N]
 		ds := b.doneStart[col.First : col.First+col.N]
-		_, flow := collKind(col.Op)
-		switch flow {
-		case 'N':
+		switch flow := col.Op.Flow(); flow {
+		default: // everyone needs everyone: through one hub
 			h := b.collHub[k]
 			ht := b.hubTime[h]
 			for i := range post {
@@ -421,7 +420,7 @@ func (b *builder) edges() error {
 					ship(wireEdge{Dst: p.E(done[i]), Src: p.Hub(h), W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
 				}
 			}
-		case 'S', 'E':
+		case trace.FlowScan, trace.FlowExscan:
 			h0 := b.collHub[k]
 			for i, m := range b.scanOrder(col) {
 				h := h0 + int32(i)
@@ -430,7 +429,7 @@ func (b *builder) edges() error {
 					ship(wireEdge{Dst: p.Hub(h), Src: p.Hub(h - 1), Kind: EdgeHubIn})
 				}
 				from := h // Scan: the prefix up to the member itself
-				if flow == 'E' {
+				if flow == trace.FlowExscan {
 					from = h - 1 // Exscan: the ranks before it
 				}
 				if from < h0 {
@@ -441,7 +440,7 @@ func (b *builder) edges() error {
 					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
 				}
 			}
-		case 'G':
+		case trace.FlowNeighbor:
 			// Each member's completion needs each in-neighbour's post; the
 			// transfer ends the member's call after its last in-neighbour
 			// arrived, so every edge weighs what follows the latest.
@@ -462,7 +461,7 @@ func (b *builder) edges() error {
 					ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[j]), W: de[i] - max(ps[j], ds[i], latest[i]), Kind: EdgeCollective})
 				}
 			})
-		case 'B', 'R':
+		case trace.FlowFromRoot, trace.FlowToRoot:
 			root := -1
 			for i := range post {
 				if int32(p.Rank(post[i])) == col.Root {
@@ -482,7 +481,7 @@ func (b *builder) edges() error {
 				if i == root {
 					continue
 				}
-				if flow == 'B' { // the root's data reaches every member
+				if flow == trace.FlowFromRoot { // the root's data reaches every member
 					if w := de[i] - max(ps[root], ds[i]); de[i] >= ps[root] {
 						ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[root]), W: w, Kind: EdgeCollective})
 					}

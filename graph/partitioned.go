@@ -52,7 +52,7 @@ func (b *builder) partitionDeps() error {
 	p, c := b.p, b.c
 	out := make([][]wireReady, c.Size())
 	var arrived []partEvent // global ids
-	for i, d := range b.rds {
+	for i, d := range b.rankLogs {
 		base := p.RankStart[p.RankLo+i]
 		for _, e := range d.ready {
 			if e.peer < 0 || int(e.peer) >= p.Ranks {

@@ -258,8 +258,8 @@ func (b *builder) pscwDeps() error {
 	// Each access epoch's transfers to its target: a range of the rank's
 	// transfers, sorted by (window, target, call).
 	type opRange struct{ lo, hi int32 }
-	accOps := make([][]opRange, len(b.rds))
-	for i, d := range b.rds {
+	accOps := make([][]opRange, len(b.rankLogs))
+	for i, d := range b.rankLogs {
 		l := &d.pscw
 		r := int32(p.RankLo + i)
 		base := p.RankStart[r]
@@ -338,7 +338,7 @@ func (b *builder) pscwDeps() error {
 			return
 		}
 		matched++
-		l := &b.rds[a.i].pscw
+		l := &b.rankLogs[a.i].pscw
 		base := p.RankStart[p.RankLo+int(a.i)]
 		e := &l.access[a.k]
 		cand = append(cand[:0], e.open+base)
@@ -368,7 +368,7 @@ func (b *builder) pscwDeps() error {
 		if x == nil || w == nil {
 			return // counted at the origin's owner
 		}
-		e := &b.rds[x.i].pscw.expo[x.k]
+		e := &b.rankLogs[x.i].pscw.expo[x.k]
 		if e.close < 0 || w.Open < 0 {
 			return
 		}
@@ -379,7 +379,7 @@ func (b *builder) pscwDeps() error {
 			b.lateOps = append(b.lateOps, lateOp{wait, w.Close})
 		}
 	})
-	for _, d := range b.rds {
+	for _, d := range b.rankLogs {
 		d.pscw = pscwLog{}
 	}
 	slices.SortFunc(p.Epochs, func(x, y EpochPair) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Post, y.Post)) })

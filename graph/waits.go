@@ -7,33 +7,24 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// collKind classifies a collective by its data flow (SPEC §3).
-func collKind(op trace.Op) (kind WaitKind, flow byte) {
-	if op.IsNeighbor() {
-		// A member needs its in-neighbours only; waiting for a late one
-		// is Wait at N x N restricted to them.
-		return WaitAtNxN, 'G'
-	}
-	switch op {
-	case trace.OpBarrier, trace.OpIbarrier:
-		return WaitAtBarrier, 'N'
-	case trace.OpWinFence:
+// waitKindOf is the wait state a member of a collective of flow f is in
+// while it waits for the members it needs (SPEC §3).
+func waitKindOf(f trace.Flow) WaitKind {
+	switch f {
+	case trace.FlowBarrier:
+		return WaitAtBarrier
+	case trace.FlowFence:
 		// Closes the epoch on every member of the window's group: a
 		// barrier, whose waiting Scalasca calls Wait at Fence.
-		return WaitAtFence, 'N'
-	case trace.OpBcast, trace.OpIbcast, trace.OpScatter, trace.OpIscatter, trace.OpScatterv, trace.OpIscatterv:
-		return LateBroadcast, 'B'
-	case trace.OpReduce, trace.OpIreduce, trace.OpGather, trace.OpIgather, trace.OpGatherv, trace.OpIgatherv:
-		return EarlyReduce, 'R'
-	case trace.OpScan, trace.OpIscan:
-		return WaitAtNxN, 'S'
-	case trace.OpExscan, trace.OpIexscan:
-		return WaitAtNxN, 'E'
+		return WaitAtFence
+	case trace.FlowFromRoot:
+		return LateBroadcast
+	case trace.FlowToRoot:
+		return EarlyReduce
 	}
-	// Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter(_block), their
-	// I-forms, communicator constructors, window creation and free:
-	// everyone needs everyone.
-	return WaitAtNxN, 'N'
+	// Everyone needs everyone, the members before it (Scan, Exscan) or
+	// its in-neighbours: Wait at N x N, restricted to those it needs.
+	return WaitAtNxN
 }
 
 // Synchronising reports whether every member of a collective op needs
@@ -44,17 +35,13 @@ func collKind(op trace.Op) (kind WaitKind, flow byte) {
 // Gather(v)) and prefix ones (Scan, Exscan) are not: a member waits only
 // for the root or for the members before it.
 func Synchronising(op trace.Op) bool {
-	_, flow := collKind(op)
-	return op.IsCollective() && flow == 'N'
+	return op.IsCollective() && op.Flow().Synchronising()
 }
 
 // ReducesToRoot reports whether a rooted collective op sends every
 // member's data to the root (Reduce, Gather(v)), rather than the root's to
 // every member (Bcast, Scatter(v)).
-func ReducesToRoot(op trace.Op) bool {
-	_, flow := collKind(op)
-	return flow == 'R'
-}
+func ReducesToRoot(op trace.Op) bool { return op.Flow() == trace.FlowToRoot }
 
 // InNeighbors finds the in-neighbours among the members of neighbourhood
 // collective instances, from the topologies in the communicator table.
@@ -149,7 +136,8 @@ type collDepper struct {
 // (in call order), start when each started. The result is reused by the
 // next call.
 func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep {
-	kind, flow := collKind(c.Op)
+	flow := c.Op.Flow()
+	kind := waitKindOf(flow)
 	latest := func(keep func(i int) bool) int {
 		best := -1
 		for i := range post {
@@ -170,7 +158,7 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 		}
 	}
 	switch flow {
-	case 'G':
+	case trace.FlowNeighbor:
 		if cd.nb == nil {
 			cd.nb = NewInNeighbors(cd.ranks, cd.comms)
 		}
@@ -188,14 +176,7 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 				cd.out = append(cd.out, collDep{i, j, kind})
 			}
 		}
-	case 'N':
-		last := latest(func(int) bool { return true })
-		for i := range post {
-			if i != last {
-				cd.out = append(cd.out, collDep{i, last, kind})
-			}
-		}
-	case 'B':
+	case trace.FlowFromRoot:
 		if rootIdx >= 0 {
 			for i := range post {
 				if i != rootIdx {
@@ -203,13 +184,13 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 				}
 			}
 		}
-	case 'R':
+	case trace.FlowToRoot:
 		if rootIdx >= 0 {
 			if last := latest(func(i int) bool { return i != rootIdx }); last >= 0 {
 				cd.out = append(cd.out, collDep{rootIdx, last, kind})
 			}
 		}
-	case 'S', 'E':
+	case trace.FlowScan, trace.FlowExscan:
 		// Members in the communicator's rank order: each needs the ranks
 		// before it (and itself, for Scan).
 		if cd.pos == nil {
@@ -229,10 +210,17 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 			me := p[cd.rk[i]]
 			cause := latest(func(j int) bool {
 				q := p[cd.rk[j]]
-				return q < me || (flow == 'S' && q == me)
+				return q < me || (flow == trace.FlowScan && q == me)
 			})
 			if cause >= 0 && cause != i {
 				cd.out = append(cd.out, collDep{i, cause, kind})
+			}
+		}
+	default: // everyone needs everyone: the latest to start
+		last := latest(func(int) bool { return true })
+		for i := range post {
+			if i != last {
+				cd.out = append(cd.out, collDep{i, last, kind})
 			}
 		}
 	}

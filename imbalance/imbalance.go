@@ -122,7 +122,7 @@ func Analyze(p *graph.PAG) *Result {
 			rk = append(rk, p.Rank(p.CollPost[m]))
 		}
 		order = order[:0]
-		if c.Op == trace.OpScan || c.Op == trace.OpIscan || c.Op == trace.OpExscan || c.Op == trace.OpIexscan {
+		if c.Op.Flow().Prefix() {
 			lr := pos[c.Comm]
 			if lr == nil {
 				lr = make([]int32, p.Ranks)
@@ -331,8 +331,8 @@ func flowWait(m *member, i int) int64 {
 	switch {
 	case m.op.IsNeighbor():
 		latest = m.latestIn[i]
-	case m.op == trace.OpScan || m.op == trace.OpIscan || m.op == trace.OpExscan || m.op == trace.OpIexscan:
-		excl := m.op == trace.OpExscan || m.op == trace.OpIexscan
+	case m.op.Flow().Prefix():
+		excl := m.op.Flow() == trace.FlowExscan
 		for j := range m.postStart {
 			if m.local[j] < m.local[i] || (!excl && j == i) {
 				latest = max(latest, m.postStart[j])

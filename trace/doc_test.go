@@ -55,9 +55,10 @@ func TestDocOpTable(t *testing.T) {
 	}
 }
 
-// TestOpTable: every code has a name, names are unique (OpByName), and the
-// constructors' letters too (they start communicator names), but for the
-// two sides of MPI_Comm_accept/MPI_Comm_connect.
+// TestOpTable: every code has a name, names are unique (OpByName), the
+// collectives that move data have a flow and nothing else has one, and the
+// constructors' letters are unique too (they start communicator names), but
+// for the two sides of MPI_Comm_accept/MPI_Comm_connect.
 func TestOpTable(t *testing.T) {
 	names := map[string]Op{}
 	letters := map[byte]Op{'W': OpInvalid, 's': OpInvalid} // MPI_COMM_WORLD's and MPI_COMM_SELF's
@@ -72,6 +73,21 @@ func TestOpTable(t *testing.T) {
 		names[n] = o
 		if got, ok := OpByName(n); !ok || got != o {
 			t.Errorf("OpByName(%q) = %d, %v; want %d", n, got, ok, o)
+		}
+		// A data flow marks collectives only; a collective without one is
+		// a constructor, a free, a window's creation or free, or a file
+		// operation, which move none of the program's data. A new
+		// collective that moves data fails here until it has its flow.
+		f := o.Flow()
+		coll := o.IsCollective() || o.Class() == ClassCollInit
+		if f != FlowNone && !coll {
+			t.Errorf("%v: flow %d, but not a collective", o, f)
+		}
+		if f == FlowNone && coll && o.Class() != ClassCommCreate && o.Class() != ClassCommFree && !o.IsRMA() && !o.IsIO() {
+			t.Errorf("%v: a collective without a data flow", o)
+		}
+		if f > FlowNeighbor {
+			t.Errorf("%v: flow %d is not a Flow constant", o, f)
 		}
 		l := o.CommLetter()
 		if (l != 0) != (o.Class() == ClassCommCreate) {

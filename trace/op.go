@@ -312,7 +312,46 @@ type opInfo struct {
 	class  Class
 	letter byte // communicator constructors: the mpisee name letter
 	attr   opAttr
+	flow   Flow // collectives: how data moves among the members
 }
+
+// Flow is how a collective operation moves data among its members. It
+// decides whom a member waits for (the graph's dependencies and wait
+// states, SPEC §3) and the traffic the instance makes; the op table is
+// the one place that says which operation has which.
+type Flow uint8
+
+const (
+	// FlowNone: not a collective, or one that moves no data of the
+	// program's (communicator and window constructors, MPI_Win_free, the
+	// collective file operations): as a collective, every member needs
+	// every other.
+	FlowNone     Flow = iota
+	FlowBarrier       // Barrier, Ibarrier: every member needs every other, no data
+	FlowFence         // MPI_Win_fence: closes the epoch on every member of the window's group
+	FlowAll           // Allreduce, Allgather(v): each member's data to every other
+	FlowSpread        // Alltoall(v,w), Reduce_scatter(_block): a part of each member's data to every other
+	FlowFromRoot      // Bcast, Scatter(v): the root's data to every member
+	FlowToRoot        // Reduce, Gather(v): every member's data to the root
+	FlowScan          // Scan: each member needs the members up to itself
+	FlowExscan        // Exscan: each member needs the members before it
+	FlowNeighbor      // neighbourhood collectives: each member needs its in-neighbours in the communicator's topology
+)
+
+// Synchronising reports whether, in a collective of this flow, every
+// member needs every other one to complete: the operations the barrier
+// formulas of the paper's §5.2 describe.
+func (f Flow) Synchronising() bool {
+	switch f {
+	case FlowNone, FlowBarrier, FlowFence, FlowAll, FlowSpread:
+		return true
+	}
+	return false
+}
+
+// Prefix reports whether a member needs only the members before it in the
+// communicator's order (and itself, for a Scan).
+func (f Flow) Prefix() bool { return f == FlowScan || f == FlowExscan }
 
 // opAttr marks operations that some code treats apart within their class.
 type opAttr uint8
@@ -327,9 +366,6 @@ const (
 	// attrIO: an MPI-IO file operation; its time on the critical path is
 	// I/O ("io"), not communication.
 	attrIO
-	// attrNeighbor: a neighbourhood collective; a member depends only on
-	// its in-neighbours in the communicator's topology.
-	attrNeighbor
 	// attrRMA: a one-sided (RMA) call, including window creation and
 	// free and MPI_Win_fence, which are collectives over the window's
 	// communicator.
@@ -337,222 +373,222 @@ const (
 )
 
 var ops = [NumOps]opInfo{
-	OpInvalid:    {"invalid", ClassOther, 0, 0},
-	OpReqDone:    {"(request done)", ClassSub, 0, 0},
-	OpReqStart:   {"(request start)", ClassSub, 0, 0},
-	OpRecvPart:   {"(receive part)", ClassSub, 0, 0},
-	OpMember:     {"(member)", ClassSub, 0, 0},
-	OpInit:       {"MPI_Init", ClassOther, 0, 0},
-	OpInitThread: {"MPI_Init_thread", ClassOther, 0, 0},
-	OpFinalize:   {"MPI_Finalize", ClassOther, 0, 0},
-	OpAbort:      {"MPI_Abort", ClassOther, 0, 0},
-	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0, 0},
+	OpInvalid:    {"invalid", ClassOther, 0, 0, 0},
+	OpReqDone:    {"(request done)", ClassSub, 0, 0, 0},
+	OpReqStart:   {"(request start)", ClassSub, 0, 0, 0},
+	OpRecvPart:   {"(receive part)", ClassSub, 0, 0, 0},
+	OpMember:     {"(member)", ClassSub, 0, 0, 0},
+	OpInit:       {"MPI_Init", ClassOther, 0, 0, 0},
+	OpInitThread: {"MPI_Init_thread", ClassOther, 0, 0, 0},
+	OpFinalize:   {"MPI_Finalize", ClassOther, 0, 0, 0},
+	OpAbort:      {"MPI_Abort", ClassOther, 0, 0, 0},
+	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0, 0, 0},
 
-	OpSend:            {"MPI_Send", ClassSend, 0, 0},
-	OpSsend:           {"MPI_Ssend", ClassSend, 0, 0},
-	OpBsend:           {"MPI_Bsend", ClassSend, 0, 0},
-	OpRsend:           {"MPI_Rsend", ClassSend, 0, 0},
-	OpRecv:            {"MPI_Recv", ClassRecv, 0, 0},
-	OpSendrecv:        {"MPI_Sendrecv", ClassSendRecv, 0, 0},
-	OpSendrecvReplace: {"MPI_Sendrecv_replace", ClassSendRecv, 0, 0},
+	OpSend:            {"MPI_Send", ClassSend, 0, 0, 0},
+	OpSsend:           {"MPI_Ssend", ClassSend, 0, 0, 0},
+	OpBsend:           {"MPI_Bsend", ClassSend, 0, 0, 0},
+	OpRsend:           {"MPI_Rsend", ClassSend, 0, 0, 0},
+	OpRecv:            {"MPI_Recv", ClassRecv, 0, 0, 0},
+	OpSendrecv:        {"MPI_Sendrecv", ClassSendRecv, 0, 0, 0},
+	OpSendrecvReplace: {"MPI_Sendrecv_replace", ClassSendRecv, 0, 0, 0},
 
-	OpIsend:  {"MPI_Isend", ClassIsend, 0, 0},
-	OpIssend: {"MPI_Issend", ClassIsend, 0, 0},
-	OpIbsend: {"MPI_Ibsend", ClassIsend, 0, 0},
-	OpIrsend: {"MPI_Irsend", ClassIsend, 0, 0},
-	OpIrecv:  {"MPI_Irecv", ClassIrecv, 0, 0},
+	OpIsend:  {"MPI_Isend", ClassIsend, 0, 0, 0},
+	OpIssend: {"MPI_Issend", ClassIsend, 0, 0, 0},
+	OpIbsend: {"MPI_Ibsend", ClassIsend, 0, 0, 0},
+	OpIrsend: {"MPI_Irsend", ClassIsend, 0, 0, 0},
+	OpIrecv:  {"MPI_Irecv", ClassIrecv, 0, 0, 0},
 
-	OpSendInit:    {"MPI_Send_init", ClassSendInit, 0, 0},
-	OpSsendInit:   {"MPI_Ssend_init", ClassSendInit, 0, 0},
-	OpBsendInit:   {"MPI_Bsend_init", ClassSendInit, 0, 0},
-	OpRsendInit:   {"MPI_Rsend_init", ClassSendInit, 0, 0},
-	OpRecvInit:    {"MPI_Recv_init", ClassRecvInit, 0, 0},
-	OpStart:       {"MPI_Start", ClassStart, 0, 0},
-	OpStartall:    {"MPI_Startall", ClassStart, 0, 0},
-	OpRequestFree: {"MPI_Request_free", ClassRequestFree, 0, 0},
+	OpSendInit:    {"MPI_Send_init", ClassSendInit, 0, 0, 0},
+	OpSsendInit:   {"MPI_Ssend_init", ClassSendInit, 0, 0, 0},
+	OpBsendInit:   {"MPI_Bsend_init", ClassSendInit, 0, 0, 0},
+	OpRsendInit:   {"MPI_Rsend_init", ClassSendInit, 0, 0, 0},
+	OpRecvInit:    {"MPI_Recv_init", ClassRecvInit, 0, 0, 0},
+	OpStart:       {"MPI_Start", ClassStart, 0, 0, 0},
+	OpStartall:    {"MPI_Startall", ClassStart, 0, 0, 0},
+	OpRequestFree: {"MPI_Request_free", ClassRequestFree, 0, 0, 0},
 
-	OpWait:     {"MPI_Wait", ClassComplete, 0, 0},
-	OpWaitall:  {"MPI_Waitall", ClassComplete, 0, 0},
-	OpWaitany:  {"MPI_Waitany", ClassComplete, 0, 0},
-	OpWaitsome: {"MPI_Waitsome", ClassComplete, 0, 0},
-	OpTest:     {"MPI_Test", ClassComplete, 0, attrPoll},
-	OpTestall:  {"MPI_Testall", ClassComplete, 0, attrPoll},
-	OpTestany:  {"MPI_Testany", ClassComplete, 0, attrPoll},
-	OpTestsome: {"MPI_Testsome", ClassComplete, 0, attrPoll},
-	OpProbe:    {"MPI_Probe", ClassProbe, 0, 0},
+	OpWait:     {"MPI_Wait", ClassComplete, 0, 0, 0},
+	OpWaitall:  {"MPI_Waitall", ClassComplete, 0, 0, 0},
+	OpWaitany:  {"MPI_Waitany", ClassComplete, 0, 0, 0},
+	OpWaitsome: {"MPI_Waitsome", ClassComplete, 0, 0, 0},
+	OpTest:     {"MPI_Test", ClassComplete, 0, attrPoll, 0},
+	OpTestall:  {"MPI_Testall", ClassComplete, 0, attrPoll, 0},
+	OpTestany:  {"MPI_Testany", ClassComplete, 0, attrPoll, 0},
+	OpTestsome: {"MPI_Testsome", ClassComplete, 0, attrPoll, 0},
+	OpProbe:    {"MPI_Probe", ClassProbe, 0, 0, 0},
 
-	OpBarrier:            {"MPI_Barrier", ClassCollective, 0, 0},
-	OpBcast:              {"MPI_Bcast", ClassCollective, 0, 0},
-	OpReduce:             {"MPI_Reduce", ClassCollective, 0, 0},
-	OpAllreduce:          {"MPI_Allreduce", ClassCollective, 0, 0},
-	OpGather:             {"MPI_Gather", ClassCollective, 0, 0},
-	OpGatherv:            {"MPI_Gatherv", ClassCollective, 0, 0},
-	OpScatter:            {"MPI_Scatter", ClassCollective, 0, 0},
-	OpScatterv:           {"MPI_Scatterv", ClassCollective, 0, 0},
-	OpAllgather:          {"MPI_Allgather", ClassCollective, 0, 0},
-	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0, 0},
-	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0, 0},
-	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0, 0},
-	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0, 0},
-	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0, 0},
-	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0, 0},
-	OpScan:               {"MPI_Scan", ClassCollective, 0, 0},
-	OpExscan:             {"MPI_Exscan", ClassCollective, 0, 0},
+	OpBarrier:            {"MPI_Barrier", ClassCollective, 0, 0, FlowBarrier},
+	OpBcast:              {"MPI_Bcast", ClassCollective, 0, 0, FlowFromRoot},
+	OpReduce:             {"MPI_Reduce", ClassCollective, 0, 0, FlowToRoot},
+	OpAllreduce:          {"MPI_Allreduce", ClassCollective, 0, 0, FlowAll},
+	OpGather:             {"MPI_Gather", ClassCollective, 0, 0, FlowToRoot},
+	OpGatherv:            {"MPI_Gatherv", ClassCollective, 0, 0, FlowToRoot},
+	OpScatter:            {"MPI_Scatter", ClassCollective, 0, 0, FlowFromRoot},
+	OpScatterv:           {"MPI_Scatterv", ClassCollective, 0, 0, FlowFromRoot},
+	OpAllgather:          {"MPI_Allgather", ClassCollective, 0, 0, FlowAll},
+	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0, 0, FlowAll},
+	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0, 0, FlowSpread},
+	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0, 0, FlowSpread},
+	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0, 0, FlowSpread},
+	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0, 0, FlowSpread},
+	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0, 0, FlowSpread},
+	OpScan:               {"MPI_Scan", ClassCollective, 0, 0, FlowScan},
+	OpExscan:             {"MPI_Exscan", ClassCollective, 0, 0, FlowExscan},
 
-	OpIbarrier:            {"MPI_Ibarrier", ClassIcollective, 0, 0},
-	OpIbcast:              {"MPI_Ibcast", ClassIcollective, 0, 0},
-	OpIreduce:             {"MPI_Ireduce", ClassIcollective, 0, 0},
-	OpIallreduce:          {"MPI_Iallreduce", ClassIcollective, 0, 0},
-	OpIgather:             {"MPI_Igather", ClassIcollective, 0, 0},
-	OpIgatherv:            {"MPI_Igatherv", ClassIcollective, 0, 0},
-	OpIscatter:            {"MPI_Iscatter", ClassIcollective, 0, 0},
-	OpIscatterv:           {"MPI_Iscatterv", ClassIcollective, 0, 0},
-	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0, 0},
-	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0, 0},
-	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0, 0},
-	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0, 0},
-	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0, 0},
-	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0, 0},
-	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0, 0},
-	OpIscan:               {"MPI_Iscan", ClassIcollective, 0, 0},
-	OpIexscan:             {"MPI_Iexscan", ClassIcollective, 0, 0},
+	OpIbarrier:            {"MPI_Ibarrier", ClassIcollective, 0, 0, FlowBarrier},
+	OpIbcast:              {"MPI_Ibcast", ClassIcollective, 0, 0, FlowFromRoot},
+	OpIreduce:             {"MPI_Ireduce", ClassIcollective, 0, 0, FlowToRoot},
+	OpIallreduce:          {"MPI_Iallreduce", ClassIcollective, 0, 0, FlowAll},
+	OpIgather:             {"MPI_Igather", ClassIcollective, 0, 0, FlowToRoot},
+	OpIgatherv:            {"MPI_Igatherv", ClassIcollective, 0, 0, FlowToRoot},
+	OpIscatter:            {"MPI_Iscatter", ClassIcollective, 0, 0, FlowFromRoot},
+	OpIscatterv:           {"MPI_Iscatterv", ClassIcollective, 0, 0, FlowFromRoot},
+	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0, 0, FlowAll},
+	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0, 0, FlowAll},
+	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0, 0, FlowSpread},
+	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0, 0, FlowSpread},
+	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0, 0, FlowSpread},
+	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0, 0, FlowSpread},
+	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0, 0, FlowSpread},
+	OpIscan:               {"MPI_Iscan", ClassIcollective, 0, 0, FlowScan},
+	OpIexscan:             {"MPI_Iexscan", ClassIcollective, 0, 0, FlowExscan},
 
-	OpCommDup:                 {"MPI_Comm_dup", ClassCommCreate, 'D', 0},
-	OpCommIdup:                {"MPI_Comm_idup", ClassCommCreate, 'd', attrIdup},
-	OpCommSplit:               {"MPI_Comm_split", ClassCommCreate, 'S', 0},
-	OpCommSplitType:           {"MPI_Comm_split_type", ClassCommCreate, 'T', 0},
-	OpCommCreate:              {"MPI_Comm_create", ClassCommCreate, 'C', 0},
-	OpCommCreateGroup:         {"MPI_Comm_create_group", ClassCommCreate, 'G', 0},
-	OpCartCreate:              {"MPI_Cart_create", ClassCommCreate, 'K', 0},
-	OpCartSub:                 {"MPI_Cart_sub", ClassCommCreate, 'k', 0},
-	OpGraphCreate:             {"MPI_Graph_create", ClassCommCreate, 'R', 0},
-	OpDistGraphCreate:         {"MPI_Dist_graph_create", ClassCommCreate, 'r', 0},
-	OpDistGraphCreateAdjacent: {"MPI_Dist_graph_create_adjacent", ClassCommCreate, 'a', 0},
-	OpIntercommCreate:         {"MPI_Intercomm_create", ClassCommCreate, 'I', 0},
-	OpIntercommMerge:          {"MPI_Intercomm_merge", ClassCommCreate, 'M', 0},
-	OpCommFree:                {"MPI_Comm_free", ClassCommFree, 0, 0},
+	OpCommDup:                 {"MPI_Comm_dup", ClassCommCreate, 'D', 0, 0},
+	OpCommIdup:                {"MPI_Comm_idup", ClassCommCreate, 'd', attrIdup, 0},
+	OpCommSplit:               {"MPI_Comm_split", ClassCommCreate, 'S', 0, 0},
+	OpCommSplitType:           {"MPI_Comm_split_type", ClassCommCreate, 'T', 0, 0},
+	OpCommCreate:              {"MPI_Comm_create", ClassCommCreate, 'C', 0, 0},
+	OpCommCreateGroup:         {"MPI_Comm_create_group", ClassCommCreate, 'G', 0, 0},
+	OpCartCreate:              {"MPI_Cart_create", ClassCommCreate, 'K', 0, 0},
+	OpCartSub:                 {"MPI_Cart_sub", ClassCommCreate, 'k', 0, 0},
+	OpGraphCreate:             {"MPI_Graph_create", ClassCommCreate, 'R', 0, 0},
+	OpDistGraphCreate:         {"MPI_Dist_graph_create", ClassCommCreate, 'r', 0, 0},
+	OpDistGraphCreateAdjacent: {"MPI_Dist_graph_create_adjacent", ClassCommCreate, 'a', 0, 0},
+	OpIntercommCreate:         {"MPI_Intercomm_create", ClassCommCreate, 'I', 0, 0},
+	OpIntercommMerge:          {"MPI_Intercomm_merge", ClassCommCreate, 'M', 0, 0},
+	OpCommFree:                {"MPI_Comm_free", ClassCommFree, 0, 0, 0},
 
-	OpPsendInit:   {"MPI_Psend_init", ClassSendInit, 0, 0},
-	OpPrecvInit:   {"MPI_Precv_init", ClassRecvInit, 0, 0},
-	OpPready:      {"MPI_Pready", ClassPartitioned, 0, 0},
-	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0, 0},
-	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0, 0},
-	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, attrPoll},
+	OpPsendInit:   {"MPI_Psend_init", ClassSendInit, 0, 0, 0},
+	OpPrecvInit:   {"MPI_Precv_init", ClassRecvInit, 0, 0, 0},
+	OpPready:      {"MPI_Pready", ClassPartitioned, 0, 0, 0},
+	OpPreadyRange: {"MPI_Pready_range", ClassPartitioned, 0, 0, 0},
+	OpPreadyList:  {"MPI_Pready_list", ClassPartitioned, 0, 0, 0},
+	OpParrived:    {"MPI_Parrived", ClassPartitioned, 0, attrPoll, 0},
 
 	// The letters of the constructors added in version 2 are the tool's
 	// own (mpisee has none for them). MPI_Comm_accept and MPI_Comm_connect
 	// share one: the two sides make one communicator, with one name.
-	OpCommDupWithInfo:           {"MPI_Comm_dup_with_info", ClassCommCreate, 'E', 0},
-	OpCommIdupWithInfo:          {"MPI_Comm_idup_with_info", ClassCommCreate, 'e', attrIdup},
-	OpCommCreateFromGroup:       {"MPI_Comm_create_from_group", ClassCommCreate, 'g', 0},
-	OpIntercommCreateFromGroups: {"MPI_Intercomm_create_from_groups", ClassCommCreate, 'i', 0},
-	OpCommSpawn:                 {"MPI_Comm_spawn", ClassCommCreate, 'P', 0},
-	OpCommSpawnMultiple:         {"MPI_Comm_spawn_multiple", ClassCommCreate, 'p', 0},
-	OpCommAccept:                {"MPI_Comm_accept", ClassCommCreate, 'A', 0},
-	OpCommConnect:               {"MPI_Comm_connect", ClassCommCreate, 'A', 0},
-	OpCommJoin:                  {"MPI_Comm_join", ClassCommCreate, 'J', 0},
-	OpCommGetParent:             {"MPI_Comm_get_parent", ClassCommCreate, 'Y', 0},
-	OpCommDisconnect:            {"MPI_Comm_disconnect", ClassCommFree, 0, 0},
-	OpIprobe:                    {"MPI_Iprobe", ClassProbe, 0, attrPoll},
-	OpGrequestStart:             {"MPI_Grequest_start", ClassGrequest, 0, 0},
-	OpGrequestComplete:          {"MPI_Grequest_complete", ClassGrequestComplete, 0, 0},
+	OpCommDupWithInfo:           {"MPI_Comm_dup_with_info", ClassCommCreate, 'E', 0, 0},
+	OpCommIdupWithInfo:          {"MPI_Comm_idup_with_info", ClassCommCreate, 'e', attrIdup, 0},
+	OpCommCreateFromGroup:       {"MPI_Comm_create_from_group", ClassCommCreate, 'g', 0, 0},
+	OpIntercommCreateFromGroups: {"MPI_Intercomm_create_from_groups", ClassCommCreate, 'i', 0, 0},
+	OpCommSpawn:                 {"MPI_Comm_spawn", ClassCommCreate, 'P', 0, 0},
+	OpCommSpawnMultiple:         {"MPI_Comm_spawn_multiple", ClassCommCreate, 'p', 0, 0},
+	OpCommAccept:                {"MPI_Comm_accept", ClassCommCreate, 'A', 0, 0},
+	OpCommConnect:               {"MPI_Comm_connect", ClassCommCreate, 'A', 0, 0},
+	OpCommJoin:                  {"MPI_Comm_join", ClassCommCreate, 'J', 0, 0},
+	OpCommGetParent:             {"MPI_Comm_get_parent", ClassCommCreate, 'Y', 0, 0},
+	OpCommDisconnect:            {"MPI_Comm_disconnect", ClassCommFree, 0, 0, 0},
+	OpIprobe:                    {"MPI_Iprobe", ClassProbe, 0, attrPoll, 0},
+	OpGrequestStart:             {"MPI_Grequest_start", ClassGrequest, 0, 0, 0},
+	OpGrequestComplete:          {"MPI_Grequest_complete", ClassGrequestComplete, 0, 0, 0},
 
-	OpFileOpen:         {"MPI_File_open", ClassCollective, 0, attrIO},
-	OpFileClose:        {"MPI_File_close", ClassCollective, 0, attrIO},
-	OpFileSetView:      {"MPI_File_set_view", ClassCollective, 0, attrIO},
-	OpFileSync:         {"MPI_File_sync", ClassCollective, 0, attrIO},
-	OpFileRead:         {"MPI_File_read", ClassFileIO, 0, attrIO},
-	OpFileReadAt:       {"MPI_File_read_at", ClassFileIO, 0, attrIO},
-	OpFileReadShared:   {"MPI_File_read_shared", ClassFileIO, 0, attrIO},
-	OpFileWrite:        {"MPI_File_write", ClassFileIO, 0, attrIO},
-	OpFileWriteAt:      {"MPI_File_write_at", ClassFileIO, 0, attrIO},
-	OpFileWriteShared:  {"MPI_File_write_shared", ClassFileIO, 0, attrIO},
-	OpFileReadAll:      {"MPI_File_read_all", ClassCollective, 0, attrIO},
-	OpFileReadAtAll:    {"MPI_File_read_at_all", ClassCollective, 0, attrIO},
-	OpFileReadOrdered:  {"MPI_File_read_ordered", ClassCollective, 0, attrIO},
-	OpFileWriteAll:     {"MPI_File_write_all", ClassCollective, 0, attrIO},
-	OpFileWriteAtAll:   {"MPI_File_write_at_all", ClassCollective, 0, attrIO},
-	OpFileWriteOrdered: {"MPI_File_write_ordered", ClassCollective, 0, attrIO},
-	OpFileIread:        {"MPI_File_iread", ClassFileIIO, 0, attrIO},
-	OpFileIreadAt:      {"MPI_File_iread_at", ClassFileIIO, 0, attrIO},
-	OpFileIreadShared:  {"MPI_File_iread_shared", ClassFileIIO, 0, attrIO},
-	OpFileIwrite:       {"MPI_File_iwrite", ClassFileIIO, 0, attrIO},
-	OpFileIwriteAt:     {"MPI_File_iwrite_at", ClassFileIIO, 0, attrIO},
-	OpFileIwriteShared: {"MPI_File_iwrite_shared", ClassFileIIO, 0, attrIO},
-	OpFileIreadAll:     {"MPI_File_iread_all", ClassIcollective, 0, attrIO},
-	OpFileIreadAtAll:   {"MPI_File_iread_at_all", ClassIcollective, 0, attrIO},
-	OpFileIwriteAll:    {"MPI_File_iwrite_all", ClassIcollective, 0, attrIO},
-	OpFileIwriteAtAll:  {"MPI_File_iwrite_at_all", ClassIcollective, 0, attrIO},
-	OpImprobe:          {"MPI_Improbe", ClassMprobe, 0, attrPoll},
-	OpMprobe:           {"MPI_Mprobe", ClassMprobe, 0, 0},
-	OpMrecv:            {"MPI_Mrecv", ClassMrecv, 0, 0},
-	OpImrecv:           {"MPI_Imrecv", ClassMrecv, 0, 0},
+	OpFileOpen:         {"MPI_File_open", ClassCollective, 0, attrIO, 0},
+	OpFileClose:        {"MPI_File_close", ClassCollective, 0, attrIO, 0},
+	OpFileSetView:      {"MPI_File_set_view", ClassCollective, 0, attrIO, 0},
+	OpFileSync:         {"MPI_File_sync", ClassCollective, 0, attrIO, 0},
+	OpFileRead:         {"MPI_File_read", ClassFileIO, 0, attrIO, 0},
+	OpFileReadAt:       {"MPI_File_read_at", ClassFileIO, 0, attrIO, 0},
+	OpFileReadShared:   {"MPI_File_read_shared", ClassFileIO, 0, attrIO, 0},
+	OpFileWrite:        {"MPI_File_write", ClassFileIO, 0, attrIO, 0},
+	OpFileWriteAt:      {"MPI_File_write_at", ClassFileIO, 0, attrIO, 0},
+	OpFileWriteShared:  {"MPI_File_write_shared", ClassFileIO, 0, attrIO, 0},
+	OpFileReadAll:      {"MPI_File_read_all", ClassCollective, 0, attrIO, 0},
+	OpFileReadAtAll:    {"MPI_File_read_at_all", ClassCollective, 0, attrIO, 0},
+	OpFileReadOrdered:  {"MPI_File_read_ordered", ClassCollective, 0, attrIO, 0},
+	OpFileWriteAll:     {"MPI_File_write_all", ClassCollective, 0, attrIO, 0},
+	OpFileWriteAtAll:   {"MPI_File_write_at_all", ClassCollective, 0, attrIO, 0},
+	OpFileWriteOrdered: {"MPI_File_write_ordered", ClassCollective, 0, attrIO, 0},
+	OpFileIread:        {"MPI_File_iread", ClassFileIIO, 0, attrIO, 0},
+	OpFileIreadAt:      {"MPI_File_iread_at", ClassFileIIO, 0, attrIO, 0},
+	OpFileIreadShared:  {"MPI_File_iread_shared", ClassFileIIO, 0, attrIO, 0},
+	OpFileIwrite:       {"MPI_File_iwrite", ClassFileIIO, 0, attrIO, 0},
+	OpFileIwriteAt:     {"MPI_File_iwrite_at", ClassFileIIO, 0, attrIO, 0},
+	OpFileIwriteShared: {"MPI_File_iwrite_shared", ClassFileIIO, 0, attrIO, 0},
+	OpFileIreadAll:     {"MPI_File_iread_all", ClassIcollective, 0, attrIO, 0},
+	OpFileIreadAtAll:   {"MPI_File_iread_at_all", ClassIcollective, 0, attrIO, 0},
+	OpFileIwriteAll:    {"MPI_File_iwrite_all", ClassIcollective, 0, attrIO, 0},
+	OpFileIwriteAtAll:  {"MPI_File_iwrite_at_all", ClassIcollective, 0, attrIO, 0},
+	OpImprobe:          {"MPI_Improbe", ClassMprobe, 0, attrPoll, 0},
+	OpMprobe:           {"MPI_Mprobe", ClassMprobe, 0, 0, 0},
+	OpMrecv:            {"MPI_Mrecv", ClassMrecv, 0, 0, 0},
+	OpImrecv:           {"MPI_Imrecv", ClassMrecv, 0, 0, 0},
 
-	OpNeighborSource:      {"(neighbour source)", ClassSub, 0, 0},
-	OpNeighborDest:        {"(neighbour destination)", ClassSub, 0, 0},
-	OpNeighborAllgather:   {"MPI_Neighbor_allgather", ClassCollective, 0, attrNeighbor},
-	OpNeighborAllgatherv:  {"MPI_Neighbor_allgatherv", ClassCollective, 0, attrNeighbor},
-	OpNeighborAlltoall:    {"MPI_Neighbor_alltoall", ClassCollective, 0, attrNeighbor},
-	OpNeighborAlltoallv:   {"MPI_Neighbor_alltoallv", ClassCollective, 0, attrNeighbor},
-	OpNeighborAlltoallw:   {"MPI_Neighbor_alltoallw", ClassCollective, 0, attrNeighbor},
-	OpIneighborAllgather:  {"MPI_Ineighbor_allgather", ClassIcollective, 0, attrNeighbor},
-	OpIneighborAllgatherv: {"MPI_Ineighbor_allgatherv", ClassIcollective, 0, attrNeighbor},
-	OpIneighborAlltoall:   {"MPI_Ineighbor_alltoall", ClassIcollective, 0, attrNeighbor},
-	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, attrNeighbor},
-	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, attrNeighbor},
+	OpNeighborSource:      {"(neighbour source)", ClassSub, 0, 0, 0},
+	OpNeighborDest:        {"(neighbour destination)", ClassSub, 0, 0, 0},
+	OpNeighborAllgather:   {"MPI_Neighbor_allgather", ClassCollective, 0, 0, FlowNeighbor},
+	OpNeighborAllgatherv:  {"MPI_Neighbor_allgatherv", ClassCollective, 0, 0, FlowNeighbor},
+	OpNeighborAlltoall:    {"MPI_Neighbor_alltoall", ClassCollective, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallv:   {"MPI_Neighbor_alltoallv", ClassCollective, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallw:   {"MPI_Neighbor_alltoallw", ClassCollective, 0, 0, FlowNeighbor},
+	OpIneighborAllgather:  {"MPI_Ineighbor_allgather", ClassIcollective, 0, 0, FlowNeighbor},
+	OpIneighborAllgatherv: {"MPI_Ineighbor_allgatherv", ClassIcollective, 0, 0, FlowNeighbor},
+	OpIneighborAlltoall:   {"MPI_Ineighbor_alltoall", ClassIcollective, 0, 0, FlowNeighbor},
+	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, 0, FlowNeighbor},
+	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, 0, FlowNeighbor},
 
-	OpWinCreate:         {"MPI_Win_create", ClassCollective, 0, attrRMA},
-	OpWinAllocate:       {"MPI_Win_allocate", ClassCollective, 0, attrRMA},
-	OpWinAllocateShared: {"MPI_Win_allocate_shared", ClassCollective, 0, attrRMA},
-	OpWinCreateDynamic:  {"MPI_Win_create_dynamic", ClassCollective, 0, attrRMA},
-	OpWinFree:           {"MPI_Win_free", ClassCollective, 0, attrRMA},
-	OpWinFence:          {"MPI_Win_fence", ClassCollective, 0, attrRMA},
-	OpPut:               {"MPI_Put", ClassRMA, 0, attrRMA},
-	OpGet:               {"MPI_Get", ClassRMA, 0, attrRMA},
-	OpAccumulate:        {"MPI_Accumulate", ClassRMA, 0, attrRMA},
-	OpGetAccumulate:     {"MPI_Get_accumulate", ClassRMA, 0, attrRMA},
-	OpFetchAndOp:        {"MPI_Fetch_and_op", ClassRMA, 0, attrRMA},
-	OpCompareAndSwap:    {"MPI_Compare_and_swap", ClassRMA, 0, attrRMA},
-	OpRput:              {"MPI_Rput", ClassRMARequest, 0, attrRMA},
-	OpRget:              {"MPI_Rget", ClassRMARequest, 0, attrRMA},
-	OpRaccumulate:       {"MPI_Raccumulate", ClassRMARequest, 0, attrRMA},
-	OpRgetAccumulate:    {"MPI_Rget_accumulate", ClassRMARequest, 0, attrRMA},
-	OpWinLock:           {"MPI_Win_lock", ClassRMA, 0, attrRMA},
-	OpWinUnlock:         {"MPI_Win_unlock", ClassRMA, 0, attrRMA},
-	OpWinLockAll:        {"MPI_Win_lock_all", ClassRMA, 0, attrRMA},
-	OpWinUnlockAll:      {"MPI_Win_unlock_all", ClassRMA, 0, attrRMA},
-	OpWinFlush:          {"MPI_Win_flush", ClassRMA, 0, attrRMA},
-	OpWinFlushAll:       {"MPI_Win_flush_all", ClassRMA, 0, attrRMA},
-	OpWinFlushLocal:     {"MPI_Win_flush_local", ClassRMA, 0, attrRMA},
-	OpWinFlushLocalAll:  {"MPI_Win_flush_local_all", ClassRMA, 0, attrRMA},
-	OpWinSync:           {"MPI_Win_sync", ClassRMA, 0, attrRMA},
-	OpWinPost:           {"MPI_Win_post", ClassRMAGroup, 0, attrRMA},
-	OpWinStart:          {"MPI_Win_start", ClassRMAGroup, 0, attrRMA},
-	OpWinComplete:       {"MPI_Win_complete", ClassRMA, 0, attrRMA},
-	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA},
-	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0},
-	OpPartition:         {"(partition)", ClassSub, 0, 0},
+	OpWinCreate:         {"MPI_Win_create", ClassCollective, 0, attrRMA, 0},
+	OpWinAllocate:       {"MPI_Win_allocate", ClassCollective, 0, attrRMA, 0},
+	OpWinAllocateShared: {"MPI_Win_allocate_shared", ClassCollective, 0, attrRMA, 0},
+	OpWinCreateDynamic:  {"MPI_Win_create_dynamic", ClassCollective, 0, attrRMA, 0},
+	OpWinFree:           {"MPI_Win_free", ClassCollective, 0, attrRMA, 0},
+	OpWinFence:          {"MPI_Win_fence", ClassCollective, 0, attrRMA, FlowFence},
+	OpPut:               {"MPI_Put", ClassRMA, 0, attrRMA, 0},
+	OpGet:               {"MPI_Get", ClassRMA, 0, attrRMA, 0},
+	OpAccumulate:        {"MPI_Accumulate", ClassRMA, 0, attrRMA, 0},
+	OpGetAccumulate:     {"MPI_Get_accumulate", ClassRMA, 0, attrRMA, 0},
+	OpFetchAndOp:        {"MPI_Fetch_and_op", ClassRMA, 0, attrRMA, 0},
+	OpCompareAndSwap:    {"MPI_Compare_and_swap", ClassRMA, 0, attrRMA, 0},
+	OpRput:              {"MPI_Rput", ClassRMARequest, 0, attrRMA, 0},
+	OpRget:              {"MPI_Rget", ClassRMARequest, 0, attrRMA, 0},
+	OpRaccumulate:       {"MPI_Raccumulate", ClassRMARequest, 0, attrRMA, 0},
+	OpRgetAccumulate:    {"MPI_Rget_accumulate", ClassRMARequest, 0, attrRMA, 0},
+	OpWinLock:           {"MPI_Win_lock", ClassRMA, 0, attrRMA, 0},
+	OpWinUnlock:         {"MPI_Win_unlock", ClassRMA, 0, attrRMA, 0},
+	OpWinLockAll:        {"MPI_Win_lock_all", ClassRMA, 0, attrRMA, 0},
+	OpWinUnlockAll:      {"MPI_Win_unlock_all", ClassRMA, 0, attrRMA, 0},
+	OpWinFlush:          {"MPI_Win_flush", ClassRMA, 0, attrRMA, 0},
+	OpWinFlushAll:       {"MPI_Win_flush_all", ClassRMA, 0, attrRMA, 0},
+	OpWinFlushLocal:     {"MPI_Win_flush_local", ClassRMA, 0, attrRMA, 0},
+	OpWinFlushLocalAll:  {"MPI_Win_flush_local_all", ClassRMA, 0, attrRMA, 0},
+	OpWinSync:           {"MPI_Win_sync", ClassRMA, 0, attrRMA, 0},
+	OpWinPost:           {"MPI_Win_post", ClassRMAGroup, 0, attrRMA, 0},
+	OpWinStart:          {"MPI_Win_start", ClassRMAGroup, 0, attrRMA, 0},
+	OpWinComplete:       {"MPI_Win_complete", ClassRMA, 0, attrRMA, 0},
+	OpWinWait:           {"MPI_Win_wait", ClassRMA, 0, attrRMA, 0},
+	OpWinGroupMember:    {"(window group member)", ClassSub, 0, 0, 0},
+	OpPartition:         {"(partition)", ClassSub, 0, 0, 0},
 
-	OpFileReadAllBegin:      {"MPI_File_read_all_begin", ClassIcollective, 0, attrIO},
-	OpFileReadAllEnd:        {"MPI_File_read_all_end", ClassComplete, 0, attrIO},
-	OpFileWriteAllBegin:     {"MPI_File_write_all_begin", ClassIcollective, 0, attrIO},
-	OpFileWriteAllEnd:       {"MPI_File_write_all_end", ClassComplete, 0, attrIO},
-	OpFileReadAtAllBegin:    {"MPI_File_read_at_all_begin", ClassIcollective, 0, attrIO},
-	OpFileReadAtAllEnd:      {"MPI_File_read_at_all_end", ClassComplete, 0, attrIO},
-	OpFileWriteAtAllBegin:   {"MPI_File_write_at_all_begin", ClassIcollective, 0, attrIO},
-	OpFileWriteAtAllEnd:     {"MPI_File_write_at_all_end", ClassComplete, 0, attrIO},
-	OpFileReadOrderedBegin:  {"MPI_File_read_ordered_begin", ClassIcollective, 0, attrIO},
-	OpFileReadOrderedEnd:    {"MPI_File_read_ordered_end", ClassComplete, 0, attrIO},
-	OpFileWriteOrderedBegin: {"MPI_File_write_ordered_begin", ClassIcollective, 0, attrIO},
-	OpFileWriteOrderedEnd:   {"MPI_File_write_ordered_end", ClassComplete, 0, attrIO},
+	OpFileReadAllBegin:      {"MPI_File_read_all_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileReadAllEnd:        {"MPI_File_read_all_end", ClassComplete, 0, attrIO, 0},
+	OpFileWriteAllBegin:     {"MPI_File_write_all_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileWriteAllEnd:       {"MPI_File_write_all_end", ClassComplete, 0, attrIO, 0},
+	OpFileReadAtAllBegin:    {"MPI_File_read_at_all_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileReadAtAllEnd:      {"MPI_File_read_at_all_end", ClassComplete, 0, attrIO, 0},
+	OpFileWriteAtAllBegin:   {"MPI_File_write_at_all_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileWriteAtAllEnd:     {"MPI_File_write_at_all_end", ClassComplete, 0, attrIO, 0},
+	OpFileReadOrderedBegin:  {"MPI_File_read_ordered_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileReadOrderedEnd:    {"MPI_File_read_ordered_end", ClassComplete, 0, attrIO, 0},
+	OpFileWriteOrderedBegin: {"MPI_File_write_ordered_begin", ClassIcollective, 0, attrIO, 0},
+	OpFileWriteOrderedEnd:   {"MPI_File_write_ordered_end", ClassComplete, 0, attrIO, 0},
 
-	OpNeighborAllgatherInit:  {"MPI_Neighbor_allgather_init", ClassCollInit, 0, attrNeighbor},
-	OpNeighborAllgathervInit: {"MPI_Neighbor_allgatherv_init", ClassCollInit, 0, attrNeighbor},
-	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, attrNeighbor},
-	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, attrNeighbor},
-	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrNeighbor},
+	OpNeighborAllgatherInit:  {"MPI_Neighbor_allgather_init", ClassCollInit, 0, 0, FlowNeighbor},
+	OpNeighborAllgathervInit: {"MPI_Neighbor_allgatherv_init", ClassCollInit, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, 0, FlowNeighbor},
 
-	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll},
+	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").
@@ -608,7 +644,16 @@ func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
 // (MPI_Neighbor_…, MPI_Ineighbor_… and the persistent MPI_Neighbor_…_init): a member needs only its
 // in-neighbours in the communicator's topology (Comm.Sources), and its
 // Bytes are what it sends to its out-neighbours, summed.
-func (o Op) IsNeighbor() bool { return o < NumOps && ops[o].attr&attrNeighbor != 0 }
+func (o Op) IsNeighbor() bool { return o.Flow() == FlowNeighbor }
+
+// Flow is how the op moves data among a collective's members; FlowNone
+// for an op that is not a collective.
+func (o Op) Flow() Flow {
+	if o >= NumOps {
+		return FlowNone
+	}
+	return ops[o].flow
+}
 
 // IsRMA reports whether the op is a one-sided (RMA) call: window
 // creation and free, MPI_Win_fence (collectives over the window's

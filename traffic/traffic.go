@@ -120,39 +120,19 @@ type Result struct {
 	Comms     []Comm    // by index in the PAG's Comms
 }
 
-// flow is how a collective operation moves data between its members.
-type flow uint8
-
-const (
-	flowNone     flow = iota // Barrier, constructors: no data
-	flowFromRoot             // Bcast, Scatter(v)
-	flowToRoot               // Reduce, Gather(v)
-	flowAll                  // Allreduce, Allgather(v): b_i to every other member
-	flowSpread               // Alltoall(v,w), Reduce_scatter(_block): b_i / n to every other member
-	flowPrefix               // Scan, Exscan: b_i to every later member
-	flowNeighbor             // neighbourhood collectives: b_i / d to each of i's d out-neighbours
-)
-
-// Flow returns how op moves data (flowNone for anything but a collective
-// operation that does).
-func flowOf(op trace.Op) flow {
-	if op.IsNeighbor() {
-		return flowNeighbor
+// movesData reports whether collectives of flow f move the program's data:
+// not barriers, fences and constructors. What each member sends to whom
+// follows from f: the root's bytes to every member (FlowFromRoot), every
+// member's to the root (FlowToRoot), b_i to every other member (FlowAll),
+// b_i / n to every other member (FlowSpread), b_i to every later member
+// (Scan and Exscan), b_i / d to each of i's d out-neighbours
+// (FlowNeighbor).
+func movesData(f trace.Flow) bool {
+	switch f {
+	case trace.FlowNone, trace.FlowBarrier, trace.FlowFence:
+		return false
 	}
-	switch op {
-	case trace.OpBcast, trace.OpIbcast, trace.OpScatter, trace.OpIscatter, trace.OpScatterv, trace.OpIscatterv:
-		return flowFromRoot
-	case trace.OpReduce, trace.OpIreduce, trace.OpGather, trace.OpIgather, trace.OpGatherv, trace.OpIgatherv:
-		return flowToRoot
-	case trace.OpAllreduce, trace.OpIallreduce, trace.OpAllgather, trace.OpIallgather, trace.OpAllgatherv, trace.OpIallgatherv:
-		return flowAll
-	case trace.OpAlltoall, trace.OpIalltoall, trace.OpAlltoallv, trace.OpIalltoallv, trace.OpAlltoallw, trace.OpIalltoallw,
-		trace.OpReduceScatter, trace.OpIreduceScatter, trace.OpReduceScatterBlock, trace.OpIreduceScatterBlock:
-		return flowSpread
-	case trace.OpScan, trace.OpIscan, trace.OpExscan, trace.OpIexscan:
-		return flowPrefix
-	}
-	return flowNone
+	return true
 }
 
 // onComm says which operations count on the communicator their record
@@ -207,8 +187,8 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 	local := map[int32]map[int32]int{} // by topology communicator: each world rank's local rank
 	for k := range p.Colls {
 		c := &p.Colls[k]
-		f := flowOf(c.Op)
-		if f == flowNone {
+		f := c.Op.Flow()
+		if !movesData(f) {
 			continue
 		}
 		members := c.First + c.N
@@ -225,7 +205,7 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 		}
 		bytes := p.PostBytes[c.First:members]
 		switch f {
-		case flowNeighbor:
+		case trace.FlowNeighbor:
 			if info.Dests == nil {
 				continue
 			}
@@ -255,12 +235,12 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 				}
 			}
 			continue
-		case flowFromRoot, flowToRoot:
+		case trace.FlowFromRoot, trace.FlowToRoot:
 			for i, r := range ranks {
 				if r == c.Root || c.Root < 0 {
 					continue
 				}
-				if f == flowFromRoot {
+				if f == trace.FlowFromRoot {
 					t.add(c.Root, r, 1, int64(bytes[i]))
 				} else {
 					t.add(r, c.Root, 1, int64(bytes[i]))
@@ -293,16 +273,16 @@ func collectives(p *graph.PAG, sizes *Histogram) Pairs {
 
 // flowAcc sums the instances of one flow on one set of members.
 type flowAcc struct {
-	flow  flow
+	flow  trace.Flow
 	ranks []int32 // world ranks of the members, ascending
-	pos   []int32 // by member: its place in the communicator's order (flowPrefix)
+	pos   []int32 // by member: its place in the communicator's order (Scan, Exscan)
 	count int64   // instances
 	bytes []int64 // by member: Σ over instances of what it sends each receiving member
 }
 
-func newFlowAcc(f flow, ranks []int32, commMembers []int32) *flowAcc {
+func newFlowAcc(f trace.Flow, ranks []int32, commMembers []int32) *flowAcc {
 	a := &flowAcc{flow: f, ranks: slices.Clone(ranks), bytes: make([]int64, len(ranks))}
-	if f == flowPrefix {
+	if f.Prefix() {
 		a.pos = make([]int32, len(ranks))
 		for local, w := range commMembers {
 			if i, ok := slices.BinarySearch(a.ranks, w); ok {
@@ -319,7 +299,7 @@ func (a *flowAcc) addInstance(bytes []uint64) {
 	a.count++
 	n := uint64(len(bytes))
 	for i, b := range bytes {
-		if a.flow == flowSpread {
+		if a.flow == trace.FlowSpread {
 			b /= n
 		}
 		a.bytes[i] += int64(b)
@@ -330,7 +310,7 @@ func (a *flowAcc) addInstance(bytes []uint64) {
 func (a *flowAcc) expand(t *pairTable) {
 	for i, src := range a.ranks {
 		for j, dst := range a.ranks {
-			if i == j || a.flow == flowPrefix && a.pos[i] >= a.pos[j] {
+			if i == j || a.flow.Prefix() && a.pos[i] >= a.pos[j] {
 				continue
 			}
 			t.add(src, dst, a.count, a.bytes[i])
