@@ -2,7 +2,6 @@ package graph
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +66,7 @@ type rankSummary struct {
 	Note    string
 	Modules []trace.Module // all its log lists: the header's and its module chunks'
 	// Unwrapped are its log's counts of calls not recorded.
-	Unwrapped []trace.UnwrappedCall `json:",omitempty"`
+	Unwrapped []trace.UnwrappedCall
 }
 
 // Build builds this analyzer rank's part of the run's PAG, together with
@@ -112,10 +111,12 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
 			}
 		}
-		if err := allgatherJSON(c, mine, func(part int, got []rankSummary) {
-			copy(sums[p.PartRanks[part]:], got)
-		}); err != nil {
+		got, err := mpix.AllgatherGob(c, mine)
+		if err != nil {
 			return nil, err
+		}
+		for part, s := range got {
+			copy(sums[p.PartRanks[part]:], s)
 		}
 	}
 	p.RankStart = make([]int32, R+1)
@@ -216,26 +217,6 @@ func firstErr(errs []error) error {
 		if e != nil {
 			return e
 		}
-	}
-	return nil
-}
-
-// allgatherJSON gathers every rank's mine, handing each rank's to got.
-func allgatherJSON[T any](c mpix.Comm, mine T, got func(part int, v T)) error {
-	b, err := json.Marshal(mine)
-	if err != nil {
-		return err
-	}
-	all, err := c.Allgatherv(b)
-	if err != nil {
-		return err
-	}
-	for part, bs := range all {
-		var v T
-		if err := json.Unmarshal(bs, &v); err != nil {
-			return fmt.Errorf("graph: exchange: %v", err)
-		}
-		got(part, v)
 	}
 	return nil
 }

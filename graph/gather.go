@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"slices"
 
@@ -120,28 +118,6 @@ func (p *PAG) FetchCalls(c mpix.Comm, calls []int32) (CallTable, error) {
 		infos = append(infos, a...)
 	}
 	return newCallTable(int(p.RankStart[p.Ranks]), ids, infos), nil
-}
-
-// GatherGob gathers every rank's v on rank 0 (gob-encoded), which gets
-// them by rank; the others get nil.
-func GatherGob[T any](c mpix.Comm, v T) ([]T, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
-		return nil, err
-	}
-	send := make([][]byte, c.Size())
-	send[0] = buf.Bytes()
-	got, err := c.Alltoallv(send)
-	if err != nil || c.Rank() != 0 {
-		return nil, err
-	}
-	out := make([]T, len(got))
-	for q, bs := range got {
-		if err := gob.NewDecoder(bytes.NewReader(bs)).Decode(&out[q]); err != nil {
-			return nil, fmt.Errorf("graph: gather: %v", err)
-		}
-	}
-	return out, nil
 }
 
 // Summary is a PAG holding only what a report needs of the whole run: its

@@ -138,7 +138,7 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		from, to = p.T0+o.Window.From, p.T0+o.Window.To
 	}
 	mine := share{Ranks: rankInfos(p, o.Window != nil, from, to)}
-	shares, err := graph.GatherGob(c, mine)
+	shares, err := mpix.GatherGob(c, mine)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}

@@ -133,7 +133,7 @@ func analyse(t *testing.T, dir string, P int, window *report.Window, maxBytes in
 				Imbalance *imbalance.Result
 				Colls     []graph.Collective
 			}
-			shares, err := graph.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
+			shares, err := mpix.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
 			if err != nil {
 				return err
 			}

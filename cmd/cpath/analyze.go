@@ -318,7 +318,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
-	shares, err := graph.GatherGob(c, <-shareDone)
+	shares, err := mpix.GatherGob(c, <-shareDone)
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}

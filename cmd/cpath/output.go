@@ -50,7 +50,7 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 	for _, e := range m {
 		mine = append(mine, *e)
 	}
-	all, err := graph.GatherGob(c, mine)
+	all, err := mpix.GatherGob(c, mine)
 	if err = mpix.Agree(c, err); err != nil || c.Rank() != 0 {
 		return nil, err
 	}

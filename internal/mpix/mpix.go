@@ -4,12 +4,18 @@
 // import MPI. World is MPI_COMM_WORLD with the mpi build tag; Single is a
 // job of one process, what World is without the tag or outside mpirun.
 //
-// Only the byte forms exist: callers encode what they ship (flat arrays,
-// little-endian), which is also what lets topo-shuffle compress it.
+// The exchanges move bytes. Flat arrays of fixed-size records go as their
+// memory (Bytes, FromBytes, ShipFlat: no encoding, which is also what lets
+// topo-shuffle compress them); structured values (strings, nested slices,
+// maps: the ranks' log summaries, the report's shares) go gob-encoded
+// (GatherGob, AllgatherGob; an empty slice arrives as nil, so a value
+// must not tell the two apart). There is no third form.
 package mpix
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
@@ -339,6 +345,51 @@ func Answers[T any](got [][]byte, want func(q int) int, what string) ([][]T, err
 	for q, xs := range out {
 		if len(xs) != want(q) {
 			return nil, fmt.Errorf("mpix: %s: rank %d sent %d values for %d asked", what, q, len(xs), want(q))
+		}
+	}
+	return out, nil
+}
+
+// GatherGob gathers every rank's v on rank 0, which gets them by rank; the
+// others get nil.
+func GatherGob[T any](c Comm, v T) ([]T, error) {
+	b, err := encodeGob(v)
+	if err != nil {
+		return nil, err
+	}
+	got, err := c.Gatherv(b)
+	if err != nil || c.Rank() != 0 {
+		return nil, err
+	}
+	return decodeGob[T](got)
+}
+
+// AllgatherGob returns every rank's v, by rank.
+func AllgatherGob[T any](c Comm, v T) ([]T, error) {
+	b, err := encodeGob(v)
+	if err != nil {
+		return nil, err
+	}
+	got, err := c.Allgatherv(b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeGob[T](got)
+}
+
+func encodeGob[T any](v T) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("mpix: encoding %T: %v", v, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeGob[T any](got [][]byte) ([]T, error) {
+	out := make([]T, len(got))
+	for q, b := range got {
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&out[q]); err != nil {
+			return nil, fmt.Errorf("mpix: decoding rank %d's %T: %v", q, out[q], err)
 		}
 	}
 	return out, nil

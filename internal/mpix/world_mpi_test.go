@@ -27,7 +27,7 @@ func TestExchangesMPI(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building exchcheck: %v\n%s", err, out)
 	}
-	const cases = 11
+	const cases = 13
 	for _, np := range []int{2, 3} {
 		out := mpitest.Run(t, np, "", "", dir, exe)
 		for r := 0; r < np; r++ {

@@ -3,7 +3,7 @@
 // Command exchcheck runs mpix's exchanges over MPI_COMM_WORLD under
 // mpirun and checks what every rank receives: Alltoallv, ShipFlat,
 // GatherWhole, Allgatherv and Gatherv with parts of different sizes
-// (empty ones too), and an Alltoallv whose part is over 2 GiB / P (its
+// (empty ones too), GatherGob and AllgatherGob with structured values, and an Alltoallv whose part is over 2 GiB / P (its
 // size flag raised: one more collective, and two rounds within MPI's int
 // counts). Then the same exchanges again with the bytes of one MPI call
 // lowered to 1500 (mpix.SetRoundLimit): exchanges over MPI's 2 GiB
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/emer/empi/mpi"
@@ -151,6 +152,61 @@ var cases = []struct {
 	{"gatherv", func(c mpix.Comm) error {
 		return gathered(c.Gatherv(payload(c.Rank(), 0, 1000)))
 	}},
+	{"gob", func(c mpix.Comm) error {
+		all, err := mpix.AllgatherGob(c, value(c.Rank()))
+		if err != nil {
+			return err
+		}
+		if err := values("allgathergob", all, c.Size()); err != nil {
+			return err
+		}
+		got, err := mpix.GatherGob(c, value(c.Rank()))
+		if err != nil {
+			return err
+		}
+		if c.Rank() != 0 {
+			if got != nil {
+				return fmt.Errorf("gathergob: rank %d got %d values, want none", c.Rank(), len(got))
+			}
+			return nil
+		}
+		return values("gathergob", got, c.Size())
+	}},
+}
+
+// structured is a value of the kind that crosses ranks gob-encoded.
+type structured struct {
+	Name  string
+	Lists [][]int32
+	Count map[string]int64
+	Big   []byte
+}
+
+// value is what rank r sends: its size depends on r (rank 0's lists are
+// empty).
+func value(r int) structured {
+	v := structured{Name: fmt.Sprintf("rank %d", r), Count: map[string]int64{"r": int64(r), "neg": -int64(r) << 40},
+		Big: payload(r, 1, 1000)}
+	for i := 0; i < r; i++ {
+		v.Lists = append(v.Lists, []int32{int32(i), int32(r), -1})
+	}
+	if len(v.Big) == 0 {
+		v.Big = nil // gob gives an empty slice back as nil
+	}
+	return v
+}
+
+// values checks that got holds every rank's value, by rank.
+func values(what string, got []structured, size int) error {
+	if len(got) != size {
+		return fmt.Errorf("%s: %d values, want %d", what, len(got), size)
+	}
+	for p, v := range got {
+		if want := value(p); !reflect.DeepEqual(v, want) {
+			return fmt.Errorf("%s: rank %d's value is %+v, want %+v", what, p, v, want)
+		}
+	}
+	return nil
 }
 
 // gathered checks what a gather of every rank's payload(rank, 0, 1000)
