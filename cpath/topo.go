@@ -380,6 +380,11 @@ func topoDecode(b []byte, hdrSize int) (hdr []byte, es []topoEdge, err error) {
 		es, err = mpix.FromBytes[topoEdge](data[hdrSize:])
 		return data[:hdrSize], es, err
 	case 1:
+		// An LZ4 block expands at most 255-fold: a larger length is
+		// corrupt, and must not allocate.
+		if n > 255*uint64(len(data))+16 {
+			return nil, nil, fmt.Errorf("topo: compressed part of %d bytes claims %d", len(data), n)
+		}
 		raw := make([]byte, n)
 		m, err := lz4.UncompressBlock(data, raw)
 		if err != nil || uint64(m) != n {

@@ -525,6 +525,37 @@ func TestTopoEncode(t *testing.T) {
 	}
 }
 
+// FuzzTopoDecode: any bytes a rank receives in a topo exchange decode to
+// an error or to a part that encodes back to the same header and edges,
+// plain and compressed; none panics or allocates past what it holds.
+func FuzzTopoDecode(f *testing.F) {
+	es := []topoEdge{{S: 5, E: 9, PrevStart: 1, CallEnd: 12, Call: 3, Prev: 2, Rank: 1, Flags: 2},
+		{S: 1 << 40, E: 1<<40 + 7, Call: 9, Prev: 3, Rank: 0}}
+	for _, c := range []bool{false, true} {
+		f.Add(topoEncode([]byte("12345"), es, c), 5)
+		f.Add(topoEncode(nil, make([]topoEdge, 40), c), 0)
+	}
+	f.Add([]byte{1, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0, 0}, 0)
+	f.Fuzz(func(t *testing.T, b []byte, hdrSize int) {
+		if hdrSize < 0 || hdrSize > 64 {
+			return
+		}
+		hdr, got, err := topoDecode(b, hdrSize)
+		if err != nil || len(b) == 0 {
+			return
+		}
+		if len(hdr) != hdrSize {
+			t.Fatalf("%d header bytes, want %d", len(hdr), hdrSize)
+		}
+		for _, c := range []bool{false, true} {
+			h2, again, err := topoDecode(topoEncode(hdr, got, c), hdrSize)
+			if err != nil || !bytes.Equal(h2, hdr) || !reflect.DeepEqual(again, got) && len(again)+len(got) > 0 {
+				t.Fatalf("compress=%v: %d edges came back as %d (%v)", c, len(got), len(again), err)
+			}
+		}
+	})
+}
+
 // callVertex describes the vertices of these tests' graphs, S(c) = 2c and
 // E(c) = 2c+1, to PathSegments.
 func callVertex(time func(v int32) int64) func(v int32) (int32, bool, int64, bool) {

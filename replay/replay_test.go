@@ -318,6 +318,26 @@ func TestReplayErrors(t *testing.T) {
 	}
 }
 
+// FuzzParse: a --what-if argument parses to an error naming it, or to a
+// scenario that shows as the text given, with a usable factor and rank.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"balance:3", "rank:2=0.25", "callsite:a.c:42=0.5", "callsite:0x4011d6=0", "transfers=2", "rank:1=-2", "transfers=NaN", "faster", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		x, err := Parse(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--what-if") {
+				t.Fatalf("Parse(%q): %v: the error does not say which flag", s, err)
+			}
+			return
+		}
+		if x.Text != s || x.Rank < 0 || x.Factor < 0 || math.IsInf(x.Factor, 0) || math.IsNaN(x.Factor) {
+			t.Fatalf("Parse(%q) = %+v", s, x)
+		}
+	})
+}
+
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
