@@ -727,6 +727,35 @@ func TestLongStretches(t *testing.T) {
 	}
 }
 
+// TestLongTransfer: a message edge of 2^31 ns or more (placed in the rows
+// by ranges of vertices, after the calls' edges) keeps its weight at any
+// P: the transfer from the send's start to the receive's end, 3 s.
+func TestLongTransfer(t *testing.T) {
+	const s = int64(1e9)
+	send := call(trace.OpSend, 100, 110)
+	send.Comm, send.Peer, send.Bytes = trace.CommWorld, 1, 1<<30
+	recv := call(trace.OpRecv, 50, 100+3*s)
+	recv.Comm, recv.Peer, recv.Bytes = trace.CommWorld, 0, 1<<30
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), send, barrier(10*s, 10*s+10)},
+		{call(trace.OpInit, 0, 10), recv, barrier(10*s, 10*s+10)},
+	}
+	run := loadRecs(t, recs)
+	for P := 1; P <= 2; P++ {
+		var got []int64
+		for _, g := range buildParts(t, run, P, graph.Build) {
+			for e := range g.InSrc {
+				if g.InKind[e] == graph.EdgeLateSender {
+					got = append(got, g.InWeight.At(int32(e)))
+				}
+			}
+		}
+		if !slices.Equal(got, []int64{3 * s}) {
+			t.Errorf("P=%d: the message edges weigh %v, want [%d]", P, got, 3*s)
+		}
+	}
+}
+
 // TestUnknownCommunicator: a message on a communicator that no log
 // created (its creation was not recorded) cannot be matched: both ends
 // are counted unmatched, and the rest of the run is analysed.

@@ -381,12 +381,24 @@ func (b *builder) edges() error {
 	// The edges besides each call's program (or launch) and call edges:
 	// the messages' (counted: half the dependencies make none) and the
 	// collectives' (about two a member; more grow the array).
-	nmsg := 0
-	for i := range b.deps {
-		if depEdge(&b.deps[i]) != EdgeNone {
-			nmsg++
-		}
+	// They are counted, and later made, in parallel by chunks of the
+	// dependencies, each chunk into its own places.
+	depChunks := make([]int, 4*runtime.GOMAXPROCS(0)+1)
+	for k := range depChunks {
+		depChunks[k] = len(b.deps) * k / (len(depChunks) - 1)
 	}
+	depAt := make([]int, len(depChunks)) // where each chunk's edges go, from the first's
+	parallel(len(depChunks)-1, func(k int) {
+		for i := depChunks[k]; i < depChunks[k+1]; i++ {
+			if depEdge(&b.deps[i]) != EdgeNone {
+				depAt[k+1]++
+			}
+		}
+	})
+	for k := 1; k < len(depAt); k++ {
+		depAt[k] += depAt[k-1]
+	}
+	nmsg := depAt[len(depAt)-1]
 	extra := make([]edge, 0, nmsg+2*len(p.CollPost)+64)
 	out := make([][]wireEdge, c.Size())
 	ship := func(e wireEdge) {
@@ -525,23 +537,29 @@ func (b *builder) edges() error {
 	// S(receive) → E(send completion) for sends that wait for their
 	// receiver, weighted by the transfer; general active target
 	// synchronisation likewise (graph/pscw.go).
-	for i := range b.deps {
-		d := &b.deps[i]
-		kind := depEdge(d)
-		if kind == EdgeNone {
-			continue
+	first := len(extra)
+	extra = slices.Grow(extra, nmsg)[:first+nmsg]
+	parallel(len(depChunks)-1, func(k int) {
+		j := first + depAt[k]
+		for i := depChunks[k]; i < depChunks[k+1]; i++ {
+			d := &b.deps[i]
+			kind := depEdge(d)
+			if kind == EdgeNone {
+				continue
+			}
+			// The transfer runs from the later of the cause's start and
+			// when the completing call began to wait, and never from
+			// before the last-arriving cause of a call that completed
+			// several messages: an earlier message's transfer does not
+			// include the wait for a later one.
+			from := max(b.causeStart(d), b.waitFrom(d.done))
+			if w := waitIdx(d.done); w >= 0 {
+				from = max(from, b.waitFrom(d.done)+p.Waits[w].Ns)
+			}
+			extra[j] = edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind}
+			j++
 		}
-		// The transfer runs from the later of the cause's start and when
-		// the completing call began to wait, and never from before the
-		// last-arriving cause of a call that completed several messages:
-		// an earlier message's transfer does not include the wait for a
-		// later one.
-		from := max(b.causeStart(d), b.waitFrom(d.done))
-		if k := waitIdx(d.done); k >= 0 {
-			from = max(from, b.waitFrom(d.done)+p.Waits[k].Ns)
-		}
-		extra = append(extra, edge{2*d.done + 1, p.S(d.cause), max(0, lg.End[d.done]-from), kind})
-	}
+	})
 	// The dependencies were the build's largest arrays after the calls:
 	// collect them now, so that the rows take their pages instead of
 	// fresh ones (under GOGC 10 the rows alone would not start a cycle
@@ -582,29 +600,48 @@ func (b *builder) edges() error {
 		}
 		return max(0, min(lg.End[c], to)-max(lg.Start[c], from))
 	}
+	// The rows are counted, and extra's edges placed, in parallel by
+	// ranges of vertices: each worker reads all of extra but takes only
+	// the edges into its rows, so that no two write the same row and
+	// every row keeps extra's order.
 	p.InStart = make([]int32, nloc+1)
-	for _, e := range extra {
-		p.InStart[e.dst+1]++
+	ranges := make([]int32, runtime.GOMAXPROCS(0)+1)
+	for k := range ranges {
+		ranges[k] = int32(int64(nloc) * int64(k) / int64(len(ranges)-1))
 	}
-	for cl := int32(0); cl < n; cl++ {
-		p.InStart[2*cl+1]++ // program or launch edge
-		if !b.hubbed.has(int(cl)) {
-			p.InStart[2*cl+2]++ // call edge
+	rowSums := make([]int32, len(ranges)-1)
+	parallel(len(rowSums), func(k int) {
+		lo, hi := ranges[k], ranges[k+1]
+		for _, e := range extra {
+			if e.dst >= lo && e.dst < hi {
+				p.InStart[e.dst+1]++
+			}
 		}
-	}
-	for v := int32(0); v < nloc; v++ {
-		p.InStart[v+1] += p.InStart[v]
-	}
+		for v := lo; v < min(hi, 2*n); v++ {
+			if v&1 == 0 || !b.hubbed.has(int(v>>1)) { // program or launch edge; call edge
+				p.InStart[v+1]++
+			}
+		}
+		var sum int32
+		for v := lo; v < hi; v++ {
+			sum += p.InStart[v+1]
+			p.InStart[v+1] = sum
+		}
+		rowSums[k] = sum
+	})
+	parallel(len(rowSums), func(k int) {
+		var before int32
+		for _, s := range rowSums[:k] {
+			before += s
+		}
+		for v := ranges[k]; v < ranges[k+1] && before > 0; v++ {
+			p.InStart[v+1] += before
+		}
+	})
 	ne := p.InStart[nloc]
 	p.InSrc, p.InWeight, p.InKind = make([]int32, ne), MakeWeights(int(ne)), make([]EdgeKind, ne)
 	// Each row's start serves as its fill cursor, which leaves it at the
 	// row's end, the next row's start: shifted back by one row after.
-	put := func(dst, src int32, w int64, kind EdgeKind) {
-		i := p.InStart[dst]
-		p.InStart[dst]++
-		p.InSrc[i], p.InKind[i] = src, kind
-		p.InWeight.Set(i, w)
-	}
 	// Each owned rank's program (or launch) and call edges, in parallel:
 	// a call's two rows are its rank's alone. A weight too large for W
 	// goes to Big afterwards, in rank order (Set appends to Big).
@@ -613,7 +650,7 @@ func (b *builder) edges() error {
 		i int32
 		w int64
 	}
-	bigs := make([][]bigWeight, lg.ranks)
+	bigs := make([][]bigWeight, max(lg.ranks, len(rowSums)))
 	parallel(lg.ranks, func(r int) {
 		walk := &threadWalk{g: lg, rank: r}
 		own := func(dst, src int32, w int64, kind EdgeKind) {
@@ -636,14 +673,29 @@ func (b *builder) edges() error {
 			}
 		}
 	})
-	for _, bs := range bigs {
-		for _, x := range bs {
-			p.InWeight.Set(x.i, x.w)
+	setBigs := func() {
+		for k, bs := range bigs {
+			for _, x := range bs {
+				p.InWeight.Set(x.i, x.w)
+			}
+			bigs[k] = bs[:0]
 		}
 	}
-	for _, e := range extra {
-		put(e.dst, e.src, e.w, e.kind)
-	}
+	setBigs()
+	parallel(len(rowSums), func(k int) {
+		lo, hi := ranges[k], ranges[k+1]
+		for _, e := range extra {
+			if e.dst >= lo && e.dst < hi {
+				i := p.InStart[e.dst]
+				p.InStart[e.dst]++
+				p.InSrc[i], p.InKind[i] = e.src, e.kind
+				if !p.InWeight.SetSmall(i, e.w) {
+					bigs[k] = append(bigs[k], bigWeight{i, e.w})
+				}
+			}
+		}
+	})
+	setBigs()
 	copy(p.InStart[1:], p.InStart[:nloc])
 	p.InStart[0] = 0
 	b.hubbed = nil
