@@ -1,14 +1,27 @@
 package cpath
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cpath/cpath/internal/par"
+)
 
 // newResult allocates Dist and Succ with every vertex unreached.
 func newResult(n int) *Result {
 	r := &Result{Dist: make([]int64, n), Succ: make([]int32, n)}
-	for i := range r.Dist {
-		r.Dist[i] = Unreached
-		r.Succ[i] = NoVertex
-	}
+	// In chunks on every core: touching the pages first is most of the
+	// cost (384 MB at 32 M vertices).
+	const chunk = 1 << 20
+	par.Do((n+chunk-1)/chunk, func(k int) {
+		lo, hi := k*chunk, min(n, (k+1)*chunk)
+		dist, succ := r.Dist[lo:hi], r.Succ[lo:hi]
+		for i := range dist {
+			dist[i] = Unreached
+		}
+		for i := range succ {
+			succ[i] = NoVertex
+		}
+	})
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -95,7 +96,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	rankLogs := make([]*rankData, own)
 	errs := make([]error, own)
 	stageTimes.Mark(me, "")
-	parallel(own, func(i int) { rankLogs[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
+	par.Do(own, func(i int) { rankLogs[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
 	stageTimes.Mark(me, "skim")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
@@ -166,7 +167,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	for i := 0; i <= own; i++ {
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
-	parallel(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rankLogs[i], gidsAll[p.RankLo+i]) })
+	par.Do(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rankLogs[i], gidsAll[p.RankLo+i]) })
 	stageTimes.Mark(me, "read")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
@@ -373,7 +374,7 @@ func (b *builder) match() error {
 	runsOf := make([][]endRun, own)
 	unmatchedOf := make([]int, own)
 	miscount := make([]bool, own)
-	parallel(own, func(i int) {
+	par.Do(own, func(i int) {
 		d := b.rankLogs[i]
 		r := p.RankLo + i
 		base := p.RankStart[r]
@@ -543,7 +544,7 @@ func (b *builder) match() error {
 			slot += tasks[k].m1 - tasks[k].m0
 		}
 	}
-	parallel(len(tasks), func(k int) {
+	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
 		violations := 0
 		lrs := make([]int, P) // this worker's own: the tasks' counts share cache lines
@@ -606,7 +607,7 @@ func (b *builder) match() error {
 			lr[q] = make([]wireDep, nlr[q])
 		}
 	}
-	parallel(len(tasks), func(k int) {
+	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
 		at := slices.Clone(lrOf[k*P : (k+1)*P])
 		for x := t.at; x < t.at+t.m1-t.m0; x++ {
@@ -647,7 +648,7 @@ func (b *builder) match() error {
 	}
 	n := len(b.msgs) + wireCount[wireDep](gotLR) + ncoll
 	b.deps = make([]dep, len(b.msgs), n+n/64+64)
-	parallel(len(tasks), func(k int) {
+	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
 		for x := t.at; x < t.at+t.m1-t.m0; x++ {
 			m := &b.msgs[x]

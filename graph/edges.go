@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -388,7 +389,7 @@ func (b *builder) edges() error {
 		depChunks[k] = len(b.deps) * k / (len(depChunks) - 1)
 	}
 	depAt := make([]int, len(depChunks)) // where each chunk's edges go, from the first's
-	parallel(len(depChunks)-1, func(k int) {
+	par.Do(len(depChunks)-1, func(k int) {
 		for i := depChunks[k]; i < depChunks[k+1]; i++ {
 			if depEdge(&b.deps[i]) != EdgeNone {
 				depAt[k+1]++
@@ -539,7 +540,7 @@ func (b *builder) edges() error {
 	// synchronisation likewise (graph/pscw.go).
 	first := len(extra)
 	extra = slices.Grow(extra, nmsg)[:first+nmsg]
-	parallel(len(depChunks)-1, func(k int) {
+	par.Do(len(depChunks)-1, func(k int) {
 		j := first + depAt[k]
 		for i := depChunks[k]; i < depChunks[k+1]; i++ {
 			d := &b.deps[i]
@@ -610,7 +611,7 @@ func (b *builder) edges() error {
 		ranges[k] = int32(int64(nloc) * int64(k) / int64(len(ranges)-1))
 	}
 	rowSums := make([]int32, len(ranges)-1)
-	parallel(len(rowSums), func(k int) {
+	par.Do(len(rowSums), func(k int) {
 		lo, hi := ranges[k], ranges[k+1]
 		for _, e := range extra {
 			if e.dst >= lo && e.dst < hi {
@@ -629,7 +630,7 @@ func (b *builder) edges() error {
 		}
 		rowSums[k] = sum
 	})
-	parallel(len(rowSums), func(k int) {
+	par.Do(len(rowSums), func(k int) {
 		var before int32
 		for _, s := range rowSums[:k] {
 			before += s
@@ -651,7 +652,7 @@ func (b *builder) edges() error {
 		w int64
 	}
 	bigs := make([][]bigWeight, max(lg.ranks, len(rowSums)))
-	parallel(lg.ranks, func(r int) {
+	par.Do(lg.ranks, func(r int) {
 		walk := &threadWalk{g: lg, rank: r}
 		own := func(dst, src int32, w int64, kind EdgeKind) {
 			i := p.InStart[dst]
@@ -682,7 +683,7 @@ func (b *builder) edges() error {
 		}
 	}
 	setBigs()
-	parallel(len(rowSums), func(k int) {
+	par.Do(len(rowSums), func(k int) {
 		lo, hi := ranges[k], ranges[k+1]
 		for _, e := range extra {
 			if e.dst >= lo && e.dst < hi {

@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -108,7 +107,7 @@ func Load(dir string) (*Run, error) {
 	}
 	hs := make([]*trace.Header, len(files))
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) { hs[i], errs[i] = readHeader(files[i]) })
+	par.Do(len(files), func(i int) { hs[i], errs[i] = readHeader(files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -127,34 +126,6 @@ func Load(dir string) (*Run, error) {
 		run.Files[h.Rank], run.Headers[h.Rank] = files[i], *h
 	}
 	return run, nil
-}
-
-// parallel runs f(0), …, f(n-1) on up to GOMAXPROCS goroutines (in order
-// on the calling goroutine when that is 1).
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // openLog opens a log file and reads its preamble and header.
