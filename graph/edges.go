@@ -384,10 +384,7 @@ func (b *builder) edges() error {
 	// collectives' (about two a member; more grow the array).
 	// They are counted, and later made, in parallel by chunks of the
 	// dependencies, each chunk into its own places.
-	depChunks := make([]int, 4*runtime.GOMAXPROCS(0)+1)
-	for k := range depChunks {
-		depChunks[k] = len(b.deps) * k / (len(depChunks) - 1)
-	}
+	depChunks := par.Bounds(len(b.deps), 4*runtime.GOMAXPROCS(0))
 	depAt := make([]int, len(depChunks)) // where each chunk's edges go, from the first's
 	par.Do(len(depChunks)-1, func(k int) {
 		for i := depChunks[k]; i < depChunks[k+1]; i++ {
@@ -606,10 +603,7 @@ func (b *builder) edges() error {
 	// the edges into its rows, so that no two write the same row and
 	// every row keeps extra's order.
 	p.InStart = make([]int32, nloc+1)
-	ranges := make([]int32, runtime.GOMAXPROCS(0)+1)
-	for k := range ranges {
-		ranges[k] = int32(int64(nloc) * int64(k) / int64(len(ranges)-1))
-	}
+	ranges := par.Bounds(nloc, runtime.GOMAXPROCS(0))
 	rowSums := make([]int32, len(ranges)-1)
 	par.Do(len(rowSums), func(k int) {
 		lo, hi := ranges[k], ranges[k+1]

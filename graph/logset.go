@@ -9,13 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -125,22 +124,7 @@ func ReadLogSet(dir string) (*LogSet, error) {
 
 	ranks := make([]*RankLog, len(files))
 	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				ranks[i], errs[i] = summarizeRank(files[i])
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	par.Do(len(files), func(i int) { ranks[i], errs[i] = summarizeRank(files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -29,10 +29,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/report"
 	"github.com/cpath/cpath/trace"
 )
@@ -513,15 +513,7 @@ func (w *writer) countParts(k *counts) {
 	}
 	cuts = append(cuts, p.RankHi)
 	ks := make([]counts, len(cuts)-1)
-	var wg sync.WaitGroup
-	for i := range ks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.walk(&enc{counting: true}, &ks[i], cuts[i], cuts[i+1], nil)
-		}()
-	}
-	wg.Wait()
+	par.Do(len(ks), func(i int) { w.walk(&enc{counting: true}, &ks[i], cuts[i], cuts[i+1], nil) })
 	for i := range ks {
 		k.add(&ks[i])
 	}

@@ -1,6 +1,7 @@
-// Package par runs the analysis's loops on every core of one process: the
-// graph's build steps and the searches' set-up. (Across analyzer ranks the
-// work is divided by internal/mpix's exchanges instead.)
+// Package par runs loops on every core of one process: reading the logs,
+// the graph's build steps, the searches' set-up, the timeline's counts.
+// (Across analyzer ranks the work is divided by internal/mpix's exchanges
+// instead.)
 package par
 
 import (
@@ -34,4 +35,14 @@ func Do(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// Bounds cuts [0, n) into parts ranges of about equal length: range k is
+// [b[k], b[k+1]).
+func Bounds[T int | int32](n T, parts int) []T {
+	b := make([]T, parts+1)
+	for k := range b {
+		b[k] = T(int64(n) * int64(k) / int64(parts))
+	}
+	return b
 }
