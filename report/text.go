@@ -88,18 +88,25 @@ func WriteText(w io.Writer, r *Report, top int) {
 		ns    int64
 		count int
 	}
-	agg := map[string]*stretch{}
+	// By rank and call site: the label is made once a group, not once a
+	// segment (a path has millions).
+	type place struct {
+		rank               int
+		callsite, function string
+	}
+	agg := map[place]*stretch{}
 	for _, s := range cp.Segments {
 		if s.Kind != "compute" {
 			continue
 		}
-		site := SiteLabel(s.Callsite, s.Function)
-		k := fmt.Sprintf("%d %s", s.Rank, site)
-		if agg[k] == nil {
-			agg[k] = &stretch{rank: s.Rank, site: site}
+		k := place{s.Rank, s.Callsite, s.Function}
+		st := agg[k]
+		if st == nil {
+			st = &stretch{rank: s.Rank, site: SiteLabel(s.Callsite, s.Function)}
+			agg[k] = st
 		}
-		agg[k].ns += s.EndNs - s.StartNs
-		agg[k].count++
+		st.ns += s.EndNs - s.StartNs
+		st.count++
 	}
 	var sts []*stretch
 	for _, s := range agg {
