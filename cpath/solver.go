@@ -94,12 +94,8 @@ outer:
 		lo, hi := g.InStart[v], g.InStart[v+1]
 		st.Relaxations += int64(hi - lo)
 		for j := lo; j < hi; j++ {
-			u := g.InSrc[j]
-			if c := d + g.InWeight.At(j); c > dist[u] {
-				dist[u], succ[u] = c, v
+			if relax(dist, succ, g.InSrc[j], v, d+g.InWeight.At(j)) {
 				st.Updates++
-			} else if c == dist[u] && v < succ[u] {
-				succ[u] = v
 			}
 		}
 	}
@@ -109,6 +105,21 @@ outer:
 		return nil, err
 	}
 	return r, nil
+}
+
+// relax offers u the path through its successor v, c long: a longer one
+// replaces Dist[u] and Succ[u] (true: u must be expanded again), an equal
+// one keeps the smaller successor, so that every exact search ends with the
+// same Succ (the distributed searches' distSearch.relax does the same).
+func relax(dist []int64, succ []int32, u, v int32, c int64) bool {
+	if c > dist[u] {
+		dist[u], succ[u] = c, v
+		return true
+	}
+	if c == dist[u] && v < succ[u] {
+		succ[u] = v
+	}
+	return false
 }
 
 // Dijkstra is the paper's §4.1: weights negated, the search starts at the
@@ -151,13 +162,9 @@ func (s *Solver) Dijkstra(g *Graph, target int32) (*Result, error) {
 		lo, hi := g.InStart[v], g.InStart[v+1]
 		st.Relaxations += int64(hi - lo)
 		for j := lo; j < hi; j++ {
-			u := g.InSrc[j]
-			if c := d + g.InWeight.At(j); c > dist[u] {
-				dist[u], succ[u] = c, v
+			if u, c := g.InSrc[j], d+g.InWeight.At(j); relax(dist, succ, u, v, c) {
 				q.push(entry{d: c, v: u})
 				st.Updates++
-			} else if c == dist[u] && v < succ[u] {
-				succ[u] = v
 			}
 		}
 		st.MaxQueue = max(st.MaxQueue, len(q))
@@ -241,17 +248,13 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 					continue
 				}
 				st.Light++
-				u := g.InSrc[j]
-				if c := d + w; c > dist[u] {
-					dist[u], succ[u] = c, v
+				if u, c := g.InSrc[j], d+w; relax(dist, succ, u, v, c) {
 					st.Updates++
 					if c-lo < delta {
 						cur = append(cur, entry{d: c, v: u})
 					} else {
 						q.push(entry{d: c, v: u})
 					}
-				} else if c == dist[u] && v < succ[u] {
-					succ[u] = v
 				}
 			}
 		}
@@ -270,13 +273,9 @@ func (s *Solver) DeltaStepping(g *Graph, target int32, delta int64) (*Result, er
 					continue
 				}
 				st.Heavy++
-				u := g.InSrc[j]
-				if c := d + w; c > dist[u] {
-					dist[u], succ[u] = c, v
+				if u, c := g.InSrc[j], d+w; relax(dist, succ, u, v, c) {
 					st.Updates++
 					q.push(entry{d: c, v: u})
-				} else if c == dist[u] && v < succ[u] {
-					succ[u] = v
 				}
 			}
 		}
@@ -358,16 +357,13 @@ func (s *Solver) timed(g *Graph, target int32, delta int64) (*Result, error) {
 					st.Heavy++
 				}
 			}
-			if c := d + w; c > dist[u] {
-				dist[u], succ[u] = c, v
+			if relax(dist, succ, u, v, d+w) {
 				st.Updates++
 				if queued[u/64]&(1<<(u%64)) == 0 {
 					queued[u/64] |= 1 << (u % 64)
 					q.push(tentry{tm[u], u})
 					st.Pushes++
 				}
-			} else if c == dist[u] && v < succ[u] {
-				succ[u] = v
 			}
 		}
 		st.MaxQueue = max(st.MaxQueue, len(q))
