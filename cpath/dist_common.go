@@ -219,9 +219,8 @@ func (s *distSearch) send(u int32, c int64, v int32, h int32) {
 
 // distHeader is what every rank learns of every other in each exchange.
 type distHeader struct {
-	sent  bool  // some rank shipped relaxations
-	top   int64 // the largest top any rank reported (distNoTop if none)
-	cycle int32 // the smallest vertex any rank found on a walk of n edges, or -1
+	sent bool  // some rank shipped relaxations
+	top  int64 // the largest top any rank reported (distNoTop if none)
 	// With a two-slot header (the time-ordered searches), by sender rank:
 	tops   []int64 // its top (distNoTop if none)
 	topIDs []int32 // the vertex at its top
@@ -255,7 +254,8 @@ var distChunkBytes = 1 << 30
 // distChunkBytes to ship: then the relaxations go in chunks, one
 // Alltoallv each, whose headers say whether more is coming (every rank
 // sees every header, so all make the same number of calls), rather than
-// one call failing over MPI's limit.
+// one call failing over MPI's limit. A cycle any rank found is the error
+// on every rank.
 func (s *distSearch) exchange(top int64) (distHeader, error) {
 	const sz = int(unsafe.Sizeof(distMsg{}))
 	hs := s.hdrSlots
@@ -266,7 +266,8 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 		}
 	}
 	limit := max(1, distChunkBytes/sz/s.size-hs) // relaxations per part per call
-	res := distHeader{top: distNoTop, cycle: -1}
+	res := distHeader{top: distNoTop}
+	cycle := int32(-1) // the smallest vertex any rank found on a walk of n edges
 	if hs > 1 {
 		res.tops, res.topIDs, res.aux = make([]int64, s.size), make([]int32, s.size), make([]int64, s.size)
 	}
@@ -318,8 +319,8 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 			res.sent = res.sent || h[0].U&1 != 0
 			again = again || h[0].U&2 != 0
 			res.top = max(res.top, h[0].C)
-			if v := h[0].V; v >= 0 && (res.cycle < 0 || v < res.cycle) {
-				res.cycle = v
+			if v := h[0].V; v >= 0 && (cycle < 0 || v < cycle) {
+				cycle = v
 			}
 			if hs > 1 {
 				res.tops[p], res.topIDs[p], res.aux[p] = h[0].C, h[0].H, h[1].C
@@ -331,6 +332,9 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 	}
 	for p := range s.out {
 		s.out[p] = s.out[p][:hs]
+	}
+	if cycle >= 0 {
+		return res, distCycleError(cycle)
 	}
 	return res, nil
 }

@@ -180,9 +180,6 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 			if err != nil {
 				return nil, err
 			}
-			if hd.cycle >= 0 {
-				return nil, distCycleError(hd.cycle)
-			}
 			if !hd.sent {
 				break
 			}
@@ -244,9 +241,6 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 		hd, err := s.exchange(myTop)
 		if err != nil {
 			return nil, err
-		}
-		if hd.cycle >= 0 {
-			return nil, distCycleError(hd.cycle)
 		}
 		for _, m := range s.in {
 			if s.relax(m.U, m.C, m.V, m.H) {
@@ -346,9 +340,6 @@ func (s *distTimed) delta(delta int64) error {
 				return err
 			}
 			s.frontier(hd) // only resets the round's bounds
-			if hd.cycle >= 0 {
-				return distCycleError(hd.cycle)
-			}
 			if !hd.sent {
 				break
 			}

@@ -120,9 +120,6 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if hd.cycle >= 0 {
-			return nil, distCycleError(hd.cycle)
-		}
 		if !hd.sent {
 			break // nobody shipped anything, and every queue was emptied
 		}
@@ -202,9 +199,6 @@ func (s *distTimed) dijkstra() error {
 		hd, err := s.exchangeTimed()
 		if err != nil {
 			return err
-		}
-		if hd.cycle >= 0 {
-			return distCycleError(hd.cycle)
 		}
 		if !hd.sent && !hd.queued() {
 			return nil // nothing shipped, every queue empty

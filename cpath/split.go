@@ -369,9 +369,6 @@ func (sp *splitter) search(seeds []int32) error {
 		if err != nil {
 			return err
 		}
-		if hd.cycle >= 0 {
-			return distCycleError(hd.cycle)
-		}
 		if !hd.sent {
 			break
 		}
