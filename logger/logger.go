@@ -284,7 +284,6 @@ func cpathGoInit(provided C.int, t0 C.int64_t, threads C.int) C.int {
 		rate = 1
 	}
 	st.hdr.Ticks = &trace.Ticks{Tick: tick0, Ns: ns0, NsPerTick: rate}
-	st.hdr.EagerLimits = eagerLimits()
 	st.mods = listModules()
 	st.logged = map[[2]uint64]bool{}
 	if len(st.mods) > 0 { // the executable; other modules when a call site needs them
@@ -459,6 +458,14 @@ func cpathGoFinish(status, info C.int) {
 			binary.LittleEndian.PutUint64(b[8:], uint64(sp.OffsetNs))
 			binary.LittleEndian.PutUint64(b[16:], uint64(sp.ErrNs))
 			C.cp_enc_chunk(trace.ChunkClockFinal, unsafe.Pointer(&b[0]), 24)
+		}
+		// The eager limits, now that MPI_Finalize is recorded: MPI_T's
+		// start-up (about 0.2 s in Open MPI 4.1) would lengthen the call
+		// it happened in, and that call lies on every critical path.
+		if vars := eagerLimits(); len(vars) > 0 {
+			if js, err := json.Marshal(vars); err == nil {
+				C.cp_enc_chunk(trace.ChunkControlVars, unsafe.Pointer(&js[0]), C.int(len(js)))
+			}
 		}
 	}
 	// The C caller holds every thread out of the logger: the end is checked.

@@ -42,6 +42,9 @@ type Header struct {
 	// EagerLimits are the MPI's control variables (MPI_T) that bound the
 	// size of a send it may complete before the receiver takes part,
 	// with the values this run used (environment overrides included).
+	// The logger reads them at MPI_Finalize and writes them in a
+	// ControlVars chunk, which the reader puts here (logs of loggers
+	// before that have them in the header itself, read at MPI_Init).
 	EagerLimits []ControlVar `json:"eager_limits,omitempty"`
 	// Threads says that the body was written by several threads at once
 	// (MPI_THREAD_MULTIPLE): each call's items are in a block of its

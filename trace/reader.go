@@ -636,6 +636,12 @@ func (r *Reader) chunk(kind uint64, buf []byte) error {
 			return r.errf(ErrCorrupt, "module chunk: %v", err)
 		}
 		r.hdr.Modules = append(r.hdr.Modules, mods...)
+	case ChunkControlVars:
+		var vars []ControlVar
+		if err := json.Unmarshal(buf, &vars); err != nil {
+			return r.errf(ErrCorrupt, "control-variable chunk: %v", err)
+		}
+		r.hdr.EagerLimits = vars
 	case ChunkUnwrapped:
 		calls, err := r.unwrapped(buf)
 		if err != nil {

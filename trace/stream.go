@@ -74,6 +74,13 @@ const ChunkModules = 5
 // clock unit: ticks when the header has Ticks).
 const ChunkUnwrapped = 6
 
+// ChunkControlVars holds the MPI's eager limits (JSON array of
+// ControlVar), read through MPI_T at MPI_Finalize, after the call is
+// recorded: MPI_T's start-up takes Open MPI 4.1 about 0.2 s, which at
+// MPI_Init would have lengthened that call in every log. The reader puts
+// them in Header.EagerLimits.
+const ChunkControlVars = 7
+
 // maxChunkPayload bounds a CHUNK item, so that a reader buffers at most that.
 const maxChunkPayload = 1 << 22
 

@@ -79,3 +79,41 @@ func insertChunk(t *testing.T, data []byte, kind int, payload []byte) []byte {
 	out = appendChunk(out, kind, payload)
 	return append(out, data[i:]...)
 }
+
+// TestControlVars: the eager limits the logger writes at MPI_Finalize come
+// back in the header, in place of any the header itself held (older
+// loggers read them at MPI_Init); a payload that is not their JSON is
+// corrupt.
+func TestControlVars(t *testing.T) {
+	vars := []ControlVar{{Name: "btl_vader_eager_limit", Value: 4096}, {Name: "btl_self_eager_limit", Value: 1024}}
+	h := testHeader()
+	h.EagerLimits = []ControlVar{{Name: "btl_vader_eager_limit", Value: 1}}
+	var b bytes.Buffer
+	w, err := NewWriter(&b, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRecords([]Record{{Op: OpBarrier, Start: 1_000_000, End: 1_000_100, Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteControlVars(vars); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(Trailer{Status: EndFinalized}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(bytes.NewReader(b.Bytes()), "x.cplog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Header.EagerLimits, vars) || !l.Complete() {
+		t.Errorf("eager limits %+v (complete %v), want %+v", l.Header.EagerLimits, l.Complete(), vars)
+	}
+	recs := []Record{{Op: OpSend, Start: 3000, End: 3100, Peer: 1, Root: PeerNone}}
+	for _, bad := range [][]byte{{}, []byte("[{"), []byte(`{"name":"x"}`)} {
+		_, err := Read(bytes.NewReader(insertChunk(t, ticksLog(t, recs, 1), ChunkControlVars, bad)), "rank-000002.cplog")
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("payload %q: error %v, want corrupt", bad, err)
+		}
+	}
+}

@@ -148,6 +148,17 @@ func (w *Writer) WriteModules(mods []Module) error {
 	return nil
 }
 
+// WriteControlVars records the MPI's eager limits, as the logger does at
+// MPI_Finalize (ChunkControlVars).
+func (w *Writer) WriteControlVars(vars []ControlVar) error {
+	js, err := json.Marshal(vars)
+	if err != nil {
+		return err
+	}
+	w.pend = appendChunk(w.pend, ChunkControlVars, js)
+	return nil
+}
+
 // WriteUnwrapped records the counts of calls not recorded (the logger's
 // Unwrapped chunk, with the times in ns).
 func (w *Writer) WriteUnwrapped(calls []UnwrappedCall) error {

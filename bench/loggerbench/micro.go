@@ -28,6 +28,8 @@ import (
 //	threads-4  MPI_THREAD_MULTIPLE, 4 threads of self send/recv on 1 rank
 //	nulltest-1, nulltest-4  the same with MPI_Test(MPI_REQUEST_NULL) calls,
 //	           which share no lock in Open MPI: the logger's own scaling
+//	init-2     MPI_Init itself on 2 ranks, once: the logger's start-up
+//	           (its "ns per call" is the call's whole time)
 //	self-1-fp  self-1 built with frame pointers (-fno-omit-frame-pointer)
 //	self-1-fp-depth4  the same with CPATH_CALLDEPTH=4 on the logger sides:
 //	           the cost of call paths is its added cost minus self-1-fp's
@@ -106,6 +108,7 @@ var microSpecs = []microSpec{
 	{name: "threads-4", ranks: 1, args: []string{"threads", "400000", "4"}, sendFirst: true},
 	{name: "nulltest-1", ranks: 1, args: []string{"nulltest", "2000000", "1"}},
 	{name: "nulltest-4", ranks: 1, args: []string{"nulltest", "2000000", "4"}},
+	{name: "init-2", ranks: 2, args: []string{"init", "1"}},
 	{name: "self-1-fp", ranks: 1, args: []string{"self", "2000000"}, fp: true, sendFirst: true},
 	{name: "self-1-fp-depth4", ranks: 1, args: []string{"self", "2000000"}, fp: true, env: []string{"CPATH_CALLDEPTH=4"}, sendFirst: true},
 	{name: "nulltest-1-fp", ranks: 1, args: []string{"nulltest", "2000000", "1"}, fp: true},

@@ -24,8 +24,11 @@
  *              MPI_Test(MPI_REQUEST_NULL), which Open MPI answers without
  *              a lock: what the threads share is the logger's, not the
  *              MPI library's (each call is recorded: it completes at once).
+ *   init       MPI_Init itself, once (CALLS is ignored): what the logger's
+ *              start-up (clock synchronisation, the log file, modules)
+ *              adds to the call every run's critical path begins with.
  *
- * Every mode first makes CALLS/10 calls of the same kind untimed (warm-up),
+ * Every mode but init first makes CALLS/10 calls of the same kind untimed (warm-up),
  * then times the whole loop with CLOCK_MONOTONIC (wall) and with
  * CLOCK_PROCESS_CPUTIME_ID (CPU time of all the process's threads, kernel
  * time included: on a machine shared with other jobs it does not count the
@@ -143,7 +146,7 @@ static void threads(long pairs, int nt) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: micro self|selfpost|latency|allreduce|threads|nulltest CALLS [THREADS]\n");
+		fprintf(stderr, "usage: micro self|selfpost|latency|allreduce|threads|nulltest|init CALLS [THREADS]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -159,12 +162,22 @@ int main(int argc, char **argv) {
 			fprintf(stderr, "micro: no MPI_THREAD_MULTIPLE\n");
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-	} else {
+	}
+	double t0 = 0, t1 = 0, c0 = 0, c1 = 0;
+	if (!strcmp(mode, "init")) {
+		c0 = cpu_ns();
+		t0 = now_ns();
+		MPI_Init(&argc, &argv);
+		t1 = now_ns();
+		c1 = cpu_ns();
+		calls = 1;
+	} else if (strcmp(mode, "threads") && !nulltest) {
 		MPI_Init(&argc, &argv);
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	double t0 = 0, t1 = 0, c0 = 0, c1 = 0;
-	if (!strcmp(mode, "self")) {
+	if (!strcmp(mode, "init")) {
+		/* timed above */
+	} else if (!strcmp(mode, "self")) {
 		self_pairs(calls / 20, 1);
 		c0 = cpu_ns();
 		t0 = now_ns();
