@@ -21,7 +21,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # Debian packages: Open MPI and its headers, MPICH beside it (its logger and
 # tests), Fortran for the Fortran tests, LAMMPS as a real program to test
 # on, and what cgo and the Go module proxy need on a bare machine.
-DEB_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran lammps graphviz pkg-config gcc libc6-dev ca-certificates
+DEB_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran lammps hpcc graphviz pkg-config gcc libc6-dev ca-certificates
 
 # Whether Open MPI is usable. Deliberately a recursive (=) variable: it is
 # evaluated when a recipe runs, so that `make deps demo` builds with MPI after

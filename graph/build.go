@@ -272,9 +272,9 @@ type partMsg struct {
 }
 
 // heldApart says whether the send was held until a receiver's call other
-// than the one a synchronous send waits for anyway: a Late Receiver
-// dependency of its own.
-func (m *partMsg) heldApart() bool { return m.heldBy >= 0 && !(m.sync && m.heldBy == m.recvPost) }
+// than the one a synchronous send waits for anyway (match clears heldBy
+// then): a Late Receiver dependency of its own.
+func (m *partMsg) heldApart() bool { return m.heldBy >= 0 }
 
 // ord is the message's dep.ord: its (source, destination).
 func (m *partMsg) ord(p *PAG) int64 { return int64(m.src)<<32 | int64(p.Rank(m.recvDone)) }
@@ -567,6 +567,9 @@ func (b *builder) match() error {
 			}
 			if s.Mode&mayHold != 0 {
 				pm.heldBy = b.heldBy(s, &r)
+				if pm.sync && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
+					pm.heldBy = -1
+				}
 			}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
@@ -622,8 +625,9 @@ func (b *builder) match() error {
 			}
 			q := p.Owner(m.sendDone)
 			if m.sync {
-				lr[q][at[q]] = wireDep{Done: m.sendDone, Cause: m.recvPost, Kind: kind, Comm: m.comm,
-					Ord: ord, Start: p.Start[m.recvPost-p.CallLo]}
+				cause := b.lateReceiverCause(m.recvPost)
+				lr[q][at[q]] = wireDep{Done: m.sendDone, Cause: cause, Kind: kind, Comm: m.comm,
+					Ord: ord, Start: p.Start[cause-p.CallLo]}
 				at[q]++
 			}
 			if m.heldApart() {
@@ -1374,5 +1378,33 @@ func (b *builder) heldBy(s, r *wireEnd) int32 {
 	if sendEnd-sx > transfer+max(progressSlack, held/progressShare) {
 		return -1
 	}
-	return x + p.CallLo
+	return b.lateReceiverCause(x + p.CallLo)
+}
+
+// lateReceiverCause is the call that a Late Receiver dependency on
+// receiver call x (global, an owned rank's) names as its cause: x, or,
+// when x ends or lies in a run of unproductive polls on its thread, the
+// first of them. The receiver entered MPI there and was in it again and
+// again until x; a later call may lie inside a stretch in which its rank
+// itself waits (the polls' time is waiting: edges.go), and a cause there
+// would lose that stretch from every path through it, so that the
+// critical path fell short of the run (HPCC: RandomAccess polls for the
+// other ranks' updates while it sends its own; HPL probes before it
+// receives). A receiver polling already when the send was posted so
+// causes no wait: the cause started before the sender began to wait.
+func (b *builder) lateReceiverCause(x int32) int32 {
+	p, lg := b.p, b.lg
+	first := lg.rankStart[p.Rank(x)-p.RankLo]
+	c := x - p.CallLo
+	th := lg.Thread[c]
+	for k := c - 1; k >= first; k-- {
+		if lg.Thread[k] != th {
+			continue
+		}
+		if !lg.unproductive.has(int(k)) {
+			break
+		}
+		c = k
+	}
+	return c + p.CallLo
 }

@@ -517,6 +517,80 @@ func TestPollingIsWaiting(t *testing.T) {
 	}
 }
 
+// TestPollRunStretches: a run of unproductive polls is waiting only for
+// the call that completes what it polled for, and never hides the cause
+// of another rank's wait (both found on HPCC, whose path fell short of its
+// run by 0.2 ms).
+//
+//   - A blocking MPI_Ssend after MPI_Iprobe polls waits for its receiver
+//     from its own start, not from the probes' (they polled for something
+//     it does not complete): its Late Receiver wait is 1300 ns, and the
+//     probes' time is theirs.
+//   - A receiver that probed for the message since before its MPI_Ssend
+//     was posted, then received it with MPI_Recv, was not late: the
+//     sender gets no Late Receiver wait. Its dependency's cause is the
+//     first probe, where the receiver entered MPI: a cause at the MPI_Recv,
+//     inside the stretch the receiver itself waited in, lost that stretch
+//     from every path through it, and the path fell short of the run.
+func TestPollRunStretches(t *testing.T) {
+	msg := func(op trace.Op, start, end int64, peer int32) trace.Record {
+		r := call(op, start, end)
+		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, 8
+		return r
+	}
+	probes := func(start, end int64, peer int32) trace.Record {
+		r := call(trace.OpIprobe, start, end)
+		r.Comm, r.Peer, r.Root = trace.CommWorld, peer, 50 // coalesced: 50 calls that found nothing
+		return r
+	}
+	end := func(start, end int64) trace.Record { r := barrier(start, end); return r }
+	t.Run("send after probes", func(t *testing.T) {
+		recs := [][]trace.Record{
+			{call(trace.OpInit, 0, 10), msg(trace.OpRecv, 1900, 2010, 1), end(3000, 3010)},
+			{call(trace.OpInit, 0, 10), probes(100, 500, 0), msg(trace.OpSsend, 600, 2000, 0), end(3000, 3010)},
+		}
+		dir := t.TempDir()
+		writeLogs(t, dir, recs)
+		g := mustBuild(t, dir)
+		checkEdges(t, g)
+		ssend := g.RankStart[1] + 2
+		if w := waitOf(g, ssend); w == nil || w.Kind != graph.LateReceiver || w.From != g.Start[ssend] || w.Ns != 1300 {
+			t.Fatalf("the MPI_Ssend's wait: %+v, want Late Receiver from its start (%d), 1300 ns", w, g.Start[ssend])
+		}
+		pr := g.RankStart[1] + 1
+		for e := g.InStart[g.E(pr)]; e < g.InStart[g.E(pr)+1]; e++ {
+			if g.InSrc[e] == g.S(pr) && g.InWeight.At(e) != 400 {
+				t.Fatalf("the probes' call edge weighs %d, want their 400 ns", g.InWeight.At(e))
+			}
+		}
+		if path := mustPath(t, g); path.Length != g.T1-g.T0 {
+			t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+		}
+	})
+	t.Run("receiver probing before the send", func(t *testing.T) {
+		recs := [][]trace.Record{
+			{call(trace.OpInit, 0, 10), probes(100, 900, 1), msg(trace.OpRecv, 1000, 1200, 1), end(2000, 2510)},
+			{call(trace.OpInit, 0, 10), msg(trace.OpSsend, 500, 1300, 0), end(2500, 2510)},
+		}
+		dir := t.TempDir()
+		writeLogs(t, dir, recs)
+		g := mustBuild(t, dir)
+		checkEdges(t, g)
+		recv, ssend := g.RankStart[0]+2, g.RankStart[1]+1
+		if w := waitOf(g, recv); w == nil || w.Kind != graph.LateSender || w.Ns != 400 {
+			t.Fatalf("the MPI_Recv's wait: %+v, want Late Sender of 400 ns (from the first probe at 100 to the send at 500)", w)
+		}
+		if w := waitOf(g, ssend); w != nil {
+			t.Fatalf("the MPI_Ssend waited: %+v; its receiver was probing before it was posted", w)
+		}
+		path := mustPath(t, g)
+		if path.Length != g.T1-g.T0 {
+			t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+		}
+		checkLastArriving(t, g, path)
+	})
+}
+
 // TestPartsAreTheGraph builds generated runs (every pattern, and skewed
 // clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
 // together are the graph one process builds (vertex ids do not depend on

@@ -179,13 +179,32 @@ func (b *builder) pollRuns() {
 			continue
 		}
 		if len(ru.polls) > 0 {
-			b.runStart[c] = ru.start
-			for _, q := range ru.polls {
-				b.runOf[q] = c
+			if completesPolled(trace.Op(lg.Op[c])) {
+				b.runStart[c] = ru.start
+				for _, q := range ru.polls {
+					b.runOf[q] = c
+				}
 			}
 			ru.polls = ru.polls[:0]
 		}
 	}
+}
+
+// completesPolled reports whether a call of op that follows a run of
+// unproductive polls may complete what they polled for, and so waited
+// from the run's start: a Wait or Test, a productive poll, a receive
+// (of the message an MPI_Iprobe probed for), a probe, MPI_Win_wait (after
+// MPI_Win_test). Any other call (a send, a collective, a computation's
+// MPI_Irecv) ends the run without: the polls waited for something it does
+// not complete, and its waiting, if any, begins when it does (HPCC's
+// blocking sends after a run of probes had been charged with the probes'
+// time as waiting for their receiver, from before they were posted).
+func completesPolled(op trace.Op) bool {
+	switch op.Class() {
+	case trace.ClassComplete, trace.ClassRecv, trace.ClassSendRecv, trace.ClassProbe, trace.ClassMprobe, trace.ClassMrecv:
+		return true
+	}
+	return op.IsPoll() || op == trace.OpWinWait
 }
 
 // waitFrom is when call c (local) began to wait for what it completes:
