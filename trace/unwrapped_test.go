@@ -13,24 +13,7 @@ import (
 // calibration points); a payload that does not decode is corrupt.
 func TestUnwrapped(t *testing.T) {
 	calls := []UnwrappedCall{{Name: "MPI_Buffer_detach", Calls: 3, Ns: 1500}, {Name: "MPI_Allreduce_init", Calls: 1 << 40, Ns: 0}}
-	var b bytes.Buffer
-	w, err := NewWriter(&b, testHeader())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteRecords([]Record{{Op: OpBarrier, Start: 1_000_000, End: 1_000_100, Seq: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteUnwrapped(calls); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(Trailer{Status: EndFinalized}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Read(bytes.NewReader(b.Bytes()), "x.cplog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := endedLog(t, testHeader(), func(w *Writer) error { return w.WriteUnwrapped(calls) })
 	if !reflect.DeepEqual(l.Header.Unwrapped, calls) || !l.Complete() {
 		t.Errorf("unwrapped calls %+v (complete %v), want %+v", l.Header.Unwrapped, l.Complete(), calls)
 	}
@@ -44,7 +27,7 @@ func TestUnwrapped(t *testing.T) {
 	pl = binary.AppendUvarint(pl, 2)
 	pl = binary.AppendUvarint(pl, 999_000)
 	data = insertChunk(t, data, ChunkUnwrapped, pl)
-	l, err = Read(bytes.NewReader(data), "t.cplog")
+	l, err := Read(bytes.NewReader(data), "t.cplog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +47,31 @@ func TestUnwrapped(t *testing.T) {
 			t.Errorf("payload %v: error %v, want corrupt", bad, err)
 		}
 	}
+}
+
+// endedLog writes a finalized log of one call with header h, end writing
+// its end's chunks before the trailer, and reads it back.
+func endedLog(t *testing.T, h *Header, end func(w *Writer) error) *Log {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewWriter(&b, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRecords([]Record{{Op: OpBarrier, Start: 1_000_000, End: 1_000_100, Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := end(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(Trailer{Status: EndFinalized}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(bytes.NewReader(b.Bytes()), "x.cplog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // insertChunk puts a chunk before the trailer of a ticksLog log (as the
@@ -88,24 +96,7 @@ func TestControlVars(t *testing.T) {
 	vars := []ControlVar{{Name: "btl_vader_eager_limit", Value: 4096}, {Name: "btl_self_eager_limit", Value: 1024}}
 	h := testHeader()
 	h.EagerLimits = []ControlVar{{Name: "btl_vader_eager_limit", Value: 1}}
-	var b bytes.Buffer
-	w, err := NewWriter(&b, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteRecords([]Record{{Op: OpBarrier, Start: 1_000_000, End: 1_000_100, Seq: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteControlVars(vars); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(Trailer{Status: EndFinalized}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Read(bytes.NewReader(b.Bytes()), "x.cplog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := endedLog(t, h, func(w *Writer) error { return w.WriteControlVars(vars) })
 	if !reflect.DeepEqual(l.Header.EagerLimits, vars) || !l.Complete() {
 		t.Errorf("eager limits %+v (complete %v), want %+v", l.Header.EagerLimits, l.Complete(), vars)
 	}
