@@ -111,6 +111,16 @@ func FuzzBuild(f *testing.F) {
 		1, byte(trace.OpWinComplete), 0, 0, 0, 0, 1, 0, 0, 0, 5, 2,
 		0, byte(trace.OpWinWait), 0, 0, 0, 0, 1, 0, 0, 0, 1, 20,
 	})
+	// Rank 0 probes for rank 1's message before rank 1's MPI_Ssend is
+	// posted, then receives it; rank 1 reaches the barrier last
+	// (TestPollRunStretches).
+	f.Add([]byte{
+		0, byte(trace.OpIprobe), 0, 0, 0, 2, 0, 2, 0, 0, 100, 200,
+		1, byte(trace.OpSsend), 0, 0, 0, 1, 0, 0, 0, 0, 150, 250,
+		0, byte(trace.OpRecv), 0, 0, 0, 2, 0, 0, 0, 0, 10, 50,
+		0, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 200, 10,
+		1, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 250, 10,
+	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		fuzzRun(t, dir, data)
