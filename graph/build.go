@@ -1334,8 +1334,10 @@ const (
 // were posted, and the send completed within the message's transfer (as
 // the receiver saw it) of that call's start. The call need not still run
 // when the send completes: a sender descheduled when the receiver let it
-// go sees its completion late. It returns that call, or -1 when the send
-// completed before the receive was posted or the timing shows no hold.
+// go sees its completion late. It returns the hold's cause, that call or
+// the first of the polls that led to it (lateReceiverCause), or -1 when the
+// send completed before the receive was posted or the timing shows no
+// hold.
 func (b *builder) heldBy(s, r *wireEnd) int32 {
 	p, lg := b.p, b.lg
 	post := r.Post - p.CallLo
