@@ -196,7 +196,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		return nil, err
 	}
 	if counts[0] > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d requests were never completed in the logs; their messages are not matched", counts[0]))
+		p.Notes = append(p.Notes, fmt.Sprintf("%d receive or collective requests were freed or left pending, never completed in the logs; they are not matched", counts[0]))
 	}
 	steps := []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cpath/cpath/bench/gen"
@@ -854,4 +855,86 @@ func TestUnknownCommunicator(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUncompletedSends: a send no call completes (its request freed with
+// MPI_Request_free, as LAMMPS's irregular exchanges do, or left pending at
+// the end of the log) still takes its place in its key's message order,
+// and a later send of the same key matches the receive after. Before, such
+// sends were left out: the receive before the Barrier took the send after
+// it, and the graph had a cycle. A freed receive cannot be placed (nothing
+// says which message it took): it is counted in a note.
+func TestUncompletedSends(t *testing.T) {
+	msg := func(op trace.Op, start, end int64, peer int32) trace.Record {
+		r := call(op, start, end)
+		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, 8
+		return r
+	}
+	req := func(r trace.Record, id uint32, flags trace.Flags) trace.Record {
+		r.Req, r.Flags = id, r.Flags|flags
+		return r
+	}
+	free := func(start, end int64, id uint32) trace.Record {
+		return req(call(trace.OpRequestFree, start, end), id, 0)
+	}
+	start := func(start, end int64, id uint32) trace.Record {
+		return req(call(trace.OpStart, start, end), id, 0)
+	}
+	// The receiver: one receive before the Barrier, one after.
+	receiver := []trace.Record{call(trace.OpInit, 0, 10), msg(trace.OpRecv, 500, 600, 0), barrier(2000, 2010), msg(trace.OpRecv, 2900, 3020, 0)}
+	for _, tc := range []struct {
+		name   string
+		sender []trace.Record // its first send is the one no call completes
+	}{
+		{"freed", []trace.Record{call(trace.OpInit, 0, 10), req(msg(trace.OpIsend, 100, 110, 1), 1, trace.FlagNewReq), free(111, 115, 1),
+			barrier(2000, 2010), msg(trace.OpSend, 3000, 3010, 1)}},
+		{"pending at the end", []trace.Record{call(trace.OpInit, 0, 10), req(msg(trace.OpIsend, 100, 110, 1), 1, trace.FlagNewReq),
+			barrier(2000, 2010), msg(trace.OpSend, 3000, 3010, 1)}},
+		{"persistent, freed while active", []trace.Record{call(trace.OpInit, 0, 10),
+			req(msg(trace.OpSendInit, 50, 55, 1), 1, trace.FlagNewReq|trace.FlagPersistent), start(100, 110, 1), free(111, 115, 1),
+			barrier(2000, 2010), msg(trace.OpSend, 3000, 3010, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeLogs(t, dir, [][]trace.Record{tc.sender, receiver})
+			g := mustBuild(t, dir)
+			checkEdges(t, g)
+			if g.Messages != 2 || g.Unmatched != 0 || g.ClockViolations != 0 {
+				t.Fatalf("%d messages, %d unmatched, %d clock violations; want 2, 0, 0 (notes: %q)", g.Messages, g.Unmatched, g.ClockViolations, g.Notes)
+			}
+			first := int32(1) // the sender's call that posted the uncompleted send
+			if tc.sender[1].Op == trace.OpSendInit {
+				first = 2 // its MPI_Start
+			}
+			got := map[int32]int32{}
+			for i := range g.MsgRecv {
+				got[g.MsgRecv[i]] = g.MsgSend[i]
+			}
+			recv1, recv2 := g.RankStart[1]+1, g.RankStart[1]+3
+			if got[recv1] != first || got[recv2] != int32(len(tc.sender))-1 {
+				t.Fatalf("receives matched to sends %d and %d, want %d and %d", got[recv1], got[recv2], first, len(tc.sender)-1)
+			}
+			if w := waitOf(g, recv2); w == nil || w.Kind != graph.LateSender || w.Ns != 100 {
+				t.Fatalf("the second MPI_Recv's wait: %+v, want Late Sender of 100 ns", w)
+			}
+			if w := waitOf(g, first); w != nil {
+				t.Fatalf("the uncompleted send waited: %+v", w)
+			}
+			path := mustPath(t, g)
+			if path.Length != g.T1-g.T0 {
+				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+			}
+			checkLastArriving(t, g, path)
+		})
+	}
+	t.Run("freed receive", func(t *testing.T) {
+		sender := []trace.Record{call(trace.OpInit, 0, 10), msg(trace.OpSend, 100, 110, 1), barrier(2000, 2010)}
+		freedRecv := []trace.Record{call(trace.OpInit, 0, 10), req(msg(trace.OpIrecv, 50, 60, 0), 1, trace.FlagNewReq), free(61, 65, 1), barrier(2000, 2010)}
+		dir := t.TempDir()
+		writeLogs(t, dir, [][]trace.Record{sender, freedRecv})
+		g := mustBuild(t, dir)
+		if !slices.ContainsFunc(g.Notes, func(n string) bool { return strings.HasPrefix(n, "1 receive or collective requests were freed") }) {
+			t.Fatalf("no note of the freed receive: %q", g.Notes)
+		}
+	})
 }

@@ -109,7 +109,7 @@ type rankData struct {
 	keys    []keyList
 	ends    endStore
 	colls   []collEnd
-	open    int         // requests never completed in the log
+	open    int         // receive and collective requests no call of the log completed (freed or left pending)
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
@@ -213,6 +213,7 @@ type extractor struct {
 	fileDone     bitset           // the completions of MPI-IO requests, by the analyzer rank's call
 	waitUnknown  bitset           // the blocking completions of no request the log holds, likewise
 	pending      int32            // requests started and not yet completed or freed (approximate if Open MPI reuses a live handle: <= 0 is none)
+	freedRecvs   int32            // nonblocking receives freed before a call completed them: matched to nothing
 	pinits       map[msgKey]int32 // partitioned inits so far by envelope (made at the first)
 	curReady     *reqInfo         // the partitioned send request of an MPI_Pready_list, for its sub-records
 }
@@ -379,14 +380,54 @@ func (x *extractor) add(rec *trace.Record) {
 		x.partitioned(rec, c)
 	case trace.ClassRequestFree:
 		if qi := x.reqs.get(rec.Req); qi >= 0 {
-			if q := &x.pool[qi]; !q.persistent || x.nactive(q) == 0 {
+			q := &x.pool[qi]
+			n := int32(1)
+			if q.persistent {
+				n = int32(x.nactive(q))
+			}
+			if x.uncompletedSends(q) {
+				x.pending -= n
+				x.dropReq(rec.Req, qi)
+			} else if !q.persistent || x.nactive(q) == 0 {
 				if !q.persistent {
 					x.pending-- // freed while pending: no longer followed
+					if q.class == trace.ClassIrecv {
+						x.freedRecvs++
+					}
 				}
 				x.dropReq(rec.Req, qi)
 			}
 		}
 	}
+}
+
+// uncompletedSends puts the messages of send request q that no call of
+// the log completes (q is freed or left pending) into their key's order,
+// as MPI matches them, by posting: a nonblocking send's post, or each
+// Start of a persistent one not yet completed. Each completes in no call
+// of the sender, so it holds none (mode 0: no Late Receiver). Without
+// them a later send of the same key would take the receive they matched
+// (MPI_Isend and MPI_Request_free, as LAMMPS's irregular exchanges do,
+// made cycles). It returns false, doing nothing, for other requests.
+func (x *extractor) uncompletedSends(q *reqInfo) bool {
+	if q.class != trace.ClassIsend && q.class != trace.ClassSendInit || q.init > 0 {
+		return false
+	}
+	if q.peer < 0 {
+		return true // MPI_PROC_NULL: no message
+	}
+	k := msgKey{q.comm, q.peer, q.tag, false, 0}
+	if !q.persistent {
+		x.addEnd(k, q.post, q.post, 0, q.bytes)
+		return true
+	}
+	if q.active >= 0 {
+		for _, c := range x.active[q.active] {
+			x.addEnd(k, c, c, 0, q.bytes)
+		}
+		x.active[q.active] = nil
+	}
+	return true
 }
 
 // sub takes a sub-record of call x.cur.
@@ -592,11 +633,14 @@ func (x *extractor) growKeys() {
 // finish completes the rank's data once its log has been read.
 func (x *extractor) finish() {
 	d := x.rankData
+	d.open = int(x.freedRecvs)
 	x.reqs.each(func(qi int32) {
 		q := &x.pool[qi]
-		if !q.persistent {
+		switch {
+		case x.uncompletedSends(q):
+		case !q.persistent:
 			d.open++
-		} else {
+		default:
 			d.open += x.nactive(q)
 		}
 	})

@@ -179,6 +179,18 @@ func tokenRing(rounds int, c ...time.Duration) design {
 	return d
 }
 
+// tokenRingFreed is tokenRing with the even rounds' sends made by
+// MPI_Isend and MPI_Request_free (tokenring.c -f): a freed send still takes
+// its place in the messages' order, so each receive matches its own
+// round's send.
+func tokenRingFreed(rounds int, c ...time.Duration) design {
+	d := tokenRing(rounds, c...)
+	d.name = fmt.Sprintf("tokenring-freed/np%d", d.np)
+	d.args = append([]string{"-f"}, d.args...)
+	d.onPath = func(r, k int, c trace.Op) bool { return c == trace.OpSend || c == trace.OpIsend }
+	return d
+}
+
 // lateBarrier: n iterations of base (+late on rank i%np), Barrier.
 func lateBarrier(np, n int, base, late time.Duration) design {
 	d := design{name: fmt.Sprintf("latebarrier/np%d", np), src: "latebarrier.c", np: np,
@@ -283,6 +295,7 @@ func designs() []design {
 	return []design{
 		slowAllreduce(2, 5, 10*ms, 20*ms, 1),
 		tokenRing(3, 10*ms, 15*ms, 20*ms),
+		tokenRingFreed(4, 10*ms, 15*ms, 20*ms),
 		lateBarrier(2, 6, 5*ms, 20*ms),
 		lateBarrier(4, 8, 0, 25*ms),
 		lateSenderDesign(3, 4, 10*ms),
