@@ -118,6 +118,40 @@ func TestAnalyzeLAMMPS(t *testing.T) {
 	timelines(t, dir) // its timeline: valid, with the report's calls, messages and segments, the same at P = 2
 }
 
+// TestAnalyzeLAMMPSTiled analyses LAMMPS balancing its atoms with
+// comm_style tiled (testdata/in.tiled, 3 ranks), whose irregular exchanges
+// send with MPI_Isend and free the request at once: every message is
+// matched and the path holds (checkPath). Before freed sends kept their
+// place in the message order, a receive was paired with a later send of
+// the same key and the analysis stopped on a cycle.
+func TestAnalyzeLAMMPSTiled(t *testing.T) {
+	lib := needMPI(t)
+	lmp := mpitest.NeedTool(t, "lmp", "lammps")
+	input, err := filepath.Abs(filepath.Join("testdata", "in.tiled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, 3, lib, dir, t.TempDir(), lmp, "-in", input, "-log", "none", "-echo", "none")
+	freed := 0
+	for _, l := range mpitest.ReadLogs(t, dir, 3) {
+		for _, rec := range l.Records {
+			if rec.Op == trace.OpRequestFree {
+				freed++
+			}
+		}
+	}
+	if freed == 0 {
+		t.Fatal("LAMMPS freed no request: the input no longer exercises freed sends")
+	}
+	r := checkPath(t, dir)
+	if r.Run.Messages == 0 || r.Run.Unmatched != 0 {
+		t.Fatalf("LAMMPS tiled: %d messages, %d unmatched", r.Run.Messages, r.Run.Unmatched)
+	}
+	t.Logf("LAMMPS tiled: %d requests freed, run %d ns, path %d ns (diff %d), %d messages", freed, r.RuntimeNs,
+		r.CriticalPath.LengthNs, r.CriticalPath.DiffNs, r.Run.Messages)
+}
+
 // TestAnalyzeHPCC analyses Debian's HPC Challenge (hpcc, C: HPL, PTRANS,
 // RandomAccess, FFT, STREAM, DGEMM and the ring latency and bandwidth
 // tests) at 4 ranks on a 2 x 2 grid, recorded under the logger with a
