@@ -108,8 +108,8 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 			s := &mine[i]
 			s.N, s.Comms, s.Modules, s.Unwrapped = d.n, d.comms, d.hdr.Modules, d.hdr.Unwrapped
 			if d.trailer.Status != trace.EndFinalized {
-				s.Note = fmt.Sprintf("%s: rank %d ended by %v; analysed up to its last record",
-					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Status)
+				s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
+					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
 			}
 		}
 		got, err := mpix.AllgatherGob(c, mine)

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
@@ -260,20 +259,11 @@ func (r *RankLog) problems() []string {
 	if r.Truncated != "" {
 		p = append(p, fmt.Sprintf("rank %d (%s): truncated: %s", r.Rank, name, r.Truncated))
 	}
-	switch r.Status {
-	case trace.EndFinalized:
-	case trace.EndMissing:
-		if r.Truncated == "" {
-			p = append(p, fmt.Sprintf("rank %d (%s): no trailer: the rank was killed before it could flush", r.Rank, name))
-		}
-	case trace.EndAborted:
-		p = append(p, fmt.Sprintf("rank %d (%s): ended in MPI_Abort (error code %d)", r.Rank, name, r.EndInfo))
-	case trace.EndSignal:
-		p = append(p, fmt.Sprintf("rank %d (%s): killed by signal %d (%v)", r.Rank, name, r.EndInfo, syscall.Signal(r.EndInfo)))
-	case trace.EndNoFinalize:
-		p = append(p, fmt.Sprintf("rank %d (%s): exited (status %d) without MPI_Finalize", r.Rank, name, r.EndInfo))
+	switch {
+	case r.Status == trace.EndFinalized:
+	case r.Status == trace.EndMissing && r.Truncated != "": // said above
 	default:
-		p = append(p, fmt.Sprintf("rank %d (%s): %v", r.Rank, name, r.Status))
+		p = append(p, fmt.Sprintf("rank %d (%s) %s", r.Rank, name, trace.Trailer{Status: r.Status, Info: r.EndInfo}.Ending()))
 	}
 	if r.Dropped > 0 {
 		p = append(p, fmt.Sprintf("rank %d (%s): the logger dropped %d records", r.Rank, name, r.Dropped))

@@ -1,6 +1,10 @@
 package trace
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"syscall"
+)
 
 // Record is one logged MPI call, or a sub-record extending the call before
 // it. The logger's C record (logger/cpathlog.h, struct cp_rec) has the same
@@ -100,6 +104,24 @@ const (
 	EndSignal     EndStatus = 3 // a fatal signal (Info is its number)
 	EndNoFinalize EndStatus = 4 // the program exited without MPI_Finalize
 )
+
+// Ending says how the rank ended, as a phrase after "rank N": notes and
+// problem lists say it alike.
+func (t Trailer) Ending() string {
+	switch t.Status {
+	case EndFinalized:
+		return "finalized"
+	case EndMissing:
+		return "was killed before it could write a trailer (SIGKILL or a node failure)"
+	case EndAborted:
+		return fmt.Sprintf("ended in MPI_Abort (error code %d)", t.Info)
+	case EndSignal:
+		return fmt.Sprintf("was killed by signal %d (%v)", t.Info, syscall.Signal(t.Info))
+	case EndNoFinalize:
+		return "exited without MPI_Finalize"
+	}
+	return "ended with " + t.Status.String()
+}
 
 func (s EndStatus) String() string {
 	switch s {

@@ -83,11 +83,11 @@ var badInputs = []badInput{
 	{"crashed rank", func(t *testing.T, d string) {
 		writeRun(t, d, 4)
 		writeLog(t, d, logSpec{rank: 2, noClose: true})
-	}, "", 0, "", `(?s)critical path \(dag\).*Notes:.*rank-000002\.cplog: rank 2 ended by killed without flushing`},
+	}, "", 0, "", `(?s)critical path \(dag\).*Notes:.*rank-000002\.cplog: rank 2 was killed before it could write a trailer`},
 	{"signalled rank", func(t *testing.T, d string) {
 		writeRun(t, d, 4)
 		writeLog(t, d, logSpec{rank: 1, status: trace.EndSignal, info: 15})
-	}, "", 0, "", `rank 1 ended by signal`},
+	}, "", 0, "", `rank 1 was killed by signal`},
 }
 
 // TestAnalyzeBadInput: every bad input of SPEC §5 gets one line naming the

@@ -236,7 +236,7 @@ func TestInfo(t *testing.T) {
 			},
 			out: []string{
 				`(?m)^ +1  node1  1001 +62 .*  no trailer$`,
-				`(?m)^  rank 1 \(rank-000001\.cplog\): no trailer: the rank was killed before it could flush$`,
+				`(?m)^  rank 1 \(rank-000001\.cplog\) was killed before it could write a trailer \(SIGKILL or a node failure\)$`,
 			},
 		},
 		{
@@ -249,8 +249,8 @@ func TestInfo(t *testing.T) {
 			out: []string{
 				`(?m)^complete: +NO \(2 problems; see below\)$`,
 				`(?m)^ +1 .*  MPI_Abort$`,
-				`rank 1 \(rank-000001\.cplog\): ended in MPI_Abort \(error code 3\)`,
-				`rank 2 \(rank-000002\.cplog\): killed by signal 11 \(segmentation fault\)`,
+				`rank 1 \(rank-000001\.cplog\) ended in MPI_Abort \(error code 3\)`,
+				`rank 2 \(rank-000002\.cplog\) was killed by signal 11 \(segmentation fault\)`,
 			},
 		},
 		{
