@@ -592,6 +592,46 @@ func TestPollRunStretches(t *testing.T) {
 	})
 }
 
+// TestPolledCollective: a member that polls its MPI_Ibarrier with
+// MPI_Test waits from the first poll, and the last member's arrival
+// during the polls starts the edge to the completing test: the path runs
+// through the late member and is as long as the run. With the edge from
+// the completing test's own start, the polls between the arrival and it
+// (waiting up to the arrival, weightless) were on no path, and the path
+// fell short of the run by 380 ns.
+func TestPolledCollective(t *testing.T) {
+	ibarrier := func(start, end int64) trace.Record {
+		r := call(trace.OpIbarrier, start, end)
+		r.Comm, r.Seq, r.Req, r.Flags = trace.CommWorld, 1, 1, trace.FlagNewReq
+		return r
+	}
+	polls := call(trace.OpTest, 120, 900)
+	polls.Root = 500 // coalesced: 500 calls that completed nothing
+	done := trace.Record{Op: trace.OpReqDone, Req: 1, Peer: trace.PeerNone}
+	final := func(start, end int64) trace.Record {
+		r := barrier(start, end)
+		r.Seq = 2
+		return r
+	}
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), ibarrier(100, 110), polls, call(trace.OpTest, 900, 950), done, final(2000, 2010)},
+		{call(trace.OpInit, 0, 10), ibarrier(500, 510), call(trace.OpWait, 510, 600), done, final(1500, 2010)},
+	}
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	g := mustBuild(t, dir)
+	checkEdges(t, g)
+	test := g.RankStart[0] + 3
+	if w := waitOf(g, test); w == nil || w.From != 120 || w.Ns != 380 {
+		t.Fatalf("the completing MPI_Test's wait: %+v, want 380 ns from the first poll at 120 to the last arrival at 500", w)
+	}
+	path := mustPath(t, g)
+	if path.Length != g.T1-g.T0 {
+		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+	}
+	checkLastArriving(t, g, path)
+}
+
 // TestPartsAreTheGraph builds generated runs (every pattern, and skewed
 // clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
 // together are the graph one process builds (vertex ids do not depend on
