@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 	"unsafe"
 
 	"github.com/cpath/cpath/internal/mpix"
@@ -883,7 +884,7 @@ func (b *builder) collectives() error {
 	})
 	deps := make([][]wireDep, c.Size())
 	cd := collDepper{ranks: p.Ranks, comms: p.Comms, rank: p.Rank}
-	partial, mixed := 0, 0
+	partial, mixed, noData := 0, 0, 0
 	var post, done []int32 // the instance's members, reused from one to the next
 	var start []int64
 	for i := 0; i < len(ms); {
@@ -915,7 +916,13 @@ func (b *builder) collectives() error {
 			}
 		}
 		col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
-			First: int32(len(p.CollPost)), N: int32(len(grp))}
+			First: int32(len(p.CollPost)), N: int32(len(grp)), NoData: grp[0].Op.Flow().MovesData()}
+		for _, m := range grp {
+			col.NoData = col.NoData && m.Bytes == 0
+		}
+		if col.NoData {
+			noData++
+		}
 		post, done, start = post[:0], done[:0], start[:0]
 		for _, m := range grp {
 			post, done, start = append(post, m.Post), append(done, m.Done), append(start, m.Start)
@@ -928,6 +935,9 @@ func (b *builder) collectives() error {
 			b.doneStart = append(b.doneStart, 0) // known once the times are final
 		}
 		p.Colls = append(p.Colls, col)
+		if col.NoData {
+			continue
+		}
 		for _, d := range cd.deps(&col, post, start) {
 			q := p.Owner(done[d.member])
 			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: int32(d.kind), Comm: col.Comm,
@@ -950,9 +960,12 @@ func (b *builder) collectives() error {
 	if err := b.shipDeps(deps); err != nil {
 		return err
 	}
-	counts := []int64{int64(partial), int64(mixed)}
+	counts := []int64{int64(partial), int64(mixed), int64(noData)}
 	if err := c.Allreduce(counts, mpix.Sum); err != nil {
 		return err
+	}
+	if counts[2] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances moved no data (every member passed 0 bytes): they order nothing between the ranks (MPIs return from them at once), so they have no waits and are not in calls[]", counts[2]))
 	}
 	if counts[0] > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances lack members in the logs (a rank ended early); analysed with the members present", counts[0]))
@@ -1071,16 +1084,19 @@ func (b *builder) correctClocks() error {
 	// the least times that meet them all.
 	tick := int64(0)
 	var byBlock *depIndex
+	var raised, maxShift int64 // how many raises, and the largest
 	check := func(i int32) bool {
 		d := &b.deps[i]
 		need := b.causeStart(d)
-		if b.endOf(d.done) >= need {
+		end := b.endOf(d.done)
+		if end >= need {
 			return false
 		}
 		if b.t == nil {
 			b.t = newShifter(b.lg)
 		}
 		b.t.raise(d.done, need, tick)
+		raised, maxShift = raised+1, max(maxShift, need-end)
 		return true
 	}
 	settled := false // the last round's passes ended with one that moved nothing
@@ -1165,6 +1181,18 @@ func (b *builder) correctClocks() error {
 	n, err := mpix.AllreduceOne(c, int64(bad), mpix.Sum)
 	if err != nil {
 		return err
+	}
+	sums := []int64{raised, -maxShift}
+	if err := c.Allreduce(sums[:1], mpix.Sum); err != nil {
+		return err
+	}
+	if err := c.Allreduce(sums[1:], mpix.Min); err != nil {
+		return err
+	}
+	p.ClockCorrections, p.ClockShiftMax = sums[0], -sums[1]
+	if p.ClockCorrections > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, calls ended before what they needed started; moved later %d times, by at most %v",
+			p.ClockCorrections, time.Duration(p.ClockShiftMax)))
 	}
 	if n > 0 {
 		p.Inconsistent = int(n)

@@ -632,6 +632,72 @@ func TestPolledCollective(t *testing.T) {
 	checkLastArriving(t, g, path)
 }
 
+// TestZeroByteCollective: a collective that moves data orders its members
+// only when it moves some. HPCC broadcasts 0 bytes from a root that came
+// 7 ms later than the members, who had returned at once (Open MPI and
+// MPICH return from a 0-count collective without communicating): the
+// Late Broadcast dependency gave the members 7 ms waits they never had
+// and moved their clocks 7 ms later. The same broadcast with 8 bytes
+// still makes the member wait for its root.
+func TestZeroByteCollective(t *testing.T) {
+	bcast := func(start, end int64, root int32, bytes uint64) trace.Record {
+		r := call(trace.OpBcast, start, end)
+		r.Comm, r.Seq, r.Root, r.Bytes = trace.CommWorld, 1, root, bytes
+		return r
+	}
+	final := func(start, end int64) trace.Record {
+		r := barrier(start, end)
+		r.Seq = 2
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		member trace.Record
+		bytes  uint64
+		wait   int64 // the member's Late Broadcast
+		noData bool
+		shift  int64 // the clock correction's
+	}{
+		{"0 bytes", bcast(100, 110, 0, 0), 0, 0, true, 0},
+		{"8 bytes", bcast(100, 5020, 0, 8), 8, 4900, false, 0},
+		// Ended before its root started: the clocks are corrected, and
+		// the report says by how much.
+		{"8 bytes, clock error", bcast(100, 110, 0, 8), 8, 4900, false, 4890},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := [][]trace.Record{
+				{call(trace.OpInit, 0, 10), bcast(5000, 5010, 0, tc.bytes), final(6000, 6010)},
+				{call(trace.OpInit, 0, 10), tc.member, final(6000, 6010)},
+			}
+			dir := t.TempDir()
+			writeLogs(t, dir, recs)
+			g := mustBuild(t, dir)
+			checkEdges(t, g)
+			if want := min(tc.shift, 1); g.ClockCorrections != want || g.ClockShiftMax != tc.shift {
+				t.Fatalf("%d clock corrections (by up to %d ns), want %d (by %d ns)", g.ClockCorrections, g.ClockShiftMax, want, tc.shift)
+			}
+			w := waitOf(g, g.RankStart[1]+1)
+			switch {
+			case tc.wait == 0 && w != nil:
+				t.Fatalf("the member's MPI_Bcast waited: %+v", w)
+			case tc.wait > 0 && (w == nil || w.Kind != graph.LateBroadcast || w.Ns != tc.wait):
+				t.Fatalf("the member's MPI_Bcast's wait: %+v, want Late Broadcast of %d ns", w, tc.wait)
+			}
+			if len(g.Colls) == 0 || g.Colls[0].Op != trace.OpBcast || g.Colls[0].NoData != tc.noData {
+				t.Fatalf("instances %+v: want the MPI_Bcast first, NoData %v", g.Colls, tc.noData)
+			}
+			noted := slices.ContainsFunc(g.Notes, func(n string) bool { return strings.HasPrefix(n, "1 collective instances moved no data") })
+			if noted != tc.noData {
+				t.Fatalf("notes %q: want the 0-byte instance noted: %v", g.Notes, tc.noData)
+			}
+			path := mustPath(t, g)
+			if path.Length != g.T1-g.T0 {
+				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+			}
+		})
+	}
+}
+
 // TestPartsAreTheGraph builds generated runs (every pattern, and skewed
 // clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
 // together are the graph one process builds (vertex ids do not depend on

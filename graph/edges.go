@@ -218,14 +218,17 @@ func (b *builder) waitFrom(c int32) int64 {
 	return b.lg.Start[c]
 }
 
-// hubsOf is how many hub vertices a collective instance of op with n
-// members needs: one for those where everyone needs everyone, a chain of
-// n (one per prefix of the members in rank order) for Scan and Exscan,
-// none for rooted ones (their edges run from or to the root).
-func hubsOf(op trace.Op, n int32) int32 {
-	switch f := op.Flow(); {
+// hubsOf is how many hub vertices a collective instance needs: one for
+// those where everyone needs everyone, a chain of one per member (one per
+// prefix of the members in rank order) for Scan and Exscan, none for
+// rooted ones (their edges run from or to the root) and for those that
+// moved no data (NoData: no edges).
+func hubsOf(col *Collective) int32 {
+	switch f := col.Op.Flow(); {
+	case col.NoData:
+		return 0
 	case f.Prefix():
-		return n
+		return col.N
 	case f.Synchronising():
 		return 1
 	}
@@ -243,7 +246,7 @@ func (b *builder) layout() error {
 	var mine []int64 // comm, seq, hubs of the coordinated instances that have hubs
 	for k := range p.Colls {
 		col := &p.Colls[k]
-		if h := hubsOf(col.Op, col.N); h > 0 {
+		if h := hubsOf(col); h > 0 {
 			mine = append(mine, int64(col.Comm), int64(col.Seq), int64(h))
 		}
 	}
@@ -289,7 +292,7 @@ func (b *builder) layout() error {
 	for k := range p.Colls {
 		col := &p.Colls[k]
 		b.collHub[k] = -1
-		if hubsOf(col.Op, col.N) == 0 {
+		if hubsOf(col) == 0 {
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(insts, inst{int64(col.Comm), int64(col.Seq), 0}, func(x, y inst) int {
@@ -434,6 +437,9 @@ func (b *builder) edges() error {
 	var latest []int64
 	for k := range p.Colls {
 		col := &p.Colls[k]
+		if col.NoData {
+			continue // no order: the members' calls keep their own edges
+		}
 		post := p.CollPost[col.First : col.First+col.N]
 		done := p.CollDone[col.First : col.First+col.N]
 		ps := p.PostStart[col.First : col.First+col.N]

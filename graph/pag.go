@@ -141,6 +141,12 @@ type Collective struct {
 	Root  int32 // world rank, -1 for unrooted
 	First int32
 	N     int32
+	// NoData says that every member passed 0 bytes in a collective whose
+	// order comes from its data (trace.Flow.MovesData): the instance
+	// orders nothing, so it has no dependencies, edges, waits or
+	// imbalance. (A 0-byte MPI_Bcast in HPCC, its root 7 ms late, made
+	// Late Broadcast waits and moved the members' clocks by 7 ms.)
+	NoData bool
 }
 
 // CommInfo is a communicator of the run, shared by all ranks' tables.
@@ -246,6 +252,12 @@ type PAG struct {
 	Split   []int32
 
 	Messages, Unmatched, ClockViolations, Inconsistent int
+	// ClockCorrections is how many times the clock correction moved a
+	// call later to end no earlier than something it needed started
+	// (messages, collectives, every dependency), and ClockShiftMax the
+	// largest such move in ns: the times the analysis reports differ from
+	// the logs' synchronised ones by that much at most.
+	ClockCorrections, ClockShiftMax int64
 	Target                                             int32 // the vertex with the latest time: where the critical path ends
 	T0, T1                                             int64 // earliest and latest event
 	Exe                                                []string

@@ -117,6 +117,9 @@ func Analyze(p *graph.PAG) *Result {
 	var latestIn []int64
 	for k := range p.Colls {
 		c := &p.Colls[k]
+		if c.NoData {
+			continue // it ordered nothing: no waiting to measure
+		}
 		rk = rk[:0]
 		for m := c.First; m < c.First+c.N; m++ {
 			rk = append(rk, p.Rank(p.CollPost[m]))

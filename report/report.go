@@ -26,15 +26,21 @@ type Report struct {
 
 // RunInfo says what was analysed and what had to be skipped or corrected.
 type RunInfo struct {
-	LogDir          string   `json:"log_dir"`
-	RunID           string   `json:"run_id"`
-	Ranks           int      `json:"ranks"`
-	Calls           int      `json:"calls"`
-	Messages        int      `json:"messages"`          // matched point-to-point messages
-	Unmatched       int      `json:"unmatched"`         // sends or receives without a partner in the logs
-	ClockViolations int      `json:"clock_violations"`  // receives that ended before their send started, corrected
-	RMAEpochPairs   int      `json:"rma_epoch_pairs"`   // matched general active target epochs: (exposure, access) pairs of a target and an origin
-	Skipped         []string `json:"skipped,omitempty"` // what an incomplete run could not analyse
+	LogDir          string `json:"log_dir"`
+	RunID           string `json:"run_id"`
+	Ranks           int    `json:"ranks"`
+	Calls           int    `json:"calls"`
+	Messages        int    `json:"messages"`         // matched point-to-point messages
+	Unmatched       int    `json:"unmatched"`        // sends or receives without a partner in the logs
+	ClockViolations int    `json:"clock_violations"` // receives that ended before their send started, corrected
+	// ClockCorrections counts the calls the analysis moved later because
+	// they ended before something they needed started (any dependency,
+	// clock_violations' included), by at most ClockCorrectionMaxNs: the
+	// report's times differ from the logs' synchronised ones by no more.
+	ClockCorrections     int64    `json:"clock_corrections"`
+	ClockCorrectionMaxNs int64    `json:"clock_correction_max_ns"`
+	RMAEpochPairs        int      `json:"rma_epoch_pairs"`   // matched general active target epochs: (exposure, access) pairs of a target and an origin
+	Skipped              []string `json:"skipped,omitempty"` // what an incomplete run could not analyse
 	// UnwrappedCalls are the calls of MPI functions that block,
 	// synchronise or communicate but that the logger does not record,
 	// counted by the logger; empty when the run made none.

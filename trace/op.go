@@ -349,6 +349,20 @@ func (f Flow) Synchronising() bool {
 	return false
 }
 
+// MovesData reports whether the flow's order between the members comes
+// only from the data they exchange: an instance of it in which every
+// member passes 0 bytes orders nothing (Open MPI and MPICH return from
+// such a call at once, without communicating). Barriers, fences and the
+// collectives that move no data (FlowNone: communicator constructors,
+// file operations) order their members whatever the counts.
+func (f Flow) MovesData() bool {
+	switch f {
+	case FlowAll, FlowSpread, FlowFromRoot, FlowToRoot, FlowScan, FlowExscan, FlowNeighbor:
+		return true
+	}
+	return false
+}
+
 // Prefix reports whether a member needs only the members before it in the
 // communicator's order (and itself, for a Scan).
 func (f Flow) Prefix() bool { return f == FlowScan || f == FlowExscan }

@@ -23,7 +23,7 @@ import (
 type oracle struct {
 	wait   map[[2]int]callWait // (rank, call index) → how long it waited, and for what
 	colls  []report.Collective
-	ties   map[collKey]bool // instances whose last two arrivals are too close to name the last
+	lead   map[collKey]int64 // by instance: how long before the last arrival the one before it came
 	total  map[string]int64
 	byRank []map[string]int64
 	byOp   map[string]map[string]int64
@@ -41,6 +41,10 @@ type collKey struct {
 	seq      uint32
 }
 
+// tieNs is how close the last two arrivals at a collective instance may
+// be for the analysis to name either as the last.
+const tieNs = 2000
+
 // nxnOps are the collectives whose waits are Wait at N x N.
 var nxnOps = map[trace.Op]bool{
 	trace.OpAllreduce: true, trace.OpAllgather: true, trace.OpAllgatherv: true,
@@ -49,7 +53,7 @@ var nxnOps = map[trace.Op]bool{
 }
 
 func oracleOf(tl [][]call) *oracle {
-	o := &oracle{wait: map[[2]int]callWait{}, ties: map[collKey]bool{}, total: map[string]int64{},
+	o := &oracle{wait: map[[2]int]callWait{}, lead: map[collKey]int64{}, total: map[string]int64{},
 		byOp: map[string]map[string]int64{}, byComm: map[string]map[string]int64{}}
 	for range tl {
 		o.byRank = append(o.byRank, map[string]int64{})
@@ -151,8 +155,8 @@ func oracleOf(tl [][]call) *oracle {
 			}
 			minEnd = min(minEnd, c.End)
 		}
-		if len(ms) > 1 && maxStart-second < 2000 {
-			o.ties[k] = true
+		if len(ms) > 1 {
+			o.lead[k] = maxStart - second
 		}
 		rc := report.Collective{Op: k.op, Comm: k.comm, Seq: int(k.seq), Members: len(ms), LastRank: last,
 			ExecutionNs: minEnd - maxStart}
