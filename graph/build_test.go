@@ -698,6 +698,48 @@ func TestZeroByteCollective(t *testing.T) {
 	}
 }
 
+// TestImprobeRun: a run of MPI_Improbe calls that found nothing matched no
+// message. As one, its record (Peer: the source asked for) took the place
+// of the message the productive MPI_Improbe after it took, and every later
+// message of the key went to the receive before its own.
+func TestImprobeRun(t *testing.T) {
+	msg := func(op trace.Op, start, end int64, peer int32, bytes uint64) trace.Record {
+		r := call(op, start, end)
+		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, bytes
+		return r
+	}
+	polls := msg(trace.OpImprobe, 100, 900, 0, 0)
+	polls.Root = 40 // coalesced: 40 calls that found nothing
+	probe := msg(trace.OpImprobe, 1000, 1010, 0, 8)
+	probe.Seq = 1 // the message handle
+	mrecv := msg(trace.OpMrecv, 1020, 1030, 0, 8)
+	mrecv.Seq = 1
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), msg(trace.OpSend, 950, 960, 1, 8), msg(trace.OpSend, 2000, 2010, 1, 8), barrier(3000, 3010)},
+		{call(trace.OpInit, 0, 10), polls, probe, mrecv, msg(trace.OpRecv, 1900, 2100, 0, 8), barrier(3000, 3010)},
+	}
+	if !recs[1][1].Unproductive() || recs[1][2].Unproductive() {
+		t.Fatal("the test's records are not what the logger writes for probes")
+	}
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	g := mustBuild(t, dir)
+	checkEdges(t, g)
+	if g.Messages != 2 || g.Unmatched != 0 || g.ClockCorrections != 0 {
+		t.Fatalf("%d messages, %d unmatched, %d clock corrections; want 2, 0, 0 (notes %q)", g.Messages, g.Unmatched, g.ClockCorrections, g.Notes)
+	}
+	got := map[int32]int32{}
+	for i := range g.MsgRecv {
+		got[g.MsgRecv[i]] = g.MsgSend[i]
+	}
+	if r := g.RankStart[1]; got[r+2] != 1 || got[r+4] != 2 {
+		t.Fatalf("the probe and the receive matched sends %d and %d, want 1 and 2", got[r+2], got[r+4])
+	}
+	if path := mustPath(t, g); path.Length != g.T1-g.T0 {
+		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+	}
+}
+
 // TestPartsAreTheGraph builds generated runs (every pattern, and skewed
 // clocks) with 2, 3 and 4 analyzer ranks of an in-process job: the parts
 // together are the graph one process builds (vertex ids do not depend on

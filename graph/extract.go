@@ -330,8 +330,11 @@ func (x *extractor) add(rec *trace.Record) {
 		// The probe matched the message: the receive's end in the message
 		// order, and what waited for the sender. Mrecv and Imrecv only
 		// take it through its handle (an Imrecv's request is followed, to
-		// be dropped at its completion, but matches nothing).
-		if rec.Peer >= 0 {
+		// be dropped at its completion, but matches nothing). A run of
+		// MPI_Improbe calls that found nothing (its Peer the source asked
+		// for) matched no message: as one, it took the place of the next
+		// receive and shifted every later message of the key.
+		if rec.Peer >= 0 && !rec.Unproductive() {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, true, 0}, c, c, 0, 0)
 		}
 	case trace.ClassIsend, trace.ClassIrecv, trace.ClassSendInit, trace.ClassRecvInit, trace.ClassIcollective, trace.ClassMrecv,
