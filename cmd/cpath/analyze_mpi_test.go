@@ -159,6 +159,27 @@ func TestAnalyzeLAMMPSTiled(t *testing.T) {
 		r.CriticalPath.LengthNs, r.CriticalPath.DiffNs, r.Run.Messages)
 }
 
+// TestAnalyzeIdioms analyses testdata/idioms.c, a program of MPI idioms
+// that each once misled the analysis (intercommunicators, messages to
+// self, polled MPI_Ibarrier, MPI_Probe with MPI_ANY_SOURCE, 0-element
+// collectives, sub-communicators without a rank, neighbourhood
+// collectives, MPI_Bsend with polled MPI_Testsome, polled MPI_Improbe and
+// MPI_Mrecv, freed sends), at 3 ranks: every message is matched, and the
+// path holds (checkPath). Before this session's fixes the analysis of its
+// logs stopped on a cycle.
+func TestAnalyzeIdioms(t *testing.T) {
+	lib := needMPI(t)
+	prog := mpitest.Compile(t, t.TempDir(), "mpicc", "idioms.c", "-Wall", "-O2")
+	dir := filepath.Join(t.TempDir(), "logs")
+	mpitest.Run(t, 3, lib, dir, t.TempDir(), prog, "8")
+	r := checkPath(t, dir)
+	if r.Run.Messages == 0 || r.Run.Unmatched != 0 || len(r.Communicators) < 5 {
+		t.Fatalf("idioms: %d messages, %d unmatched, %d communicators", r.Run.Messages, r.Run.Unmatched, len(r.Communicators))
+	}
+	t.Logf("idioms: run %d ns, path %d ns (diff %d), %d messages, %d clock corrections (up to %d ns)", r.RuntimeNs,
+		r.CriticalPath.LengthNs, r.CriticalPath.DiffNs, r.Run.Messages, r.Run.ClockCorrections, r.Run.ClockCorrectionMaxNs)
+}
+
 // TestAnalyzeHPCC analyses Debian's HPC Challenge (hpcc, C: HPL, PTRANS,
 // RandomAccess, FFT, STREAM, DGEMM and the ring latency and bandwidth
 // tests) at 4 ranks on a 2 x 2 grid, recorded under the logger with a
