@@ -806,7 +806,8 @@ type wireColl struct {
 	Seq        uint32
 	Op         trace.Op
 	Clean      bool
-	_          [2]byte
+	InPlace    bool // MPI_IN_PLACE was passed: Bytes may not say what it moved
+	_          [1]byte
 	Root       int32
 	Post, Done int32
 	Start, End int64
@@ -837,7 +838,7 @@ func (b *builder) collectives() error {
 				continue
 			}
 			q := coordinator(comm, m.seq, c.Size())
-			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, Root: m.root,
+			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, InPlace: m.inPlace, Root: m.root,
 				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo],
 				Bytes: b.lg.Bytes[m.post+base-p.CallLo]})
 			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
@@ -887,6 +888,7 @@ func (b *builder) collectives() error {
 	partial, mixed, noData := 0, 0, 0
 	var post, done []int32 // the instance's members, reused from one to the next
 	var start []int64
+	var bytes []uint64
 	for i := 0; i < len(ms); {
 		j := i
 		for j < len(ms) && ms[j].Comm == ms[i].Comm && ms[j].Seq == ms[i].Seq {
@@ -918,14 +920,14 @@ func (b *builder) collectives() error {
 		col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
 			First: int32(len(p.CollPost)), N: int32(len(grp)), NoData: grp[0].Op.Flow().MovesData()}
 		for _, m := range grp {
-			col.NoData = col.NoData && m.Bytes == 0
+			col.NoData = col.NoData && m.Bytes == 0 && !(m.InPlace && m.Op.InPlaceLogsNoBytes())
 		}
 		if col.NoData {
 			noData++
 		}
-		post, done, start = post[:0], done[:0], start[:0]
+		post, done, start, bytes = post[:0], done[:0], start[:0], bytes[:0]
 		for _, m := range grp {
-			post, done, start = append(post, m.Post), append(done, m.Done), append(start, m.Start)
+			post, done, start, bytes = append(post, m.Post), append(done, m.Done), append(start, m.Start), append(bytes, m.Bytes)
 			b.collIdx[m.from][m.idx] = int32(len(p.CollPost))
 			p.CollPost = append(p.CollPost, m.Post)
 			p.CollDone = append(p.CollDone, m.Done)
@@ -938,7 +940,7 @@ func (b *builder) collectives() error {
 		if col.NoData {
 			continue
 		}
-		for _, d := range cd.deps(&col, post, start) {
+		for _, d := range cd.deps(&col, post, start, bytes) {
 			q := p.Owner(done[d.member])
 			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: int32(d.kind), Comm: col.Comm,
 				Ord: 1 << 62, Start: start[d.cause]})

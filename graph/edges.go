@@ -506,14 +506,15 @@ func (b *builder) edges() error {
 			if root < 0 {
 				continue
 			}
+			pb := p.PostBytes[col.First : col.First+col.N]
 			latest := int64(-1 << 62) // of the members a reduction's root waits for
 			for i := range post {
-				if i != root {
+				if i != root && PassesToRoot(pb[i]) {
 					latest = max(latest, ps[i])
 				}
 			}
 			for i := range post {
-				if i == root {
+				if i == root || !PassesToRoot(pb[i]) {
 					continue
 				}
 				if flow == trace.FlowFromRoot { // the root's data reaches every member

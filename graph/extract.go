@@ -69,12 +69,14 @@ type collEnd struct {
 	root       int32
 	post, done int32
 	clean      bool // no other request of the rank was pending when it was posted (a global split may cut here)
+	inPlace    bool // MPI_IN_PLACE was passed: its bytes may not say what it moved
 }
 
 // reqInfo is what a rank's log says about one request.
 type reqInfo struct {
 	class      trace.Class
 	persistent bool
+	inPlace    bool // a collective's: MPI_IN_PLACE was passed
 	mode       int32 // of a send: sendMode
 	op         trace.Op
 	post       int32
@@ -345,7 +347,7 @@ func (x *extractor) add(rec *trace.Record) {
 		}
 		if rec.Flags&trace.FlagNewReq != 0 {
 			q := x.newReq(rec.Req)
-			*q = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0,
+			*q = reqInfo{class: cls, persistent: rec.Flags&trace.FlagPersistent != 0, inPlace: rec.Flags&trace.FlagInPlace != 0,
 				post: c, comm: rec.Comm, peer: rec.Peer, tag: rec.Tag,
 				mode: sendMode(rec.Op), op: rec.Op, seq: rec.Seq, root: rec.Root, active: -1, bytes: rec.Bytes}
 			if rec.Op == trace.OpPsendInit || rec.Op == trace.OpPrecvInit {
@@ -362,10 +364,10 @@ func (x *extractor) add(rec *trace.Record) {
 				x.pending++
 			}
 		} else if rec.Seq != 0 {
-			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c, x.pending <= 0})
+			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c, x.pending <= 0, false})
 		}
 	case trace.ClassCollective:
-		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0})
+		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0, rec.Flags&trace.FlagInPlace != 0})
 		if rec.Op.IsRMA() {
 			x.pscw.created(rec)
 		}
@@ -495,7 +497,7 @@ func (x *extractor) sub(s *trace.Record) {
 				}
 			}
 		case trace.ClassIcollective, trace.ClassCollInit:
-			x.colls = append(x.colls, collEnd{int32(q.comm), seq, q.op, q.root, post, c, false})
+			x.colls = append(x.colls, collEnd{int32(q.comm), seq, q.op, q.root, post, c, false, q.inPlace})
 		}
 	}
 }

@@ -121,6 +121,15 @@ type collDep struct {
 
 // collDepper finds the dependencies of collective instances by their data
 // flow (SPEC §3), from when each member started.
+// PassesToRoot reports whether a member other than the root of a rooted
+// collective (Bcast, Scatter(v), Reduce, Gather(v)), having logged bytes,
+// exchanges data with the root: one that receives or sends 0 bytes (an
+// MPI_Gatherv or MPI_Scatterv count of 0) neither needs the root nor is
+// waited for by it (Open MPI and MPICH skip it; a member sending nothing
+// to MPI_Gatherv's root had its root wait 4 ms for it on MPICH). Only the
+// root may pass MPI_IN_PLACE, so a member's bytes are what it moved.
+func PassesToRoot(bytes uint64) bool { return bytes > 0 }
+
 type collDepper struct {
 	ranks int
 	comms []CommInfo
@@ -133,9 +142,9 @@ type collDepper struct {
 }
 
 // deps returns instance c's dependencies; post are its members' calls
-// (in call order), start when each started. The result is reused by the
-// next call.
-func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep {
+// (in call order), start when each started, bytes what each logged. The
+// result is reused by the next call.
+func (cd *collDepper) deps(c *Collective, post []int32, start []int64, bytes []uint64) []collDep {
 	flow := c.Op.Flow()
 	kind := waitKindOf(flow)
 	latest := func(keep func(i int) bool) int {
@@ -179,14 +188,14 @@ func (cd *collDepper) deps(c *Collective, post []int32, start []int64) []collDep
 	case trace.FlowFromRoot:
 		if rootIdx >= 0 {
 			for i := range post {
-				if i != rootIdx {
+				if i != rootIdx && PassesToRoot(bytes[i]) {
 					cd.out = append(cd.out, collDep{i, rootIdx, kind})
 				}
 			}
 		}
 	case trace.FlowToRoot:
 		if rootIdx >= 0 {
-			if last := latest(func(i int) bool { return i != rootIdx }); last >= 0 {
+			if last := latest(func(i int) bool { return i != rootIdx && PassesToRoot(bytes[i]) }); last >= 0 {
 				cd.out = append(cd.out, collDep{rootIdx, last, kind})
 			}
 		}

@@ -363,6 +363,13 @@ func (f Flow) MovesData() bool {
 	return false
 }
 
+// InPlaceLogsNoBytes reports whether the logger records 0 bytes for a
+// call of op given MPI_IN_PLACE whatever it moves: MPI_Allgatherv and
+// MPI_Iallgatherv, whose own contribution is then in the receive buffer.
+// (An in-place Allreduce logs its count; Gatherv's and Scatterv's root
+// keeps its own part, so its 0 bytes are what it exchanges.)
+func (o Op) InPlaceLogsNoBytes() bool { return o == OpAllgatherv || o == OpIallgatherv }
+
 // Prefix reports whether a member needs only the members before it in the
 // communicator's order (and itself, for a Scan).
 func (f Flow) Prefix() bool { return f == FlowScan || f == FlowExscan }
