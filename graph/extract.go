@@ -76,7 +76,7 @@ type collEnd struct {
 type reqInfo struct {
 	class      trace.Class
 	persistent bool
-	inPlace    bool // a collective's: MPI_IN_PLACE was passed
+	inPlace    bool  // a collective's: MPI_IN_PLACE was passed
 	mode       int32 // of a send: sendMode
 	op         trace.Op
 	post       int32

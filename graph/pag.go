@@ -258,10 +258,10 @@ type PAG struct {
 	// largest such move in ns: the times the analysis reports differ from
 	// the logs' synchronised ones by that much at most.
 	ClockCorrections, ClockShiftMax int64
-	Target                                             int32 // the vertex with the latest time: where the critical path ends
-	T0, T1                                             int64 // earliest and latest event
-	Exe                                                []string
-	LoadAddress                                        []uint64
+	Target                          int32 // the vertex with the latest time: where the critical path ends
+	T0, T1                          int64 // earliest and latest event
+	Exe                             []string
+	LoadAddress                     []uint64
 	// Modules are, by logged rank, the modules its log lists (those its
 	// call sites fall in), for naming call sites (trace.ModuleOf,
 	// trace/symbol).
