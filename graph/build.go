@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -1086,19 +1087,19 @@ func (b *builder) correctClocks() error {
 	// the least times that meet them all.
 	tick := int64(0)
 	var byBlock *depIndex
-	var raised, maxShift int64 // how many raises, and the largest
+	if err := b.countBackwards(); err != nil {
+		return err
+	}
 	check := func(i int32) bool {
 		d := &b.deps[i]
 		need := b.causeStart(d)
-		end := b.endOf(d.done)
-		if end >= need {
+		if b.endOf(d.done) >= need {
 			return false
 		}
 		if b.t == nil {
 			b.t = newShifter(b.lg)
 		}
 		b.t.raise(d.done, need, tick)
-		raised, maxShift = raised+1, max(maxShift, need-end)
 		return true
 	}
 	settled := false // the last round's passes ended with one that moved nothing
@@ -1184,16 +1185,8 @@ func (b *builder) correctClocks() error {
 	if err != nil {
 		return err
 	}
-	sums := []int64{raised, -maxShift}
-	if err := c.Allreduce(sums[:1], mpix.Sum); err != nil {
-		return err
-	}
-	if err := c.Allreduce(sums[1:], mpix.Min); err != nil {
-		return err
-	}
-	p.ClockCorrections, p.ClockShiftMax = sums[0], -sums[1]
 	if p.ClockCorrections > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, calls ended before what they needed started; moved later %d times, by at most %v",
+		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, %d calls ended before something they needed started, by at most %v; moved later (and what followed them)",
 			p.ClockCorrections, time.Duration(p.ClockShiftMax)))
 	}
 	if n > 0 {
@@ -1203,6 +1196,39 @@ func (b *builder) correctClocks() error {
 	if p.ClockViolations > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", p.ClockViolations))
 	}
+	return nil
+}
+
+// countBackwards counts, before the clock correction, the dependencies
+// it imposes (all but the holds) whose completion ends before the cause
+// starts on the synchronised clocks, and the largest such gap: what the
+// logs' times say, the same whatever order the correction then takes and
+// at any number of analyzer ranks (the causes' starts in the cache are
+// still the logs').
+func (b *builder) countBackwards() error {
+	parts := par.Bounds(len(b.deps), 4*runtime.GOMAXPROCS(0))
+	n, gap := make([]int64, len(parts)-1), make([]int64, len(parts)-1)
+	par.Do(len(n), func(k int) {
+		for i := parts[k]; i < parts[k+1]; i++ {
+			d := &b.deps[i]
+			if g := b.causeStart(d) - b.lg.End[d.done]; d.rule != RuleProgress && g > 0 {
+				n[k]++
+				gap[k] = max(gap[k], g)
+			}
+		}
+	})
+	x := []int64{0, 0}
+	for k := range n {
+		x[0], x[1] = x[0]+n[k], max(x[1], gap[k])
+	}
+	x[1] = -x[1]
+	if err := b.c.Allreduce(x[:1], mpix.Sum); err != nil {
+		return err
+	}
+	if err := b.c.Allreduce(x[1:], mpix.Min); err != nil {
+		return err
+	}
+	b.p.ClockCorrections, b.p.ClockShiftMax = x[0], -x[1]
 	return nil
 }
 

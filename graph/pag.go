@@ -252,11 +252,11 @@ type PAG struct {
 	Split   []int32
 
 	Messages, Unmatched, ClockViolations, Inconsistent int
-	// ClockCorrections is how many times the clock correction moved a
-	// call later to end no earlier than something it needed started
-	// (messages, collectives, every dependency), and ClockShiftMax the
-	// largest such move in ns: the times the analysis reports differ from
-	// the logs' synchronised ones by that much at most.
+	// ClockCorrections is how many dependencies (messages, collectives,
+	// every kind) ran backwards on the synchronised clocks, a call ending
+	// before something it needed started, and ClockShiftMax the largest
+	// such gap in ns: the clock correction moved those calls later, and
+	// with them what followed on their threads.
 	ClockCorrections, ClockShiftMax int64
 	Target                          int32 // the vertex with the latest time: where the critical path ends
 	T0, T1                          int64 // earliest and latest event

@@ -33,10 +33,11 @@ type RunInfo struct {
 	Messages        int    `json:"messages"`         // matched point-to-point messages
 	Unmatched       int    `json:"unmatched"`        // sends or receives without a partner in the logs
 	ClockViolations int    `json:"clock_violations"` // receives that ended before their send started, corrected
-	// ClockCorrections counts the calls the analysis moved later because
-	// they ended before something they needed started (any dependency,
-	// clock_violations' included), by at most ClockCorrectionMaxNs: the
-	// report's times differ from the logs' synchronised ones by no more.
+	// ClockCorrections counts the dependencies that ran backwards on the
+	// synchronised clocks (a call ended before something it needed
+	// started: any kind, clock_violations' included), by at most
+	// ClockCorrectionMaxNs. The analysis moved those calls later, and what
+	// followed them: its times are then later than the logs'.
 	ClockCorrections     int64    `json:"clock_corrections"`
 	ClockCorrectionMaxNs int64    `json:"clock_correction_max_ns"`
 	RMAEpochPairs        int      `json:"rma_epoch_pairs"`   // matched general active target epochs: (exposure, access) pairs of a target and an origin

@@ -279,15 +279,19 @@ func checkReport(t *testing.T, d *design, rn *run, rep *report.Report, algo stri
 	t.Logf("length %s, runtime %s, diff %s (MPI_Init skew %v); %d segments", ms(cp.LengthNs), ms(rep.RuntimeNs), ms(cp.DiffNs), p.InitSkew, len(cp.Segments))
 
 	segs := globalSegments(rep, p)
-	// The analysis moves a call later where it ended before something it
-	// needed started on the synchronised clocks (clock error), by at most
-	// clock_correction_max_ns: the report's times may be that much later
-	// than the logs'.
-	slack := rep.Run.ClockCorrectionMaxNs
-	checkSegments(t, d, rn, cp, segs, slack)
+	// Where the logs' synchronised clocks ran a dependency backwards
+	// (clock error), the analysis moved calls later: its times then differ
+	// from the logs', so which call starts or ends at a segment's time,
+	// and which member came last, cannot be compared exactly.
+	exact := rep.Run.ClockCorrections == 0
+	if !exact {
+		mpitest.LeaveOutCheck(t, "the exact comparison of times with the logs: on the synchronised clocks %d dependencies ran backwards, by up to %s (clock error; load average %s)",
+			rep.Run.ClockCorrections, ms(rep.Run.ClockCorrectionMaxNs), loadAverage())
+	}
+	checkSegments(t, d, rn, cp, segs, exact)
 	checkByRank(t, d, cp, segs)
 	checkWaits(t, d, rn, &rep.Waitstates)
-	checkColls(t, rn, rep.Calls, slack)
+	checkColls(t, rn, rep.Calls, exact)
 	if len(rep.Processes) != d.np {
 		t.Errorf("processes: %d rows, want one per rank (%d)", len(rep.Processes), d.np)
 	}
@@ -324,7 +328,7 @@ func globalSegments(rep *report.Report, p profile) []report.Segment {
 // checkSegments checks the path's segments: in time order, contiguous,
 // from a rank's first event to the run's last, as long as the path in all,
 // on logged calls, and never waiting.
-func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, segs []report.Segment, slack int64) {
+func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, segs []report.Segment, exact bool) {
 	t.Helper()
 	p := rn.prof
 	if len(segs) == 0 {
@@ -384,9 +388,12 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 	// work, the part of it after its cause started. Transfers run from a
 	// call's start on one rank to a call's end on the segment's rank.
 	for i, s := range segs {
+		if !exact {
+			break
+		}
 		switch s.Kind {
 		case "mpi":
-			c := callAt(rn.tl[s.Rank], s.StartNs, true, slack)
+			c := callAt(rn.tl[s.Rank], s.StartNs, true)
 			if c == nil {
 				lim.errorf("unknown call", "segment %d: %s on rank %d at %s starts no call in the rank's log", i, s.Op, s.Rank, rel(s.StartNs))
 				continue
@@ -400,12 +407,12 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 					i, s.Op, s.Rank, ms(s.EndNs-s.StartNs), rel(s.StartNs), ms(w.ns), w.kind, ms(own))
 			}
 		case "transfer":
-			if callAt(rn.tl[s.Rank], s.EndNs, false, slack) == nil {
+			if callAt(rn.tl[s.Rank], s.EndNs, false) == nil {
 				lim.errorf("unknown call", "segment %d: transfer %s to rank %d ends at %s, which ends no call of the rank", i, s.Op, s.Rank, rel(s.EndNs))
 			}
 			from := false
 			for r := range rn.tl {
-				from = from || callAt(rn.tl[r], s.StartNs, true, slack) != nil
+				from = from || callAt(rn.tl[r], s.StartNs, true) != nil
 			}
 			if !from {
 				lim.errorf("unknown call", "segment %d: transfer %s to rank %d starts at %s, which starts no call", i, s.Op, s.Rank, rel(s.StartNs))
@@ -414,21 +421,17 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 	}
 }
 
-// callAt returns the rank's call that starts (or ends) at global time ns
-// of the report, which is its time in the logs or up to slack ns later
-// (the analysis' clock correction only moves calls later).
-func callAt(calls []call, ns int64, start bool, slack int64) *call {
+// callAt returns the rank's call that starts (or ends) at global time ns.
+func callAt(calls []call, ns int64, start bool) *call {
 	at := func(c *call) int64 {
 		if start {
 			return c.Start
 		}
 		return c.End
 	}
-	i := sort.Search(len(calls), func(i int) bool { return at(&calls[i]) > ns }) - 1
-	for ; i >= 0 && at(&calls[i]) >= ns-slack; i-- {
-		if at(&calls[i]) <= ns {
-			return &calls[i]
-		}
+	i := sort.Search(len(calls), func(i int) bool { return at(&calls[i]) >= ns })
+	if i < len(calls) && at(&calls[i]) == ns {
+		return &calls[i]
 	}
 	return nil
 }
@@ -532,7 +535,7 @@ func breakdowns(t *testing.T, bs []report.WaitBreakdown) map[string]map[string]i
 }
 
 // checkColls checks every collective instance in calls[] against the logs.
-func checkColls(t *testing.T, rn *run, calls []report.Collective, slack int64) {
+func checkColls(t *testing.T, rn *run, calls []report.Collective, exact bool) {
 	t.Helper()
 	lim := &limiter{t: t, max: 3}
 	defer lim.flush()
@@ -556,7 +559,7 @@ func checkColls(t *testing.T, rn *run, calls []report.Collective, slack int64) {
 		if c.Members != w.Members {
 			lim.errorf("members", "%s.members = %d, the logs have %d", what, c.Members, w.Members)
 		}
-		if c.LastRank != w.LastRank && rn.orc.lead[k] >= max(tieNs, slack) {
+		if c.LastRank != w.LastRank && rn.orc.lead[k] >= tieNs && exact {
 			lim.errorf("last_rank", "%s.last_rank = %d, the logs say %d", what, c.LastRank, w.LastRank)
 		}
 		for _, f := range []struct {
