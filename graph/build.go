@@ -841,7 +841,7 @@ func (b *builder) collectives() error {
 			q := coordinator(comm, m.seq, c.Size())
 			out[q] = append(out[q], wireColl{Comm: comm, Seq: m.seq, Op: m.op, Clean: m.clean, InPlace: m.inPlace, Root: m.root,
 				Post: m.post + base, Done: m.done + base, Start: b.lg.Start[m.post+base-p.CallLo], End: b.lg.End[m.done+base-p.CallLo],
-				Bytes: b.lg.Bytes[m.post+base-p.CallLo]})
+				Bytes: m.bytes})
 			b.sentColls[q] = append(b.sentColls[q], m.post+base, m.done+base)
 		}
 		d.colls = nil

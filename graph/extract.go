@@ -68,8 +68,9 @@ type collEnd struct {
 	op         trace.Op
 	root       int32
 	post, done int32
-	clean      bool // no other request of the rank was pending when it was posted (a global split may cut here)
-	inPlace    bool // MPI_IN_PLACE was passed: its bytes may not say what it moved
+	clean      bool   // no other request of the rank was pending when it was posted (a global split may cut here)
+	inPlace    bool   // MPI_IN_PLACE was passed: its bytes may not say what it moved
+	bytes      uint64 // what the call that made it logged (a persistent one's MPI_Start logs none)
 }
 
 // reqInfo is what a rank's log says about one request.
@@ -364,10 +365,10 @@ func (x *extractor) add(rec *trace.Record) {
 				x.pending++
 			}
 		} else if rec.Seq != 0 {
-			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c, x.pending <= 0, false})
+			x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, -1, c, c, x.pending <= 0, false, rec.Bytes})
 		}
 	case trace.ClassCollective:
-		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0, rec.Flags&trace.FlagInPlace != 0})
+		x.colls = append(x.colls, collEnd{int32(rec.Comm), rec.Seq, rec.Op, rec.Root, c, c, x.pending <= 0, rec.Flags&trace.FlagInPlace != 0, rec.Bytes})
 		if rec.Op.IsRMA() {
 			x.pscw.created(rec)
 		}
@@ -497,7 +498,7 @@ func (x *extractor) sub(s *trace.Record) {
 				}
 			}
 		case trace.ClassIcollective, trace.ClassCollInit:
-			x.colls = append(x.colls, collEnd{int32(q.comm), seq, q.op, q.root, post, c, false, q.inPlace})
+			x.colls = append(x.colls, collEnd{int32(q.comm), seq, q.op, q.root, post, c, false, q.inPlace, q.bytes})
 		}
 	}
 }
