@@ -941,9 +941,13 @@ func (b *builder) collectives() error {
 		if col.NoData {
 			continue
 		}
+		rule := RuleNone
+		if col.Op.PairCounts() {
+			rule = RuleObserved
+		}
 		for _, d := range cd.deps(&col, post, start, bytes) {
 			q := p.Owner(done[d.member])
-			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: int32(d.kind), Comm: col.Comm,
+			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: wireKind(d.kind, rule), Comm: col.Comm,
 				Ord: 1 << 62, Start: start[d.cause]})
 		}
 		// A candidate global synchronisation point (paper §4.4): every
@@ -1114,7 +1118,7 @@ func (b *builder) correctClocks() error {
 			case pass == 0 && full:
 				for i := range b.deps {
 					// A hold is read from the times, not imposed on them.
-					if b.deps[i].rule != RuleProgress && check(int32(i)) {
+					if b.deps[i].rule.imposed() && check(int32(i)) {
 						moved = true
 					}
 				}
@@ -1123,7 +1127,7 @@ func (b *builder) correctClocks() error {
 				// cause; the refresh may have moved the others' causes.
 				for _, ids := range asked {
 					for _, i := range ids {
-						if b.deps[i].rule != RuleProgress && check(i) {
+						if b.deps[i].rule.imposed() && check(i) {
 							moved = true
 						}
 					}
@@ -1169,11 +1173,15 @@ func (b *builder) correctClocks() error {
 	bad := 0
 	for i := range b.deps {
 		d := &b.deps[i]
-		if d.rule == RuleProgress {
+		switch d.rule {
+		case RuleProgress:
 			// A hold whose evidence the corrected times no longer show
 			// (strictly: the receiver's call began before the send ended,
 			// which also keeps it from closing a cycle) is not one.
 			d.dropped = b.lg.End[d.done] <= b.causeStart(d)
+			continue
+		case RuleObserved:
+			d.dropped = b.lg.End[d.done] < b.causeStart(d)
 			continue
 		}
 		if b.lg.End[d.done] < b.causeStart(d) {
@@ -1211,7 +1219,7 @@ func (b *builder) countBackwards() error {
 	par.Do(len(n), func(k int) {
 		for i := parts[k]; i < parts[k+1]; i++ {
 			d := &b.deps[i]
-			if g := b.causeStart(d) - b.lg.End[d.done]; d.rule != RuleProgress && g > 0 {
+			if g := b.causeStart(d) - b.lg.End[d.done]; d.rule.imposed() && g > 0 {
 				n[k]++
 				gap[k] = max(gap[k], g)
 			}
@@ -1248,7 +1256,7 @@ func (b *builder) depsByCauseBlock() *depIndex {
 	nb := len(b.lg.Op)>>shiftBits + 1
 	x := &depIndex{start: make([]int32, nb+1)}
 	for i := range b.deps {
-		if d := &b.deps[i]; d.rule != RuleProgress && b.local(d.cause) {
+		if d := &b.deps[i]; d.rule.imposed() && b.local(d.cause) {
 			x.start[(d.cause-b.p.CallLo)>>shiftBits+1]++
 		}
 	}
@@ -1258,7 +1266,7 @@ func (b *builder) depsByCauseBlock() *depIndex {
 	x.deps = make([]int32, x.start[nb])
 	fill := slices.Clone(x.start[:nb])
 	for i := range b.deps {
-		if d := &b.deps[i]; d.rule != RuleProgress && b.local(d.cause) {
+		if d := &b.deps[i]; d.rule.imposed() && b.local(d.cause) {
 			blk := (d.cause - b.p.CallLo) >> shiftBits
 			x.deps[fill[blk]] = int32(i)
 			fill[blk]++

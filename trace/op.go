@@ -391,6 +391,10 @@ const (
 	// free and MPI_Win_fence, which are collectives over the window's
 	// communicator.
 	attrRMA
+	// attrPairCounts: a collective whose counts are per pair of members
+	// (MPI_Alltoallv, _w, and their neighbourhood forms): the log keeps
+	// their sum, so which members a member needs is not known.
+	attrPairCounts
 )
 
 var ops = [NumOps]opInfo{
@@ -449,8 +453,8 @@ var ops = [NumOps]opInfo{
 	OpAllgather:          {"MPI_Allgather", ClassCollective, 0, 0, FlowAll},
 	OpAllgatherv:         {"MPI_Allgatherv", ClassCollective, 0, 0, FlowAll},
 	OpAlltoall:           {"MPI_Alltoall", ClassCollective, 0, 0, FlowSpread},
-	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0, 0, FlowSpread},
-	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0, 0, FlowSpread},
+	OpAlltoallv:          {"MPI_Alltoallv", ClassCollective, 0, attrPairCounts, FlowSpread},
+	OpAlltoallw:          {"MPI_Alltoallw", ClassCollective, 0, attrPairCounts, FlowSpread},
 	OpReduceScatter:      {"MPI_Reduce_scatter", ClassCollective, 0, 0, FlowSpread},
 	OpReduceScatterBlock: {"MPI_Reduce_scatter_block", ClassCollective, 0, 0, FlowSpread},
 	OpScan:               {"MPI_Scan", ClassCollective, 0, 0, FlowScan},
@@ -467,8 +471,8 @@ var ops = [NumOps]opInfo{
 	OpIallgather:          {"MPI_Iallgather", ClassIcollective, 0, 0, FlowAll},
 	OpIallgatherv:         {"MPI_Iallgatherv", ClassIcollective, 0, 0, FlowAll},
 	OpIalltoall:           {"MPI_Ialltoall", ClassIcollective, 0, 0, FlowSpread},
-	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0, 0, FlowSpread},
-	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0, 0, FlowSpread},
+	OpIalltoallv:          {"MPI_Ialltoallv", ClassIcollective, 0, attrPairCounts, FlowSpread},
+	OpIalltoallw:          {"MPI_Ialltoallw", ClassIcollective, 0, attrPairCounts, FlowSpread},
 	OpIreduceScatter:      {"MPI_Ireduce_scatter", ClassIcollective, 0, 0, FlowSpread},
 	OpIreduceScatterBlock: {"MPI_Ireduce_scatter_block", ClassIcollective, 0, 0, FlowSpread},
 	OpIscan:               {"MPI_Iscan", ClassIcollective, 0, 0, FlowScan},
@@ -550,13 +554,13 @@ var ops = [NumOps]opInfo{
 	OpNeighborAllgather:   {"MPI_Neighbor_allgather", ClassCollective, 0, 0, FlowNeighbor},
 	OpNeighborAllgatherv:  {"MPI_Neighbor_allgatherv", ClassCollective, 0, 0, FlowNeighbor},
 	OpNeighborAlltoall:    {"MPI_Neighbor_alltoall", ClassCollective, 0, 0, FlowNeighbor},
-	OpNeighborAlltoallv:   {"MPI_Neighbor_alltoallv", ClassCollective, 0, 0, FlowNeighbor},
-	OpNeighborAlltoallw:   {"MPI_Neighbor_alltoallw", ClassCollective, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallv:   {"MPI_Neighbor_alltoallv", ClassCollective, 0, attrPairCounts, FlowNeighbor},
+	OpNeighborAlltoallw:   {"MPI_Neighbor_alltoallw", ClassCollective, 0, attrPairCounts, FlowNeighbor},
 	OpIneighborAllgather:  {"MPI_Ineighbor_allgather", ClassIcollective, 0, 0, FlowNeighbor},
 	OpIneighborAllgatherv: {"MPI_Ineighbor_allgatherv", ClassIcollective, 0, 0, FlowNeighbor},
 	OpIneighborAlltoall:   {"MPI_Ineighbor_alltoall", ClassIcollective, 0, 0, FlowNeighbor},
-	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, 0, FlowNeighbor},
-	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, 0, FlowNeighbor},
+	OpIneighborAlltoallv:  {"MPI_Ineighbor_alltoallv", ClassIcollective, 0, attrPairCounts, FlowNeighbor},
+	OpIneighborAlltoallw:  {"MPI_Ineighbor_alltoallw", ClassIcollective, 0, attrPairCounts, FlowNeighbor},
 
 	OpWinCreate:         {"MPI_Win_create", ClassCollective, 0, attrRMA, 0},
 	OpWinAllocate:       {"MPI_Win_allocate", ClassCollective, 0, attrRMA, 0},
@@ -606,8 +610,8 @@ var ops = [NumOps]opInfo{
 	OpNeighborAllgatherInit:  {"MPI_Neighbor_allgather_init", ClassCollInit, 0, 0, FlowNeighbor},
 	OpNeighborAllgathervInit: {"MPI_Neighbor_allgatherv_init", ClassCollInit, 0, 0, FlowNeighbor},
 	OpNeighborAlltoallInit:   {"MPI_Neighbor_alltoall_init", ClassCollInit, 0, 0, FlowNeighbor},
-	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, 0, FlowNeighbor},
-	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, 0, FlowNeighbor},
+	OpNeighborAlltoallvInit:  {"MPI_Neighbor_alltoallv_init", ClassCollInit, 0, attrPairCounts, FlowNeighbor},
+	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrPairCounts, FlowNeighbor},
 
 	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll, 0},
 }
@@ -660,6 +664,12 @@ func (o Op) IsNonblockingCommCreate() bool { return o < NumOps && ops[o].attr&at
 // IsIO reports whether the op is an MPI-IO file operation (MPI_File_…):
 // the critical path counts its time as I/O.
 func (o Op) IsIO() bool { return o < NumOps && ops[o].attr&attrIO != 0 }
+
+// PairCounts reports whether the op is a collective whose counts are per
+// pair of members (MPI_Alltoallv, _w and their neighbourhood forms):
+// the log keeps their sum, so a member may have needed only some others
+// (Open MPI and MPICH exchange nothing with a peer of count 0).
+func (o Op) PairCounts() bool { return o < NumOps && ops[o].attr&attrPairCounts != 0 }
 
 // IsNeighbor reports whether the op is a neighbourhood collective
 // (MPI_Neighbor_…, MPI_Ineighbor_… and the persistent MPI_Neighbor_…_init): a member needs only its
