@@ -88,8 +88,9 @@ test: all vet
 	@skips=$$(mktemp); \
 	echo "$(MPI_ENV) $(GO) test -p 1 -tags mpi ./..."; \
 	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -tags mpi ./...; status=$$?; \
-	n=$$(wc -l < $$skips); rm -f $$skips; \
+	n=$$(wc -l < $$skips); \
 	echo "design checks skipped under load: $$n (go test -v -tags mpi ./report/e2e shows why)"; \
+	sort $$skips | uniq -c | sed 's/^/  /'; rm -f $$skips; \
 	exit $$status
 
 # Installs the Debian packages that are missing, and nothing if none is.
