@@ -468,6 +468,25 @@ func barrier(start, end int64) trace.Record {
 	return r
 }
 
+// secondBarrier is the record of the run's second MPI_Barrier on
+// MPI_COMM_WORLD, after a collective with sequence number 1.
+func secondBarrier(start, end int64) trace.Record {
+	r := barrier(start, end)
+	r.Seq = 2
+	return r
+}
+
+// pathAsLongAsRun finds g's critical path and fails unless it is as long
+// as the run.
+func pathAsLongAsRun(t *testing.T, g *graph.PAG) cpath.Path {
+	t.Helper()
+	path := mustPath(t, g)
+	if path.Length != g.T1-g.T0 {
+		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
+	}
+	return path
+}
+
 // waitOf is call c's wait, nil if it did not wait.
 func waitOf(g *graph.PAG, c int32) *graph.Wait {
 	for i := range g.Waits {
@@ -503,10 +522,7 @@ func TestPollingIsWaiting(t *testing.T) {
 	if w == nil || w.Kind != graph.LateSender || w.Ns != 800 {
 		t.Fatalf("the completing MPI_Test's wait: %+v, want Late Sender of 800 ns (from the first poll at 200 to the send at 1000)", w)
 	}
-	path := mustPath(t, g)
-	if path.Length != g.T1-g.T0 {
-		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-	}
+	path := pathAsLongAsRun(t, g)
 	checkLastArriving(t, g, path)
 	onPath := map[int32]bool{}
 	for _, v := range path.Vertices {
@@ -564,9 +580,7 @@ func TestPollRunStretches(t *testing.T) {
 				t.Fatalf("the probes' call edge weighs %d, want their 400 ns", g.InWeight.At(e))
 			}
 		}
-		if path := mustPath(t, g); path.Length != g.T1-g.T0 {
-			t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-		}
+		pathAsLongAsRun(t, g)
 	})
 	t.Run("receiver probing before the send", func(t *testing.T) {
 		recs := [][]trace.Record{
@@ -584,10 +598,7 @@ func TestPollRunStretches(t *testing.T) {
 		if w := waitOf(g, ssend); w != nil {
 			t.Fatalf("the MPI_Ssend waited: %+v; its receiver was probing before it was posted", w)
 		}
-		path := mustPath(t, g)
-		if path.Length != g.T1-g.T0 {
-			t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-		}
+		path := pathAsLongAsRun(t, g)
 		checkLastArriving(t, g, path)
 	})
 }
@@ -608,14 +619,9 @@ func TestPolledCollective(t *testing.T) {
 	polls := call(trace.OpTest, 120, 900)
 	polls.Root = 500 // coalesced: 500 calls that completed nothing
 	done := trace.Record{Op: trace.OpReqDone, Req: 1, Peer: trace.PeerNone}
-	final := func(start, end int64) trace.Record {
-		r := barrier(start, end)
-		r.Seq = 2
-		return r
-	}
 	recs := [][]trace.Record{
-		{call(trace.OpInit, 0, 10), ibarrier(100, 110), polls, call(trace.OpTest, 900, 950), done, final(2000, 2010)},
-		{call(trace.OpInit, 0, 10), ibarrier(500, 510), call(trace.OpWait, 510, 600), done, final(1500, 2010)},
+		{call(trace.OpInit, 0, 10), ibarrier(100, 110), polls, call(trace.OpTest, 900, 950), done, secondBarrier(2000, 2010)},
+		{call(trace.OpInit, 0, 10), ibarrier(500, 510), call(trace.OpWait, 510, 600), done, secondBarrier(1500, 2010)},
 	}
 	dir := t.TempDir()
 	writeLogs(t, dir, recs)
@@ -625,10 +631,7 @@ func TestPolledCollective(t *testing.T) {
 	if w := waitOf(g, test); w == nil || w.From != 120 || w.Ns != 380 {
 		t.Fatalf("the completing MPI_Test's wait: %+v, want 380 ns from the first poll at 120 to the last arrival at 500", w)
 	}
-	path := mustPath(t, g)
-	if path.Length != g.T1-g.T0 {
-		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-	}
+	path := pathAsLongAsRun(t, g)
 	checkLastArriving(t, g, path)
 }
 
@@ -643,11 +646,6 @@ func TestZeroByteCollective(t *testing.T) {
 	bcast := func(start, end int64, root int32, bytes uint64) trace.Record {
 		r := call(trace.OpBcast, start, end)
 		r.Comm, r.Seq, r.Root, r.Bytes = trace.CommWorld, 1, root, bytes
-		return r
-	}
-	final := func(start, end int64) trace.Record {
-		r := barrier(start, end)
-		r.Seq = 2
 		return r
 	}
 	for _, tc := range []struct {
@@ -666,8 +664,8 @@ func TestZeroByteCollective(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := [][]trace.Record{
-				{call(trace.OpInit, 0, 10), bcast(5000, 5010, 0, tc.bytes), final(6000, 6010)},
-				{call(trace.OpInit, 0, 10), tc.member, final(6000, 6010)},
+				{call(trace.OpInit, 0, 10), bcast(5000, 5010, 0, tc.bytes), secondBarrier(6000, 6010)},
+				{call(trace.OpInit, 0, 10), tc.member, secondBarrier(6000, 6010)},
 			}
 			dir := t.TempDir()
 			writeLogs(t, dir, recs)
@@ -690,10 +688,7 @@ func TestZeroByteCollective(t *testing.T) {
 			if noted != tc.noData {
 				t.Fatalf("notes %q: want the 0-byte instance noted: %v", g.Notes, tc.noData)
 			}
-			path := mustPath(t, g)
-			if path.Length != g.T1-g.T0 {
-				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-			}
+			pathAsLongAsRun(t, g)
 		})
 	}
 }
@@ -735,9 +730,7 @@ func TestImprobeRun(t *testing.T) {
 	if r := g.RankStart[1]; got[r+2] != 1 || got[r+4] != 2 {
 		t.Fatalf("the probe and the receive matched sends %d and %d, want 1 and 2", got[r+2], got[r+4])
 	}
-	if path := mustPath(t, g); path.Length != g.T1-g.T0 {
-		t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-	}
+	pathAsLongAsRun(t, g)
 }
 
 // TestZeroByteMembers: in MPI_Gatherv a member that sends 0 elements is
@@ -752,16 +745,11 @@ func TestZeroByteMembers(t *testing.T) {
 		r.Comm, r.Seq, r.Root, r.Bytes, r.Flags = trace.CommWorld, 1, root, bytes, flags
 		return r
 	}
-	final := func(start, end int64) trace.Record {
-		r := barrier(start, end)
-		r.Seq = 2
-		return r
-	}
 	t.Run("Gatherv", func(t *testing.T) {
 		recs := [][]trace.Record{
-			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 100, 600, 0, 8, trace.FlagInPlace), final(6000, 6010)},
-			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 500, 510, 0, 8, 0), final(6000, 6010)},
-			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 5000, 5010, 0, 0, 0), final(5990, 6010)},
+			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 100, 600, 0, 8, trace.FlagInPlace), secondBarrier(6000, 6010)},
+			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 500, 510, 0, 8, 0), secondBarrier(6000, 6010)},
+			{call(trace.OpInit, 0, 10), coll(trace.OpGatherv, 5000, 5010, 0, 0, 0), secondBarrier(5990, 6010)},
 		}
 		dir := t.TempDir()
 		writeLogs(t, dir, recs)
@@ -773,9 +761,7 @@ func TestZeroByteMembers(t *testing.T) {
 		if w := waitOf(g, 1); w == nil || w.Kind != graph.EarlyReduce || w.Ns != 400 || w.Cause != g.RankStart[1]+1 {
 			t.Fatalf("the root's wait: %+v, want Early Reduce of 400 ns for rank 1 (rank 2 sent nothing)", w)
 		}
-		if path := mustPath(t, g); path.Length != g.T1-g.T0 {
-			t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-		}
+		pathAsLongAsRun(t, g)
 	})
 	for _, tc := range []struct {
 		op     trace.Op
@@ -783,8 +769,8 @@ func TestZeroByteMembers(t *testing.T) {
 	}{{trace.OpAllreduce, true}, {trace.OpAllgatherv, false}} {
 		t.Run("in place "+tc.op.String(), func(t *testing.T) {
 			recs := [][]trace.Record{
-				{call(trace.OpInit, 0, 10), coll(tc.op, 100, 5020, -1, 0, trace.FlagInPlace), final(6000, 6010)},
-				{call(trace.OpInit, 0, 10), coll(tc.op, 5000, 5010, -1, 0, trace.FlagInPlace), final(6000, 6010)},
+				{call(trace.OpInit, 0, 10), coll(tc.op, 100, 5020, -1, 0, trace.FlagInPlace), secondBarrier(6000, 6010)},
+				{call(trace.OpInit, 0, 10), coll(tc.op, 5000, 5010, -1, 0, trace.FlagInPlace), secondBarrier(6000, 6010)},
 			}
 			dir := t.TempDir()
 			writeLogs(t, dir, recs)
@@ -811,20 +797,15 @@ func TestPairCounts(t *testing.T) {
 		r.Comm, r.Seq, r.Bytes = trace.CommWorld, 1, 64
 		return r
 	}
-	final := func(start, end int64) trace.Record {
-		r := barrier(start, end)
-		r.Seq = 2
-		return r
-	}
 	for _, tc := range []struct {
 		op        trace.Op
 		corrected int64
 	}{{trace.OpAlltoallv, 0}, {trace.OpAlltoall, 2}} {
 		t.Run(tc.op.String(), func(t *testing.T) {
 			recs := [][]trace.Record{
-				{call(trace.OpInit, 0, 10), coll(tc.op, 100, 300), final(6000, 6010)},
-				{call(trace.OpInit, 0, 10), coll(tc.op, 200, 310), final(6000, 6010)},
-				{call(trace.OpInit, 0, 10), coll(tc.op, 5000, 5100), final(5990, 6010)},
+				{call(trace.OpInit, 0, 10), coll(tc.op, 100, 300), secondBarrier(6000, 6010)},
+				{call(trace.OpInit, 0, 10), coll(tc.op, 200, 310), secondBarrier(6000, 6010)},
+				{call(trace.OpInit, 0, 10), coll(tc.op, 5000, 5100), secondBarrier(5990, 6010)},
 			}
 			dir := t.TempDir()
 			writeLogs(t, dir, recs)
@@ -840,9 +821,7 @@ func TestPairCounts(t *testing.T) {
 					}
 				}
 			}
-			if path := mustPath(t, g); path.Length != g.T1-g.T0 {
-				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-			}
+			pathAsLongAsRun(t, g)
 		})
 	}
 }
@@ -1050,9 +1029,7 @@ func TestLongStretches(t *testing.T) {
 		if P == 1 {
 			g := parts[0]
 			checkEdges(t, g)
-			if path := mustPath(t, g); path.Length != g.T1-g.T0 {
-				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-			}
+			pathAsLongAsRun(t, g)
 		}
 	}
 }
@@ -1175,10 +1152,7 @@ func TestUncompletedSends(t *testing.T) {
 			if w := waitOf(g, first); w != nil {
 				t.Fatalf("the uncompleted send waited: %+v", w)
 			}
-			path := mustPath(t, g)
-			if path.Length != g.T1-g.T0 {
-				t.Fatalf("path %d ns, run %d ns", path.Length, g.T1-g.T0)
-			}
+			path := pathAsLongAsRun(t, g)
 			checkLastArriving(t, g, path)
 		})
 	}
