@@ -1194,7 +1194,7 @@ func (b *builder) correctClocks() error {
 		return err
 	}
 	if p.ClockCorrections > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, %d calls ended before something they needed started, by at most %v; moved later (and what followed them)",
+		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, %d dependencies ran backwards (a call ended before something it needed started), by at most %v; those calls were moved later, with what followed them",
 			p.ClockCorrections, time.Duration(p.ClockShiftMax)))
 	}
 	if n > 0 {
