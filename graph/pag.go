@@ -107,11 +107,13 @@ const (
 	RuleSynchronous          // a synchronous send completes only once its receive is posted
 	RuleProgress             // the send completed as soon as the receiver entered MPI: it was held until then
 	// RuleObserved: a member of a collective with counts per pair
-	// (trace.Op.PairCounts) may not have needed this member: the
-	// dependency holds only where the times show it (the member ended
-	// after the other started), and the clocks are not corrected for it.
-	// (An MPI_Alltoallv member that exchanged nothing with a late one
-	// had its clock moved 3-7 ms on MPICH.)
+	// (trace.Op.PairCounts) may not have needed this member, and a
+	// collective file operation may not have synchronised, or only in
+	// its posting call (see observedOnly): the dependency holds only
+	// where the times show it (the member ended after the other
+	// started), and the clocks are not corrected for it. (An
+	// MPI_Alltoallv member that exchanged nothing with a late one had its
+	// clock moved 3-7 ms on MPICH.)
 	RuleObserved
 	NumWaitRules
 )
