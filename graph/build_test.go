@@ -487,6 +487,24 @@ func pathAsLongAsRun(t *testing.T, g *graph.PAG) cpath.Path {
 	return path
 }
 
+// msg is the record of a point-to-point call of 8 bytes with peer on
+// MPI_COMM_WORLD.
+func msg(op trace.Op, start, end int64, peer int32) trace.Record {
+	r := call(op, start, end)
+	r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, 8
+	return r
+}
+
+// sendOf maps each matched message's receive completion to the call that
+// posted its send.
+func sendOf(g *graph.PAG) map[int32]int32 {
+	got := map[int32]int32{}
+	for i := range g.MsgRecv {
+		got[g.MsgRecv[i]] = g.MsgSend[i]
+	}
+	return got
+}
+
 // waitOf is call c's wait, nil if it did not wait.
 func waitOf(g *graph.PAG, c int32) *graph.Wait {
 	for i := range g.Waits {
@@ -550,11 +568,6 @@ func TestPollingIsWaiting(t *testing.T) {
 //     inside the stretch the receiver itself waited in, lost that stretch
 //     from every path through it, and the path fell short of the run.
 func TestPollRunStretches(t *testing.T) {
-	msg := func(op trace.Op, start, end int64, peer int32) trace.Record {
-		r := call(op, start, end)
-		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, 8
-		return r
-	}
 	probes := func(start, end int64, peer int32) trace.Record {
 		r := call(trace.OpIprobe, start, end)
 		r.Comm, r.Peer, r.Root = trace.CommWorld, peer, 50 // coalesced: 50 calls that found nothing
@@ -698,20 +711,16 @@ func TestZeroByteCollective(t *testing.T) {
 // of the message the productive MPI_Improbe after it took, and every later
 // message of the key went to the receive before its own.
 func TestImprobeRun(t *testing.T) {
-	msg := func(op trace.Op, start, end int64, peer int32, bytes uint64) trace.Record {
-		r := call(op, start, end)
-		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, bytes
-		return r
-	}
-	polls := msg(trace.OpImprobe, 100, 900, 0, 0)
+	polls := msg(trace.OpImprobe, 100, 900, 0)
+	polls.Bytes = 0 // found nothing
 	polls.Root = 40 // coalesced: 40 calls that found nothing
-	probe := msg(trace.OpImprobe, 1000, 1010, 0, 8)
+	probe := msg(trace.OpImprobe, 1000, 1010, 0)
 	probe.Seq = 1 // the message handle
-	mrecv := msg(trace.OpMrecv, 1020, 1030, 0, 8)
+	mrecv := msg(trace.OpMrecv, 1020, 1030, 0)
 	mrecv.Seq = 1
 	recs := [][]trace.Record{
-		{call(trace.OpInit, 0, 10), msg(trace.OpSend, 950, 960, 1, 8), msg(trace.OpSend, 2000, 2010, 1, 8), barrier(3000, 3010)},
-		{call(trace.OpInit, 0, 10), polls, probe, mrecv, msg(trace.OpRecv, 1900, 2100, 0, 8), barrier(3000, 3010)},
+		{call(trace.OpInit, 0, 10), msg(trace.OpSend, 950, 960, 1), msg(trace.OpSend, 2000, 2010, 1), barrier(3000, 3010)},
+		{call(trace.OpInit, 0, 10), polls, probe, mrecv, msg(trace.OpRecv, 1900, 2100, 0), barrier(3000, 3010)},
 	}
 	if !recs[1][1].Unproductive() || recs[1][2].Unproductive() {
 		t.Fatal("the test's records are not what the logger writes for probes")
@@ -723,10 +732,7 @@ func TestImprobeRun(t *testing.T) {
 	if g.Messages != 2 || g.Unmatched != 0 || g.ClockCorrections != 0 {
 		t.Fatalf("%d messages, %d unmatched, %d clock corrections; want 2, 0, 0 (notes %q)", g.Messages, g.Unmatched, g.ClockCorrections, g.Notes)
 	}
-	got := map[int32]int32{}
-	for i := range g.MsgRecv {
-		got[g.MsgRecv[i]] = g.MsgSend[i]
-	}
+	got := sendOf(g)
 	if r := g.RankStart[1]; got[r+2] != 1 || got[r+4] != 2 {
 		t.Fatalf("the probe and the receive matched sends %d and %d, want 1 and 2", got[r+2], got[r+4])
 	}
@@ -1099,11 +1105,6 @@ func TestUnknownCommunicator(t *testing.T) {
 // it, and the graph had a cycle. A freed receive cannot be placed (nothing
 // says which message it took): it is counted in a note.
 func TestUncompletedSends(t *testing.T) {
-	msg := func(op trace.Op, start, end int64, peer int32) trace.Record {
-		r := call(op, start, end)
-		r.Comm, r.Peer, r.Bytes = trace.CommWorld, peer, 8
-		return r
-	}
 	req := func(r trace.Record, id uint32, flags trace.Flags) trace.Record {
 		r.Req, r.Flags = id, r.Flags|flags
 		return r
@@ -1140,10 +1141,7 @@ func TestUncompletedSends(t *testing.T) {
 			if tc.sender[1].Op == trace.OpSendInit {
 				first = 2 // its MPI_Start
 			}
-			got := map[int32]int32{}
-			for i := range g.MsgRecv {
-				got[g.MsgRecv[i]] = g.MsgSend[i]
-			}
+			got := sendOf(g)
 			recv1, recv2 := g.RankStart[1]+1, g.RankStart[1]+3
 			if got[recv1] != first || got[recv2] != int32(len(tc.sender))-1 {
 				t.Fatalf("receives matched to sends %d and %d, want %d and %d", got[recv1], got[recv2], first, len(tc.sender)-1)
