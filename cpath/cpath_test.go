@@ -138,6 +138,24 @@ func TestKnownGraphs(t *testing.T) {
 			}
 			checkResult(t, g, tc.target, r)
 		}
+		ref, _ := DAG(g, tc.target)
+		checkDAGPath(t, tc.name, new(Solver), g, tc.target, ref)
+	}
+}
+
+// checkDAGPath checks that Solver.DAGPath finds ref's path (DAG's), vertex
+// for vertex, and counts the same work.
+func checkDAGPath(t *testing.T, name string, s *Solver, g *Graph, target int32, ref *Result) {
+	t.Helper()
+	p, st, err := s.DAGPath(g, target)
+	if err != nil {
+		t.Fatalf("%s: DAGPath: %v", name, err)
+	}
+	if !reflect.DeepEqual(p, ref.Path) {
+		t.Fatalf("%s: DAGPath's path %v (%d), DAG's %v (%d)", name, p.Vertices, p.Length, ref.Path.Vertices, ref.Path.Length)
+	}
+	if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
+		t.Fatalf("%s: DAGPath's stats %+v, DAG's %+v", name, st, ref.Stats)
 	}
 }
 
@@ -186,6 +204,9 @@ func TestCycles(t *testing.T) {
 				t.Errorf("%s/%s: no error, path %v", tc.name, a.name, r.Path.Vertices)
 			}
 		}
+		if p, _, err := new(Solver).DAGPath(g, tc.target); err == nil || !strings.Contains(err.Error(), "cycle") {
+			t.Errorf("%s/DAGPath: error %v, path %v, want a cycle", tc.name, err, p.Vertices)
+		}
 	}
 	// A cycle that cannot reach the target is no obstacle.
 	g := build(5, []edge{{1, 2, 1}, {2, 1, 1}, {0, 3, 2}, {4, 3, 1}})
@@ -209,6 +230,11 @@ func TestBadInput(t *testing.T) {
 		}
 		if _, err := a.run(new(Solver), nil, 0); err == nil {
 			t.Errorf("%s: nil graph accepted", a.name)
+		}
+	}
+	for _, target := range []int32{-1, 3} {
+		if _, _, err := new(Solver).DAGPath(g, target); err == nil {
+			t.Errorf("DAGPath: target %d accepted", target)
 		}
 	}
 	for _, d := range []int64{0, -5} {
@@ -326,6 +352,7 @@ func bruteForce(n int, es []edge, target int32) []int64 {
 func TestRandomDAGs(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	solvers := make([]Solver, len(algos)) // reused across graphs, as in production
+	var dagPath Solver
 	count := 3000
 	if testing.Short() {
 		count = 300
@@ -348,6 +375,7 @@ func TestRandomDAGs(t *testing.T) {
 			t.Fatalf("%s: dag: %v", name, err)
 		}
 		checkResult(t, g, target, ref)
+		checkDAGPath(t, name, &dagPath, g, target, ref)
 		if n <= 12 {
 			bf := bruteForce(n, es, target)
 			if !reflect.DeepEqual(bf, ref.Dist) {

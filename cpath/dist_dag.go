@@ -8,10 +8,10 @@ import (
 	"github.com/cpath/cpath/internal/mpix"
 )
 
-// DistDAG is the sequential reference, Solver.DAG, on a distributed graph:
-// the ranks' CSR shares are gathered on rank 0 (their vertex ranges are
-// contiguous, so the shares are concatenated), which runs DAG on the whole
-// graph. With one rank the graph is used in place, without copying. It
+// DistDAG is the sequential reference on a distributed graph: the ranks'
+// CSR shares are gathered on rank 0 (their vertex ranges are contiguous,
+// so the shares are concatenated), which finds DAG's path on the whole
+// graph (Solver.DAGPath). With one rank the graph is used in place, without copying. It
 // must be called on every rank of c together; errors (a malformed share,
 // a cycle) are returned on every rank, and the Path is complete on rank 0.
 //
@@ -29,9 +29,9 @@ func DistDAG(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		return nil, err
 	}
 	graph.Timings().Mark(c.Rank(), "dag-gather")
-	var r *Result
+	res := &DistResult{}
 	if c.Rank() == 0 {
-		r, err = new(Solver).DAG(whole, g.Target)
+		res.Path, res.Stats.Stats, err = new(Solver).DAGPath(whole, g.Target)
 	}
 	// The others wait without polling, leaving rank 0 the cores.
 	if ierr := mpix.Idle(c); err == nil {
@@ -40,11 +40,6 @@ func DistDAG(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 	graph.Timings().Mark(c.Rank(), "dag-solve")
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
-	}
-	res := &DistResult{}
-	if c.Rank() == 0 {
-		res.Path = r.Path
-		res.Stats.Stats = r.Stats
 	}
 	b1, calls1 := c.Stats()
 	// Rank 0's counters and every rank's bytes and edges, summed.
