@@ -11,9 +11,10 @@ import (
 // value is ready; a Solver is not safe for concurrent use. Results are
 // always freshly allocated and never alias the scratch.
 type Solver struct {
-	order  []int32  // DAG: topological order and DFS stack, N entries
-	colour []uint64 // DAG: DFS colours, 2 bits per vertex
-	cursor []int32  // DAGPath: the DFS stack's edge cursors, N entries
+	stack  []int32  // depthFirst: the vertices in progress, N entries
+	cursor []int32  // depthFirst: their next edges, N entries
+	colour []uint64 // depthFirst: colours, 2 bits per vertex
+	order  []int32  // DAG: topological order, N entries
 	from   []int64  // DAGPath: each ancestor's longest distance from a source
 	q      queue    // Dijkstra, Δ-stepping: pending entries
 	cur    []entry  // Δ-stepping: the bucket being emptied
@@ -34,9 +35,9 @@ func DeltaStepping(g *Graph, target int32, delta int64) (*Result, error) {
 }
 
 // DAG is the exact sequential reference, linear in the ancestors of target
-// and their edges. An iterative DFS from the target over incoming edges
-// puts the ancestors in topological order (post-order: every vertex after
-// its predecessors) and finds any cycle among them; then each vertex, taken
+// and their edges. The depth-first search from the target over incoming
+// edges puts the ancestors in topological order (every vertex after its
+// predecessors) and finds any cycle among them; then each vertex, taken
 // in reverse order, has its final Dist and relaxes its incoming edges.
 func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
 	if err := g.check(target); err != nil {
@@ -48,49 +49,13 @@ func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
 	if cap(s.order) < n {
 		s.order = make([]int32, n)
 	}
-	// buf[:nord] is the post-order, buf[top:] the DFS stack: they hold
-	// disjoint vertices (finished, in progress), so n entries serve both.
-	// The grey vertices' edge cursors live in Succ, and the colours in two
-	// bits per vertex rather than in Dist: the bitmap stays in cache where
-	// Dist, read once per edge in DFS order, would not.
-	buf := s.order[:n]
-	words := (n + 31) / 32
-	if cap(s.colour) < words {
-		s.colour = make([]uint64, words)
-	}
-	colour := s.colour[:words] // per vertex v, bits 2(v%32) (seen) and 2(v%32)+1 (finished)
-	clear(colour)
-	top, nord := n-1, 0
-	buf[top], succ[target] = target, g.InStart[target]
-	colour[target/32] |= 1 << (2 * (target % 32))
-outer:
-	for top < n {
-		v := buf[top]
-		for c, end := succ[v], g.InStart[v+1]; c < end; c++ {
-			u := g.InSrc[c]
-			switch colour[u/32] >> (2 * (u % 32)) & 3 {
-			case 0:
-				succ[v] = c + 1
-				top--
-				buf[top], succ[u] = u, g.InStart[u]
-				colour[u/32] |= 1 << (2 * (u % 32))
-				continue outer
-			case 1:
-				return nil, cycleError(u)
-			}
-		}
-		colour[v/32] |= 2 << (2 * (v % 32))
-		top++
-		buf[nord] = v
-		nord++
-	}
-	order := buf[:nord]
-	for _, v := range order {
-		succ[v] = NoVertex
+	order := s.order[:0]
+	if _, err := s.depthFirst(g, target, false, func(v int32) { order = append(order, v) }); err != nil {
+		return nil, err
 	}
 	dist[target] = 0
 	var st Stats
-	for i := nord - 1; i >= 0; i-- {
+	for i := len(order) - 1; i >= 0; i-- {
 		v := order[i]
 		d := dist[v]
 		lo, hi := g.InStart[v], g.InStart[v+1]
@@ -101,7 +66,7 @@ outer:
 			}
 		}
 	}
-	st.Pops = int64(nord)
+	st.Pops = int64(len(order))
 	r.Stats = st
 	if err := r.finish(g, target); err != nil {
 		return nil, err
@@ -110,84 +75,55 @@ outer:
 }
 
 // DAGPath is DAG's path and Stats (Relaxations, Pops, Reached) without
-// its Dist and Succ, found in one DFS rather than a DFS and a second pass
-// in reverse order: each ancestor of target, as the DFS finishes it (all
-// its predecessors finished, just visited and still in cache), takes its
-// longest distance from a source, From[v] = max over in-edges u→v of
-// From[u]+w. A second, short search from target over the tight edges
-// (From[u]+w = From[v]) marks the vertices on some longest path, and
-// each keeps its smallest successor so marked: the same path, vertex for
-// vertex, that DAG's Succ chain gives (a vertex on DAG's path is such a
-// vertex, and its Succ is the smallest tight successor on a longest
-// path). On the 16 M-call log's 32 M vertices this took about half of
-// DAG's time, whose second pass reads Dist and Succ in an order no cache
-// follows.
+// its Dist and Succ, found in one depth-first search rather than a
+// search and a second pass in reverse order: each ancestor of target, as
+// the search finishes it (all its predecessors finished, just visited
+// and still in cache), takes its longest distance from a source,
+// from[v] = max over in-edges u→v of from[u]+w. A second, short search
+// from target over the tight edges (from[u]+w = from[v]) marks the
+// vertices on some longest path, and each keeps its smallest successor
+// so marked: the same path, vertex for vertex, that DAG's Succ chain
+// gives (a vertex on DAG's path is such a vertex, and its Succ is the
+// smallest tight successor on a longest path). On the 16 M-call log's
+// 32 M vertices this took about half of DAG's time, whose second pass
+// reads Dist and Succ in an order no cache follows.
 func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
 	if err := g.check(target); err != nil {
 		return Path{}, Stats{}, err
 	}
 	n := g.N
-	if cap(s.order) < n {
-		s.order = make([]int32, n)
-	}
-	if cap(s.cursor) < n {
-		s.cursor = make([]int32, n)
-	}
 	if cap(s.from) < n {
 		s.from = make([]int64, n)
 	}
-	words := (n + 31) / 32
-	if cap(s.colour) < words {
-		s.colour = make([]uint64, words)
-	}
-	stack, cursor, from := s.order[:n], s.cursor[:n], s.from[:n]
-	colour := s.colour[:words] // bits 2(v%32) (seen) and 2(v%32)+1 (finished)
-	clear(colour)
+	from := s.from[:n]
 	var st Stats
-	top := 0
-	stack[0], cursor[0] = target, g.InStart[target]
-	colour[target/32] |= 1 << (2 * (target % 32))
-outer:
-	for top >= 0 {
-		v := stack[top]
-		end := g.InStart[v+1]
-		for c := cursor[top]; c < end; c++ {
-			u := g.InSrc[c]
-			switch colour[u/32] >> (2 * (u % 32)) & 3 {
-			case 0:
-				cursor[top] = c + 1
-				top++
-				stack[top], cursor[top] = u, g.InStart[u]
-				colour[u/32] |= 1 << (2 * (u % 32))
-				continue outer
-			case 1:
-				return Path{}, Stats{}, cycleError(u)
-			}
-		}
-		// Every predecessor of v is finished: v's distance is final.
-		lo := g.InStart[v]
+	reached, err := s.depthFirst(g, target, false, func(v int32) {
+		lo, hi := g.InStart[v], g.InStart[v+1]
 		var d int64 // a source's
-		if lo < end {
+		if lo < hi {
 			d = math.MinInt64
 		}
-		for j := lo; j < end; j++ {
+		for j := lo; j < hi; j++ {
 			d = max(d, from[g.InSrc[j]]+g.InWeight.At(j))
 		}
 		from[v] = d
-		st.Relaxations += int64(end - lo)
-		st.Pops++
-		colour[v/32] |= 2 << (2 * (v % 32))
-		top--
+		st.Relaxations += int64(hi - lo)
+	})
+	if err != nil {
+		return Path{}, Stats{}, err
 	}
+	st.Pops, st.Reached = int64(reached), reached
 	// The vertices on a longest path to target, each with its smallest
-	// successor among them: the finished bit becomes "on a longest path",
-	// cursor the successor (the stack is free again).
-	succ := cursor
+	// successor among them: the search's finished bit (set on every
+	// ancestor) is cleared to mark one, and the search's stack and
+	// cursors are free again for this search and the successors.
+	colour, stack, succ := s.colour, s.stack, s.cursor
 	onPath := func(v int32) bool { return colour[v/32]>>(2*(v%32))&2 == 0 }
 	colour[target/32] &^= 2 << (2 * (target % 32))
 	succ[target] = NoVertex
 	src := NoVertex
-	stack[0], top = target, 0
+	top := 0
+	stack[0] = target
 	for top >= 0 {
 		v := stack[top]
 		top--
@@ -210,7 +146,6 @@ outer:
 			}
 		}
 	}
-	st.Reached = int(st.Pops)
 	p := Path{Length: from[target]}
 	for v := src; ; v = succ[v] {
 		p.Vertices = append(p.Vertices, v)
