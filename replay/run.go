@@ -181,10 +181,12 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 			}
 		}
 	}
+	graph.Timings().Mark(c.Rank(), "replay-plan")
 	w, err := gatherWhole(c, p)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
+	graph.Timings().Mark(c.Rank(), "replay-order")
 	// Rank 0 solves with every core it has; the other ranks wait without
 	// polling, so that they leave it the cores of a node they share.
 	var res *Result

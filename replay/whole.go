@@ -1,11 +1,15 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -146,14 +150,14 @@ func (r *rule) perCall() bool {
 // (weights are far below 2⁵³ ns).
 func scale(w int64, m float64) int64 { return int64(float64(w)*m + 0.5) }
 
-// newWhole renumbers the gathered graph in topological order: an
-// iterative depth-first search over incoming edges from each unvisited
-// vertex in id order (as cpath's DAG does from its target) gives each
-// vertex its position when it finishes, after all its predecessors, and
-// writes its row then, with its sources' positions (they finished before
-// it). The positions and the search's stack share one array (finished,
-// in progress: disjoint vertices), and so do a vertex's position and, while
-// it is on the stack, its next edge.
+// newWhole renumbers the gathered graph in topological order
+// (cpath.TopoOrder: each vertex's position is when the search finishes
+// it, after all its predecessors), then writes every position's row, with
+// its sources' positions, by source id (so that the first of equal edges
+// is the same however the graph was cut). The search is sequential; the
+// rows are written on every core, by ranges of positions: written as the
+// search finished each vertex, they took 1.3 s of the 16 M-call log's
+// 2.0 s on one core.
 func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []int32, ranks int) (*whole, error) {
 	if len(kind) != len(g.InSrc) {
 		return nil, fmt.Errorf("replay: %d edge kinds for %d edges", len(kind), len(g.InSrc))
@@ -165,53 +169,56 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 	n, m := g.N, len(g.InSrc)
 	w := &whole{n: n, order: make([]int32, n), start: make([]int32, n+1), src: make([]int32, m), weight: graph.Weights{W: make([]int32, m), Big: g.InWeight.Big},
 		kind: make([]graph.EdgeKind, m), op: op, rankStart: rankStart, ranks: ranks, calls: calls}
-	buf := w.order                      // order[:nord] the finished vertices, buf[top:] the stack
-	at := make([]int32, n)              // a finished vertex's position; the next edge of one on the stack
-	colour := make([]uint64, (n+31)/32) // 2 bits per vertex: seen, finished
-	nord, e := int32(0), int32(0)
-	for root := int32(0); int(root) < n; root++ {
-		if colour[root/32]>>(2*(root%32))&3 != 0 {
-			continue
+	at := make([]int32, n) // a vertex's position
+	nord := int32(0)
+	if err := cpath.TopoOrder(g, func(v int32) {
+		w.order[nord], at[v] = v, nord
+		nord++
+	}); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	// The rows' starts: each range's sum of row lengths, then the ranges'
+	// rows offset by the ranges before.
+	parts := 4 * runtime.GOMAXPROCS(0)
+	bounds := par.Bounds(n, parts)
+	sums := make([]int32, parts+1)
+	par.Do(parts, func(k int) {
+		var e int32
+		for _, v := range w.order[bounds[k]:bounds[k+1]] {
+			e += g.InStart[v+1] - g.InStart[v]
 		}
-		top := n - 1
-		buf[top], at[root] = root, g.InStart[root]
-		colour[root/32] |= 1 << (2 * (root % 32))
-	outer:
-		for top < n {
-			v := buf[top]
-			for x, end := at[v], g.InStart[v+1]; x < end; x++ {
-				u := g.InSrc[x]
-				switch colour[u/32] >> (2 * (u % 32)) & 3 {
-				case 0:
-					at[v] = x + 1
-					top--
-					buf[top], at[u] = u, g.InStart[u]
-					colour[u/32] |= 1 << (2 * (u % 32))
-					continue outer
-				case 1:
-					return nil, fmt.Errorf("replay: the graph has a cycle through vertex %d", u)
+		sums[k+1] = e
+	})
+	for k := range parts {
+		sums[k+1] += sums[k]
+	}
+	par.Do(parts, func(k int) {
+		e := sums[k]
+		var ids []int32 // an unsorted row's edges, by source id
+		for i := bounds[k]; i < bounds[k+1]; i++ {
+			v := w.order[i]
+			w.start[i] = e
+			lo, hi := g.InStart[v], g.InStart[v+1]
+			row := g.InSrc[lo:hi]
+			if slices.IsSorted(row) {
+				for x := lo; x < hi; x++ {
+					w.src[e], w.weight.W[e], w.kind[e] = at[g.InSrc[x]], g.InWeight.W[x], kind[x]
+					e++
 				}
+				continue
 			}
-			colour[v/32] |= 2 << (2 * (v % 32))
-			top++
-			// v is finished: its position, and its row, by source id (so
-			// that the first of equal edges is the same however the graph
-			// was cut).
-			w.start[nord] = e
-			for x, end := g.InStart[v], g.InStart[v+1]; x < end; x++ {
-				u, wt, k := g.InSrc[x], g.InWeight.W[x], kind[x]
-				f := e
-				for ; f > w.start[nord] && w.order[w.src[f-1]] > u; f-- {
-					w.src[f], w.weight.W[f], w.kind[f] = w.src[f-1], w.weight.W[f-1], w.kind[f-1]
-				}
-				w.src[f], w.weight.W[f], w.kind[f] = at[u], wt, k
+			ids = ids[:0]
+			for x := lo; x < hi; x++ {
+				ids = append(ids, x)
+			}
+			slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(g.InSrc[a], g.InSrc[b]) })
+			for _, x := range ids {
+				w.src[e], w.weight.W[e], w.kind[e] = at[g.InSrc[x]], g.InWeight.W[x], kind[x]
 				e++
 			}
-			buf[nord], at[v] = v, nord
-			nord++
 		}
-	}
-	w.start[n] = e
+	})
+	w.start[n] = int32(m)
 	return w, nil
 }
 
