@@ -156,6 +156,7 @@ static inline uint64_t cp_bytes(int count, MPI_Datatype t) {
 	return cp_bytes_slow(count, t);
 }
 uint64_t cp_bytes_v(const int *counts, int n, MPI_Datatype t);
+uint64_t cp_own_bytes(MPI_Comm c, const int *counts, MPI_Datatype t); /* counts[the rank in c] elements of t */
 uint64_t cp_bytes_w(const int *counts, int n, const MPI_Datatype *t);
 int cp_comm_npeers(MPI_Comm c); /* size of the group counts arrays refer to */
 /* Neighbourhood collectives: bytes sent to the out-neighbours of comm's

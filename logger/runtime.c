@@ -984,6 +984,16 @@ int cp_comm_npeers(MPI_Comm h) {
 	return n;
 }
 
+/* An in-place MPI_Allgatherv's contribution: its own block of the
+ * receive buffer, recvcounts[its rank] elements (MPI_IN_PLACE is not
+ * allowed on an intercommunicator). */
+uint64_t cp_own_bytes(MPI_Comm h, const int *counts, MPI_Datatype t) {
+	int r = -1;
+	if (!counts || PMPI_Comm_rank(h, &r) != MPI_SUCCESS || r < 0)
+		return 0;
+	return cp_bytes(counts[r], t);
+}
+
 /* ---- sizes ---- */
 
 /* Datatype sizes. The sizes of predefined datatypes never change, so they

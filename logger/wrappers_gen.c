@@ -4856,7 +4856,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = cp_now();
-	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;
@@ -4894,7 +4894,7 @@ static void cpf_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
 	pmpi_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
-	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;
@@ -4945,7 +4945,7 @@ static void cpf08_mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *s
 	CPF08_PM_mpi_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
-	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
+	cp_coll(OP, t0, t1, cs, c_comm, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;
@@ -6841,7 +6841,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	int64_t t1 = cp_now();
 	MPI_Request c_request = *request;
-	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;
@@ -6881,7 +6881,7 @@ static void cpf_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
-	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;
@@ -6934,7 +6934,7 @@ static void cpf08_mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *
 	int64_t t1 = cp_now();
 	int rc = (int)*ierr;
 	MPI_Request c_request = PMPI_Request_f2c(*request);
-	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? 0 : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
+	cp_newreq(OP, t0, t1, cs, CP_RK_COLL, 0, c_comm, CP_PEER_NONE, 0, CP_PEER_NONE, c_sendbuf == MPI_IN_PLACE ? cp_own_bytes(c_comm, c_recvcounts, c_recvtype) : cp_bytes(c_sendcount, c_sendtype), ((c_sendbuf == MPI_IN_PLACE || c_recvbuf == MPI_IN_PLACE) ? CP_F_INPLACE : 0), c_request, rc);
 	(void)c_sendbuf;
 	(void)c_sendcount;
 	(void)c_sendtype;

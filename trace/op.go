@@ -363,11 +363,13 @@ func (f Flow) MovesData() bool {
 	return false
 }
 
-// InPlaceLogsNoBytes reports whether the logger records 0 bytes for a
-// call of op given MPI_IN_PLACE whatever it moves: MPI_Allgatherv and
-// MPI_Iallgatherv, whose own contribution is then in the receive buffer.
-// (An in-place Allreduce logs its count; Gatherv's and Scatterv's root
-// keeps its own part, so its 0 bytes are what it exchanges.)
+// InPlaceLogsNoBytes reports whether an earlier logger recorded 0 bytes
+// for a call of op given MPI_IN_PLACE whatever it moved: MPI_Allgatherv
+// and MPI_Iallgatherv, whose own contribution is then in the receive
+// buffer. The logger now records that block (its recvcounts entry), but
+// logs of the same format version from before may hold 0. (An in-place
+// Allreduce logs its count; Gatherv's and Scatterv's root keeps its own
+// part, so its 0 bytes are what it exchanges.)
 func (o Op) InPlaceLogsNoBytes() bool { return o == OpAllgatherv || o == OpIallgatherv }
 
 // Prefix reports whether a member needs only the members before it in the

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
     MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
     MPI_Comm_free(&split);                                       /* 6 */
 
-    /* dup: World Seq 36. On dup: Seq 1..4. */
+    /* dup: World Seq 36. On dup: Seq 1..6. */
     MPI_Comm dup;
     MPI_Comm_dup(w, &dup);                                       /* w 36 */
     ir[0] = rank;
@@ -145,7 +145,15 @@ int main(int argc, char **argv)
     MPI_Gather(db, 3, MPI_DOUBLE, dr, 3, MPI_DOUBLE, 3, dup);    /* 2 */
     MPI_Iallreduce(ib, ir, 1, MPI_INT, MPI_SUM, dup, &rq[0]);    /* 3 */
     MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-    MPI_Comm_free(&dup);                                         /* 4 */
+    /* In place: each rank's own rank+1 ints are already at its place in
+     * the receive buffer; they are what it contributes. */
+    for (int i = 0; i <= rank; i++)
+        ir[dsp[rank] + i] = rank;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ir, cnt, dsp, MPI_INT, dup); /* 4 */
+    CHECK(ir[dsp[3] + 3] == 3 && ir[dsp[1]] == 1);
+    MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ir, cnt, dsp, MPI_INT, dup, &rq[0]); /* 5 */
+    MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    MPI_Comm_free(&dup);                                         /* 6 */
 
     /* cart: 2x2, no reorder. World Seq 37. On cart: Seq 1..4. */
     MPI_Comm cart, row;
