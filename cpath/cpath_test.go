@@ -147,15 +147,17 @@ func TestKnownGraphs(t *testing.T) {
 // for vertex, and counts the same work.
 func checkDAGPath(t *testing.T, name string, s *Solver, g *Graph, target int32, ref *Result) {
 	t.Helper()
-	p, st, err := s.DAGPath(g, target)
-	if err != nil {
-		t.Fatalf("%s: DAGPath: %v", name, err)
-	}
-	if !reflect.DeepEqual(p, ref.Path) {
-		t.Fatalf("%s: DAGPath's path %v (%d), DAG's %v (%d)", name, p.Vertices, p.Length, ref.Path.Vertices, ref.Path.Length)
-	}
-	if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
-		t.Fatalf("%s: DAGPath's stats %+v, DAG's %+v", name, st, ref.Stats)
+	for _, pipeline := range []bool{false, true} {
+		p, st, err := s.dagPath(g, target, pipeline)
+		if err != nil {
+			t.Fatalf("%s: DAGPath (pipelined %v): %v", name, pipeline, err)
+		}
+		if !reflect.DeepEqual(p, ref.Path) {
+			t.Fatalf("%s: DAGPath's path (pipelined %v) %v (%d), DAG's %v (%d)", name, pipeline, p.Vertices, p.Length, ref.Path.Vertices, ref.Path.Length)
+		}
+		if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
+			t.Fatalf("%s: DAGPath's stats (pipelined %v) %+v, DAG's %+v", name, pipeline, st, ref.Stats)
+		}
 	}
 }
 
@@ -204,8 +206,10 @@ func TestCycles(t *testing.T) {
 				t.Errorf("%s/%s: no error, path %v", tc.name, a.name, r.Path.Vertices)
 			}
 		}
-		if p, _, err := new(Solver).DAGPath(g, tc.target); err == nil || !strings.Contains(err.Error(), "cycle") {
-			t.Errorf("%s/DAGPath: error %v, path %v, want a cycle", tc.name, err, p.Vertices)
+		for _, pipeline := range []bool{false, true} {
+			if p, _, err := new(Solver).dagPath(g, tc.target, pipeline); err == nil || !strings.Contains(err.Error(), "cycle") {
+				t.Errorf("%s/DAGPath (pipelined %v): error %v, path %v, want a cycle", tc.name, pipeline, err, p.Vertices)
+			}
 		}
 	}
 	// A cycle that cannot reach the target is no obstacle.
@@ -398,5 +402,36 @@ func TestRandomDAGs(t *testing.T) {
 				t.Fatalf("%s: %s differs from dag", name, a.name)
 			}
 		}
+	}
+}
+
+// TestDAGPathLarge: graphs of many of the pipelined search's batches, so
+// that its work runs beside the search rather than after it: chains (the
+// ranks' calls) with edges between them, always forward in position, and
+// a last vertex after every chain's end; weights of 0-3, for ties.
+func TestDAGPathLarge(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for it := 0; it < 4; it++ {
+		chains, length := 2+rng.Intn(15), 2000+rng.Intn(10_000)
+		n := chains*length + 1
+		var es []edge
+		for c := 0; c < chains; c++ {
+			for i := 1; i < length; i++ {
+				es = append(es, edge{int32(c*length + i - 1), int32(c*length + i), int64(rng.Intn(4))})
+			}
+			es = append(es, edge{int32(c*length + length - 1), int32(n - 1), int64(rng.Intn(4))})
+		}
+		for k := 0; k < chains*length/4; k++ {
+			i := rng.Intn(length - 1)
+			j := i + 1 + rng.Intn(min(50, length-1-i))
+			es = append(es, edge{int32(rng.Intn(chains)*length + i), int32(rng.Intn(chains)*length + j), int64(rng.Intn(4))})
+		}
+		g := build(n, es)
+		ref, err := DAG(g, int32(n-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("graph %d: %d vertices, %d reach the target", it, n, ref.Stats.Reached)
+		checkDAGPath(t, fmt.Sprintf("graph %d (n=%d)", it, n), new(Solver), g, int32(n-1), ref)
 	}
 }

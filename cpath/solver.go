@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync/atomic"
 )
 
 // Solver holds the scratch buffers of the algorithms so that repeated runs
@@ -86,8 +88,16 @@ func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
 // gives (a vertex on DAG's path is such a vertex, and its Succ is the
 // smallest tight successor on a longest path). On the 16 M-call log's
 // 32 M vertices this took about half of DAG's time, whose second pass
-// reads Dist and Succ in an order no cache follows.
+// reads Dist and Succ in an order no cache follows. With more than one
+// core, each vertex's distance is taken on a second one, in the order the
+// search finishes them (pipelined): 0.67-0.72 s -> 0.46-0.51 s there.
 func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
+	return s.dagPath(g, target, runtime.GOMAXPROCS(0) > 1)
+}
+
+// dagPath is DAGPath, with the work on each vertex beside the search
+// (pipelined) or in it.
+func (s *Solver) dagPath(g *Graph, target int32, pipeline bool) (Path, Stats, error) {
 	if err := g.check(target); err != nil {
 		return Path{}, Stats{}, err
 	}
@@ -97,7 +107,9 @@ func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
 	}
 	from := s.from[:n]
 	var st Stats
-	reached, err := s.depthFirst(g, target, false, func(v int32) {
+	var reached int
+	var err error
+	pull := func(v int32) {
 		lo, hi := g.InStart[v], g.InStart[v+1]
 		var d int64 // a source's
 		if lo < hi {
@@ -108,7 +120,12 @@ func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
 		}
 		from[v] = d
 		st.Relaxations += int64(hi - lo)
-	})
+	}
+	if pipeline {
+		reached, err = s.pipelined(g, target, pull)
+	} else {
+		reached, err = s.depthFirst(g, target, false, pull)
+	}
 	if err != nil {
 		return Path{}, Stats{}, err
 	}
@@ -154,6 +171,53 @@ func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
 		}
 	}
 	return p, st, nil
+}
+
+// pipelined is depthFirst from target with finish run on a second
+// goroutine, in the order the search finishes the vertices (so each after
+// its predecessors): the search and the work on each vertex then take two
+// cores. The search publishes what it finished in batches; finish runs
+// on all of them before pipelined returns.
+func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, error) {
+	n := g.N
+	if cap(s.order) < n {
+		s.order = make([]int32, n)
+	}
+	order := s.order[:n]
+	const batch = 1 << 12
+	var published atomic.Int64 // order[:published] is finished; -1-k: the search ended with k
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; {
+			p := published.Load()
+			last := p < 0
+			if last {
+				p = -1 - p
+			}
+			for ; i < int(p); i++ {
+				finish(order[i])
+			}
+			if last {
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	k := 0
+	reached, err := s.depthFirst(g, target, false, func(v int32) {
+		order[k] = v
+		k++
+		if k%batch == 0 {
+			published.Store(int64(k))
+		}
+	})
+	if err != nil {
+		k = 0 // the vertices' work is moot
+	}
+	published.Store(-1 - int64(k))
+	<-done
+	return reached, err
 }
 
 // relax offers u the path through its successor v, c long: a longer one
