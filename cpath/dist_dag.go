@@ -11,9 +11,10 @@ import (
 // DistDAG is the sequential reference on a distributed graph: the ranks'
 // CSR shares are gathered on rank 0 (their vertex ranges are contiguous,
 // so the shares are concatenated), which finds DAG's path on the whole
-// graph (Solver.DAGPath). With one rank the graph is used in place, without copying. It
-// must be called on every rank of c together; errors (a malformed share,
-// a cycle) are returned on every rank, and the Path is complete on rank 0.
+// graph (Solver.DAGPath). With one rank the graph is used in place,
+// without copying. It must be called on every rank of c together; errors
+// (a malformed share, a cycle) are returned on every rank, and the Path
+// is complete on rank 0.
 //
 // Rank 0 needs the whole graph in memory: this is the reference to check
 // the distributed algorithms against and the fastest choice while the

@@ -201,6 +201,8 @@ func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, e
 			if last {
 				return
 			}
+			// Caught up: let the search (or anything else) have the core
+			// rather than wait for the next batch on it.
 			runtime.Gosched()
 		}
 	}()

@@ -175,7 +175,7 @@ func newWhole(g *cpath.Graph, kind []graph.EdgeKind, op []trace.Op, rankStart []
 		w.order[nord], at[v] = v, nord
 		nord++
 	}); err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, err // "cpath: the graph has a cycle through vertex …"
 	}
 	// The rows' starts: each range's sum of row lengths, then the ranges'
 	// rows offset by the ranges before.
