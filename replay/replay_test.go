@@ -448,3 +448,65 @@ func TestReplayWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestNewWholeRows: the renumbered graph is in topological order, and
+// each row holds its vertex's edges by source id, equal sources in their
+// order (stable), with their weights and kinds, rows in the CSR order or
+// not, in ranges written apart.
+func TestNewWholeRows(t *testing.T) {
+	type e struct {
+		u, v int32
+		w    int64
+		k    graph.EdgeKind
+	}
+	// Vertices 0-3 are the S and E of 2 calls, 4 and 5 hubs. Row 3 is
+	// [2 0 2 1] and row 5 [4 3]: out of source order.
+	es := []e{{0, 1, 3, graph.EdgeCall}, {1, 2, 4, graph.EdgeProgram},
+		{2, 3, 5, graph.EdgeLateSender}, {0, 3, 7, graph.EdgeCollective}, {2, 3, 9, graph.EdgeRMA}, {1, 3, 1, graph.EdgeLaunch},
+		{0, 4, 0, graph.EdgeHubIn}, {4, 5, 2, graph.EdgeHubOut}, {3, 5, 6, graph.EdgeCall}}
+	n := 6
+	g := &cpath.Graph{N: n, InStart: make([]int32, n+1)}
+	var kind []graph.EdgeKind
+	var ws []int64
+	for v := int32(0); v < int32(n); v++ {
+		for _, x := range es {
+			if x.v == v {
+				g.InSrc = append(g.InSrc, x.u)
+				ws = append(ws, x.w)
+				kind = append(kind, x.k)
+			}
+		}
+		g.InStart[v+1] = int32(len(g.InSrc))
+	}
+	g.InWeight = graph.WeightsOf(ws)
+	w, err := newWhole(g, kind, []trace.Op{trace.OpSend, trace.OpRecv}, []int32{0, 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := make([]int32, n)
+	for i, v := range w.order {
+		pos[v] = int32(i)
+	}
+	for i, v := range w.order {
+		var got, want []e
+		for x := w.start[i]; x < w.start[i+1]; x++ {
+			if w.src[x] >= int32(i) {
+				t.Errorf("vertex %d at %d: an edge from position %d, not before it", v, i, w.src[x])
+			}
+			got = append(got, e{w.order[w.src[x]], v, w.weight.At(x), w.kind[x]})
+		}
+		for _, u := range []int32{0, 1, 2, 3, 4, 5} { // by source id, stable
+			for _, x := range es {
+				if x.v == v && x.u == u {
+					want = append(want, x)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("vertex %d: row %v, want %v", v, got, want)
+		}
+	}
+	if w.start[n] != int32(len(es)) {
+		t.Errorf("%d edges in the rows, want %d", w.start[n], len(es))
+	}
+}
