@@ -902,7 +902,7 @@ func (b *builder) collectives() error {
 	})
 	deps := make([][]wireDep, c.Size())
 	cd := collDepper{ranks: p.Ranks, comms: p.Comms, rank: p.Rank}
-	partial, mixed, noData := 0, 0, 0
+	partial, mixed, noData, repeated := 0, 0, 0, 0
 	var post, done []int32 // the instance's members, reused from one to the next
 	var start []int64
 	var bytes []uint64
@@ -919,6 +919,17 @@ func (b *builder) collectives() error {
 		}
 		if !ok {
 			mixed++
+			continue
+		}
+		// A rank's calls are numbered together, so a rank twice in an
+		// instance (one sequence number on two of its calls) is two
+		// neighbours in grp's order.
+		twice := false
+		for k := 1; k < len(grp); k++ {
+			twice = twice || p.Rank(grp[k].Post) == p.Rank(grp[k-1].Post)
+		}
+		if twice {
+			repeated++
 			continue
 		}
 		inter := p.Comms[grp[0].Comm].Inter
@@ -983,7 +994,7 @@ func (b *builder) collectives() error {
 	if err := b.shipDeps(deps); err != nil {
 		return err
 	}
-	counts := []int64{int64(partial), int64(mixed), int64(noData)}
+	counts := []int64{int64(partial), int64(mixed), int64(noData), int64(repeated)}
 	if err := c.Allreduce(counts, mpix.Sum); err != nil {
 		return err
 	}
@@ -995,6 +1006,9 @@ func (b *builder) collectives() error {
 	}
 	if counts[1] > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances disagree on the operation across ranks; skipped", counts[1]))
+	}
+	if counts[3] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d collective instances have a rank take part twice (two of its calls with one communicator and sequence number: collectives on one communicator from several threads at once, which MPI forbids, or a damaged log); skipped", counts[3]))
 	}
 	return nil
 }

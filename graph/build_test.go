@@ -706,6 +706,35 @@ func TestZeroByteCollective(t *testing.T) {
 	}
 }
 
+// TestRankTwiceInCollective: two threads of rank 0 log an MPI_Allreduce
+// with one sequence number on one communicator (collectives from several
+// threads at once, which MPI forbids; found by FuzzBuild). The instance
+// had three members for two ranks and rank 0's calls waited for each
+// other: the critical path fell short of the run. It is left out, with a
+// note, and the path still spans the run.
+func TestRankTwiceInCollective(t *testing.T) {
+	allreduce := func(start, end int64, thread uint16) trace.Record {
+		r := call(trace.OpAllreduce, start, end)
+		r.Comm, r.Seq, r.Thread, r.Bytes = trace.CommWorld, 1, thread, 8
+		return r
+	}
+	recs := [][]trace.Record{
+		{call(trace.OpInit, 0, 10), allreduce(100, 500, 0), allreduce(200, 300, 1), secondBarrier(6000, 6010)},
+		{call(trace.OpInit, 0, 10), allreduce(400, 510, 0), secondBarrier(6000, 6010)},
+	}
+	dir := t.TempDir()
+	writeLogs(t, dir, recs)
+	g := mustBuild(t, dir)
+	checkEdges(t, g)
+	pathAsLongAsRun(t, g)
+	if slices.ContainsFunc(g.Colls, func(c graph.Collective) bool { return c.Op == trace.OpAllreduce }) {
+		t.Fatalf("instances %+v: want the MPI_Allreduce left out", g.Colls)
+	}
+	if !slices.ContainsFunc(g.Notes, func(n string) bool { return strings.HasPrefix(n, "1 collective instances have a rank take part twice") }) {
+		t.Fatalf("notes %q: want the repeated rank noted", g.Notes)
+	}
+}
+
 // TestImprobeRun: a run of MPI_Improbe calls that found nothing matched no
 // message. As one, its record (Peer: the source asked for) took the place
 // of the message the productive MPI_Improbe after it took, and every later
