@@ -950,20 +950,21 @@ func comparePartsTo(t *testing.T, what string, one *graph.PAG, parts []*graph.PA
 	}
 }
 
-// TestExactAlgorithmsAgree runs every exact algorithm on the graph of
-// generated runs (every pattern, and skewed clocks) built by 1 to 4
-// analyzer ranks of an in-process job: each returns the path one
-// process's dag finds, vertex for vertex, and its length.
-func TestExactAlgorithmsAgree(t *testing.T) {
-	type algo struct {
-		name string
-		run  func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error)
-	}
+// exactAlgo is one exact critical-path algorithm as the analyzer runs it
+// on an analyzer rank's part of the PAG.
+type exactAlgo struct {
+	name string
+	run  func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error)
+}
+
+// exactAlgos are every exact algorithm: dag, Dijkstra and Δ-stepping (by
+// distance and by vertex time), and split in each mode.
+func exactAlgos() []exactAlgo {
 	dist := func(g *graph.PAG) *cpath.DistGraph {
 		return &cpath.DistGraph{N: g.NumVertices(), Bounds: g.Bounds, Lo: g.Bounds[g.Part], Hi: g.Bounds[g.Part+1],
 			InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight, Target: g.Target}
 	}
-	algos := []algo{
+	algos := []exactAlgo{
 		{"dag", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAG(c, dist(g)) }},
 		{"dijkstra", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, dist(g)) }},
 		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
@@ -981,15 +982,45 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		}},
 	}
 	for _, mode := range cpath.SplitModes {
-		algos = append(algos, algo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
+		algos = append(algos, exactAlgo{"split/" + string(mode), func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
 			if err := g.Splits(c); err != nil {
 				return nil, err
 			}
 			return cpath.Split(c, dist(g), &cpath.SplitInput{Split: g.Split, Exit: append(slices.Clone(g.SyncHub), g.Target)}, mode)
 		}})
 	}
+	return algos
+}
+
+// pathAtP builds run's PAG in an in-process job of P ranks and runs a on
+// it: rank 0's path, or the first rank's error.
+func pathAtP(run *graph.Run, a exactAlgo, P int) (cpath.Path, error) {
+	res := make([]*cpath.DistResult, P)
+	errs := make([]error, P)
+	mpixtest.Run(P, func(c mpix.Comm) {
+		g, err := graph.Build(c, run)
+		if err != nil {
+			errs[c.Rank()] = err
+			return
+		}
+		res[c.Rank()], errs[c.Rank()] = a.run(c, g)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return cpath.Path{}, err
+		}
+	}
+	return res[0].Path, nil
+}
+
+// TestExactAlgorithmsAgree runs every exact algorithm on the graph of
+// generated runs (every pattern, and skewed clocks) built by 1 to 4
+// analyzer ranks of an in-process job: each returns the path one
+// process's dag finds, vertex for vertex, and its length.
+func TestExactAlgorithmsAgree(t *testing.T) {
+	algos := exactAlgos()
 	if testing.Short() {
-		algos = slices.DeleteFunc(algos, func(a algo) bool { return a.name == "dijkstra" || a.name == "delta" })
+		algos = slices.DeleteFunc(algos, func(a exactAlgo) bool { return a.name == "dijkstra" || a.name == "delta" })
 		t.Log("-short: dijkstra and delta without times left out")
 	}
 	for name, dir := range testRuns(t, 5, 600, 13) {
@@ -1000,22 +1031,11 @@ func TestExactAlgorithmsAgree(t *testing.T) {
 		}
 		for _, a := range algos {
 			for P := 1; P <= 4; P++ {
-				res := make([]*cpath.DistResult, P)
-				errs := make([]error, P)
-				mpixtest.Run(P, func(c mpix.Comm) {
-					g, err := graph.Build(c, run)
-					if err != nil {
-						errs[c.Rank()] = err
-						return
-					}
-					res[c.Rank()], errs[c.Rank()] = a.run(c, g)
-				})
-				for _, err := range errs {
-					if err != nil {
-						t.Fatalf("%s %s P=%d: %v", name, a.name, P, err)
-					}
+				got, err := pathAtP(run, a, P)
+				if err != nil {
+					t.Fatalf("%s %s P=%d: %v", name, a.name, P, err)
 				}
-				if got := res[0].Path; got.Length != ref.Length || !slices.Equal(got.Vertices, ref.Vertices) {
+				if got.Length != ref.Length || !slices.Equal(got.Vertices, ref.Vertices) {
 					t.Fatalf("%s %s P=%d: path of %d vertices, %d ns; dag in one process: %d vertices, %d ns",
 						name, a.name, P, len(got.Vertices), got.Length, len(ref.Vertices), ref.Length)
 				}

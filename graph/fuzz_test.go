@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cpath/cpath/cpath"
@@ -79,7 +80,8 @@ func writeLogs(t *testing.T, dir string, recs [][]trace.Record) {
 // range, weights not negative) and searchable to the end (a path, or a
 // clean error for logs that contradict themselves). A path it finds is as
 // long as the run: the clocks corrected, every stretch of the run lies on
-// a chain of edges that carry it.
+// a chain of edges that carry it. And every exact algorithm, at 1 to 3
+// analyzer ranks, finds the same path, vertex for vertex.
 func FuzzBuild(f *testing.F) {
 	f.Add([]byte{})
 	// A send from rank 0 matched by a receive on rank 1, then a barrier.
@@ -136,8 +138,23 @@ func FuzzBuild(f *testing.F) {
 			t.Fatal(err)
 		}
 		res, err := cpath.DAG(graphOf(g), g.Target)
-		if err == nil && res.Path.Length != g.T1-g.T0 {
+		if err != nil {
+			return
+		}
+		if res.Path.Length != g.T1-g.T0 {
 			t.Fatalf("path %d ns, run %d ns", res.Path.Length, g.T1-g.T0)
+		}
+		for _, a := range exactAlgos() {
+			for P := 1; P <= 3; P++ {
+				got, err := pathAtP(run, a, P)
+				if err != nil {
+					t.Fatalf("%s P=%d: %v (dag in one process found a path)", a.name, P, err)
+				}
+				if got.Length != res.Path.Length || !slices.Equal(got.Vertices, res.Path.Vertices) {
+					t.Fatalf("%s P=%d: path of %d vertices, %d ns; dag in one process: %d vertices, %d ns",
+						a.name, P, len(got.Vertices), got.Length, len(res.Path.Vertices), res.Path.Length)
+				}
+			}
 		}
 	})
 }
