@@ -13,18 +13,23 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// fuzzRun turns fuzz bytes into the records of a 2-rank run, 12 bytes a
-// record, with small ranges for communicators, peers, tags, sequence
-// numbers and requests so that the records meet one another, and writes
-// the logs (well framed: FuzzRead covers the framing) into dir.
+// fuzzRun turns fuzz bytes into the records of a run of 2 ranks (3 when
+// the first byte's top bit is set), 12 bytes a record, with small ranges
+// for communicators, peers, tags, roots, sequence numbers and requests so
+// that the records meet one another, and writes the logs (well framed:
+// FuzzRead covers the framing) into dir.
 func fuzzRun(t *testing.T, dir string, data []byte) {
-	var recs [2][]trace.Record
-	now := [2]int64{1000, 1000}
+	ranks := 2
+	if len(data) > 0 && data[0]&0x80 != 0 {
+		ranks = 3
+	}
+	recs := make([][]trace.Record, ranks)
+	now := []int64{1000, 1000, 1000}
 	for ; len(data) >= 12; data = data[12:] {
 		b := data[:12]
-		r := int(b[0] & 1)
+		r := int(b[0]&3) % ranks
 		rec := trace.Record{Op: trace.Op(b[1] % uint8(trace.NumOps)), Flags: trace.Flags(b[2]), Thread: uint16(b[3] & 1),
-			Comm: uint32(b[4] % 3), Peer: int32(b[5]%4) - 1, Tag: int32(b[6] % 3), Root: int32(b[7]%3) - 1,
+			Comm: uint32(b[4] % 3), Peer: int32(b[5]%4) - 1, Tag: int32(b[6] % 3), Root: int32(b[7]%4) - 1,
 			Seq: uint32(b[8] % 4), Req: uint32(b[9] % 5), Bytes: uint64(b[10]) << 10, CallSite: 0x1000}
 		if rec.Op.Class() != trace.ClassSub {
 			rec.Start = now[r] + int64(b[10])
@@ -33,7 +38,7 @@ func fuzzRun(t *testing.T, dir string, data []byte) {
 		}
 		recs[r] = append(recs[r], rec)
 	}
-	writeLogs(t, dir, recs[:])
+	writeLogs(t, dir, recs)
 }
 
 // writeLogs writes one log per rank of recs into dir (a run "fuzz" of
@@ -122,6 +127,17 @@ func FuzzBuild(f *testing.F) {
 		0, byte(trace.OpRecv), 0, 0, 0, 2, 0, 0, 0, 0, 10, 50,
 		0, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 200, 10,
 		1, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 250, 10,
+	})
+	// Three ranks (the first byte's top bit): 0 sends to 1, 1 to 2, then
+	// all three meet in a barrier.
+	f.Add([]byte{
+		0x80, byte(trace.OpSend), 0, 0, 0, 2, 0, 0, 0, 0, 5, 9,
+		0x81, byte(trace.OpRecv), 0, 0, 0, 1, 0, 0, 0, 0, 1, 30,
+		0x81, byte(trace.OpSend), 0, 0, 0, 3, 0, 0, 0, 0, 1, 9,
+		0x82, byte(trace.OpRecv), 0, 0, 0, 2, 0, 0, 0, 0, 1, 60,
+		0x80, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 3, 4,
+		0x81, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 3, 4,
+		0x82, byte(trace.OpBarrier), 0, 0, 0, 0, 0, 0, 1, 0, 3, 4,
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
