@@ -1162,10 +1162,10 @@ func (b *builder) correctClocks() error {
 			switch {
 			case pass == 0 && round == 0:
 				// Only a dependency that runs backwards can move a call,
-				// and it stays so until a cause moves, which the passes
-				// after this one follow: checking the ones countBackwards
-				// found, not all, is the same pass (0.2 s of the 16 M-call
-				// halo log's analysis, where none runs backwards).
+				// and one that does not stays so until its cause moves,
+				// which the passes after this one follow: checking the
+				// ones countBackwards found, not all, is the same pass,
+				// and on logs whose clocks agree an empty one.
 				for _, i := range backwards {
 					if check(i) {
 						moved = true
