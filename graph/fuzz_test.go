@@ -10,6 +10,7 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -86,7 +87,8 @@ func writeLogs(t *testing.T, dir string, recs [][]trace.Record) {
 // clean error for logs that contradict themselves). A path it finds is as
 // long as the run: the clocks corrected, every stretch of the run lies on
 // a chain of edges that carry it. And every exact algorithm, at 1 to 3
-// analyzer ranks, finds the same path, vertex for vertex.
+// analyzer ranks, finds the same path, vertex for vertex; logs that one
+// process refuses, 2 and 3 analyzer ranks refuse with the same error.
 func FuzzBuild(f *testing.F) {
 	f.Add([]byte{})
 	// A send from rank 0 matched by a receive on rank 1, then a barrier.
@@ -148,6 +150,17 @@ func FuzzBuild(f *testing.F) {
 		}
 		g, err := graph.Build(&mpix.Single{}, run)
 		if err != nil {
+			// Logs one process refuses, every analyzer job refuses, on
+			// every rank, with the same one line.
+			for P := 2; P <= 3; P++ {
+				errs := make([]error, P)
+				mpixtest.Run(P, func(c mpix.Comm) { _, errs[c.Rank()] = graph.Build(c, run) })
+				for r, e := range errs {
+					if e == nil || e.Error() != err.Error() {
+						t.Fatalf("P=%d rank %d: %v; one process: %v", P, r, e, err)
+					}
+				}
+			}
 			return
 		}
 		if err := graphOf(g).Validate(); err != nil {
