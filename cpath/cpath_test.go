@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,6 +158,65 @@ func checkDAGPath(t *testing.T, name string, s *Solver, g *Graph, target int32, 
 		}
 		if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
 			t.Fatalf("%s: DAGPath's stats (pipelined %v) %+v, DAG's %+v", name, pipeline, st, ref.Stats)
+		}
+		checkFinished(t, fmt.Sprintf("%s (pipelined %v)", name, pipeline), g, target, s.Finished())
+	}
+}
+
+// checkFinished: the order DAGPath finished the vertices in is a
+// topological order of the target's ancestors (and the target), and
+// TopoOrder completes it to one of every vertex.
+func checkFinished(t *testing.T, name string, g *Graph, target int32, first []int32) {
+	t.Helper()
+	ancestor := make([]bool, g.N)
+	ancestor[target] = true
+	for stack := []int32{target}; len(stack) > 0; {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range g.InSrc[g.InStart[v]:g.InStart[v+1]] {
+			if !ancestor[u] {
+				ancestor[u] = true
+				stack = append(stack, u)
+			}
+		}
+	}
+	want := 0
+	for _, a := range ancestor {
+		if a {
+			want++
+		}
+	}
+	if len(first) != want {
+		t.Fatalf("%s: %d vertices finished, want the %d ancestors of %d", name, len(first), want, target)
+	}
+	var order []int32
+	if err := TopoOrder(g, first, func(v int32) { order = append(order, v) }); err != nil {
+		t.Fatalf("%s: TopoOrder: %v", name, err)
+	}
+	if len(order) != g.N || !slices.Equal(order[:len(first)], first) {
+		t.Fatalf("%s: TopoOrder gave %d vertices (of %d), starting %v; want %v first", name, len(order), g.N, order[:min(len(order), 8)], first[:min(len(first), 8)])
+	}
+	pos := make([]int, g.N)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, v := range order {
+		if pos[v] >= 0 {
+			t.Fatalf("%s: vertex %d twice in the order", name, v)
+		}
+		pos[v] = i
+	}
+	for v := int32(0); int(v) < g.N; v++ {
+		for _, u := range g.InSrc[g.InStart[v]:g.InStart[v+1]] {
+			if pos[u] >= pos[v] {
+				t.Fatalf("%s: edge %d->%d, but %d comes at %d and %d at %d", name, u, v, u, pos[u], v, pos[v])
+			}
+			if i := pos[v]; i < len(first) && !ancestor[u] {
+				t.Fatalf("%s: %d is in the order finished but its cause %d is no ancestor", name, v, u)
+			}
+		}
+		if (pos[v] < len(first)) != ancestor[v] {
+			t.Fatalf("%s: vertex %d at %d: ancestor %v, but %d finished", name, v, pos[v], ancestor[v], len(first))
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package cpath
 
+import "fmt"
+
 // depthFirst is the one depth-first search over incoming edges that the
 // sequential searches and the replay's renumbering share: iterative (a
 // path can be millions of vertices deep), with the colours in two bits a
@@ -65,15 +67,34 @@ outer:
 }
 
 // TopoOrder calls finish with every vertex of g in a topological order
-// (each after all its predecessors): the search from each vertex not yet
-// reached, in id order. A cycle is an error naming a vertex on it.
-func TopoOrder(g *Graph, finish func(v int32)) error {
+// (each after all its predecessors). The vertices of first come first, in
+// its order: it must be a topological order of a set of vertices that
+// holds every predecessor of its members, such as the ancestors of the
+// target that DAGPath searched (Solver.Finished), or empty. The rest
+// follow, the search from each vertex not reached yet, in id order. A
+// cycle among them is an error naming a vertex on it.
+func TopoOrder(g *Graph, first []int32, finish func(v int32)) error {
 	if g == nil || g.N == 0 {
 		return nil
 	}
 	if err := g.check(0); err != nil {
 		return err
 	}
-	_, err := new(Solver).depthFirst(g, 0, true, finish)
-	return err
+	s := &Solver{colour: make([]uint64, (g.N+31)/32)}
+	for _, v := range first {
+		if v < 0 || int(v) >= g.N || s.colour[v/32]>>(2*(v%32))&3 != 0 {
+			return fmt.Errorf("cpath: the order given has vertex %d twice or outside the graph (%d vertices)", v, g.N)
+		}
+		s.colour[v/32] |= 3 << (2 * (v % 32)) // finished
+		finish(v)
+	}
+	// The search's stack holds only vertices not finished yet.
+	rest := g.N - len(first)
+	s.stack, s.cursor = make([]int32, rest+1), make([]int32, rest+1)
+	for r := int32(0); int(r) < g.N; r++ {
+		if _, err := s.searchFrom(g, r, finish); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -14,7 +14,8 @@ import (
 // graph (Solver.DAGPath). With one rank the graph is used in place,
 // without copying. It must be called on every rank of c together; errors
 // (a malformed share, a cycle) are returned on every rank, and the Path
-// is complete on rank 0.
+// is complete on rank 0, with the whole graph and the order its search
+// finished the ancestors of the target in (Whole).
 //
 // Rank 0 needs the whole graph in memory: this is the reference to check
 // the distributed algorithms against and the fastest choice while the
@@ -32,7 +33,9 @@ func DistDAG(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 	graph.Timings().Mark(c.Rank(), "dag-gather")
 	res := &DistResult{}
 	if c.Rank() == 0 {
-		res.Path, res.Stats.Stats, err = new(Solver).DAGPath(whole, g.Target)
+		s := new(Solver)
+		res.Path, res.Stats.Stats, err = s.DAGPath(whole, g.Target)
+		res.Whole = &Whole{Graph: whole, First: s.Finished()}
 	}
 	// The others wait without polling, leaving rank 0 the cores.
 	if ierr := mpix.Idle(c); err == nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,9 +147,12 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 			return
 		}
 		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
-		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win}
+		// With the path, the replay also takes the graph and the order
+		// DistDAG found, as the analyzer gives them; without, it gathers
+		// and searches the graph itself.
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Whole: cp.Whole}
 		if !givePath {
-			o.Path = cpath.Path{}
+			o.Path, o.Whole = cpath.Path{}, nil
 		}
 		r, err := Run(c, p, o)
 		errs[c.Rank()] = err
@@ -452,7 +456,9 @@ func TestReplayWindow(t *testing.T) {
 // TestNewWholeRows: the renumbered graph is in topological order, and
 // each row holds its vertex's edges by source id, equal sources in their
 // order (stable), with their weights and kinds, rows in the CSR order or
-// not, in ranges written apart.
+// not, in ranges written apart. An order to start from (the path
+// search's) comes first; one that is not topological, or has a vertex
+// twice, is an error.
 func TestNewWholeRows(t *testing.T) {
 	type e struct {
 		u, v int32
@@ -479,34 +485,50 @@ func TestNewWholeRows(t *testing.T) {
 		g.InStart[v+1] = int32(len(g.InSrc))
 	}
 	g.InWeight = graph.WeightsOf(ws)
-	w, err := newWhole(g, kind, []trace.Op{trace.OpSend, trace.OpRecv}, []int32{0, 2}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pos := make([]int32, n)
-	for i, v := range w.order {
-		pos[v] = int32(i)
-	}
-	for i, v := range w.order {
-		var got, want []e
-		for x := w.start[i]; x < w.start[i+1]; x++ {
-			if w.src[x] >= int32(i) {
-				t.Errorf("vertex %d at %d: an edge from position %d, not before it", v, i, w.src[x])
+	for _, tc := range []struct {
+		first   []int32
+		roomFor int // the first's buffer's capacity
+		err     string
+	}{
+		{first: nil},
+		{first: []int32{0, 4}},
+		{first: []int32{0, 1, 2, 3}, roomFor: n}, // the order is written into it
+		{first: []int32{1, 0}, err: "replay: the order given is not topological: vertex 1 comes before one of its causes"},
+		{first: []int32{0, 4, 0}, err: "cpath: the order given has vertex 0 twice or outside the graph (6 vertices)"},
+		{first: []int32{0, 6}, err: "cpath: the order given has vertex 6 twice or outside the graph (6 vertices)"},
+	} {
+		first := append(make([]int32, 0, max(len(tc.first), tc.roomFor)), tc.first...)
+		w, err := newWhole(g, first, kind, []trace.Op{trace.OpSend, trace.OpRecv}, []int32{0, 2}, 1)
+		if tc.err != "" || err != nil {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("first %v: error %v, want %q", tc.first, err, tc.err)
 			}
-			got = append(got, e{w.order[w.src[x]], v, w.weight.At(x), w.kind[x]})
+			continue
 		}
-		for _, u := range []int32{0, 1, 2, 3, 4, 5} { // by source id, stable
-			for _, x := range es {
-				if x.v == v && x.u == u {
-					want = append(want, x)
+		if !slices.Equal(w.order[:len(tc.first)], tc.first) {
+			t.Errorf("first %v: the order starts %v", tc.first, w.order)
+		}
+		for i, v := range w.order {
+			var got, want []e
+			for x := w.start[i]; x < w.start[i+1]; x++ {
+				if w.src[x] >= int32(i) {
+					t.Errorf("first %v: vertex %d at %d: an edge from position %d, not before it", tc.first, v, i, w.src[x])
+				}
+				got = append(got, e{w.order[w.src[x]], v, w.weight.At(x), w.kind[x]})
+			}
+			for _, u := range []int32{0, 1, 2, 3, 4, 5} { // by source id, stable
+				for _, x := range es {
+					if x.v == v && x.u == u {
+						want = append(want, x)
+					}
 				}
 			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("first %v: vertex %d: row %v, want %v", tc.first, v, got, want)
+			}
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("vertex %d: row %v, want %v", v, got, want)
+		if w.start[n] != int32(len(es)) {
+			t.Errorf("first %v: %d edges in the rows, want %d", tc.first, w.start[n], len(es))
 		}
-	}
-	if w.start[n] != int32(len(es)) {
-		t.Errorf("%d edges in the rows, want %d", w.start[n], len(es))
 	}
 }

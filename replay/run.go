@@ -8,8 +8,9 @@
 // site took half the time, if transfers were free.
 //
 // The solves run on rank 0 over the whole graph, gathered once (in place
-// with one analyzer rank), in a topological order found once: each is one
-// pass over the edges. The parts contribute what only they know: their
+// with one analyzer rank, or taken from dag's search), in a topological
+// order found once (starting from dag's): each is one pass over the
+// edges. The parts contribute what only they know: their
 // ranks' useful computation, phases and call sites.
 package replay
 
@@ -48,6 +49,10 @@ type Options struct {
 	// Window, if set, is a stretch of the run whose POP factors are
 	// wanted too (every rank passes the same).
 	Window *Window
+	// Whole, on rank 0, is the whole graph if the path search gathered it
+	// (cpath.DistResult.Whole): the replay takes it and the order the
+	// search found rather than gather and search again.
+	Whole *cpath.Whole
 }
 
 // Fixes is how many of the critical path's longest stretches of
@@ -182,7 +187,8 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		}
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
-	w, err := gatherWhole(c, p)
+	w, err := gatherWhole(c, p, o.Whole)
+	o.Whole = nil
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
@@ -517,14 +523,29 @@ func gatherBits(c mpix.Comm, p *graph.PAG, mine bits) (bits, error) {
 }
 
 // gatherWhole gathers the whole graph, its edges' kinds and its calls'
-// operations on rank 0 and finds its topological order there.
-func gatherWhole(c mpix.Comm, p *graph.PAG) (*whole, error) {
-	me := p.Part
-	dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
-		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
-	g, err := cpath.Gather(c, dg)
+// operations on rank 0 and finds its topological order there. The graph
+// and the start of the order come from given if rank 0 has it (the path
+// search's: nil on the other ranks).
+func gatherWhole(c mpix.Comm, p *graph.PAG, given *cpath.Whole) (*whole, error) {
+	have := int64(0)
+	if given != nil {
+		have = 1
+	}
+	have, err := mpix.AllreduceOne(c, have, mpix.Max)
 	if err != nil {
 		return nil, err
+	}
+	var g *cpath.Graph
+	var first []int32
+	if have == 0 {
+		me := p.Part
+		dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
+			InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
+		if g, err = cpath.Gather(c, dg); err != nil {
+			return nil, err
+		}
+	} else if given != nil {
+		g, first = given.Graph, given.First
 	}
 	kind, op := p.InKind, p.Op
 	if c.Size() > 1 {
@@ -546,5 +567,5 @@ func gatherWhole(c mpix.Comm, p *graph.PAG) (*whole, error) {
 			return nil, err
 		}
 	}
-	return newWhole(g, kind, op, p.RankStart, p.Ranks)
+	return newWhole(g, first, kind, op, p.RankStart, p.Ranks)
 }

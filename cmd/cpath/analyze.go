@@ -285,6 +285,14 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return fmt.Errorf("%s: %v", dir, err)
 	}
+	// dag's whole graph and order serve the replay, which would otherwise
+	// gather and search the graph again; without a replay they are
+	// garbage now.
+	whole := res.Whole
+	res.Whole = nil
+	if !o.replays() {
+		whole = nil
+	}
 	st := res.Stats
 	if topo != nil {
 		st = topo.Stats
@@ -324,7 +332,8 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	}
 	mark("gather")
 	prog.Stage("replaying the run: POP factors and what-if")
-	rr, err := replayRun(c, p, o, win, res.Path, calls)
+	rr, err := replayRun(c, p, o, win, res.Path, calls, whole)
+	whole = nil
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}

@@ -40,12 +40,16 @@ func parseWhatIf(list []string) (scenarios []replay.Scenario, noDefaults bool, e
 	return scenarios, noDefaults, nil
 }
 
+// replays reports whether the analysis replays the run (not --what-if=off).
+func (o analyzeOpts) replays() bool { return !slices.Contains(o.whatIf, noReplay) }
+
 // replayRun computes the POP factors and the what-if predictions over the
 // parts: rank 0 gets them, with the exact path (and its calls) to choose
 // the default scenarios from, and with --from/--to the window's factors.
-func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path cpath.Path, calls graph.CallTable) (*replay.Result, error) {
+// whole is the path search's whole graph on rank 0, if it gathered one.
+func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path cpath.Path, calls graph.CallTable, whole *cpath.Whole) (*replay.Result, error) {
 	scenarios, noDefaults, err := parseWhatIf(o.whatIf)
-	if err != nil || slices.Contains(o.whatIf, noReplay) {
+	if err != nil || !o.replays() {
 		return nil, err
 	}
 	names := &report.Input{PAG: p}
@@ -56,7 +60,7 @@ func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path
 	}
 	hex := &report.Input{PAG: p}
 	ro := replay.Options{Scenarios: scenarios, NoDefaults: noDefaults,
-		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite}
+		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite, Whole: whole}
 	if o.windowUsed {
 		ro.Window = &replay.Window{From: win.From, To: win.To}
 	}
