@@ -73,12 +73,12 @@ func BenchmarkSolve(b *testing.B) {
 		s := w.newSolver()
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
-				s.solve(tc.r, false)
+				s.solve(tc.r)
 			}
 		})
 		b.Run(tc.name+"+profile", func(b *testing.B) {
 			for range b.N {
-				_, end := s.solve(tc.r, true)
+				_, end := s.solve(tc.r)
 				s.profile(end)
 			}
 		})

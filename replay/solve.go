@@ -41,11 +41,11 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 	ideal := usefulOnly(notUseful)
 	var idealNs int64
 	jobs := []func(*solver){
-		func(s *solver) { idealNs, _ = s.solve(ideal, false) },
+		func(s *solver) { idealNs, _ = s.solve(ideal) },
 	}
 	if res.BaselineNs = pl.baselineNs; res.BaselineNs < 0 {
 		// No exact path given: the run as it was is one more solve.
-		jobs = append(jobs, func(s *solver) { res.BaselineNs, _ = s.solve(identity(), false) })
+		jobs = append(jobs, func(s *solver) { res.BaselineNs, _ = s.solve(identity()) })
 	}
 	if pl.phases > 1 {
 		jobs = append(jobs, func(s *solver) { res.POP.Phases = pl.solvePhases(s, ideal) })
@@ -79,7 +79,7 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 		}
 		jobs = append(jobs, func(s *solver) {
 			var end int32
-			wi.RuntimeNs, end = s.solve(r, true)
+			wi.RuntimeNs, end = s.solve(r)
 			wi.Ranks, wi.Ops = s.profile(end)
 		})
 	}
@@ -112,7 +112,7 @@ func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
 // at a time.
 const (
 	maxScratch       = 4 << 30
-	scratchPerVertex = 12
+	scratchPerVertex = 8
 )
 
 // solvePhases is the POP factors of each phase.

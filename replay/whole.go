@@ -34,16 +34,17 @@ type whole struct {
 }
 
 // solver is the scratch of one solve at a time, by position: each
-// vertex's longest distance from a source and the edge it came over (-1
-// at a source).
+// vertex's longest distance from a source under the rule of the last
+// solve. The edge each came over is not kept: walk finds it again on the
+// path's few rows, which saves a third of the scratch and its writes.
 type solver struct {
 	*whole
 	dist []int64
-	pred []int32
+	rule *rule // the last solve's
 }
 
 func (w *whole) newSolver() *solver {
-	return &solver{whole: w, dist: make([]int64, w.n), pred: make([]int32, w.n)}
+	return &solver{whole: w, dist: make([]int64, w.n)}
 }
 
 // parallel runs the jobs on workers solvers at once, each job on one.
@@ -243,66 +244,45 @@ func newWhole(g *cpath.Graph, first []int32, kind []graph.EdgeKind, op []trace.O
 }
 
 // solve computes every vertex's longest distance from a source under the
-// rule's weights, and with path the edge it came over (into s.dist,
-// s.pred, for walk), and
-// returns the longest, the predicted run time, and the position of the
-// vertex it ends at. Ties go to the smaller vertex id, so that the
-// answers do not depend on the order of the rows (that is, on how the
-// graph was cut).
-func (s *solver) solve(r *rule, path bool) (length int64, end int32) {
+// rule's weights (into s.dist, for walk), and returns the longest, the
+// predicted run time, and the position of the vertex it ends at. Ties go
+// to the smaller vertex id, so that the answers do not depend on the
+// order of the rows (that is, on how the graph was cut).
+func (s *solver) solve(r *rule) (length int64, end int32) {
 	w := s.whole
 	start, src, weight, kind, order := w.start, w.src, w.weight, w.kind, w.order
-	dist, pred := s.dist, s.pred
+	dist := s.dist
+	s.rule = r
 	modes := r.modes()
 	perCall := r.perCall()
 	tab := r.mul
 	for i, v := range order {
 		lo, hi := start[i], start[i+1]
 		if hi == lo {
-			dist[i], pred[i] = 0, -1
+			dist[i] = 0
 			continue
 		}
 		var best int64
-		m, mode := &tab, modes.end
-		switch {
-		case perCall:
-			m, mode = w.row(r, &modes, v, &tab)
-		case v >= 2*w.calls:
-			mode = plainRow
-		case v&1 == 0:
-			mode = modes.start
-		}
-		// The edge that gives the distance: the first of equals (rows are
-		// by source id).
-		from := lo
+		m, mode := w.rowRule(r, &modes, perCall, v, &tab)
 		switch mode {
 		case plainRow:
 			best = dist[src[lo]] + weight.At(lo)
 			for e := lo + 1; e < hi; e++ {
-				if d := dist[src[e]] + weight.At(e); d > best {
-					best, from = d, e
-				}
+				best = max(best, dist[src[e]]+weight.At(e))
 			}
 		case zeroRow:
 			best = dist[src[lo]]
 			for e := lo + 1; e < hi; e++ {
-				if d := dist[src[e]]; d > best {
-					best, from = d, e
-				}
+				best = max(best, dist[src[e]])
 			}
 		default:
 			best = dist[src[lo]] + scale(weight.At(lo), m[kind[lo]])
 			for e := lo + 1; e < hi; e++ {
-				if d := dist[src[e]] + scale(weight.At(e), m[kind[e]]); d > best {
-					best, from = d, e
-				}
+				best = max(best, dist[src[e]]+scale(weight.At(e), m[kind[e]]))
 			}
 		}
 		dist[i] = best
 		length = max(length, best)
-		if path {
-			pred[i] = from
-		}
 	}
 	// The vertex it ends at: the smallest id among the longest.
 	end = -1
@@ -312,6 +292,21 @@ func (s *solver) solve(r *rule, path bool) (length int64, end int32) {
 		}
 	}
 	return length, end
+}
+
+// rowRule is how the edges into vertex v are taken under r: their
+// factors by kind (tab, a copy of r.mul that perCall rules change) and
+// the mode.
+func (w *whole) rowRule(r *rule, modes *rowModes, perCall bool, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+	switch {
+	case perCall:
+		return w.row(r, modes, v, tab)
+	case v >= 2*w.calls:
+		return tab, plainRow
+	case v&1 == 0:
+		return tab, modes.start
+	}
+	return tab, modes.end
 }
 
 // How a row's weights are taken: as they are, all 0, or each times its
@@ -415,16 +410,33 @@ func (s *solver) solvePhases(r *rule, phase []int32, phases int) []int64 {
 // walk follows the longest path the last solve found back from position
 // end to its source, calling f with each edge's target vertex, kind and
 // weight under the solve's rule (the difference of the distances it
-// joins).
+// joins). The edge it takes into a vertex is the first of its row (rows
+// are by source id) that gives the vertex's distance, the one a solve
+// keeping its edges would keep.
 func (s *solver) walk(end int32, f func(v int32, k graph.EdgeKind, weight int64)) {
-	w := s.whole
-	for i := end; i >= 0; {
-		e := s.pred[i]
-		if e < 0 {
+	w, r, dist := s.whole, s.rule, s.dist
+	modes, perCall, tab := r.modes(), r.perCall(), r.mul
+	for i := end; ; {
+		lo, hi := w.start[i], w.start[i+1]
+		if lo == hi {
 			return
 		}
+		m, mode := w.rowRule(r, &modes, perCall, w.order[i], &tab)
+		e := lo
+		for ; e < hi-1; e++ {
+			var we int64
+			switch mode {
+			case plainRow:
+				we = w.weight.At(e)
+			case scaledRow:
+				we = scale(w.weight.At(e), m[w.kind[e]])
+			}
+			if dist[w.src[e]]+we == dist[i] {
+				break
+			}
+		}
 		u := w.src[e]
-		f(w.order[i], w.kind[e], s.dist[i]-s.dist[u])
+		f(w.order[i], w.kind[e], dist[i]-dist[u])
 		i = u
 	}
 }
