@@ -383,3 +383,11 @@ func (p *PAG) WaitsUnknown(c int32) bool {
 func (p *PAG) CompletesFileIO(c int32) bool {
 	return c >= p.CallLo && c < p.CallHi && len(p.fileDone) > 0 && p.fileDone.has(int(c-p.CallLo))
 }
+
+// DropEdges lets go of the part's edges (InStart, InSrc, InWeight,
+// InKind) for a caller that holds a copy of them and that nothing after
+// it reads them from p: the replay, whose renumbered copy would otherwise
+// sit beside them at the analysis's peak.
+func (p *PAG) DropEdges() {
+	p.InStart, p.InSrc, p.InWeight, p.InKind = nil, nil, Weights{}, nil
+}

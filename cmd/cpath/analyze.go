@@ -331,6 +331,13 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		return err
 	}
 	mark("gather")
+	// The drawing reads the graph's edges, which the replay may drop.
+	var dotEdges []report.DOTEdge
+	if o.dot != "" {
+		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
+			return err
+		}
+	}
 	prog.Stage("replaying the run: POP factors and what-if")
 	rr, err := replayRun(c, p, o, win, res.Path, calls, whole)
 	whole = nil
@@ -344,12 +351,6 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		runtime.GC()
 	}
 	mark("replay")
-	var dotEdges []report.DOTEdge
-	if o.dot != "" {
-		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
-			return err
-		}
-	}
 	// From here rank 0 reports alone (but for its share of the
 	// timeline); the others wait for it without polling, so that it has
 	// the cores of a node they share. It meets them on every return.
