@@ -27,6 +27,7 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -170,8 +171,9 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		return nil, err
 	}
 	siteBits := make([]bits, len(sets))
-	for i, set := range sets {
-		if siteBits[i], err = gatherBits(c, p, markSites(p, set)); err != nil {
+	par.Do(len(sets), func(i int) { siteBits[i] = markSites(p, sets[i]) })
+	for i := range sets {
+		if siteBits[i], err = gatherBits(c, p, siteBits[i]); err != nil {
 			break
 		}
 	}
@@ -219,83 +221,84 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 }
 
 // rankInfos is the part's ranks' windows, phases, useful computation and
-// call sites.
+// call sites, a rank on each core at a time.
 func rankInfos(p *graph.PAG, windowed bool, from, to int64) []rankInfo {
-	var out []rankInfo
-	var seen [4096]uint64 // call sites seen, direct-mapped: a run has few
-	for r := p.RankLo; r < p.RankHi; r++ {
-		lo, hi := p.RankStart[r], p.RankStart[r+1]
-		ri := rankInfo{Rank: r, Init: lo - 1, Fin: hi - 1, Empty: lo == hi}
-		if windowed {
-			ri.Win = &windowInfo{}
-		}
-		if ri.Empty {
-			ri.Useful = []int64{0}
-			ri.PhaseFrom, ri.PhaseTo = []int64{0}, []int64{0}
-			out = append(out, ri)
-			continue
-		}
-		l0 := lo - p.CallLo
-		ri.From, ri.To = p.Start[l0], p.End[hi-1-p.CallLo]
-		known := map[uint64]bool{}
-		clear(seen[:])
-		for c := lo; c < hi; c++ {
-			l := c - p.CallLo
-			switch p.Op[l] {
-			case trace.OpInit, trace.OpInitThread:
-				if ri.Init < lo {
-					ri.Init, ri.From = c, p.End[l]
-				}
-			case trace.OpFinalize:
-				ri.Fin, ri.To, ri.Finalized = c, p.Start[l], true
-			case trace.OpPcontrol:
-				ri.Marks = append(ri.Marks, Mark{Call: c, Level: graph.PcontrolLevel(p.Bytes[l]), Start: p.Start[l], End: p.End[l]})
-			}
-			pc := p.Calls.CallSite(l)
-			if h := (pc * 0x9E3779B97F4A7C15) >> 52; seen[h] != pc {
-				seen[h] = pc
-				known[pc] = true
-			}
-		}
-		for pc := range known {
-			ri.Sites = append(ri.Sites, pc)
-		}
-		slices.Sort(ri.Sites)
-		// Only the marks inside the window count.
-		ri.Marks = slices.DeleteFunc(ri.Marks, func(m Mark) bool { return m.Call <= ri.Init || m.Call > ri.Fin })
-		k := len(ri.Marks)
-		ri.Useful = make([]int64, k+1)
-		ri.PhaseFrom, ri.PhaseTo = make([]int64, k+1), make([]int64, k+1)
-		ri.PhaseFrom[0], ri.PhaseTo[k] = ri.From, ri.To
-		for i, m := range ri.Marks {
-			ri.PhaseTo[i], ri.PhaseFrom[i+1] = m.Start, m.End
-		}
-		// The useful computation: the program edges into the calls after
-		// MPI_Init up to MPI_Finalize, each in the phase of the call it
-		// starts after (and with a window, their parts inside it).
-		winLo, winHi := max(from, ri.From), min(to, ri.To)
-		for c := ri.Init + 1; c <= ri.Fin; c++ {
-			v := 2 * (c - p.CallLo) // S(c)'s row
-			for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
-				if p.InKind[e] != graph.EdgeProgram {
-					continue
-				}
-				if ri.Win != nil {
-					if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
-						ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
-					}
-				}
-				ph := 0
-				if k > 0 {
-					a := p.InSrc[e] >> 1
-					ph = sort.Search(k, func(i int) bool { return ri.Marks[i].Call > a })
-				}
-				ri.Useful[ph] += p.InWeight.At(e)
-			}
-		}
-		out = append(out, ri)
-	}
+	out := make([]rankInfo, p.RankHi-p.RankLo)
+	par.Do(len(out), func(i int) { out[i] = rankInfoOf(p, p.RankLo+i, windowed, from, to) })
 	return out
+}
+
+// rankInfoOf is rankInfos' of rank r.
+func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
+	lo, hi := p.RankStart[r], p.RankStart[r+1]
+	ri := rankInfo{Rank: r, Init: lo - 1, Fin: hi - 1, Empty: lo == hi}
+	if windowed {
+		ri.Win = &windowInfo{}
+	}
+	if ri.Empty {
+		ri.Useful = []int64{0}
+		ri.PhaseFrom, ri.PhaseTo = []int64{0}, []int64{0}
+		return ri
+	}
+	l0 := lo - p.CallLo
+	ri.From, ri.To = p.Start[l0], p.End[hi-1-p.CallLo]
+	known := map[uint64]bool{}
+	var seen [4096]uint64 // call sites seen, direct-mapped: a run has few
+	for c := lo; c < hi; c++ {
+		l := c - p.CallLo
+		switch p.Op[l] {
+		case trace.OpInit, trace.OpInitThread:
+			if ri.Init < lo {
+				ri.Init, ri.From = c, p.End[l]
+			}
+		case trace.OpFinalize:
+			ri.Fin, ri.To, ri.Finalized = c, p.Start[l], true
+		case trace.OpPcontrol:
+			ri.Marks = append(ri.Marks, Mark{Call: c, Level: graph.PcontrolLevel(p.Bytes[l]), Start: p.Start[l], End: p.End[l]})
+		}
+		pc := p.Calls.CallSite(l)
+		if h := (pc * 0x9E3779B97F4A7C15) >> 52; seen[h] != pc {
+			seen[h] = pc
+			known[pc] = true
+		}
+	}
+	for pc := range known {
+		ri.Sites = append(ri.Sites, pc)
+	}
+	slices.Sort(ri.Sites)
+	// Only the marks inside the window count.
+	ri.Marks = slices.DeleteFunc(ri.Marks, func(m Mark) bool { return m.Call <= ri.Init || m.Call > ri.Fin })
+	k := len(ri.Marks)
+	ri.Useful = make([]int64, k+1)
+	ri.PhaseFrom, ri.PhaseTo = make([]int64, k+1), make([]int64, k+1)
+	ri.PhaseFrom[0], ri.PhaseTo[k] = ri.From, ri.To
+	for i, m := range ri.Marks {
+		ri.PhaseTo[i], ri.PhaseFrom[i+1] = m.Start, m.End
+	}
+	// The useful computation: the program edges into the calls after
+	// MPI_Init up to MPI_Finalize, each in the phase of the call it
+	// starts after (and with a window, their parts inside it).
+	winLo, winHi := max(from, ri.From), min(to, ri.To)
+	for c := ri.Init + 1; c <= ri.Fin; c++ {
+		v := 2 * (c - p.CallLo) // S(c)'s row
+		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
+			if p.InKind[e] != graph.EdgeProgram {
+				continue
+			}
+			if ri.Win != nil {
+				if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
+					ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
+				}
+			}
+			ph := 0
+			if k > 0 {
+				a := p.InSrc[e] >> 1
+				ph = sort.Search(k, func(i int) bool { return ri.Marks[i].Call > a })
+			}
+			ri.Useful[ph] += p.InWeight.At(e)
+		}
+	}
+	return ri
 }
 
 // plan is what rank 0 decided to solve.
