@@ -384,10 +384,16 @@ func (p *PAG) CompletesFileIO(c int32) bool {
 	return c >= p.CallLo && c < p.CallHi && len(p.fileDone) > 0 && p.fileDone.has(int(c-p.CallLo))
 }
 
-// DropEdges lets go of the part's edges (InStart, InSrc, InWeight,
-// InKind) for a caller that holds a copy of them and that nothing after
-// it reads them from p: the replay, whose renumbered copy would otherwise
-// sit beside them at the analysis's peak.
-func (p *PAG) DropEdges() {
+// Release lets go of everything the part holds per call, per edge and
+// per message (the calls, waits, edges, matched messages, collective
+// members and epochs), for a caller that needs no more of p than its
+// Summary: the replay, once it has its copy of the graph, whose solves
+// would otherwise hold their scratch beside all of it at the analysis's
+// peak.
+func (p *PAG) Release() {
+	p.Calls, p.fileDone, p.waitUnknown, p.HubTime = Calls{}, nil, nil, nil
 	p.InStart, p.InSrc, p.InWeight, p.InKind = nil, nil, Weights{}, nil
+	p.Waits, p.PartitionWaits, p.LateComplete, p.Epochs = nil, nil, nil, nil
+	p.MsgSend, p.MsgRecv, p.MsgBytes = nil, nil, nil
+	p.CollPost, p.CollDone, p.PostStart, p.DoneEnd, p.PostBytes, p.Split = nil, nil, nil, nil, nil, nil
 }

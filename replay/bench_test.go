@@ -38,7 +38,7 @@ func benchWhole(b *testing.B) *whole {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := gatherWhole(&mpix.Single{}, p, nil)
+	w, err := gatherWhole(&mpix.Single{}, p, nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func BenchmarkWhole(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := gatherWhole(&mpix.Single{}, p, nil); err != nil {
+		if _, err := gatherWhole(&mpix.Single{}, p, nil, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -148,15 +148,15 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 		}
 		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
 		// With the path, the replay also takes the graph and the order
-		// DistDAG found and drops the PAG's edges, as the analyzer has
-		// it; without, it gathers and searches the graph itself.
-		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Whole: cp.Whole, DropEdges: true}
+		// DistDAG found and releases the PAG, as the analyzer has it;
+		// without, it gathers and searches the graph itself.
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Whole: cp.Whole, Release: true}
 		if !givePath {
-			o.Path, o.Whole, o.DropEdges = cpath.Path{}, nil, false
+			o.Path, o.Whole, o.Release = cpath.Path{}, nil, false
 		}
 		r, err := Run(c, p, o)
-		if err == nil && o.DropEdges && p.InSrc != nil {
-			t.Errorf("P=%d rank %d: DropEdges, but %d edges kept", P, c.Rank(), len(p.InSrc))
+		if err == nil && o.Release && (p.InSrc != nil || p.Start != nil) {
+			t.Errorf("P=%d rank %d: released, but %d edges and %d calls kept", P, c.Rank(), len(p.InSrc), len(p.Start))
 		}
 		errs[c.Rank()] = err
 		if c.Rank() == 0 {

@@ -54,10 +54,10 @@ type Options struct {
 	// (cpath.DistResult.Whole): the replay takes it and the order the
 	// search found rather than gather and search again.
 	Whole *cpath.Whole
-	// DropEdges: nothing after the replay reads the PAG's edges, so it
-	// drops them (PAG.DropEdges) once it has its own copy. Every rank
-	// passes the same.
-	DropEdges bool
+	// Release: nothing after the replay reads more of the PAG than its
+	// Summary, so the replay lets go of the rest (PAG.Release) once it
+	// has its own copy of the graph. Every rank passes the same.
+	Release bool
 }
 
 // Fixes is how many of the critical path's longest stretches of
@@ -193,15 +193,15 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		}
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
-	w, err := gatherWhole(c, p, o.Whole)
+	w, err := gatherWhole(c, p, o.Whole, o.Release)
 	o.Whole = nil
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if o.DropEdges {
-		// Rank 0's copy has them: the solvers take their pages (on the
-		// 16 M-call halo log, the peak 2.62 -> 2.24 GB in one process).
-		p.DropEdges()
+	if o.Release {
+		// The solvers take the edges' pages. On the 16 M-call halo log
+		// the release took one process's peak from 2.62 GB to 1.78 GB,
+		// that of building the graph.
 		runtime.GC()
 	}
 	graph.Timings().Mark(c.Rank(), "replay-order")
@@ -538,8 +538,9 @@ func gatherBits(c mpix.Comm, p *graph.PAG, mine bits) (bits, error) {
 // gatherWhole gathers the whole graph, its edges' kinds and its calls'
 // operations on rank 0 and finds its topological order there. The graph
 // and the start of the order come from given if rank 0 has it (the path
-// search's: nil on the other ranks).
-func gatherWhole(c mpix.Comm, p *graph.PAG, given *cpath.Whole) (*whole, error) {
+// search's: nil on the other ranks). With release it lets go of the
+// PAG's part (PAG.Release) as soon as it holds what it needs of it.
+func gatherWhole(c mpix.Comm, p *graph.PAG, given *cpath.Whole, release bool) (*whole, error) {
 	have := int64(0)
 	if given != nil {
 		have = 1
@@ -561,15 +562,22 @@ func gatherWhole(c mpix.Comm, p *graph.PAG, given *cpath.Whole) (*whole, error) 
 		g, first = given.Graph, given.First
 	}
 	kind, op := p.InKind, p.Op
+	var kinds, ops [][]byte
 	if c.Size() > 1 {
-		kinds, err := c.Gatherv(mpix.Bytes(p.InKind))
-		if err != nil {
+		if kinds, err = c.Gatherv(mpix.Bytes(p.InKind)); err != nil {
 			return nil, err
 		}
-		ops, err := c.Gatherv(mpix.Bytes(p.Op))
-		if err != nil {
+		if ops, err = c.Gatherv(mpix.Bytes(p.Op)); err != nil {
 			return nil, err
 		}
+	}
+	if release {
+		// What the renumbering needs is in hand: the rest goes now, so
+		// that the copy takes its pages, and the edges once copied.
+		p.Release()
+		runtime.GC()
+	}
+	if c.Size() > 1 {
 		if c.Rank() != 0 {
 			return nil, nil
 		}

@@ -331,7 +331,7 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 		return err
 	}
 	mark("gather")
-	// The drawing reads the graph's edges, which the replay may drop.
+	// The drawing reads the graph, which the replay may let go of.
 	var dotEdges []report.DOTEdge
 	if o.dot != "" {
 		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {

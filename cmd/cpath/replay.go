@@ -61,8 +61,9 @@ func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path
 	hex := &report.Input{PAG: p}
 	ro := replay.Options{Scenarios: scenarios, NoDefaults: noDefaults,
 		Path: path, PathCalls: calls, Name: names.Callsite, Function: function, Hex: hex.Callsite, Whole: whole,
-		// Only the timeline reads the graph's edges after the replay.
-		DropEdges: o.timeline == ""}
+		// Only the timeline reads more of the graph than its summary
+		// after the replay.
+		Release: o.timeline == ""}
 	if o.windowUsed {
 		ro.Window = &replay.Window{From: win.From, To: win.To}
 	}
