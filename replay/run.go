@@ -200,8 +200,8 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	}
 	if o.Release {
 		// The solvers take the edges' pages. On the 16 M-call halo log
-		// the release took one process's peak from 2570 MiB to 1730-1760 MiB,
-		// that of building the graph.
+		// the release took one process's peak from 2570 MiB to
+		// 1730-1760 MiB, that of building the graph.
 		runtime.GC()
 	}
 	graph.Timings().Mark(c.Rank(), "replay-order")
