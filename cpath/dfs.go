@@ -3,7 +3,8 @@ package cpath
 import "fmt"
 
 // depthFirst is the one depth-first search over incoming edges that the
-// sequential searches and the replay's renumbering share: iterative (a
+// sequential searches share, and with its searchFrom the replay's
+// renumbering (TopoOrder): iterative (a
 // path can be millions of vertices deep), with the colours in two bits a
 // vertex so that they stay in cache. It starts at root, and with all then
 // at every vertex not reached yet, in id order; it calls finish(v) once
