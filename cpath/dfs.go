@@ -67,13 +67,13 @@ outer:
 	return finished, nil
 }
 
-// TopoOrder calls finish with every vertex of g in a topological order
-// (each after all its predecessors). The vertices of first come first, in
-// its order: it must be a topological order of a set of vertices that
+// TopoOrder calls finish with every vertex of g that is not in first, in
+// a topological order (each after all its predecessors) that may follow
+// first: first must be a topological order of a set of vertices that
 // holds every predecessor of its members, such as the ancestors of the
-// target that DAGPath searched (Solver.Finished), or empty. The rest
-// follow, the search from each vertex not reached yet, in id order. A
-// cycle among them is an error naming a vertex on it.
+// target that DAGPath searched (Solver.Finished), or empty. The order is
+// the search from each vertex not reached yet, in id order. A cycle among
+// them is an error naming a vertex on it.
 func TopoOrder(g *Graph, first []int32, finish func(v int32)) error {
 	if g == nil || g.N == 0 {
 		return nil
@@ -87,14 +87,18 @@ func TopoOrder(g *Graph, first []int32, finish func(v int32)) error {
 			return fmt.Errorf("cpath: the order given has vertex %d twice or outside the graph (%d vertices)", v, g.N)
 		}
 		s.colour[v/32] |= 3 << (2 * (v % 32)) // finished
-		finish(v)
 	}
 	// The search's stack holds only vertices not finished yet.
 	rest := g.N - len(first)
 	s.stack, s.cursor = make([]int32, rest+1), make([]int32, rest+1)
-	for r := int32(0); int(r) < g.N; r++ {
-		if _, err := s.searchFrom(g, r, finish); err != nil {
-			return err
+	for w, colours := range s.colour {
+		if colours == ^uint64(0) {
+			continue // 32 vertices of first
+		}
+		for r := int32(32 * w); r < int32(min(32*w+32, g.N)); r++ {
+			if _, err := s.searchFrom(g, r, finish); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -169,25 +169,34 @@ func newWhole(g *cpath.Graph, first []int32, kind []graph.EdgeKind, op []trace.O
 		return nil, fmt.Errorf("replay: %d operations for %d calls in a graph of %d vertices", len(op), calls, g.N)
 	}
 	n, m := g.N, len(g.InSrc)
-	// The order goes into first's buffer if it has room: TopoOrder
-	// writes first's vertices where they already are.
+	// The order goes into first's buffer if it has room: first's
+	// vertices are where they already are.
 	order := first[:0]
 	if cap(first) < n {
 		order = make([]int32, n)
 	}
 	w := &whole{n: n, order: order[:n], start: make([]int32, n+1), src: make([]int32, m), weight: graph.Weights{W: make([]int32, m), Big: g.InWeight.Big},
 		kind: make([]graph.EdgeKind, m), op: op, rankStart: rankStart, ranks: ranks, calls: calls}
+	// first's vertices are at their places already (w.order is first's
+	// buffer) or copied there; the search places the rest after them.
+	copy(w.order, first)
 	at := make([]int32, n) // a vertex's position
-	nord := int32(0)
+	nord := int32(len(first))
 	if err := cpath.TopoOrder(g, first, func(v int32) {
 		w.order[nord], at[v] = v, nord
 		nord++
 	}); err != nil {
-		return nil, err // "cpath: the graph has a cycle through vertex …"
+		return nil, err // "cpath: the order given has vertex …", "cpath: the graph has a cycle through vertex …"
 	}
+	parts := 4 * runtime.GOMAXPROCS(0)
+	firstBounds := par.Bounds(len(first), parts)
+	par.Do(parts, func(k int) {
+		for i := firstBounds[k]; i < firstBounds[k+1]; i++ {
+			at[first[i]] = int32(i)
+		}
+	})
 	// The rows' starts: each range's sum of row lengths, then the ranges'
 	// rows offset by the ranges before.
-	parts := 4 * runtime.GOMAXPROCS(0)
 	bounds := par.Bounds(n, parts)
 	sums := make([]int32, parts+1)
 	par.Do(parts, func(k int) {
