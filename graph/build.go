@@ -1464,9 +1464,9 @@ const (
 // so a standard send (any size: eager limits and buffer space decide, not a
 // size the analyzer could know) can be held until its receiver enters MPI.
 // The evidence is the timing: the receiver's last MPI call that started
-// before the send completed started after both the send and the receive
-// were posted, and the send completed within the message's transfer (as
-// the receiver saw it) of that call's start. The call need not still run
+// before the send completed (strictly) started after both the send and
+// the receive were posted, and the send completed within the message's
+// transfer (as the receiver saw it) of that call's start. The call need not still run
 // when the send completes: a sender descheduled when the receiver let it
 // go sees its completion late. It returns the hold's cause, that call or
 // the first of the polls that led to it (lateReceiverCause), or -1 when the
@@ -1476,16 +1476,19 @@ func (b *builder) heldBy(s, r *wireEnd) int32 {
 	p, lg := b.p, b.lg
 	post := r.Post - p.CallLo
 	sendEnd := s.DoneEnd
-	if sendEnd < p.Start[post] {
+	if sendEnd <= p.Start[post] {
 		return -1
 	}
 	// The receiver's last call on the receive's thread, from the post on,
-	// that started by the send's completion.
+	// that started before the send completed: strictly, as the hold's
+	// evidence is kept (clock correction), so that a call beginning as
+	// the send ended, to the ns, is not taken for what let it go and the
+	// hold then dropped (heldsend.c: its MPI_Barrier after the MPI_Wait).
 	i := p.Rank(r.Post) - p.RankLo
 	hi := lg.rankStart[i+1]
 	x := int32(-1)
 	if lg.ordered[i] && !lg.multi[i] {
-		k := sort.Search(int(hi-post), func(j int) bool { return p.Start[post+int32(j)] > sendEnd })
+		k := sort.Search(int(hi-post), func(j int) bool { return p.Start[post+int32(j)] >= sendEnd })
 		x = post + int32(k) - 1
 	} else {
 		th := p.Thread[post]
@@ -1493,7 +1496,7 @@ func (b *builder) heldBy(s, r *wireEnd) int32 {
 			if p.Thread[c] != th {
 				continue
 			}
-			if p.Start[c] > sendEnd {
+			if p.Start[c] >= sendEnd {
 				break
 			}
 			x = c
