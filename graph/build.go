@@ -915,7 +915,9 @@ func (b *builder) collectives() error {
 		i = j
 		ok := true
 		for _, m := range grp {
-			ok = ok && m.Op == grp[0].Op
+			// MPI_Init on some ranks and MPI_Init_thread on others is one
+			// start-up.
+			ok = ok && (m.Op == grp[0].Op || m.Op.IsWorldBarrier() && grp[0].Op.IsWorldBarrier())
 		}
 		if !ok {
 			mixed++

@@ -299,8 +299,12 @@ func (x *extractor) add(rec *trace.Record) {
 	if cls == trace.ClassComplete && rec.Count == 0 && !rec.Op.IsPoll() && len(x.waitUnknown) > 0 {
 		x.waitUnknown.setAtomic(int(x.base + c))
 	}
-	if int(rec.Comm) < len(x.gid) {
-		x.comm[c] = x.gid[rec.Comm]
+	comm := rec.Comm
+	if rec.Op.IsWorldBarrier() {
+		comm = trace.CommWorld // its record names none
+	}
+	if int(comm) < len(x.gid) {
+		x.comm[c] = x.gid[comm]
 	} else {
 		x.comm[c] = -1
 	}
@@ -317,6 +321,10 @@ func (x *extractor) add(rec *trace.Record) {
 	x.cur, x.cls, x.curComm = c, cls, rec.Comm
 
 	switch cls {
+	case trace.ClassOther:
+		if rec.Op.IsWorldBarrier() {
+			x.colls = append(x.colls, collEnd{int32(trace.CommWorld), 0, rec.Op, -1, c, c, true, false, 0})
+		}
 	case trace.ClassSend:
 		if rec.Peer >= 0 {
 			x.addEnd(msgKey{rec.Comm, rec.Peer, rec.Tag, false, 0}, c, c, sendMode(rec.Op), rec.Bytes)

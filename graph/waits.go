@@ -35,7 +35,7 @@ func waitKindOf(f trace.Flow) WaitKind {
 // Gather(v)) and prefix ones (Scan, Exscan) are not: a member waits only
 // for the root or for the members before it.
 func Synchronising(op trace.Op) bool {
-	return op.IsCollective() && op.Flow().Synchronising()
+	return (op.IsCollective() || op.IsWorldBarrier()) && op.Flow().Synchronising()
 }
 
 // ReducesToRoot reports whether a rooted collective op sends every

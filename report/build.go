@@ -324,6 +324,12 @@ func criticalPath(in *Input) CriticalPath {
 			seg.Kind = "io"
 			byRank[rv].IONs += ns
 			acc(int(op), ns)
+		case rankOf(u.call) != rv && op.IsWorldBarrier():
+			// MPI_Init after its last rank arrived: MPI's start-up, not a
+			// message's transfer.
+			seg.Kind = "mpi"
+			byRank[rv].MPINs += ns
+			acc(int(op), ns)
 		case rankOf(u.call) != rv:
 			seg.Kind = "transfer"
 			byRank[rv].TransferNs += ns

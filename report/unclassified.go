@@ -10,13 +10,15 @@ import (
 )
 
 // Unclassified says whether the time inside call ci is MPI time the
-// analysis has no model for: a call of class other (MPI_Init, MPI_Finalize,
-// MPI_Abort, MPI_Pcontrol), whose waiting no edge of the graph explains, or
+// analysis has no model for: a call of class other (MPI_Finalize,
+// MPI_Abort, MPI_Pcontrol) but MPI_Init, which is a barrier over
+// MPI_COMM_WORLD (trace.Op.IsWorldBarrier), whose waiting no edge of the
+// graph explains, or
 // a blocking Wait that completed no request the logs hold (what it waited
 // for, an unwrapped call's request or one made while logging was paused,
 // is not in the graph).
 func Unclassified(ci graph.CallInfo) bool {
-	return ci.Op.Class() == trace.ClassOther || ci.WaitUnknown
+	return ci.Op.Class() == trace.ClassOther && !ci.Op.IsWorldBarrier() || ci.WaitUnknown
 }
 
 // unclassified fills the path's unclassified time (its "mpi" segments

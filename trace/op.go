@@ -397,6 +397,9 @@ const (
 	// (MPI_Alltoallv, _w, and their neighbourhood forms): the log keeps
 	// their sum, so which members a member needs is not known.
 	attrPairCounts
+	// attrWorldBarrier: MPI_Init and MPI_Init_thread, a barrier over
+	// MPI_COMM_WORLD as the logger records them (see IsWorldBarrier).
+	attrWorldBarrier
 )
 
 var ops = [NumOps]opInfo{
@@ -405,8 +408,8 @@ var ops = [NumOps]opInfo{
 	OpReqStart:   {"(request start)", ClassSub, 0, 0, 0},
 	OpRecvPart:   {"(receive part)", ClassSub, 0, 0, 0},
 	OpMember:     {"(member)", ClassSub, 0, 0, 0},
-	OpInit:       {"MPI_Init", ClassOther, 0, 0, 0},
-	OpInitThread: {"MPI_Init_thread", ClassOther, 0, 0, 0},
+	OpInit:       {"MPI_Init", ClassOther, 0, attrWorldBarrier, FlowBarrier},
+	OpInitThread: {"MPI_Init_thread", ClassOther, 0, attrWorldBarrier, FlowBarrier},
 	OpFinalize:   {"MPI_Finalize", ClassOther, 0, 0, 0},
 	OpAbort:      {"MPI_Abort", ClassOther, 0, 0, 0},
 	OpPcontrol:   {"MPI_Pcontrol", ClassOther, 0, 0, 0},
@@ -649,6 +652,16 @@ func (o Op) IsCollective() bool {
 	}
 	return false
 }
+
+// IsWorldBarrier reports whether the op's call is a barrier over
+// MPI_COMM_WORLD though MPI does not say so: MPI_Init and MPI_Init_thread,
+// whose record spans the logger's own clock synchronisation (an Allreduce
+// and a ping-pong with rank 0 over every rank), besides the start-up of
+// Open MPI and MPICH, which wait for every rank too. Its record carries
+// no communicator or sequence number; the analysis takes it as the one
+// instance of sequence number 0 on MPI_COMM_WORLD, whose collectives
+// number from 1.
+func (o Op) IsWorldBarrier() bool { return o < NumOps && ops[o].attr&attrWorldBarrier != 0 }
 
 // IsPoll reports whether the op is a non-blocking test (MPI_Test,
 // MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Iprobe, MPI_Improbe,

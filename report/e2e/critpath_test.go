@@ -15,6 +15,7 @@ import (
 
 	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/trace"
 )
 
 // analyzers are the exact algorithms, each of which must find dag's path:
@@ -390,6 +391,17 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 	for i, s := range segs {
 		if !exact {
 			break
+		}
+		isInit := s.Op == trace.OpInit.String() || s.Op == trace.OpInitThread.String()
+		if isInit && i > 0 && segs[i-1].Rank != s.Rank {
+			// MPI_Init is a barrier over MPI_COMM_WORLD: after the last
+			// rank entered it (segs[i-1]'s), the rest of this rank's is
+			// start-up, in MPI.
+			if s.Kind != "mpi" || callAt(rn.tl[s.Rank], s.EndNs, false) == nil || callAt(rn.tl[segs[i-1].Rank], s.StartNs, true) == nil {
+				lim.errorf("unknown call", "segment %d: %s %s on rank %d from %s to %s, after rank %d's: want mpi from the start of the last rank's MPI_Init to the end of this rank's",
+					i, s.Kind, s.Op, s.Rank, rel(s.StartNs), rel(s.EndNs), segs[i-1].Rank)
+			}
+			continue
 		}
 		switch s.Kind {
 		case "mpi":

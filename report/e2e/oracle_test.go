@@ -126,11 +126,16 @@ func oracleOf(tl [][]call) *oracle {
 		for i := range tl[r] {
 			c := &tl[r][i]
 			// Communicator constructors are collectives too (the logger
-			// numbers them in the parent's sequence).
-			if c.Op.Class() != trace.ClassCollective && (c.Op.Class() != trace.ClassCommCreate || c.Seq == 0) {
+			// numbers them in the parent's sequence), and MPI_Init is a
+			// barrier over MPI_COMM_WORLD (the logger's clock
+			// synchronisation inside it): sequence number 0 there.
+			k := collKey{c.Op.String(), c.Comm, c.Seq}
+			switch {
+			case c.Op.IsWorldBarrier():
+				k.comm = "W0.0"
+			case c.Op.Class() != trace.ClassCollective && (c.Op.Class() != trace.ClassCommCreate || c.Seq == 0):
 				continue
 			}
-			k := collKey{c.Op.String(), c.Comm, c.Seq}
 			if inst[k] == nil {
 				keys = append(keys, k)
 			}
@@ -164,8 +169,8 @@ func oracleOf(tl [][]call) *oracle {
 			rc.WaitBeforeNs += maxStart - c.Start
 			rc.WaitAfterNs += c.End - minEnd
 			switch {
-			case c.Op == trace.OpBarrier:
-				book(c, waitAtBarrier, c.Comm, maxStart)
+			case c.Op == trace.OpBarrier || c.Op.IsWorldBarrier():
+				book(c, waitAtBarrier, k.comm, maxStart)
 			case nxnOps[c.Op] || c.Op.Class() == trace.ClassCommCreate:
 				// A communicator constructor synchronises its members like
 				// an Allgather (the analyzer counts its waits as N x N).
