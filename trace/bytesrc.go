@@ -83,6 +83,20 @@ func (b *byteSrc) uvarint() (uint64, error) {
 	}
 }
 
+// uvarintAt decodes the varint at b[i:], which holds at least
+// binary.MaxVarintLen64 bytes, and returns it and the index after it, or
+// -1 for a varint that overflows 64 bits.
+func uvarintAt(b []byte, i int) (uint64, int) {
+	if c := b[i]; c < 0x80 {
+		return uint64(c), i + 1
+	}
+	x, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return x, i + n
+}
+
 // read returns the next n bytes (valid until the next call).
 func (b *byteSrc) read(n int) ([]byte, error) {
 	if !b.fill(n) {

@@ -520,7 +520,9 @@ func (r *Reader) item(rec *Record) (bool, error) {
 		s, err1 := src.byte()
 		op, err2 := src.byte()
 		cs, err3 := src.uvarint()
-		if err := errors.Join(err1, err2, err3); err != nil {
+		// The first error (here and below): the reads after a bad number
+		// are not where the log says, and end wherever the buffer does.
+		if err := cmp.Or(err1, err2, err3); err != nil {
 			return false, r.srcErr(err, "a slot definition")
 		}
 		if s == 0 || s > maxSlot {
@@ -534,7 +536,7 @@ func (r *Reader) item(rec *Record) (bool, error) {
 	case tag == tagCal:
 		t, err1 := src.uvarint()
 		n, err2 := src.uvarint()
-		if err := errors.Join(err1, err2); err != nil {
+		if err := cmp.Or(err1, err2); err != nil {
 			return false, r.srcErr(err, "a calibration point")
 		}
 		r.calibrate(unzig64(t), unzig64(n))
@@ -542,7 +544,7 @@ func (r *Reader) item(rec *Record) (bool, error) {
 	case tag == tagChunk:
 		kind, err1 := src.uvarint()
 		size, err2 := src.uvarint()
-		if err := errors.Join(err1, err2); err != nil {
+		if err := cmp.Or(err1, err2); err != nil {
 			return false, r.srcErr(err, "a chunk header")
 		}
 		if size > maxChunkPayload {
@@ -727,6 +729,10 @@ func (r *Reader) toNs(t int64) int64 {
 	return c[i].ns + int64(math.Round(float64(t-c[i].tick)*c[i].slope))
 }
 
+// maxRecordBytes bounds a record item without a call path: its mask, ten
+// fields, and a call's start and duration, each a varint.
+const maxRecordBytes = 13 * binary.MaxVarintLen64
+
 // record decodes a record item of slot s.
 func (r *Reader) record(s int, rec *Record) error {
 	st := r.cur
@@ -735,24 +741,61 @@ func (r *Reader) record(s int, rec *Record) error {
 		return r.errf(ErrCorrupt, "record %d uses undefined slot %d", r.nrec, s)
 	}
 	src := &r.src
-	mask, err := src.uvarint()
-	if err != nil {
-		return r.srcErr(err, "a record")
-	}
-	if mask > mAll {
-		return r.errf(ErrCorrupt, "record %d has field mask %#x", r.nrec, mask)
-	}
-	var vals [10]uint64
-	for i, m := 0, mask&(mPath-1); m != 0; i, m = i+1, m>>1 {
-		if m&1 != 0 {
-			if vals[i], err = src.uvarint(); err != nil {
-				return r.srcErr(err, "a record")
+	timed := !sl.op.IsSub()
+	var vals [12]uint64 // by mask bit (but mPath), then a call's start and duration deltas
+	var mask uint64
+	decoded := false
+	if rest := src.buf[src.pos:]; len(rest) >= maxRecordBytes {
+		// The common case, the whole record in the buffer and no call
+		// path: decoded in place, without a refill check per varint.
+		// Anything else, a bad mask too, takes the path below.
+		var i int
+		if mask, i = uvarintAt(rest, 0); i > 0 && mask <= mAll && mask&mPath == 0 {
+			for k, m := 0, mask; m != 0 && i > 0; k, m = k+1, m>>1 {
+				if m&1 != 0 {
+					vals[k], i = uvarintAt(rest, i)
+				}
 			}
+			if timed && i > 0 {
+				vals[10], i = uvarintAt(rest, i)
+			}
+			if timed && i > 0 {
+				vals[11], i = uvarintAt(rest, i)
+			}
+			if i <= 0 {
+				return r.srcErr(errVarint, "a record")
+			}
+			src.pos += i
+			decoded = true
 		}
 	}
-	if mask&mPath != 0 {
-		if err := r.readPath(sl); err != nil {
-			return err
+	if !decoded {
+		var err error
+		if mask, err = src.uvarint(); err != nil {
+			return r.srcErr(err, "a record")
+		}
+		if mask > mAll {
+			return r.errf(ErrCorrupt, "record %d has field mask %#x", r.nrec, mask)
+		}
+		for i, m := 0, mask&(mPath-1); m != 0; i, m = i+1, m>>1 {
+			if m&1 != 0 {
+				if vals[i], err = src.uvarint(); err != nil {
+					return r.srcErr(err, "a record")
+				}
+			}
+		}
+		if mask&mPath != 0 {
+			if err := r.readPath(sl); err != nil {
+				return err
+			}
+		}
+		if timed {
+			ds, err1 := src.uvarint()
+			du, err2 := src.uvarint()
+			if err := cmp.Or(err1, err2); err != nil {
+				return r.srcErr(err, "a record")
+			}
+			vals[10], vals[11] = ds, du
 		}
 	}
 	if mask&mPeer != 0 {
@@ -792,14 +835,9 @@ func (r *Reader) record(s int, rec *Record) error {
 	rec.Peer, rec.Tag, rec.Root, rec.Count, rec.Bytes = sl.peer, sl.tag, sl.root, sl.count, sl.bytes
 	rec.Seq, rec.Req, rec.Path = sl.seq, sl.req, sl.pathID
 	rec.Start, rec.End = 0, 0
-	if !sl.op.IsSub() {
-		ds, err1 := src.uvarint()
-		du, err2 := src.uvarint()
-		if err := errors.Join(err1, err2); err != nil {
-			return r.srcErr(err, "a record")
-		}
-		start := st.prevEnd + unzig64(ds)
-		end := start + unzig64(du)
+	if timed {
+		start := st.prevEnd + unzig64(vals[10])
+		end := start + unzig64(vals[11])
 		st.prevEnd = end
 		rec.Start, rec.End = start, end // in ticks until fill converts them
 	}

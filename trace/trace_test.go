@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"testing/iotest"
 )
 
 // haloRecords makes the records of n iterations of a 1-D halo exchange with
@@ -366,7 +367,9 @@ func TestGolden(t *testing.T) {
 }
 
 // FuzzRead feeds arbitrary bytes to the decoder: it must return records or
-// an error, never panic or allocate without bound.
+// an error, never panic or allocate without bound, and the same whether
+// the input comes all at once (records decoded in place in the buffer) or
+// a byte at a time (decoded byte by byte, with a refill check each).
 func FuzzRead(f *testing.F) {
 	f.Add(writeLog(f, haloRecords(20, 7), &Trailer{Status: EndFinalized}))
 	f.Add(writeLog(f, haloRecords(3, 8), nil))
@@ -381,6 +384,13 @@ func FuzzRead(f *testing.F) {
 		l, err := Read(bytes.NewReader(data), "fuzz")
 		if err == nil && l == nil {
 			t.Fatal("nil log without error")
+		}
+		l1, err1 := Read(iotest.OneByteReader(bytes.NewReader(data)), "fuzz")
+		if fmt.Sprint(err) != fmt.Sprint(err1) || (l == nil) != (l1 == nil) {
+			t.Fatalf("at once: %v; a byte at a time: %v", err, err1)
+		}
+		if l != nil && (!reflect.DeepEqual(l.Records, l1.Records) || fmt.Sprint(l.Damage) != fmt.Sprint(l1.Damage)) {
+			t.Fatalf("at once: %d records, damage %v; a byte at a time: %d, %v", len(l.Records), l.Damage, len(l1.Records), l1.Damage)
 		}
 	})
 }
