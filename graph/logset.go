@@ -34,8 +34,8 @@ type LogSet struct {
 	Ranks        []*RankLog `json:"ranks"`
 	Totals       Totals     `json:"totals"`
 	Ops          []OpStats  `json:"operations"`
-	// EagerLimits are the MPI's eager limits as the ranks read them at
-	// MPI_Init (trace.Header.EagerLimits), one entry per name and value.
+	// EagerLimits are the MPI's eager limits as the ranks read them
+	// (trace.Header.EagerLimits), one entry per name and value.
 	EagerLimits []EagerLimit `json:"eager_limits"`
 	// CallDepth is the largest CPATH_CALLDEPTH of the ranks (0: no call
 	// paths were recorded); CallPaths the distinct call paths over ranks.

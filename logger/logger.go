@@ -459,9 +459,9 @@ func cpathGoFinish(status, info C.int) {
 			binary.LittleEndian.PutUint64(b[16:], uint64(sp.ErrNs))
 			C.cp_enc_chunk(trace.ChunkClockFinal, unsafe.Pointer(&b[0]), 24)
 		}
-		// The eager limits, now that MPI_Finalize is recorded: MPI_T's
-		// start-up (about 0.2 s in Open MPI 4.1) would lengthen the call
-		// it happened in, and that call lies on every critical path.
+		// The eager limits, now that MPI_Finalize is recorded: where they
+		// come through MPI_T, its start-up (about 0.2 s in Open MPI 4.1)
+		// would lengthen the call it happened in (mpit.c).
 		if vars := eagerLimits(); len(vars) > 0 {
 			if js, err := json.Marshal(vars); err == nil {
 				C.cp_enc_chunk(trace.ChunkControlVars, unsafe.Pointer(&js[0]), C.int(len(js)))

@@ -39,9 +39,10 @@ type Header struct {
 	// executable first); modules loaded later come in module chunks, which
 	// the reader appends here.
 	Modules []Module `json:"modules,omitempty"`
-	// EagerLimits are the MPI's control variables (MPI_T) that bound the
-	// size of a send it may complete before the receiver takes part,
-	// with the values this run used (environment overrides included).
+	// EagerLimits are the MPI's control variables (Open MPI's MCA
+	// variables, MPI_T cvars) that bound the size of a send it may
+	// complete before the receiver takes part, with the values this run
+	// used (environment overrides included).
 	// The logger reads them at MPI_Finalize and writes them in a
 	// ControlVars chunk, which the reader puts here (logs of loggers
 	// before that have them in the header itself, read at MPI_Init).

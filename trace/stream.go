@@ -75,10 +75,9 @@ const ChunkModules = 5
 const ChunkUnwrapped = 6
 
 // ChunkControlVars holds the MPI's eager limits (JSON array of
-// ControlVar), read through MPI_T at MPI_Finalize, after the call is
-// recorded: MPI_T's start-up takes Open MPI 4.1 about 0.2 s, which at
-// MPI_Init would have lengthened that call in every log. The reader puts
-// them in Header.EagerLimits.
+// ControlVar), read at MPI_Finalize, after the call is recorded: from Open
+// MPI's MCA variable registry, else through MPI_T (whose start-up takes
+// Open MPI 4.1 about 0.2 s). The reader puts them in Header.EagerLimits.
 const ChunkControlVars = 7
 
 // maxChunkPayload bounds a CHUNK item, so that a reader buffers at most that.
