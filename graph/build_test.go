@@ -69,42 +69,52 @@ func programColls(g *graph.PAG) []graph.Collective {
 	return slices.DeleteFunc(slices.Clone(g.Colls), func(c graph.Collective) bool { return c.Op.IsWorldBarrier() })
 }
 
-// TestGenerated analyses generated runs of every pattern: all messages and
-// collective instances are found, the graph has the shape and weights of
-// the package comment, the critical path is as long as the run and is the
-// chain of last-arriving causes.
+// TestGenerated analyses generated runs of every pattern, with each rank's
+// timeline on its own and synchronised: all messages (the generator
+// matches every one) and collective instances are found, the graph has the
+// shape and weights of the package comment, the critical path is as long
+// as the run and is the chain of last-arriving causes; a synchronised run
+// needs no clock correction, an independent one does.
 func TestGenerated(t *testing.T) {
 	for _, p := range gen.Patterns {
 		for _, procs := range []int{1, 4} {
-			t.Run(fmt.Sprintf("%s/procs=%d", p, procs), func(t *testing.T) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				dir := t.TempDir()
-				const ranks = 5
-				if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: 3000, Pattern: p, Seed: 3}); err != nil {
-					t.Fatal(err)
-				}
-				g := mustBuild(t, dir)
-				msgs, unmatched, colls := expected(t, dir, ranks)
-				if g.Messages != msgs || g.Unmatched != unmatched {
-					t.Errorf("%d messages, %d unmatched; want %d, %d", g.Messages, g.Unmatched, msgs, unmatched)
-				}
-				if len(g.Colls) != colls {
-					t.Errorf("%d collective instances, want %d", len(g.Colls), colls)
-				}
-				for _, c := range g.Colls {
-					if c.N != ranks {
-						t.Fatalf("collective %v seq %d has %d members, want %d", c.Op, c.Seq, c.N, ranks)
-					}
-				}
-				checkEdges(t, g)
-				path := mustPath(t, g)
-				if path.Length != g.T1-g.T0 {
-					t.Errorf("critical path %d ns, run time %d ns", path.Length, g.T1-g.T0)
-				}
-				checkLastArriving(t, g, path)
-			})
+			for _, synced := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/procs=%d/synchronised=%v", p, procs, synced), func(t *testing.T) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					testGenerated(t, gen.Spec{Dir: t.TempDir(), Ranks: 5, CallsPerRank: 3000, Pattern: p, Seed: 3, Synchronised: synced})
+				})
+			}
 		}
 	}
+}
+
+func testGenerated(t *testing.T, spec gen.Spec) {
+	dir, ranks := spec.Dir, spec.Ranks
+	if err := gen.Write(spec); err != nil {
+		t.Fatal(err)
+	}
+	g := mustBuild(t, dir)
+	msgs, unmatched, colls := expected(t, dir, ranks)
+	if g.Messages != msgs || unmatched != 0 || g.Unmatched != 0 {
+		t.Errorf("%d messages, %d unmatched; want %d, 0 (the logs have %d without a partner)", g.Messages, g.Unmatched, msgs, unmatched)
+	}
+	if spec.Synchronised != (g.ClockCorrections == 0) {
+		t.Errorf("synchronised %v, but %d dependencies ran backwards", spec.Synchronised, g.ClockCorrections)
+	}
+	if len(g.Colls) != colls {
+		t.Errorf("%d collective instances, want %d", len(g.Colls), colls)
+	}
+	for _, c := range g.Colls {
+		if int(c.N) != ranks {
+			t.Fatalf("collective %v seq %d has %d members, want %d", c.Op, c.Seq, c.N, ranks)
+		}
+	}
+	checkEdges(t, g)
+	path := mustPath(t, g)
+	if path.Length != g.T1-g.T0 {
+		t.Errorf("critical path %d ns, run time %d ns", path.Length, g.T1-g.T0)
+	}
+	checkLastArriving(t, g, path)
 }
 
 // graphOf is the whole graph of a one-process build, for cpath's

@@ -36,8 +36,9 @@ func main() {
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
 	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
+	independent := flag.Bool("independent-clocks", false, "generate logs whose ranks' timelines run on their own (messages often arrive before they are sent: the clock correction's worst case) instead of causal ones, as the logger's synchronised clocks show a run")
 	flag.Parse()
-	if err := run(*dir, *ranks, *calls, *pattern, *nps, *algos, *reps); err != nil {
+	if err := run(*dir, *ranks, *calls, *pattern, !*independent, *nps, *algos, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mpibench:", err)
 		os.Exit(1)
 	}
@@ -53,7 +54,7 @@ type result struct {
 	relax     float64 // relaxations per edge
 }
 
-func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) error {
+func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, algos string, reps int) error {
 	tmp, err := os.MkdirTemp("", "mpibench")
 	if err != nil {
 		return err
@@ -61,8 +62,8 @@ func run(dir string, ranks, calls int, pattern, nps, algos string, reps int) err
 	defer os.RemoveAll(tmp)
 	if dir == "" {
 		dir = filepath.Join(tmp, "logs")
-		fmt.Fprintf(os.Stderr, "generating %d ranks × %d calls (%s)...\n", ranks, calls, pattern)
-		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: gen.Pattern(pattern), Seed: 1}); err != nil {
+		fmt.Fprintf(os.Stderr, "generating %d ranks × %d calls (%s, synchronised %v)...\n", ranks, calls, pattern, synchronised)
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: gen.Pattern(pattern), Seed: 1, Synchronised: synchronised}); err != nil {
 			return err
 		}
 	}
