@@ -156,23 +156,7 @@ func BenchmarkWriteRecords(b *testing.B) {
 // log of 64 buffers' worth of records with the streaming reader.
 func BenchmarkReadRecords(b *testing.B) {
 	for _, p := range patterns {
-		recs := p.gen(64*bufRecs, 1)
-		var buf bytes.Buffer
-		w, err := trace.NewWriter(&buf, &trace.Header{Rank: 0, Size: 2})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for r := recs; len(r) > 0; {
-			n := min(len(r), bufRecs)
-			if err := w.WriteRecords(r[:n]); err != nil {
-				b.Fatal(err)
-			}
-			r = r[n:]
-		}
-		if err := w.Close(trace.Trailer{Status: trace.EndFinalized}); err != nil {
-			b.Fatal(err)
-		}
-		data := buf.Bytes()
+		recs, data := benchLog(b, p)
 		calls := timed(recs)
 		b.Run(p.name, func(b *testing.B) {
 			b.SetBytes(int64(len(recs) * trace.RecordSize))
@@ -200,6 +184,52 @@ func BenchmarkReadRecords(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
 			b.ReportMetric(float64(len(data))/float64(calls), "B/call")
+		})
+	}
+}
+
+// benchLog is a log of 64 buffers' worth of p's records, and the records.
+func benchLog(b *testing.B, p pattern) ([]trace.Record, []byte) {
+	recs := p.gen(64*bufRecs, 1)
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, &trace.Header{Rank: 0, Size: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for r := recs; len(r) > 0; {
+		n := min(len(r), bufRecs)
+		if err := w.WriteRecords(r[:n]); err != nil {
+			b.Fatal(err)
+		}
+		r = r[n:]
+	}
+	if err := w.Close(trace.Trailer{Status: trace.EndFinalized}); err != nil {
+		b.Fatal(err)
+	}
+	return recs, buf.Bytes()
+}
+
+// BenchmarkSkim measures the analyzer's first reading of a log: the calls
+// counted, the communicator creations (none here) handed over.
+func BenchmarkSkim(b *testing.B) {
+	for _, p := range patterns {
+		recs, data := benchLog(b, p)
+		calls := timed(recs)
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(recs) * trace.RecordSize))
+			b.ReportAllocs()
+			want := func(o trace.Op) bool { return o.Class() == trace.ClassCommCreate }
+			for i := 0; i < b.N; i++ {
+				rd, err := trace.NewReader(bytes.NewReader(data), "bench.cplog")
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := rd.Skim(want, func(*trace.Record) {})
+				if err != nil || n != calls {
+					b.Fatalf("skimmed %d calls and %v, want %d", n, err, calls)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
 		})
 	}
 }

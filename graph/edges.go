@@ -82,8 +82,11 @@ func (b *builder) waits() error {
 			e := &b.deps[j]
 			t := b.causeStart(e)
 			// Equal causes: the Late Sender first (the partner's send half
-			// of a Sendrecv is what its receive needed), then ord.
-			if s < t || s == t && (d.cause > e.cause || d.cause == e.cause && (d.kind > e.kind || d.kind == e.kind && d.ord >= e.ord)) {
+			// of a Sendrecv is what its receive needed), then the first.
+			// (One call's dependencies on one cause of one kind share
+			// both calls' ranks: only a partitioned transfer's can be
+			// several, on one Pready.)
+			if s < t || s == t && (d.cause > e.cause || d.cause == e.cause && d.kind >= e.kind) {
 				continue
 			}
 		}

@@ -105,7 +105,6 @@ func (b *builder) partitionDeps() error {
 		}
 		s, r := int64(rs[0].Parts), int64(as[0].parts)
 		as = as[1:]
-		ord := int64(m.src)<<32 | int64(p.Rank(m.recvDone))
 		lastAtDone := int64(-1) // the last send partition already tied to the receive's completion
 		ri, ai := 0, 0
 		for j := int64(0); j < r; j++ {
@@ -126,7 +125,7 @@ func (b *builder) partitionDeps() error {
 				}
 				e := &rs[ri]
 				b.deps = append(b.deps, dep{done: comp - p.CallLo, cause: e.Call, slot: b.addCause(e.Call, e.Start), kind: LateSender,
-					comm: m.comm, ord: ord, part: int32(j) + 1, dup: comp == m.recvDone && i <= lastAtDone})
+					comm: m.comm, part: int32(j) + 1, dup: comp == m.recvDone && i <= lastAtDone})
 			}
 			if comp == m.recvDone {
 				lastAtDone = max(lastAtDone, hi)

@@ -359,7 +359,7 @@ func (b *builder) pscwDeps() error {
 			}
 		}
 		b.deps = append(b.deps, dep{done: waited - p.CallLo, cause: w.Open, slot: b.addCause(w.Open, w.Start), kind: LatePost,
-			comm: w.Comm, ord: int64(w.Origin)<<32 | int64(w.Target)})
+			comm: w.Comm})
 		p.Epochs = append(p.Epochs, EpochPair{Post: w.Open, Wait: w.Close, Start: e.open + base, Complete: complete, Waited: waited})
 	})
 	// At the targets: the wait on each origin's complete.
@@ -374,7 +374,7 @@ func (b *builder) pscwDeps() error {
 		}
 		wait := e.close + p.RankStart[p.RankLo+int(x.i)] - p.CallLo
 		b.deps = append(b.deps, dep{done: wait, cause: w.Open, slot: b.addCause(w.Open, w.Start), kind: EarlyWait,
-			comm: w.Comm, ord: int64(w.Origin)<<32 | int64(w.Target)})
+			comm: w.Comm})
 		if w.Close >= 0 {
 			b.lateOps = append(b.lateOps, lateOp{wait, w.Close})
 		}

@@ -11,11 +11,11 @@ import (
 // StageTimes prints, with CPATH_TIMINGS=1 in the environment, the wall
 // time of each step of the analysis to stderr, with the page faults the
 // process took in it (first touches of new memory, which cost as much as
-// the work on some machines) and the cores it kept busy on average (the
-// process's CPU time over the wall time), one line a step and analyzer
-// rank: where a
-// slow analysis spends its time, without a profiler or an instrumented
-// build (bench/README.md).
+// the work on some machines), the cores it kept busy on average (the
+// process's CPU time over the wall time) and the process's peak resident
+// memory so far, one line a step and analyzer rank: where a slow analysis
+// spends its time and reaches its peak, without a profiler or an
+// instrumented build (bench/README.md).
 type StageTimes struct {
 	on     bool
 	mu     sync.Mutex
@@ -43,8 +43,8 @@ func (s *StageTimes) Mark(rank int, name string) {
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	if name != "" && !s.last.IsZero() {
 		wall := now.Sub(s.last)
-		fmt.Fprintf(os.Stderr, "cpath timings: rank %d: %-14s %8.3f s %8d page faults %5.2f cores\n", rank, name, wall.Seconds(), ru.Minflt-s.faults,
-			float64(cpu-s.cpu)/float64(max(wall, 1)))
+		fmt.Fprintf(os.Stderr, "cpath timings: rank %d: %-14s %8.3f s %8d page faults %5.2f cores %6d MiB peak\n", rank, name, wall.Seconds(), ru.Minflt-s.faults,
+			float64(cpu-s.cpu)/float64(max(wall, 1)), ru.Maxrss>>10)
 	}
 	s.last, s.faults, s.cpu = now, ru.Minflt, cpu
 }
