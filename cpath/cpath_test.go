@@ -495,3 +495,18 @@ func TestDAGPathLarge(t *testing.T) {
 		checkDAGPath(t, fmt.Sprintf("graph %d (n=%d)", it, n), new(Solver), g, int32(n-1), ref)
 	}
 }
+
+// TestDeepSearch: DAGPath finds DAG's path on PAG-like graphs whose
+// searches go hundreds of thousands of vertices deep, with one Solver
+// serving graphs of growing and shrinking size.
+func TestDeepSearch(t *testing.T) {
+	s := new(Solver)
+	for _, calls := range []int{1000, 300_000, 20_000, 600_000} {
+		g, target := pagLike(calls, 2, 0, int64(calls))
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDAGPath(t, fmt.Sprintf("pagLike(%d)", calls), s, g, target, ref)
+	}
+}
