@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand"
 	"testing"
@@ -152,34 +153,61 @@ func BenchmarkWriteRecords(b *testing.B) {
 	}
 }
 
-// BenchmarkReadRecords measures the analyzer's side: decompress and decode a
-// log of 64 buffers' worth of records with the streaming reader.
+// BenchmarkReadRecords measures the analyzer's side: decode a log of 64
+// buffers' worth of records with the streaming reader.
 func BenchmarkReadRecords(b *testing.B) {
+	var dst []trace.Record
+	benchRead(b, func(rd *trace.Reader, recs []trace.Record, calls int) error {
+		got := 0
+		for {
+			var err error
+			dst, err = rd.Next(dst[:0])
+			got += len(dst)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if got != len(recs) {
+			return fmt.Errorf("read %d records, want %d", got, len(recs))
+		}
+		return nil
+	})
+}
+
+// BenchmarkSkim measures the analyzer's first reading of the same logs:
+// the calls counted, the communicator creations (none here) handed over.
+func BenchmarkSkim(b *testing.B) {
+	want := func(o trace.Op) bool { return o.Class() == trace.ClassCommCreate }
+	benchRead(b, func(rd *trace.Reader, recs []trace.Record, calls int) error {
+		n, err := rd.Skim(want, func(*trace.Record) {})
+		if err == nil && n != calls {
+			err = fmt.Errorf("skimmed %d calls, want %d", n, calls)
+		}
+		return err
+	})
+}
+
+// benchRead runs read on a new reader of each pattern's log of 64
+// buffers' worth of records, b.N times a pattern.
+func benchRead(b *testing.B, read func(rd *trace.Reader, recs []trace.Record, calls int) error) {
 	for _, p := range patterns {
-		recs, data := benchLog(b, p)
-		calls := timed(recs)
+		recs := p.gen(64*bufRecs, 1)
+		var buf bytes.Buffer
+		writeLog(b, &buf, recs)
+		data, calls := buf.Bytes(), timed(recs)
 		b.Run(p.name, func(b *testing.B) {
 			b.SetBytes(int64(len(recs) * trace.RecordSize))
 			b.ReportAllocs()
-			var dst []trace.Record
 			for i := 0; i < b.N; i++ {
 				rd, err := trace.NewReader(bytes.NewReader(data), "bench.cplog")
+				if err == nil {
+					err = read(rd, recs, calls)
+				}
 				if err != nil {
 					b.Fatal(err)
-				}
-				got := 0
-				for {
-					dst, err = rd.Next(dst[:0])
-					got += len(dst)
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if got != len(recs) {
-					b.Fatalf("read %d records, want %d", got, len(recs))
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
@@ -188,49 +216,22 @@ func BenchmarkReadRecords(b *testing.B) {
 	}
 }
 
-// benchLog is a log of 64 buffers' worth of p's records, and the records.
-func benchLog(b *testing.B, p pattern) ([]trace.Record, []byte) {
-	recs := p.gen(64*bufRecs, 1)
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, &trace.Header{Rank: 0, Size: 2})
+// writeLog writes recs to out as a log, a buffer's worth at a time, as the
+// logger flushes them.
+func writeLog(tb testing.TB, out io.Writer, recs []trace.Record) {
+	w, err := trace.NewWriter(out, &trace.Header{Rank: 0, Size: 2})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	for r := recs; len(r) > 0; {
 		n := min(len(r), bufRecs)
 		if err := w.WriteRecords(r[:n]); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		r = r[n:]
 	}
 	if err := w.Close(trace.Trailer{Status: trace.EndFinalized}); err != nil {
-		b.Fatal(err)
-	}
-	return recs, buf.Bytes()
-}
-
-// BenchmarkSkim measures the analyzer's first reading of a log: the calls
-// counted, the communicator creations (none here) handed over.
-func BenchmarkSkim(b *testing.B) {
-	for _, p := range patterns {
-		recs, data := benchLog(b, p)
-		calls := timed(recs)
-		b.Run(p.name, func(b *testing.B) {
-			b.SetBytes(int64(len(recs) * trace.RecordSize))
-			b.ReportAllocs()
-			want := func(o trace.Op) bool { return o.Class() == trace.ClassCommCreate }
-			for i := 0; i < b.N; i++ {
-				rd, err := trace.NewReader(bytes.NewReader(data), "bench.cplog")
-				if err != nil {
-					b.Fatal(err)
-				}
-				n, err := rd.Skim(want, func(*trace.Record) {})
-				if err != nil || n != calls {
-					b.Fatalf("skimmed %d calls and %v, want %d", n, err, calls)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
-		})
+		tb.Fatal(err)
 	}
 }
 
@@ -241,20 +242,7 @@ func TestSyntheticSizes(t *testing.T) {
 	for _, p := range patterns {
 		recs := p.gen(8*bufRecs, 2)
 		var cw countWriter
-		w, err := trace.NewWriter(&cw, &trace.Header{Rank: 0, Size: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r := recs; len(r) > 0; {
-			n := min(len(r), bufRecs)
-			if err := w.WriteRecords(r[:n]); err != nil {
-				t.Fatal(err)
-			}
-			r = r[n:]
-		}
-		if err := w.Close(trace.Trailer{Status: trace.EndFinalized}); err != nil {
-			t.Fatal(err)
-		}
+		writeLog(t, &cw, recs)
 		per := float64(cw.n) / float64(timed(recs))
 		t.Logf("%-12s %8d records, %8d bytes, %5.2f B/call", p.name, len(recs), cw.n, per)
 		if p.name == "halo" && per > 16 {
