@@ -95,17 +95,16 @@ func Write(s Spec) error {
 
 // rankWriter streams one rank's records in bounded buffers, like the logger.
 type rankWriter struct {
-	f    *os.File
-	bw   *bufio.Writer
-	w    *trace.Writer
-	buf  []trace.Record
-	max  int // records buffered before a write
-	t    int64
-	req  uint32
-	seq  uint32
-	rng  *rand.Rand
-	err  error
-	rank int
+	f   *os.File
+	bw  *bufio.Writer
+	w   *trace.Writer
+	buf []trace.Record
+	max int // records buffered before a write
+	t   int64
+	req uint32
+	seq uint32
+	rng *rand.Rand
+	err error
 }
 
 func newRankWriter(s Spec, rank, bufBytes, bufRecs int) (*rankWriter, error) {
@@ -123,7 +122,7 @@ func newRankWriter(s Spec, rank, bufBytes, bufRecs int) (*rankWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &rankWriter{f: f, bw: bw, w: tw, max: bufRecs, t: 1000, rank: rank,
+	return &rankWriter{f: f, bw: bw, w: tw, max: bufRecs, t: 1000,
 		rng: rand.New(rand.NewSource(s.Seed*7919 + int64(rank)))}, nil
 }
 
@@ -190,7 +189,8 @@ func simulate(s Spec, ws []*rankWriter) error {
 	for _, w := range ws {
 		w.call(trace.Record{Op: trace.OpInit, Peer: trace.PeerNone, Comm: trace.CommNone}, 0, 100_000, 0)
 	}
-	starts := make([]int64, s.Ranks)
+	starts := make([]int64, s.Ranks)    // a collective's members'
+	work := make([]int64, s.Ranks)      // halo: each rank's computation before its Waitall
 	sendTo := make([][2]int64, s.Ranks) // halo: each rank's Isends' starts, to the right and to the left
 	// collective ends every member after the last one started, in
 	// synchronised logs (starts holds the members' starts).
@@ -210,11 +210,10 @@ func simulate(s Spec, ws []*rankWriter) error {
 			for r, w := range ws {
 				me := int32(r)
 				left, right := (me+P-1)%P, (me+1)%P
-				work := w.jitter(20_000)
+				work[r] = w.jitter(20_000)
 				if s.Pattern == Imbalanced && r == s.Ranks/2 {
-					work *= 3
+					work[r] *= 3
 				}
-				starts[r] = work // for the Waitall, below
 				for k, p := range []struct {
 					op   trace.Op
 					peer int32
@@ -233,7 +232,7 @@ func simulate(s Spec, ws []*rankWriter) error {
 				// from the right (its Isend to the left).
 				arrive := max(need(sendTo[left][0]), need(sendTo[right][1]))
 				first := w.req - 3
-				w.call(trace.Record{Op: trace.OpWaitall, Peer: trace.PeerNone, Comm: trace.CommNone, Count: 4, CallSite: 0x2000}, starts[r], 2_000, arrive)
+				w.call(trace.Record{Op: trace.OpWaitall, Peer: trace.PeerNone, Comm: trace.CommNone, Count: 4, CallSite: 0x2000}, work[r], 2_000, arrive)
 				for k, peer := range []int32{left, right, right, left} {
 					w.put(trace.Record{Op: trace.OpReqDone, Req: first + uint32(k), Peer: peer, Tag: 1, Bytes: 8192 * uint64(1-k/2), Root: trace.PeerNone})
 				}
