@@ -145,21 +145,31 @@ func TestKnownGraphs(t *testing.T) {
 }
 
 // checkDAGPath checks that Solver.DAGPath finds ref's path (DAG's), vertex
-// for vertex, and counts the same work.
+// for vertex, and counts the same work, pipelined or not, keeping the
+// order it finished the vertices in or not.
 func checkDAGPath(t *testing.T, name string, s *Solver, g *Graph, target int32, ref *Result) {
 	t.Helper()
 	for _, pipeline := range []bool{false, true} {
-		p, st, err := s.dagPath(g, target, pipeline)
-		if err != nil {
-			t.Fatalf("%s: DAGPath (pipelined %v): %v", name, pipeline, err)
+		for _, keep := range []bool{true, false} {
+			how := fmt.Sprintf("pipelined %v, keeping the order %v", pipeline, keep)
+			p, st, err := s.dagPath(g, target, pipeline, keep)
+			if err != nil {
+				t.Fatalf("%s: DAGPath (%s): %v", name, how, err)
+			}
+			if !reflect.DeepEqual(p, ref.Path) {
+				t.Fatalf("%s: DAGPath's path (%s) %v (%d), DAG's %v (%d)", name, how, p.Vertices, p.Length, ref.Path.Vertices, ref.Path.Length)
+			}
+			if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
+				t.Fatalf("%s: DAGPath's stats (%s) %+v, DAG's %+v", name, how, st, ref.Stats)
+			}
+			if !keep {
+				if len(s.Finished()) != 0 {
+					t.Fatalf("%s: DAGPath (%s) kept %d vertices of its order", name, how, len(s.Finished()))
+				}
+				continue
+			}
+			checkFinished(t, fmt.Sprintf("%s (%s)", name, how), g, target, s.Finished())
 		}
-		if !reflect.DeepEqual(p, ref.Path) {
-			t.Fatalf("%s: DAGPath's path (pipelined %v) %v (%d), DAG's %v (%d)", name, pipeline, p.Vertices, p.Length, ref.Path.Vertices, ref.Path.Length)
-		}
-		if st.Reached != ref.Stats.Reached || st.Relaxations != ref.Stats.Relaxations || st.Pops != ref.Stats.Pops {
-			t.Fatalf("%s: DAGPath's stats (pipelined %v) %+v, DAG's %+v", name, pipeline, st, ref.Stats)
-		}
-		checkFinished(t, fmt.Sprintf("%s (pipelined %v)", name, pipeline), g, target, s.Finished())
 	}
 }
 
@@ -267,8 +277,10 @@ func TestCycles(t *testing.T) {
 			}
 		}
 		for _, pipeline := range []bool{false, true} {
-			if p, _, err := new(Solver).dagPath(g, tc.target, pipeline); err == nil || !strings.Contains(err.Error(), "cycle") {
-				t.Errorf("%s/DAGPath (pipelined %v): error %v, path %v, want a cycle", tc.name, pipeline, err, p.Vertices)
+			for _, keep := range []bool{true, false} {
+				if p, _, err := new(Solver).dagPath(g, tc.target, pipeline, keep); err == nil || !strings.Contains(err.Error(), "cycle") {
+					t.Errorf("%s/DAGPath (pipelined %v, keeping the order %v): error %v, path %v, want a cycle", tc.name, pipeline, keep, err, p.Vertices)
+				}
 			}
 		}
 	}

@@ -95,7 +95,7 @@ func (s *Solver) DAG(g *Graph, target int32) (*Result, error) {
 // The order the search finished the ancestors in stays in s until its
 // next search (Finished).
 func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
-	return s.dagPath(g, target, runtime.GOMAXPROCS(0) > 1)
+	return s.dagPath(g, target, runtime.GOMAXPROCS(0) > 1, true)
 }
 
 // Finished is the order in which DAGPath's last search finished the
@@ -105,8 +105,9 @@ func (s *Solver) DAGPath(g *Graph, target int32) (Path, Stats, error) {
 func (s *Solver) Finished() []int32 { return s.order[:s.finished] }
 
 // dagPath is DAGPath, with the work on each vertex beside the search
-// (pipelined) or in it.
-func (s *Solver) dagPath(g *Graph, target int32, pipeline bool) (Path, Stats, error) {
+// (pipelined) or in it; without keep, the order the search finished the
+// vertices in is not kept (Finished is empty), which saves an array of N.
+func (s *Solver) dagPath(g *Graph, target int32, pipeline, keep bool) (Path, Stats, error) {
 	if err := g.check(target); err != nil {
 		return Path{}, Stats{}, err
 	}
@@ -131,9 +132,10 @@ func (s *Solver) dagPath(g *Graph, target int32, pipeline bool) (Path, Stats, er
 		st.Relaxations += int64(hi - lo)
 	}
 	s.finished = 0
-	if pipeline {
-		reached, err = s.pipelined(g, target, pull)
-	} else {
+	switch {
+	case pipeline:
+		reached, err = s.pipelined(g, target, keep, pull)
+	case keep:
 		if cap(s.order) < n {
 			s.order = make([]int32, n)
 		}
@@ -143,11 +145,15 @@ func (s *Solver) dagPath(g *Graph, target int32, pipeline bool) (Path, Stats, er
 			order[k] = v
 			k++
 		})
+	default:
+		reached, err = s.depthFirst(g, target, false, pull)
 	}
 	if err != nil {
 		return Path{}, Stats{}, err
 	}
-	s.finished = reached
+	if keep {
+		s.finished = reached
+	}
 	st.Pops, st.Reached = int64(reached), reached
 	// The vertices on a longest path to target, each with its smallest
 	// successor among them: the search's finished bit (set on every
@@ -196,15 +202,21 @@ func (s *Solver) dagPath(g *Graph, target int32, pipeline bool) (Path, Stats, er
 // goroutine, in the order the search finishes the vertices (so each after
 // its predecessors): the search and the work on each vertex then take two
 // cores. The search publishes what it finished in batches; finish runs
-// on all of them before pipelined returns.
-func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, error) {
-	n := g.N
-	if cap(s.order) < n {
-		s.order = make([]int32, n)
+// on all of them before pipelined returns. With keep the order is kept
+// whole in s.order; without, s.order is a ring of pipeRing vertices, and
+// the search waits while it is a ring ahead.
+func (s *Solver) pipelined(g *Graph, target int32, keep bool, finish func(v int32)) (int, error) {
+	size, mask := g.N, -1 // mask: all bits, the whole order
+	if !keep {
+		size, mask = pipeRing, pipeRing-1
 	}
-	order := s.order[:n]
+	if cap(s.order) < size {
+		s.order = make([]int32, size)
+	}
+	order := s.order[:size]
 	const batch = 1 << 12
 	var published atomic.Int64 // order[:published] is finished; -1-k: the search ended with k
+	var consumed atomic.Int64  // finish has run on order[:consumed]
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -215,8 +227,9 @@ func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, e
 				p = -1 - p
 			}
 			for ; i < int(p); i++ {
-				finish(order[i])
+				finish(order[i&mask])
 			}
+			consumed.Store(int64(i))
 			if last {
 				return
 			}
@@ -227,10 +240,13 @@ func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, e
 	}()
 	k := 0
 	reached, err := s.depthFirst(g, target, false, func(v int32) {
-		order[k] = v
+		order[k&mask] = v
 		k++
 		if k%batch == 0 {
 			published.Store(int64(k))
+			for !keep && int64(k+batch)-consumed.Load() > pipeRing {
+				runtime.Gosched() // the next batch's places are not finished yet
+			}
 		}
 	})
 	if err != nil {
@@ -240,6 +256,10 @@ func (s *Solver) pipelined(g *Graph, target int32, finish func(v int32)) (int, e
 	<-done
 	return reached, err
 }
+
+// pipeRing is the vertices pipelined keeps in flight when it does not
+// keep the order (a power of two, many batches).
+const pipeRing = 1 << 16
 
 // relax offers u the path through its successor v, c long: a longer one
 // replaces Dist[u] and Succ[u] (true: u must be expanded again), an equal

@@ -248,7 +248,11 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	var topo *cpath.TopoResult
 	switch o.algo {
 	case "dag":
-		res, err = cpath.DistDAG(c, g)
+		if o.replays() { // the replay takes dag's whole graph and order
+			res, err = cpath.DistDAG(c, g)
+		} else {
+			res, err = cpath.DistDAGPath(c, g)
+		}
 	case "dijkstra":
 		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
 		res, err = cpath.ParallelDijkstra(c, g)
@@ -285,14 +289,10 @@ func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
 	if err = mpix.Agree(c, err); err != nil {
 		return fmt.Errorf("%s: %v", dir, err)
 	}
-	// dag's whole graph and order serve the replay, which would otherwise
-	// gather and search the graph again; without a replay they are
-	// garbage now.
+	// dag's whole graph and order (asked for only with a replay) serve
+	// the replay, which would otherwise gather and search the graph again.
 	whole := res.Whole
 	res.Whole = nil
-	if !o.replays() {
-		whole = nil
-	}
 	st := res.Stats
 	if topo != nil {
 		st = topo.Stats
