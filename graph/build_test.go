@@ -906,11 +906,20 @@ func TestPartsAreTheGraph(t *testing.T) {
 func testRuns(t *testing.T, ranks, calls int, seed int64) map[string]string {
 	dirs := map[string]string{}
 	for _, p := range gen.Patterns {
-		dir := t.TempDir()
-		if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: p, Seed: seed}); err != nil {
-			t.Fatal(err)
+		for _, synced := range []bool{false, true} {
+			if synced && p != gen.Halo { // the halo's sends held by their receivers
+				continue
+			}
+			dir := t.TempDir()
+			if err := gen.Write(gen.Spec{Dir: dir, Ranks: ranks, CallsPerRank: calls, Pattern: p, Seed: seed, Synchronised: synced}); err != nil {
+				t.Fatal(err)
+			}
+			name := string(p)
+			if synced {
+				name += "-synchronised"
+			}
+			dirs[name] = dir
 		}
-		dirs[string(p)] = dir
 	}
 	for _, sc := range skewCases() {
 		dir := t.TempDir()
@@ -977,8 +986,9 @@ type exactAlgo struct {
 	run  func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error)
 }
 
-// exactAlgos are every exact algorithm: dag, Dijkstra and Δ-stepping (by
-// distance and by vertex time), and split in each mode.
+// exactAlgos are every exact algorithm: dag (with its whole graph for the
+// replay and without), Dijkstra and Δ-stepping (by distance and by vertex
+// time), and split in each mode.
 func exactAlgos() []exactAlgo {
 	dist := func(g *graph.PAG) *cpath.DistGraph {
 		return &cpath.DistGraph{N: g.NumVertices(), Bounds: g.Bounds, Lo: g.Bounds[g.Part], Hi: g.Bounds[g.Part+1],
@@ -986,6 +996,7 @@ func exactAlgos() []exactAlgo {
 	}
 	algos := []exactAlgo{
 		{"dag", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAG(c, dist(g)) }},
+		{"dag-path", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAGPath(c, dist(g)) }},
 		{"dijkstra", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, dist(g)) }},
 		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
 			return cpath.ParallelDeltaStepping(c, dist(g), 0)
