@@ -5,8 +5,9 @@ import "fmt"
 // depthFirst is the one depth-first search over incoming edges that the
 // sequential searches share, and, through its searchFrom, the replay's
 // renumbering (TopoOrder): iterative (a path can be millions of vertices
-// deep), with the colours in two bits a vertex so that they stay in cache. It starts at root, and with all then
-// at every vertex not reached yet, in id order; it calls finish(v) once
+// deep), with the colours in two bits a vertex so that they stay in
+// cache. It starts at root, and with all then at every vertex not reached
+// yet, in id order; it calls finish(v) once
 // all of v's predecessors are finished (so in a topological order, every
 // vertex after its predecessors, while they are still in cache), and
 // returns how many vertices it finished. A cycle among the vertices it
