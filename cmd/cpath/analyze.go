@@ -131,6 +131,9 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	}
 	w := joinWorld()
 	defer w.leave()
+	if err := checkJoined(w); err != nil {
+		return err
+	}
 	c := mpix.World()
 	if os.Getenv("GOGC") == "" {
 		// The graph is a few large arrays without pointers, so a collection

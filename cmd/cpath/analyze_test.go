@@ -142,6 +142,26 @@ func TestAnalyzeFlags(t *testing.T) {
 	}
 }
 
+// TestLaunchedApart: copies of cpath that a launcher started but that did
+// not join one MPI job (a cpath built without MPI under mpirun, or one
+// started by another MPI's launcher) refuse to run, each with one line:
+// every copy would analyse the whole run alone and write the same files.
+// A launcher's single copy runs.
+func TestLaunchedApart(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, 2)
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "") // as if started by a PMI launcher (MPICH's mpiexec, srun)
+	t.Setenv("PMI_SIZE", "2")
+	code, out, errs := runCLI(t, "--json", filepath.Join(t.TempDir(), "r.json"), dir)
+	if code != 1 || out != "" || !regexp.MustCompile(`^cpath: started as 2 processes, but (this cpath was built without MPI|MPI joined them as 1): .*\n$`).MatchString(errs) {
+		t.Fatalf("exit %d, stdout %.100q, stderr %q; want 1 and one line", code, out, errs)
+	}
+	t.Setenv("PMI_SIZE", "1")
+	if code, out, errs := runCLI(t, dir); code != 0 || !strings.Contains(out, "critical path (dag)") {
+		t.Fatalf("one copy: exit %d, stderr %q", code, errs)
+	}
+}
+
 // TestDOTRenders writes the PAG of a small run (every vertex, clustered by
 // rank) and of a large one (condensed to ranks × call sites), each in one
 // process and as a job of two in-process ranks, and has Graphviz render
