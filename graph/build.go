@@ -265,20 +265,21 @@ type builder struct {
 	lateOps   []lateOp        // by owned MPI_Win_wait/test: the origins' last transfers to its rank (graph/pscw.go)
 }
 
-// partMsg is a matched message into an owned rank.
+// partMsg is a matched message into an owned rank (40 bytes: 8 M of them
+// on the 16 M-call halo log).
 type partMsg struct {
 	sendPost, sendDone, recvPost, recvDone int32
-	comm, src                              int32
+	comm                                   int32
 	slot                                   int32 // sendPost's start: index in cache if another rank owns it, else -1
 	// heldBy is the receiver's call the send was held until, by the
 	// progress rule (heldBy), -1 for none.
 	heldBy int32
-	bytes  uint64 // what the send logged
-	sync   bool   // a synchronous send: it waited for the receive's post
+	sync   bool // a synchronous send: it waited for the receive's post
 	// partitioned: a partitioned transfer (MPI_Psend_init/MPI_Precv_init),
 	// matched by order of initialisation; its partitions' dependencies
 	// follow the messages' in deps (partitionDeps).
 	partitioned bool
+	bytes       uint64 // what the send logged
 }
 
 // heldApart says whether the send was held until a receiver's call other
@@ -577,7 +578,7 @@ func (b *builder) match() error {
 			s, rv := &sends[se], recvs[re]
 			r := wireEnd{Post: rv.post, Done: rv.done}
 			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, src: s.Src, sync: s.Mode&syncBit != 0, slot: -1, heldBy: -1, bytes: s.Bytes,
+				comm: s.Comm, sync: s.Mode&syncBit != 0, slot: -1, heldBy: -1, bytes: s.Bytes,
 				partitioned: s.Init > 0}
 			if t.remote {
 				pm.slot = int32(slotOf[k] + m - t.m0)
