@@ -177,8 +177,9 @@ func BenchmarkReadRecords(b *testing.B) {
 	})
 }
 
-// BenchmarkSkim measures the analyzer's first reading of the same logs:
-// the calls counted, the communicator creations (none here) handed over.
+// BenchmarkSkim measures the reading the analyzer gives a log that does
+// not end with its trailer (a rank that died), to count its calls: here
+// with the communicator creations (none here) handed over too.
 func BenchmarkSkim(b *testing.B) {
 	want := func(o trace.Op) bool { return o.Class() == trace.ClassCommCreate }
 	benchRead(b, func(rd *trace.Reader, recs []trace.Record, calls int) error {

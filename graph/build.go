@@ -59,12 +59,8 @@ func assignRanks(files []string, size int) []int {
 }
 
 // rankSummary is what every analyzer rank learns of each logged rank from
-// its owner after the first reading.
+// its owner after reading it.
 type rankSummary struct {
-	N       int32
-	Firsts  int32
-	Ordered bool
-	Open    int
 	Comms   []trace.Comm
 	Note    string
 	Modules []trace.Module // all its log lists: the header's and its module chunks'
@@ -94,21 +90,70 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	}
 	own := p.RankHi - p.RankLo
 
-	// First reading of the owned logs: calls, communicators, how it ended.
-	rankLogs := make([]*rankData, own)
-	errs := make([]error, own)
+	// How many calls each rank made, so that every analyzer rank numbers
+	// them alike before reading them: from the trailers (Load read them
+	// all, so every rank knows the same), else by reading the log through
+	// once (a rank that died, or ended by a signal mid-call).
 	stageTimes.Mark(me, "")
-	par.Do(own, func(i int) { rankLogs[i], errs[i] = skimRank(run.Files[p.RankLo+i], p.RankLo+i) })
-	stageTimes.Mark(me, "skim")
+	counts := make([]int64, R)
+	unknown := false
+	for r := range counts {
+		counts[r] = run.calls(r)
+		unknown = unknown || counts[r] < 0
+	}
+	fromTrailer := slices.Clone(counts)
+	errs := make([]error, own)
+	if unknown {
+		par.Do(own, func(i int) {
+			if r := p.RankLo + i; counts[r] < 0 {
+				counts[r], errs[i] = countCalls(run.Files[r], r)
+			}
+		})
+		if err := mpix.Agree(c, firstErr(errs)); err != nil {
+			return nil, err
+		}
+		if err := c.Allreduce(counts, mpix.Max); err != nil { // the others' are -1
+			return nil, err
+		}
+	}
+	stageTimes.Mark(me, "count")
+	p.RankStart = make([]int32, R+1)
+	for r, n := range counts {
+		if int64(p.RankStart[r])+n > 1<<30 {
+			return nil, fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
+		}
+		p.RankStart[r+1] = p.RankStart[r] + int32(n)
+	}
+	if p.RankStart[R] == 0 {
+		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
+	}
+	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
+
+	// The one reading of the owned logs, into the owned calls, numbered
+	// from 0 (the numbers the extractor and the clock shifter work with).
+	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
+		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
+		fileDone: newBitset(int(p.CallHi - p.CallLo)), waitUnknown: newBitset(int(p.CallHi - p.CallLo))}
+	for i := 0; i <= own; i++ {
+		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
+	}
+	rankLogs := make([]*rankData, own)
+	par.Do(own, func(i int) {
+		r := p.RankLo + i
+		rankLogs[i], errs[i] = readRank(run.Files[r], r, i, lg, fromTrailer[r] >= 0)
+	})
+	stageTimes.Mark(me, "read")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, err
 	}
+
+	// What every analyzer rank learns of each logged rank from its owner.
 	sums := make([]rankSummary, R)
 	{
 		mine := make([]rankSummary, own)
 		for i, d := range rankLogs {
 			s := &mine[i]
-			s.N, s.Comms, s.Modules, s.Unwrapped = d.n, d.comms, d.hdr.Modules, d.hdr.Unwrapped
+			s.Comms, s.Modules, s.Unwrapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped
 			if d.trailer.Status != trace.EndFinalized {
 				s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
@@ -122,58 +167,30 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 			copy(sums[p.PartRanks[part]:], s)
 		}
 	}
-	p.RankStart = make([]int32, R+1)
 	p.Modules = make([][]trace.Module, R)
-	var tooMany error
+	uw := make([][]trace.UnwrappedCall, R)
 	for r := range sums {
-		p.Modules[r] = sums[r].Modules
+		p.Modules[r], uw[r] = sums[r].Modules, sums[r].Unwrapped
 		if sums[r].Note != "" {
 			p.Notes = append(p.Notes, sums[r].Note)
 		}
-		if int64(p.RankStart[r])+int64(sums[r].N) > 1<<30 {
-			tooMany = fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
-			break
-		}
-		p.RankStart[r+1] = p.RankStart[r] + sums[r].N
-	}
-	if tooMany != nil {
-		return nil, tooMany
-	}
-	uw := make([][]trace.UnwrappedCall, R)
-	for r := range sums {
-		uw[r] = sums[r].Unwrapped
 	}
 	p.Unwrapped = MergeUnwrapped(uw)
 	if n := UnwrappedNote(p.Unwrapped); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
-	if p.RankStart[R] == 0 {
-		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
-	}
-	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
 
 	// The communicator table, built by every rank from all ranks' tables
-	// in rank order, so that the indices agree.
+	// in rank order, so that the indices agree; then the calls in the
+	// run's terms.
 	all := make([]*rankData, R)
 	for r := range all {
 		all[r] = &rankData{comms: sums[r].Comms}
 	}
 	var gidsAll [][]int32
 	p.Comms, gidsAll = globalComms(all)
-
-	// Second reading, into the owned calls, numbered from 0 (the numbers
-	// the extractor and the clock shifter work with).
-	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
-		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
-		fileDone: newBitset(int(p.CallHi - p.CallLo)), waitUnknown: newBitset(int(p.CallHi - p.CallLo))}
-	for i := 0; i <= own; i++ {
-		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
-	}
-	par.Do(own, func(i int) { errs[i] = readRank(run.Files[p.RankLo+i], i, lg, rankLogs[i], gidsAll[p.RankLo+i]) })
-	stageTimes.Mark(me, "read")
-	if err := mpix.Agree(c, firstErr(errs)); err != nil {
-		return nil, err
-	}
+	par.Do(own, func(i int) { rankLogs[i].place(lg, i, gidsAll[p.RankLo+i]) })
+	stageTimes.Mark(me, "place")
 	// One table of call sites for the owned ranks: each rank's, after
 	// the ones before it.
 	for i, d := range rankLogs {
@@ -193,12 +210,12 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		lg.multi[i], lg.ordered[i] = d.firsts > 1, d.ordered
 		open += d.open
 	}
-	counts := []int64{int64(open)}
-	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+	opens := []int64{int64(open)}
+	if err := c.Allreduce(opens, mpix.Sum); err != nil {
 		return nil, err
 	}
-	if counts[0] > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d receive or collective requests were freed or left pending, never completed in the logs; they are not matched", counts[0]))
+	if opens[0] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d receive or collective requests were freed or left pending, never completed in the logs; they are not matched", opens[0]))
 	}
 	steps := []struct {
 		name string

@@ -3,8 +3,10 @@ package graph_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -328,6 +330,32 @@ func TestDamage(t *testing.T) {
 				t.Fatalf("Build: %v, want a %v error for %s", err, tc.kind, p)
 			}
 		})
+	}
+
+	// A trailer whose count of calls is wrong, under an intact CHECK: the
+	// calls were placed by that count, so the reading refuses the log.
+	// The writer's trailer has a CHECK of its own: the chunk (tag, kind,
+	// length, 32 bytes), then the CHECK's tag and CRC.
+	bad := slices.Clone(good)
+	chunk := bad[len(bad)-40 : len(bad)-5]
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	if binary.LittleEndian.Uint32(bad[len(bad)-4:]) != crc32.Checksum(chunk, castagnoli) {
+		t.Fatal("the log does not end with its trailer under a CHECK of its own")
+	}
+	calls := binary.LittleEndian.Uint64(chunk[3+24:])
+	binary.LittleEndian.PutUint64(chunk[3+24:], calls+1)
+	binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(chunk, castagnoli))
+	if err := os.WriteFile(p, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := graph.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = graph.Build(&mpix.Single{}, run)
+	want := fmt.Sprintf("%s: corrupt: its trailer counts %d calls, but it holds %d", p, calls+1, calls)
+	if err == nil || err.Error() != want {
+		t.Fatalf("Build: %v, want %q", err, want)
 	}
 }
 

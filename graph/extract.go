@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/cpath/cpath/trace"
 )
@@ -119,62 +120,100 @@ type rankData struct {
 	sites   []uint64    // its calls' call sites (Calls.Site indexes them from 0 until Build joins the ranks')
 }
 
-// skimRank reads rank r's log for what its calls' place in the PAG depends
-// on: how many there are, its communicators, its clock and how it ended.
-// Damage anywhere in the log (a corrupt or cut frame, a call cut from its
-// sub-records) is an error naming the file; a rank that died between
-// frames is read up to its last record.
-func skimRank(path string, rank int) (*rankData, error) {
+// openRankLog opens rank r's log and checks that its header says so.
+func openRankLog(path string, rank int) (*os.File, *trace.Reader, error) {
 	f, rd, err := openLog(path, 256<<10)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	if h := rd.Header(); h.Rank != rank {
-		return nil, fmt.Errorf("%s: header says rank %d, expected rank %d", path, h.Rank, rank)
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: header says rank %d, expected rank %d", path, h.Rank, rank)
 	}
-	cb := trace.NewCommBuilder(rd.Header())
-	n, err := rd.Skim(func(op trace.Op) bool { return op.Class() == trace.ClassCommCreate }, cb.Add)
-	if err != nil {
-		return nil, err
-	}
-	if err := rd.Incomplete(); err != nil {
-		return nil, err
-	}
-	if n > 1<<30 {
-		n = 1<<30 + 1 // Build refuses it
-	}
-	return &rankData{hdr: *rd.Header(), trailer: rd.Trailer(), comms: cb.Comms(), n: int32(n)}, nil
+	return f, rd, nil
 }
 
-// readRank reads rank r's log again, into the PAG's calls from
-// g.rankStart[rank] on and d's message ends and collective memberships.
-func readRank(path string, rank int, g *rankCalls, d *rankData, gid []int32) error {
-	f, rd, err := openLog(path, 256<<10)
+// countCalls counts the calls of rank r's log, for a log without a trailer
+// that counts them (a rank that died): it reads the log through once
+// (trace.Reader.Skim). Damage anywhere (a corrupt or cut frame, a call cut
+// from its sub-records) is the error naming the file that the reading
+// proper would give; a rank that died between frames is counted up to its
+// last record.
+func countCalls(path string, rank int) (int64, error) {
+	f, rd, err := openRankLog(path, rank)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	x := newExtractor(d, g, rank, gid)
+	n, err := rd.Skim(func(trace.Op) bool { return false }, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := rd.Incomplete(); err != nil {
+		return 0, err
+	}
+	return int64(n), nil
+}
+
+// readRank reads rank r's log (owned rank i) into the PAG's calls from
+// g.rankStart[i] on, as many as Build counted (from its trailer if
+// counted, else by countCalls): with times on the rank's clock and its own
+// communicator numbers, which place turns into the run's once every
+// rank's communicators are known. Damage is an error naming the file, as
+// for countCalls.
+func readRank(path string, rank, i int, g *rankCalls, counted bool) (*rankData, error) {
+	f, rd, err := openRankLog(path, rank)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d := &rankData{n: g.rankStart[i+1] - g.rankStart[i]}
+	x := newExtractor(d, g, i, trace.NewCommBuilder(rd.Header()))
 	for {
 		var recs []trace.Record
 		recs, err = rd.Batch()
-		for i := range recs {
-			x.add(&recs[i])
+		for k := range recs {
+			x.add(&recs[k])
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
+	if err := rd.Incomplete(); err != nil {
+		return nil, err
+	}
 	if x.n != d.n {
-		return fmt.Errorf("%s: changed while being read (%d calls, then %d)", path, d.n, x.n)
+		if counted {
+			return nil, fmt.Errorf("%s: corrupt: its trailer counts %d calls, but it holds %d", path, d.n, x.n)
+		}
+		return nil, fmt.Errorf("%s: changed while being read (%d calls, then %d)", path, d.n, x.n)
 	}
 	x.finish()
-	d.sites = x.sites
-	return nil
+	d.hdr, d.trailer, d.comms, d.sites = *rd.Header(), rd.Trailer(), x.cb.Comms(), x.sites
+	return d, nil
+}
+
+// place puts owned rank i's calls, as readRank left them, in the run's
+// terms: communicators in the run's table (gid: the rank's index → the
+// run's), times on the global clock (the rank's clock model, which takes
+// the offset measured at MPI_Finalize, at the end of the log). It notes
+// whether the calls are in time order.
+func (d *rankData) place(g *rankCalls, i int, gids []int32) {
+	lo, hi := g.rankStart[i], g.rankStart[i+1]
+	clk := d.hdr.Clock.Line()
+	comm, start, end := g.Comm[lo:hi], g.Start[lo:hi], g.End[lo:hi]
+	d.ordered = true
+	for c := range comm {
+		comm[c] = gid(gids, uint32(comm[c]))
+		s, e := start[c]+clk.Offset(start[c]), end[c]+clk.Offset(end[c])
+		start[c], end[c] = s, e
+		if e < s || c > 0 && s < end[c-1] {
+			d.ordered = false
+		}
+	}
 }
 
 // extractor turns a rank's records, one at a time, into its calls (in the
@@ -195,10 +234,9 @@ type extractor struct {
 	sites     []uint64
 	siteIdx   map[uint64]uint32
 	siteCache [64]siteEntry
-	gid       []int32 // local communicator index → the run's
-	clk       trace.ClockLine
-	last      []int32 // last call of each thread, -1 for none yet
-	cur       int32   // the call the next sub-records belong to
+	cb        *trace.CommBuilder // the rank's communicators, from the calls that make them
+	last      []int32            // last call of each thread, -1 for none yet
+	cur       int32              // the call the next sub-records belong to
 	cls       trace.Class
 	curComm   uint32
 	reqs      reqTable
@@ -221,10 +259,9 @@ type extractor struct {
 	curReady     *reqInfo         // the partitioned send request of an MPI_Pready_list, for its sub-records
 }
 
-func newExtractor(d *rankData, g *rankCalls, rank int, gid []int32) *extractor {
+func newExtractor(d *rankData, g *rankCalls, rank int, cb *trace.CommBuilder) *extractor {
 	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
-	d.ordered = true
-	x := &extractor{rankData: d, cur: -1, gid: gid, clk: d.hdr.Clock.Line(), base: lo, unproductive: g.unproductive, fileDone: g.fileDone, waitUnknown: g.waitUnknown,
+	x := &extractor{rankData: d, cur: -1, cb: cb, base: lo, unproductive: g.unproductive, fileDone: g.fileDone, waitUnknown: g.waitUnknown,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
 		site: g.Site[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi], siteIdx: map[uint64]uint32{}}
 	x.keyTab = make([]int32, 16)
@@ -278,16 +315,12 @@ func (x *extractor) add(rec *trace.Record) {
 	c := x.n
 	x.n++
 	if int(c) >= len(x.op) {
-		x.cls = trace.ClassOther // more calls than the first reading found: an error
+		x.cls = trace.ClassOther // more calls than counted: an error (readRank)
 		return
 	}
 	x.op[c] = rec.Op
 	x.thread[c] = rec.Thread
-	s, e := rec.Start+x.clk.Offset(rec.Start), rec.End+x.clk.Offset(rec.End)
-	x.start[c], x.end[c] = s, e
-	if e < s || c > 0 && s < x.end[c-1] {
-		x.ordered = false
-	}
+	x.start[c], x.end[c] = rec.Start, rec.End // on the rank's clock until place
 	x.site[c] = x.siteOf(rec.CallSite)
 	x.bytes[c] = rec.Bytes
 	if rec.Op == trace.OpPcontrol {
@@ -303,11 +336,7 @@ func (x *extractor) add(rec *trace.Record) {
 	if rec.Op.IsWorldBarrier() {
 		comm = trace.CommWorld // its record names none
 	}
-	if int(comm) < len(x.gid) {
-		x.comm[c] = x.gid[comm]
-	} else {
-		x.comm[c] = -1
-	}
+	x.comm[c] = int32(comm) // the rank's index (CommNone: -1) until place
 	t := int(rec.Thread)
 	if t >= len(x.last) {
 		for len(x.last) <= t {
@@ -367,6 +396,7 @@ func (x *extractor) add(rec *trace.Record) {
 			}
 		}
 	case trace.ClassCommCreate:
+		x.cb.Add(rec)
 		if rec.Op.IsNonblockingCommCreate() {
 			if rec.Flags&trace.FlagNewReq != 0 {
 				*x.newReq(rec.Req) = reqInfo{class: trace.ClassIcollective, post: c, comm: rec.Comm, op: rec.Op, seq: rec.Seq, root: -1, active: -1}
@@ -462,6 +492,8 @@ func (x *extractor) sub(s *trace.Record) {
 		if s.Op == trace.OpWinGroupMember {
 			x.pscw.member(s.Peer)
 		}
+	case trace.ClassCommCreate:
+		x.cb.Add(s) // its members and neighbours
 	case trace.ClassPartitioned:
 		if s.Op == trace.OpPartition && x.curReady != nil {
 			x.readyPart(x.curReady, c, s.Tag)

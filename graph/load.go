@@ -89,10 +89,22 @@ type Run struct {
 	Dir     string
 	Files   []string       // Files[r] is rank r's log
 	Headers []trace.Header // Headers[r] is its header
+	// Calls[r] is the number of calls its trailer counts, -1 for a log
+	// that does not end with a checked trailer (trace.TailCalls): Build
+	// counts those by reading them before it reads them all.
+	Calls []int64
 	// Notes say what an incomplete run lacks; analysis proceeds with what
 	// there is. Build adds those it finds while reading the records (ranks
 	// that did not finalize).
 	Notes []string
+}
+
+// calls is Calls[r], or -1 (not counted) for a Run made without them.
+func (run *Run) calls(r int) int64 {
+	if r < len(run.Calls) {
+		return run.Calls[r]
+	}
+	return -1
 }
 
 // Load checks that dir holds the logs of one whole run, from their
@@ -106,8 +118,9 @@ func Load(dir string) (*Run, error) {
 		return nil, err
 	}
 	hs := make([]*trace.Header, len(files))
+	calls := make([]int64, len(files))
 	errs := make([]error, len(files))
-	par.Do(len(files), func(i int) { hs[i], errs[i] = readHeader(files[i]) })
+	par.Do(len(files), func(i int) { hs[i], calls[i], errs[i] = readHeader(files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -121,9 +134,9 @@ func Load(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: no log for rank %s of %d (a rank whose log is missing cannot be analysed around)",
 			dir, RankList(missing), hs[0].Size)
 	}
-	run := &Run{Dir: dir, Files: make([]string, len(files)), Headers: make([]trace.Header, len(files))}
+	run := &Run{Dir: dir, Files: make([]string, len(files)), Headers: make([]trace.Header, len(files)), Calls: make([]int64, len(files))}
 	for i, h := range hs {
-		run.Files[h.Rank], run.Headers[h.Rank] = files[i], *h
+		run.Files[h.Rank], run.Headers[h.Rank], run.Calls[h.Rank] = files[i], *h, calls[i]
 	}
 	return run, nil
 }
@@ -149,11 +162,19 @@ func openLog(path string, bufSize int) (*os.File, *trace.Reader, error) {
 	return f, rd, nil
 }
 
-func readHeader(path string) (*trace.Header, error) {
+// readHeader reads a log's header, and the number of calls its trailer
+// counts (-1 for none: trace.TailCalls).
+func readHeader(path string) (*trace.Header, int64, error) {
 	f, rd, err := openLog(path, 4<<10)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	f.Close()
-	return rd.Header(), nil
+	defer f.Close()
+	calls := int64(-1)
+	if st, err := f.Stat(); err == nil {
+		if n, ok := trace.TailCalls(f, st.Size()); ok && n <= 1<<40 {
+			calls = int64(n)
+		}
+	}
+	return rd.Header(), calls, nil
 }

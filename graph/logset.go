@@ -83,10 +83,11 @@ type RankLog struct {
 	CallDepth     int         `json:"call_depth,omitempty"` // CPATH_CALLDEPTH
 	CallPaths     int         `json:"call_paths,omitempty"` // distinct call paths in the log
 
-	Status      trace.EndStatus `json:"-"`
-	header      trace.Header
-	ops         [trace.NumOps]OpStats
-	trailerRecs uint64
+	Status       trace.EndStatus `json:"-"`
+	header       trace.Header
+	ops          [trace.NumOps]OpStats
+	trailerRecs  uint64
+	trailerCalls uint64
 }
 
 type Totals struct {
@@ -273,6 +274,11 @@ func (r *RankLog) problems() []string {
 	if r.Status == trace.EndFinalized && r.Truncated == "" && r.trailerRecs != r.Records {
 		p = append(p, fmt.Sprintf("rank %d (%s): the trailer counts %d records, the log holds %d", r.Rank, name, r.trailerRecs, r.Records))
 	}
+	// The count of calls (records but sub-records) places them unread:
+	// the analyzer refuses a log whose trailer miscounts them.
+	if r.Status == trace.EndFinalized && r.Truncated == "" && r.trailerCalls != r.Records-r.SubRecords {
+		p = append(p, fmt.Sprintf("rank %d (%s): the trailer counts %d calls, the log holds %d", r.Rank, name, r.trailerCalls, r.Records-r.SubRecords))
+	}
 	return p
 }
 
@@ -391,7 +397,7 @@ func summarizeRank(path string) (*RankLog, error) {
 	h := &r.header
 	tr := rd.Trailer()
 	r.Rank, r.Host, r.PID, r.Exe = h.Rank, h.Host, h.PID, h.Exe
-	r.Status, r.End, r.EndInfo, r.Dropped, r.trailerRecs = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records
+	r.Status, r.End, r.EndInfo, r.Dropped, r.trailerRecs, r.trailerCalls = tr.Status, tr.Status.String(), tr.Info, tr.Dropped, tr.Records, tr.Calls
 	r.Complete = damage == nil && tr.Status == trace.EndFinalized && tr.Dropped == 0
 	r.Clock = h.Clock
 	r.Threads, r.CallDepth, r.CallPaths = h.Threads, h.CallDepth, len(rd.Paths())-1

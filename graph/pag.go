@@ -35,8 +35,9 @@
 // is the chain of last-arriving causes, waiting is never on it, and its
 // length is the run time.
 //
-// Build reads each log twice (a skim for the calls' places, then the
-// calls), matches messages at the receiver's owner and collectives at a
+// Build reads each log once, its calls placed by the count in its trailer
+// (a log without one, from a rank that died, is counted by reading it
+// through first), matches messages at the receiver's owner and collectives at a
 // coordinator, enforces the clock condition in rounds, and builds the
 // edges into the owned vertices in compressed sparse rows, the form the
 // algorithms take as they are.

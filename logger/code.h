@@ -81,8 +81,9 @@ struct cp_enc {
 	uint8_t *buf;
 	size_t cap, len;
 	uint32_t nbuf;    /* records in buf */
+	uint32_t ncbuf;   /* calls in buf: its records but sub-records */
 	uint32_t ckrecs;  /* records since the last CHECK */
-	uint64_t nrec, dropped;
+	uint64_t nrec, ncalls, dropped;
 	/* threads: the stream's region, a block claimed ahead that its calls
 	 * fill one after another: the file from rpos to rend is free */
 	uint64_t rpos, rend;
@@ -242,10 +243,13 @@ extern int64_t cp_cal_every;
  * thread, with threads). */
 extern uint32_t cp_cal_recs;
 #define CP_CAL_RECS 16384
-extern uint64_t cp_nrec;
+/* Calls committed, for the trailer; cp_ncalls_next is the count with the
+ * batch being committed, set before its first byte is stored: a signal
+ * that finds the batch committed takes it (runtime.c's cp_enc_end). */
+extern uint64_t cp_nrec, cp_ncalls, cp_ncalls_next;
 
 int cp_enc_room(int n, uint64_t end);
-void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n);
+void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n, int calls);
 
 /* cp_enc_batch_gen codes n ≥ 1 records (whole calls; paths[i] is record i's
  * call path, paths NULL for none), or, with pair set, the two records
@@ -272,21 +276,25 @@ static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec 
 		uint8_t *start = cp_map + pos, first;
 		const cp_rec *r0 = a ? a : &recs[0];
 		uint8_t *p;
+		int calls; /* for the trailer, which lets the analyzer place them unread */
 		if (a) {
 			p = cp_code(e, start, a, NULL, &first);
 			uint8_t *at = p;
 			p = cp_code(e, p, b, NULL, at);
+			calls = 2 - cp_is_sub(a->op) - cp_is_sub(b->op);
 		} else {
 			p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
+			calls = 1 - cp_is_sub(recs[0].op);
 			for (int i = 1; i < n; i++) {
 				uint8_t *at = p;
 				p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, at);
+				calls += 1 - cp_is_sub(recs[i].op);
 			}
 		}
 		cp_cal_recs += (uint32_t)n;
 		if (__builtin_expect(r0->end - cp_cal_last > cp_cal_every || cp_cal_recs >= CP_CAL_RECS, 0) &&
 		    !cp_is_sub(r0->op)) {
-			cp_enc_commit_check(start, first, p, n);
+			cp_enc_commit_check(start, first, p, n, calls);
 			goto done;
 		}
 		uint64_t end = pos + (uint64_t)(p - start);
@@ -296,7 +304,11 @@ static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec 
 		 * then skipped this batch). A plain store: x86 keeps stores in
 		 * order, and the signal path checks the byte. */
 		if (__builtin_expect(!cp_finished_enc, 1)) {
+			cp_ncalls_next = cp_ncalls + (uint64_t)calls;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			__atomic_store_n(start, first, __ATOMIC_RELEASE);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			cp_ncalls = cp_ncalls_next; /* before cp_pos moves past the batch */
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			cp_pos = end;
 			cp_nrec += (uint64_t)n;

@@ -83,7 +83,7 @@ static uint32_t cp_crc;
 volatile int64_t cp_cal_last;
 int64_t cp_cal_every;
 uint32_t cp_cal_recs;
-uint64_t cp_nrec, cp_dropped; /* one stream; threads count per stream */
+uint64_t cp_nrec, cp_ncalls, cp_ncalls_next, cp_dropped; /* one stream; threads count per stream */
 /* Set from the entry to the exit of cp_enc_batch and cp_enc_chunk (wider
  * than cp_coding: it covers growing the file), for the signal path. */
 volatile int cp_enc_busy;
@@ -485,7 +485,7 @@ __attribute__((noinline)) int cp_enc_room(int n, uint64_t end) {
  * time before it and before every time after it, so that the reader's
  * interpolation keeps the calls in order across it; then commits it, as
  * cp_enc_batch_in does. */
-__attribute__((noinline)) void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n) {
+__attribute__((noinline)) void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n, int calls) {
 	cp_cal_recs = 0;
 	uint32_t c = cp_crc_update(cp_crc_to(cp_pos), &first, 1);
 	c = cp_crc_update(c, start + 1, (size_t)(p - start - 1));
@@ -501,7 +501,11 @@ __attribute__((noinline)) void cp_enc_commit_check(uint8_t *start, uint8_t first
 	cp_bend = end;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!cp_finished_enc) {
+		cp_ncalls_next = cp_ncalls + (uint64_t)calls;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__atomic_store_n(start, first, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cp_ncalls = cp_ncalls_next; /* before cp_pos moves past the batch */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cp_crc = 0;
 		cp_crc_from = cfrom;
@@ -541,8 +545,10 @@ int cp_enc_code(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n) {
 		e->cap = cap;
 	}
 	uint8_t *p = e->buf + CP_FRAME + e->len;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, p);
+		e->ncbuf += 1u - (uint32_t)cp_is_sub(recs[i].op);
+	}
 	e->len = (size_t)(p - (e->buf + CP_FRAME));
 	e->nbuf += (uint32_t)n;
 	return 1;
@@ -672,10 +678,10 @@ static void cp_regions_close(void) {
 static inline void cp_enc_commit1(cp_enc *e) {
 	if (e->len == 0)
 		return;
-	uint32_t n = e->nbuf;
+	uint32_t n = e->nbuf, nc = e->ncbuf;
 	size_t len = e->len;
 	e->len = 0;
-	e->nbuf = 0;
+	e->nbuf = e->ncbuf = 0;
 	if (cp_broken || cp_finished_enc || cp_efd < 0) {
 		e->dropped += n;
 		return;
@@ -691,6 +697,7 @@ static inline void cp_enc_commit1(cp_enc *e) {
 	__atomic_store_n(dst, items[0], __ATOMIC_RELEASE);
 	e->rpos += len;
 	e->nrec += n;
+	e->ncalls += nc;
 	e->ckrecs += n;
 	if (__builtin_expect(e->cap > (4u << 20) && len < e->cap / 8, 0)) {
 		/* a huge call is done: give its scratch memory back */
@@ -714,8 +721,10 @@ int cp_enc_due(cp_enc *e, int64_t now) {
 int cp_enc_put(cp_enc *e, const cp_rec *recs, const cp_path *paths, int n, int64_t now) {
 	if (n > 0 && CP_FRAME + e->len + (size_t)n * CP_MAXREC <= e->cap) {
 		uint8_t *p = e->buf + CP_FRAME + e->len;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			p = cp_code(e, p, &recs[i], paths ? &paths[i] : NULL, p);
+			e->ncbuf += 1u - (uint32_t)cp_is_sub(recs[i].op);
+		}
 		e->len = (size_t)(p - (e->buf + CP_FRAME));
 		e->nbuf += (uint32_t)n;
 	} else {
@@ -826,12 +835,15 @@ uint64_t cp_enc_end(int status, int info, int truncate, int checked) {
 		return 0;
 	cp_finished_enc = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t nrec = cp_nrec, dropped = cp_dropped;
+	uint64_t nrec = cp_nrec, dropped = cp_dropped, ncalls = cp_ncalls;
+	if (!cp_threads && cp_coding && __atomic_load_n(cp_map + cp_pos, __ATOMIC_ACQUIRE) != 0)
+		ncalls = cp_ncalls_next; /* the batch interrupted got committed, cp_pos not past it yet (below) */
 	for (int i = 0; cp_threads && i < CP_MAXSTREAMS; i++) {
 		cp_enc *s = __atomic_load_n(&cp_streams[i], __ATOMIC_ACQUIRE);
 		if (!s)
 			break;
 		nrec += s->nrec;
+		ncalls += s->ncalls;
 		dropped += s->dropped;
 	}
 	/* Static: the end is written once (cp_finished_enc), and its room
@@ -851,17 +863,18 @@ uint64_t cp_enc_end(int status, int info, int truncate, int checked) {
 		memcpy(p, uw, uwn);
 		p += uwn;
 	}
-	/* trailer: status u32, info i32, records u64, dropped u64 */
+	/* trailer: status u32, info i32, records u64, dropped u64, calls u64 */
 	*p++ = TAG_CHUNK;
 	*p++ = 4;
-	*p++ = 24;
+	*p++ = 32;
 	uint32_t st = (uint32_t)status;
 	int32_t in = info;
 	memcpy(p, &st, 4);
 	memcpy(p + 4, &in, 4);
 	memcpy(p + 8, &nrec, 8);
 	memcpy(p + 16, &dropped, 8);
-	p += 24;
+	memcpy(p + 24, &ncalls, 8);
+	p += 32;
 	uint64_t pos, end;
 	if (cp_threads) {
 		uint8_t *chk = p;

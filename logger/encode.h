@@ -12,7 +12,7 @@ uint64_t cp_enc_end(int status, int info, int truncate, int checked);
 
 /* One stream (no MPI_THREAD_MULTIPLE). */
 void cp_enc_batch(const cp_rec *recs, const cp_path *paths, int n);
-extern uint64_t cp_nrec, cp_dropped;
+extern uint64_t cp_nrec, cp_ncalls, cp_ncalls_next, cp_dropped;
 extern volatile int cp_enc_busy;
 
 /* Threads: a stream each, written in blocks. */

@@ -3,13 +3,14 @@ package trace
 import "math"
 
 // Version is the log format version this package writes. The reader accepts
-// exactly this version and rejects others with ErrVersion. Version 5: the
-// threads of an MPI_THREAD_MULTIPLE program fill regions, blocks claimed
+// exactly this version and rejects others with ErrVersion. Version 6: the
+// trailer counts the calls too, so that the analyzer can place a finalized
+// log's calls before it reads them (TailCalls); 5: the threads of an MPI_THREAD_MULTIPLE program fill regions, blocks claimed
 // ahead whose unused rest is zero, and the reader puts their calls in the
 // order they ended; 4 had a block per call, claimed as it ended, and call
 // paths; 3 was one stream of items coded in C into a mapped file, 2 main's
 // LZ4 format with coalesced polls (issue 14), 1 LZ4 frames.
-const Version = 5
+const Version = 6
 
 // Magic opens every cpath log file.
 const Magic = "CPATHLOG"

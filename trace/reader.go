@@ -413,8 +413,8 @@ type callGroup struct {
 // sub-records, in log order; it returns the number of calls (records other
 // than sub-records) it read. The clean end of the log is a nil error;
 // damage is the error Next would return, after the calls before it. A
-// reader that needs the number of calls (or the communicators, or the clock
-// measured at MPI_Finalize) before the records themselves can skim the log
+// reader that needs the number of calls before the records themselves, of
+// a log that does not end with its trailer (TailCalls), can skim the log
 // first and read it again.
 func (r *Reader) Skim(want func(Op) bool, fn func(*Record)) (calls int, err error) {
 	var full [256]bool
@@ -627,10 +627,10 @@ func (r *Reader) chunk(kind uint64, buf []byte) error {
 		r.final = &SyncPoint{int64(le.Uint64(buf[0:])), int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))}
 		r.hdr.Clock.Final = r.final
 	case ChunkTrailer:
-		if len(buf) != 24 {
+		if len(buf) != trailerLen {
 			return r.errf(ErrCorrupt, "trailer chunk of %d bytes", len(buf))
 		}
-		r.trailer = Trailer{EndStatus(le.Uint32(buf[0:])), int32(le.Uint32(buf[4:])), le.Uint64(buf[8:]), le.Uint64(buf[16:])}
+		r.trailer = decodeTrailer(buf)
 		r.ended = true // only its CHECK may follow
 	case ChunkModules:
 		var mods []Module

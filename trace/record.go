@@ -92,6 +92,7 @@ type Trailer struct {
 	Info    int32  // signal number, or MPI_Abort error code (0 for an exit without MPI_Finalize: exit handlers cannot know the status)
 	Records uint64 // records written in all, this rank
 	Dropped uint64 // records the logger had to drop (I/O errors)
+	Calls   uint64 // calls written: the records other than sub-records
 }
 
 // EndStatus is how a rank ended.

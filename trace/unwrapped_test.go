@@ -78,7 +78,7 @@ func endedLog(t *testing.T, h *Header, end func(w *Writer) error) *Log {
 // logger writes it).
 func insertChunk(t *testing.T, data []byte, kind int, payload []byte) []byte {
 	t.Helper()
-	tr := appendChunk(nil, ChunkTrailer, make([]byte, 24))[:3] // tag, kind, length
+	tr := appendChunk(nil, ChunkTrailer, make([]byte, trailerLen))[:3] // tag, kind, length
 	i := bytes.LastIndex(data, tr)
 	if i < 0 {
 		t.Fatal("no trailer")

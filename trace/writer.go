@@ -16,7 +16,7 @@ const (
 	ChunkRecords    = 1 // version 1 only: coded records
 	ChunkRawRecords = 2 // version 1 only: raw records in ticks
 	ChunkClockFinal = 3 // the SyncPoint measured at MPI_Finalize (3×i64)
-	ChunkTrailer    = 4 // status u32, info i32, records u64, dropped u64
+	ChunkTrailer    = 4 // status u32, info i32, records u64, dropped u64, calls u64
 )
 
 const (
@@ -37,6 +37,7 @@ type Writer struct {
 	pend    []byte
 	crc     uint32 // CRC-32C of the body bytes since the last CHECK
 	records uint64
+	calls   uint64 // records other than sub-records
 	written int64
 }
 
@@ -102,7 +103,7 @@ func (w *Writer) WriteRecords(recs []Record) error {
 	for i := range recs {
 		w.pend = w.e.record(w.pend, &recs[i], w.path(&recs[i]))
 	}
-	w.records += uint64(len(recs))
+	w.count(recs)
 	return w.Flush()
 }
 
@@ -124,8 +125,18 @@ func (w *Writer) WriteBlock(n int, recs []Record) error {
 		items = e.record(items, &recs[i], w.path(&recs[i]))
 	}
 	w.pend = appendBlock(w.pend, n, items)
-	w.records += uint64(len(recs))
+	w.count(recs)
 	return w.Flush()
+}
+
+// count adds recs to the records and calls written, for the trailer.
+func (w *Writer) count(recs []Record) {
+	w.records += uint64(len(recs))
+	for i := range recs {
+		if !recs[i].Op.IsSub() {
+			w.calls++
+		}
+	}
 }
 
 // WriteClockFinal records the clock offset measured at MPI_Finalize.
@@ -176,12 +187,13 @@ func (w *Writer) WriteUnwrapped(calls []UnwrappedCall) error {
 // Close writes the trailer and flushes. It does not close the underlying
 // writer.
 func (w *Writer) Close(t Trailer) error {
-	t.Records = w.records
-	var b [24]byte
+	t.Records, t.Calls = w.records, w.calls
+	var b [trailerLen]byte
 	binary.LittleEndian.PutUint32(b[0:], uint32(t.Status))
 	binary.LittleEndian.PutUint32(b[4:], uint32(t.Info))
 	binary.LittleEndian.PutUint64(b[8:], t.Records)
 	binary.LittleEndian.PutUint64(b[16:], t.Dropped)
+	binary.LittleEndian.PutUint64(b[24:], t.Calls)
 	w.pend = appendChunk(w.pend, ChunkTrailer, b[:])
 	return w.Flush()
 }

@@ -49,7 +49,7 @@ var badInputs = []badInput{
 	{"complete", func(t *testing.T, d string) { writeRun(t, d, 4) }, "", 0, "", `critical path \(dag\)`},
 	{"truncated", func(t *testing.T, d string) {
 		writeRun(t, d, 4)
-		writeLog(t, d, logSpec{rank: 3, cut: 40})
+		writeLog(t, d, logSpec{rank: 3, cut: 48}) // into the clock chunk before the trailer
 	}, "", 1, `rank-000003\.cplog: truncated: `, ""},
 	{"corrupt middle", func(t *testing.T, d string) {
 		writeRun(t, d, 4)
