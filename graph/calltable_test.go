@@ -40,3 +40,28 @@ func TestCallTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedDistinct: the calls asked for come out sorted and each once,
+// whether few (sorted) or many (marked in a bitset), across word edges.
+func TestSortedDistinct(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n     int
+		calls []int32
+		want  []int32
+	}{
+		{"none", 1000, nil, []int32{}},
+		{"few, repeated", 10000, []int32{700, 3, 700, 64, 3}, []int32{3, 64, 700}},
+		{"many, repeated", 200, []int32{199, 63, 64, 0, 63, 128, 127, 199, 5}, []int32{0, 5, 63, 64, 127, 128, 199}},
+	} {
+		got := sortedDistinct(tc.calls, tc.n)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Fatalf("%s: %v, want %v", tc.name, got, tc.want)
+			}
+		}
+	}
+}
