@@ -96,55 +96,54 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	// once (a rank that died, or ended by a signal mid-call).
 	stageTimes.Mark(me, "")
 	counts := make([]int64, R)
-	unknown := false
+	fromTrailer := make([]bool, R)
 	for r := range counts {
 		counts[r] = run.calls(r)
-		unknown = unknown || counts[r] < 0
+		fromTrailer[r] = counts[r] >= 0
 	}
-	fromTrailer := slices.Clone(counts)
-	errs := make([]error, own)
-	if unknown {
-		par.Do(own, func(i int) {
-			if r := p.RankLo + i; counts[r] < 0 {
-				counts[r], errs[i] = countCalls(run.Files[r], r)
+	var lg *rankCalls
+	var rankLogs []*rankData
+	for {
+		var err error
+		if lg, rankLogs, err = p.readOwned(c, run, counts); err != nil {
+			return nil, err
+		}
+		// A count a trailer got wrong (a logger's error: the log itself
+		// reads whole) is replaced by the calls read, and the logs are
+		// placed and read again; a log counted by reading that then
+		// holds other calls changed meanwhile.
+		wrong := make([]int64, R)
+		for r := range wrong {
+			wrong[r] = -1
+		}
+		errs := make([]error, own)
+		for i, d := range rankLogs {
+			r := p.RankLo + i
+			switch {
+			case int64(d.n) == counts[r]:
+			case fromTrailer[r]:
+				wrong[r] = int64(d.n)
+			default:
+				errs[i] = fmt.Errorf("%s: changed while being read (%d calls, then %d)", run.Files[r], counts[r], d.n)
 			}
-		})
+		}
 		if err := mpix.Agree(c, firstErr(errs)); err != nil {
 			return nil, err
 		}
-		if err := c.Allreduce(counts, mpix.Max); err != nil { // the others' are -1
+		if err := c.Allreduce(wrong, mpix.Max); err != nil { // the others' are -1
 			return nil, err
 		}
-	}
-	stageTimes.Mark(me, "count")
-	p.RankStart = make([]int32, R+1)
-	for r, n := range counts {
-		if int64(p.RankStart[r])+n > 1<<30 {
-			return nil, fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
+		again := false
+		for r, n := range wrong {
+			if n >= 0 {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: its trailer counts %d calls, but the log holds %d; read again with that count",
+					filepath.Base(run.Files[r]), counts[r], n))
+				counts[r], fromTrailer[r], again = n, false, true
+			}
 		}
-		p.RankStart[r+1] = p.RankStart[r] + int32(n)
-	}
-	if p.RankStart[R] == 0 {
-		return nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
-	}
-	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
-
-	// The one reading of the owned logs, into the owned calls, numbered
-	// from 0 (the numbers the extractor and the clock shifter work with).
-	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
-		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
-		fileDone: newBitset(int(p.CallHi - p.CallLo)), waitUnknown: newBitset(int(p.CallHi - p.CallLo))}
-	for i := 0; i <= own; i++ {
-		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
-	}
-	rankLogs := make([]*rankData, own)
-	par.Do(own, func(i int) {
-		r := p.RankLo + i
-		rankLogs[i], errs[i] = readRank(run.Files[r], r, i, lg, fromTrailer[r] >= 0)
-	})
-	stageTimes.Mark(me, "read")
-	if err := mpix.Agree(c, firstErr(errs)); err != nil {
-		return nil, err
+		if !again {
+			break
+		}
 	}
 
 	// What every analyzer rank learns of each logged rank from its owner.
@@ -230,6 +229,58 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 		stageTimes.Mark(me, step.name)
 	}
 	return p, nil
+}
+
+// readOwned places every rank's calls in one table by counts (-1 for a
+// log its trailer did not count: counted here, by its owner, by reading
+// it) and reads the owned logs into their places. Every rank of c takes
+// part, with the same counts.
+func (p *PAG) readOwned(c mpix.Comm, run *Run, counts []int64) (*rankCalls, []*rankData, error) {
+	own := p.RankHi - p.RankLo
+	unknown := slices.Contains(counts, -1) // the same on every rank: each read every trailer
+	errs := make([]error, own)
+	if unknown {
+		par.Do(own, func(i int) {
+			if r := p.RankLo + i; counts[r] < 0 {
+				counts[r], errs[i] = countCalls(run.Files[r], r)
+			}
+		})
+		if err := mpix.Agree(c, firstErr(errs)); err != nil {
+			return nil, nil, err
+		}
+		if err := c.Allreduce(counts, mpix.Max); err != nil { // the others' are -1
+			return nil, nil, err
+		}
+	}
+	stageTimes.Mark(p.Part, "count")
+	R := len(counts)
+	p.RankStart = make([]int32, R+1)
+	for r, n := range counts {
+		if int64(p.RankStart[r])+n > 1<<30 {
+			return nil, nil, fmt.Errorf("%s: more than 2^30 calls in the run: too large for the analyzer", run.Dir)
+		}
+		p.RankStart[r+1] = p.RankStart[r] + int32(n)
+	}
+	if p.RankStart[R] == 0 {
+		return nil, nil, fmt.Errorf("%s: the logs hold no MPI calls", run.Dir)
+	}
+	p.CallLo, p.CallHi = p.RankStart[p.RankLo], p.RankStart[p.RankHi]
+
+	// The owned calls, numbered from 0 (the numbers the extractor and
+	// the clock shifter work with).
+	lg := &rankCalls{ranks: own, rankStart: make([]int32, own+1), Calls: makeCalls(int(p.CallHi - p.CallLo)),
+		multi: make([]bool, own), ordered: make([]bool, own), unproductive: newBitset(int(p.CallHi - p.CallLo)),
+		fileDone: newBitset(int(p.CallHi - p.CallLo)), waitUnknown: newBitset(int(p.CallHi - p.CallLo))}
+	for i := 0; i <= own; i++ {
+		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
+	}
+	rankLogs := make([]*rankData, own)
+	par.Do(own, func(i int) { rankLogs[i], errs[i] = readRank(run.Files[p.RankLo+i], p.RankLo+i, i, lg) })
+	stageTimes.Mark(p.Part, "read")
+	if err := mpix.Agree(c, firstErr(errs)); err != nil {
+		return nil, nil, err
+	}
+	return lg, rankLogs, nil
 }
 
 func firstErr(errs []error) error {

@@ -156,18 +156,19 @@ func countCalls(path string, rank int) (int64, error) {
 }
 
 // readRank reads rank r's log (owned rank i) into the PAG's calls from
-// g.rankStart[i] on, as many as Build counted (from its trailer if
-// counted, else by countCalls): with times on the rank's clock and its own
-// communicator numbers, which place turns into the run's once every
-// rank's communicators are known. Damage is an error naming the file, as
-// for countCalls.
-func readRank(path string, rank, i int, g *rankCalls, counted bool) (*rankData, error) {
+// g.rankStart[i] on, as many as Build placed there: with times on the
+// rank's clock and its own communicator numbers, which place turns into
+// the run's once every rank's communicators are known. The rankData's n
+// is the calls the log holds, which Build checks against the count it
+// placed (calls beyond the places are not kept). Damage is an error
+// naming the file, as for countCalls.
+func readRank(path string, rank, i int, g *rankCalls) (*rankData, error) {
 	f, rd, err := openRankLog(path, rank)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	d := &rankData{n: g.rankStart[i+1] - g.rankStart[i]}
+	d := &rankData{}
 	x := newExtractor(d, g, i, trace.NewCommBuilder(rd.Header()))
 	for {
 		var recs []trace.Record
@@ -185,11 +186,9 @@ func readRank(path string, rank, i int, g *rankCalls, counted bool) (*rankData, 
 	if err := rd.Incomplete(); err != nil {
 		return nil, err
 	}
-	if x.n != d.n {
-		if counted {
-			return nil, fmt.Errorf("%s: corrupt: its trailer counts %d calls, but it holds %d", path, d.n, x.n)
-		}
-		return nil, fmt.Errorf("%s: changed while being read (%d calls, then %d)", path, d.n, x.n)
+	d.n = x.n
+	if int(x.n) != len(x.op) {
+		return d, nil // placed again by its count (Build)
 	}
 	x.finish()
 	d.hdr, d.trailer, d.comms, d.sites = *rd.Header(), rd.Trailer(), x.cb.Comms(), x.sites

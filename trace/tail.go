@@ -23,8 +23,9 @@ func decodeTrailer(buf []byte) Trailer {
 // one table) then reads each log once. ok is false when the log does not
 // end with a checked trailer (a rank killed, or ended by a signal while a
 // thread was inside the logger): such a log must be counted by reading it
-// (Skim). The count is only as good as those bytes: a reader that relies
-// on it checks it against the calls it read (graph.Build does).
+// (Skim). A count above the log's size in bytes is not one either. The
+// count is only as good as those bytes: a reader that relies on it checks
+// it against the calls it read (graph.Build does).
 func TailCalls(r io.ReaderAt, size int64) (calls uint64, ok bool) {
 	if size < tailLen {
 		return 0, false
@@ -36,5 +37,9 @@ func TailCalls(r io.ReaderAt, size int64) (calls uint64, ok bool) {
 	if b[0] != tagChunk || b[1] != ChunkTrailer || b[2] != trailerLen || b[3+trailerLen] != tagCheck {
 		return 0, false
 	}
-	return decodeTrailer(b[3:]).Calls, true
+	calls = decodeTrailer(b[3:]).Calls
+	if calls > uint64(size) { // every call takes a byte at least: not a count to place calls by
+		return 0, false
+	}
+	return calls, true
 }

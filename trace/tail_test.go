@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 )
 
@@ -21,6 +22,8 @@ func TestTailCalls(t *testing.T) {
 		t.Fatal("the test wants sub-records among the records")
 	}
 	done := writeLog(t, recs, &Trailer{Status: EndFinalized})
+	huge := append([]byte(nil), done...) // a count no log of its size can hold
+	binary.LittleEndian.PutUint64(huge[len(huge)-13:], uint64(len(huge)+1))
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -31,6 +34,7 @@ func TestTailCalls(t *testing.T) {
 		{"cut", done[:len(done)-1], false},
 		{"zero tail", append(append([]byte(nil), done...), 0, 0, 0, 0), false},
 		{"empty", nil, false},
+		{"more calls than bytes", huge, false},
 	} {
 		n, ok := TailCalls(bytes.NewReader(tc.data), int64(len(tc.data)))
 		if ok != tc.ok || ok && n != uint64(calls) {
