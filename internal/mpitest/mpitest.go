@@ -130,11 +130,24 @@ func (m *Impl) buildLoggerLib() (string, error) {
 var (
 	binOnce sync.Once
 	binPath string
+	binDir  string // made for binPath: Main removes it
 	binErr  error
 )
 
+// Main runs a test binary's tests, for its TestMain, and removes the
+// cpath command CPathBin built for them (19 MB a run, left in the
+// temporary directory otherwise).
+func Main(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // CPathBin returns the cpath command built with the mpi tag, once per test
 // binary, from the current source ($CPATH_BIN names one to use instead).
+// A package that calls it has a TestMain that calls Main.
 func CPathBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -152,7 +165,7 @@ func CPathBin(t testing.TB) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "cpath")
+		binDir, binPath = dir, filepath.Join(dir, "cpath")
 		cmd := exec.Command("go", "build", "-tags", "mpi", "-o", binPath, "./cmd/cpath")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,0 +1,12 @@
+//go:build mpi
+
+package main
+
+import (
+	"testing"
+
+	"github.com/cpath/cpath/internal/mpitest"
+)
+
+// TestMain removes the cpath command the tests built (mpitest.CPathBin).
+func TestMain(m *testing.M) { mpitest.Main(m) }
