@@ -245,7 +245,7 @@ extern uint32_t cp_cal_recs;
 #define CP_CAL_RECS 16384
 /* Calls committed, for the trailer; cp_ncalls_next is the count with the
  * batch being committed, set before its first byte is stored: a signal
- * that finds the batch committed takes it (runtime.c's cp_enc_end). */
+ * that finds the batch committed takes it (encode.c's cp_enc_end). */
 extern uint64_t cp_nrec, cp_ncalls, cp_ncalls_next;
 
 int cp_enc_room(int n, uint64_t end);
