@@ -294,13 +294,53 @@ func ReadLogs(t testing.TB, dir string, np int) []*trace.Log {
 	logs := make([]*trace.Log, np)
 	for r := 0; r < np; r++ {
 		p := filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r))
-		l, err := trace.ReadFile(p)
+		l, err := ReadLog(t, p)
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 		logs[r] = l
 	}
 	return logs
+}
+
+// ReadLog is trace.ReadFile, and then, for a log it reads, checkTailCalls.
+func ReadLog(t testing.TB, path string) (*trace.Log, error) {
+	t.Helper()
+	l, err := trace.ReadFile(path)
+	if err == nil {
+		checkTailCalls(t, path, l)
+	}
+	return l, err
+}
+
+// checkTailCalls fails the test if the count of calls the analyzer would
+// take from the log's end (trace.TailCalls) is not the calls the log
+// holds: every recorded run checks the logger's count, however the rank
+// ended.
+func checkTailCalls(t testing.TB, path string, l *trace.Log) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := trace.TailCalls(f, st.Size())
+	if !ok {
+		return // counted by reading
+	}
+	calls := 0
+	for i := range l.Records {
+		if !l.Records[i].Op.IsSub() {
+			calls++
+		}
+	}
+	if n != uint64(calls) {
+		t.Errorf("%s (%s): the trailer counts %d calls, the log holds %d", path, l.Trailer.Ending(), n, calls)
+	}
 }
 
 // SkipDesign skips a design check the machine's load made meaningless,

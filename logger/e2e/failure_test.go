@@ -221,7 +221,7 @@ func TestFailureModes(t *testing.T) {
 func checkFailLog(t *testing.T, mode string, rank int, logDir string, want failEnd) {
 	t.Helper()
 	path := filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", rank))
-	l, err := trace.ReadFile(path)
+	l, err := mpitest.ReadLog(t, path)
 	if err != nil {
 		t.Errorf("mode %s, rank %d: expected a readable log, got %v", mode, rank, err)
 		return

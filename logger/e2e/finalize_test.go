@@ -52,7 +52,7 @@ func TestFinalizeNeverHangs(t *testing.T) {
 				if rank == tc.nolog {
 					continue
 				}
-				l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", rank)))
+				l, err := mpitest.ReadLog(t, filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", rank)))
 				if err != nil {
 					t.Fatalf("rank %d: %v", rank, err)
 				}

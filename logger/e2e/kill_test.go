@@ -26,7 +26,7 @@ func TestSIGKILLKeepsCommittedCalls(t *testing.T) {
 	if res.code == 0 {
 		t.Fatalf("mode kill: exit status 0, want the job to fail")
 	}
-	l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
+	l, err := mpitest.ReadLog(t, filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
 	if err != nil {
 		t.Fatalf("rank 1: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestPollRunAtDeath(t *testing.T) {
 			if res.code == 0 {
 				t.Fatalf("mode poll%s: exit status 0, want the job to fail", mode)
 			}
-			l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
+			l, err := mpitest.ReadLog(t, filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
 			if err != nil {
 				t.Fatalf("rank 1: %v", err)
 			}
@@ -140,7 +140,7 @@ func TestDeferredAtDeath(t *testing.T) {
 			if (res.code == 0) != (mode == "ok") {
 				t.Fatalf("mode recv%s: exit status %d", mode, res.code)
 			}
-			l, err := trace.ReadFile(filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
+			l, err := mpitest.ReadLog(t, filepath.Join(logDir, fmt.Sprintf("rank-%06d.cplog", 1)))
 			if err != nil {
 				t.Fatalf("rank 1: %v", err)
 			}

@@ -304,7 +304,7 @@ func TestSpawn(t *testing.T) {
 	read := func(dir string) []*trace.Log {
 		var logs []*trace.Log
 		for r := 0; r < np; r++ {
-			l, err := trace.ReadFile(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
+			l, err := mpitest.ReadLog(t, filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
 			if err != nil {
 				t.Fatal(err)
 			}

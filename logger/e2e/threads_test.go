@@ -188,7 +188,7 @@ func checkKilledThreads(t *testing.T, dir, logDir string, kill bool) {
 	if err != nil || len(b) != 8*t4Threads {
 		t.Fatalf("progress file: %v (%d bytes)", err, len(b))
 	}
-	l, err := trace.ReadFile(filepath.Join(logDir, "rank-000001.cplog"))
+	l, err := mpitest.ReadLog(t, filepath.Join(logDir, "rank-000001.cplog"))
 	if err != nil {
 		t.Fatalf("rank 1: %v", err)
 	}
