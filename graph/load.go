@@ -172,7 +172,7 @@ func readHeader(path string) (*trace.Header, int64, error) {
 	defer f.Close()
 	calls := int64(-1)
 	if st, err := f.Stat(); err == nil {
-		if n, ok := trace.TailCalls(f, st.Size()); ok && n <= 1<<40 {
+		if n, ok := trace.TailCalls(f, st.Size()); ok {
 			calls = int64(n)
 		}
 	}
