@@ -231,10 +231,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	return p, nil
 }
 
-// readOwned places every rank's calls in one table by counts (-1 for a
-// log its trailer did not count: counted here, by its owner, by reading
-// it) and reads the owned logs into their places. Every rank of c takes
-// part, with the same counts.
+// readOwned places every rank's calls in one table by counts and reads
+// the owned logs into their places. A count of -1 (a log its trailer did
+// not count) is filled in: counted by its owner, by reading the log.
+// Every rank of c takes part, with the same counts.
 func (p *PAG) readOwned(c mpix.Comm, run *Run, counts []int64) (*rankCalls, []*rankData, error) {
 	own := p.RankHi - p.RankLo
 	unknown := slices.Contains(counts, -1) // the same on every rank: each read every trailer

@@ -370,6 +370,15 @@ func TestDamage(t *testing.T) {
 			}
 			comparePartsTo(t, fmt.Sprintf("count %+d, P = %d", delta, P), want, parts)
 		}
+		// cpath info lists it as a problem of the log set.
+		set, err := graph.ReadLogSet(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		problem := fmt.Sprintf("rank 1 (rank-000001.cplog): the trailer counts %d calls, the log holds %d", int64(calls)+delta, calls)
+		if !slices.Contains(set.Problems, problem) {
+			t.Fatalf("count %+d: problems %q, want %q", delta, set.Problems, problem)
+		}
 	}
 }
 
