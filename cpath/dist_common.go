@@ -45,6 +45,7 @@ type distSearch struct {
 	hdrSlots   int         // header slots at the start of every part: 1, or 2 for the time-ordered searches
 	hdrID      int32       // the time-ordered searches: the vertex at this rank's top, for the header
 	hdrAux     []int64     // the time-ordered searches: a value for each destination's header
+	holding    bool        // this rank held work back for a later round: the next exchange says so
 	st         DistStats
 	reached    int64
 	bytes0     int64
@@ -220,6 +221,7 @@ func (s *distSearch) send(u int32, c int64, v int32, h int32) {
 // distHeader is what every rank learns of every other in each exchange.
 type distHeader struct {
 	sent bool  // some rank shipped relaxations
+	held bool  // some rank held work back for a later round (distSearch.holding)
 	top  int64 // the largest top any rank reported (distNoTop if none)
 	// With a two-slot header (the time-ordered searches), by sender rank:
 	tops   []int64 // its top (distNoTop if none)
@@ -290,6 +292,9 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 		if more {
 			flags |= 2
 		}
+		if s.holding {
+			flags |= 4
+		}
 		for p := range s.out {
 			k := max(0, min(limit, len(s.out[p])-hs-off))
 			start := min(off, len(s.out[p])-hs) // the chunk's header slots: already shipped relaxations
@@ -318,6 +323,7 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 			copy(mpix.Bytes(s.in[i0:]), b[hs*sz:])
 			res.sent = res.sent || h[0].U&1 != 0
 			again = again || h[0].U&2 != 0
+			res.held = res.held || h[0].U&4 != 0
 			res.top = max(res.top, h[0].C)
 			if v := h[0].V; v >= 0 && (cycle < 0 || v < cycle) {
 				cycle = v

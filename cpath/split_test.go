@@ -264,3 +264,59 @@ func TestDistDAGBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitRoundBudget: with a budget of a few vertices a round, the par
+// modes hold work back across many rounds, and still give DAG's path at
+// 2-4 ranks; a cycle is still found.
+func TestSplitRoundBudget(t *testing.T) {
+	defer func(m int) { splitRoundMin = m }(splitRoundMin)
+	rng := rand.New(rand.NewSource(31))
+	for i, c := range []struct{ procs, steps, every int }{{3, 40, 7}, {8, 60, 10}, {4, 50, 1}} {
+		es, split, exit, target := cpathtest.FullPAG(rng, c.procs, c.steps, c.every)
+		g := &Graph{N: len(split)}
+		g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(len(split), es)
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatalf("case %d: dag: %v", i, err)
+		}
+		for _, P := range []int{2, 3, 4} {
+			bounds := distRandomBounds(rng, g.N, P)
+			for _, m := range []SplitMode{ParPar, ParSeq} {
+				run := func(c mpix.Comm, d *DistGraph) (*DistResult, error) {
+					return Split(c, d, &SplitInput{Split: split[d.Lo:d.Hi], Exit: slices.Clone(exit)}, m)
+				}
+				splitRoundMin = 1 << 14 // more than these graphs have: no budget
+				res, errs := distRun(distShares(g, target, bounds), run)
+				checkDistResult(t, fmt.Sprintf("case %d/P=%d/%s", i, P, m), ref, res, errs)
+				rounds := res[0].Stats.Rounds
+				for _, min := range []int{1, 3} {
+					splitRoundMin = min
+					name := fmt.Sprintf("case %d %+v/P=%d/%s/budget %d", i, c, P, m, min)
+					res, errs := distRun(distShares(g, target, bounds), run)
+					checkDistResult(t, name, ref, res, errs)
+					checkWork(t, name, "split/"+string(m), res[0].Stats, len(es))
+					if m == ParPar && res[0].Stats.Rounds <= rounds {
+						t.Errorf("%s: %d rounds, as many as without the budget (%d): no work was held back", name, res[0].Stats.Rounds, rounds)
+					}
+				}
+			}
+		}
+	}
+	splitRoundMin = 1
+	for _, tc := range cycleCases(300, 50) {
+		g := build(tc.n, tc.edges)
+		for _, P := range []int{2, 3} {
+			name := fmt.Sprintf("%s/P=%d/budget 1", tc.name, P)
+			res, errs := distRun(distShares(g, tc.target, distEvenBounds(tc.n, P)), func(c mpix.Comm, d *DistGraph) (*DistResult, error) {
+				return Split(c, d, &SplitInput{Split: make([]int32, d.Hi-d.Lo), Exit: []int32{tc.target}}, ParPar)
+			})
+			err := distSameError(t, name, errs)
+			switch {
+			case err != nil && !strings.Contains(err.Error(), "cycle"):
+				t.Errorf("%s: error %q does not say cycle", name, err)
+			case err == nil && tc.positive:
+				t.Errorf("%s: no error, path %v", name, res[0].Path.Vertices)
+			}
+		}
+	}
+}
