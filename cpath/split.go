@@ -298,13 +298,13 @@ func (sp *splitter) parallel(seqSplits bool) error {
 
 // roundBudget is how many vertices search takes from its stack in one
 // round before it exchanges what it has. Without a budget, the ranks
-// fall into step: the splits' exits are hubs (but the last one's), and
-// the hubs are the last rank's vertices, so every split's work starts there and then crosses
-// between the ranks in the same rounds, and each rank waits through the
-// rounds in which the other works (on the 16 M-call halo log at 2 ranks,
-// about 105 ms of work and 105 ms of waiting a round, alternately). A
-// rank that ships part of its work early lets the other start on it
-// while it goes on with the rest.
+// fall into step: the splits' exits (but the last one's) are hubs, and
+// the hubs are the last rank's vertices, so every split's work starts
+// there and then crosses between the ranks in the same rounds, and each
+// rank waits through the rounds in which the other works (on the 16
+// M-call halo log at 2 ranks, about 105 ms of work and 105 ms of waiting
+// a round, alternately). A rank that ships part of its work early lets
+// the other start on it while it goes on with the rest.
 func (sp *splitter) roundBudget() int {
 	if sp.c.Size() == 1 {
 		return math.MaxInt // nobody to share the work with
@@ -332,12 +332,13 @@ var splitRoundMin = 1 << 14
 //     source down, locally or batched for the source's owner.
 //
 // A rank takes at most roundBudget vertices a round. Both passes end
-// when a round ships nothing and no rank held work back. The work is bounded: two
-// relaxations per edge into an ancestor (a label-correcting search, in
-// any order, processes a vertex again each time a later offer improves
-// it, which on graphs with many in-edges per vertex crossing ranks grows
-// with the size of the splits). The rounds are the number of times the
-// longest chain of dependencies crosses between ranks. A vertex left with
+// when a round ships nothing and no rank held work back. The work is
+// bounded: two relaxations per edge into an ancestor (a label-correcting
+// search, in any order, processes a vertex again each time a later offer
+// improves it, which on graphs with many in-edges per vertex crossing
+// ranks grows with the size of the splits). The rounds are the number of
+// times the longest chain of dependencies crosses between ranks, or more
+// where a rank's work exceeds its budget. A vertex left with
 // pending edges after the sweep is on or before a cycle.
 func (sp *splitter) search(seeds []int32) error {
 	s, g := sp.ds, sp.g
