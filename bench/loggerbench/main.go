@@ -94,7 +94,7 @@ func main() {
 	flag.StringVar(&extra, "mpirun-args", "", "extra mpirun arguments, space-separated (e.g. \"--bind-to none\")")
 	flag.StringVar(&lenv, "logger-env", "", "extra environment for the logger side only, comma-separated KEY=VALUE (e.g. CPATH_NO_TSC=1)")
 	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro")
-	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side")
+	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side; \"standin\" builds progs/standin.c, 36 ns of private work per send and receive")
 	flag.StringVar(&refLibMPICH, "ref-lib-mpich", "", "micro: the reference logger library under MPICH (-ref-lib is Open MPI's)")
 	flag.IntVar(&c.microReps, "micro-reps", 5, "micro: interleaved repetitions")
 	flag.StringVar(&c.microCases, "micro-cases", "", "micro: run only these cases, comma-separated (e.g. threads-1,threads-4)")
