@@ -162,6 +162,20 @@ func TestLaunchedApart(t *testing.T) {
 	}
 }
 
+// TestMpirunOneCopy: a copy that mpirun started alone
+// (OMPI_COMM_WORLD_SIZE=1) runs as cpath alone does, without starting MPI:
+// twice in one process, which MPI, once finalized, could not.
+func TestMpirunOneCopy(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, 2)
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
+	for i := 1; i <= 2; i++ {
+		if code, out, errs := runCLI(t, dir); code != 0 || !strings.Contains(out, "critical path (dag)") {
+			t.Fatalf("run %d: exit %d, stderr %q", i, code, errs)
+		}
+	}
+}
+
 // TestDOTRenders writes the PAG of a small run (every vertex, clustered by
 // rank) and of a large one (condensed to ranks × call sites), each in one
 // process and as a job of two in-process ranks, and has Graphviz render
