@@ -289,9 +289,9 @@ func TestSplitRoundBudget(t *testing.T) {
 				res, errs := distRun(distShares(g, target, bounds), run)
 				checkDistResult(t, fmt.Sprintf("case %d/P=%d/%s", i, P, m), ref, res, errs)
 				rounds := res[0].Stats.Rounds
-				for _, min := range []int{1, 3} {
-					splitRoundMin = min
-					name := fmt.Sprintf("case %d %+v/P=%d/%s/budget %d", i, c, P, m, min)
+				for _, least := range []int{1, 3} {
+					splitRoundMin = least
+					name := fmt.Sprintf("case %d %+v/P=%d/%s/budget %d", i, c, P, m, least)
 					res, errs := distRun(distShares(g, target, bounds), run)
 					checkDistResult(t, name, ref, res, errs)
 					checkWork(t, name, "split/"+string(m), res[0].Stats, len(es))
