@@ -36,8 +36,20 @@ func main() {
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
 	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
+	coresPerRank := flag.Int("cores-per-rank", 0, "cores each analyzer rank's Go runtime may use (GOMAXPROCS, passed by mpirun -x); 0: Go's default, every core the rank may run on. With N cores per rank, P ranks are compared fairly on a machine of P×N cores or more")
 	independent := flag.Bool("independent-clocks", false, "generate logs whose ranks' timelines run on their own (messages often arrive before they are sent: the clock correction's worst case) instead of causal ones, as the logger's synchronised clocks show a run")
 	flag.Parse()
+	if *coresPerRank < 0 {
+		fmt.Fprintln(os.Stderr, "mpibench: -cores-per-rank: want 0 or more")
+		os.Exit(2)
+	}
+	// --bind-to none: Open MPI binds each of up to 2 ranks to one core,
+	// which would keep P = 1 from the goroutines that read the logs on
+	// every core, as it has when run without mpirun.
+	mpirunArgs = []string{"--allow-run-as-root", "--oversubscribe", "--bind-to", "none"}
+	if *coresPerRank > 0 {
+		mpirunArgs = append(mpirunArgs, "-x", fmt.Sprintf("GOMAXPROCS=%d", *coresPerRank))
+	}
 	if err := run(*dir, *ranks, *calls, *pattern, !*independent, *nps, *algos, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "mpibench:", err)
 		os.Exit(1)
@@ -88,7 +100,7 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 		for _, np := range ps {
 			// mpirun's own start and stop, to subtract.
 			t0 := time.Now()
-			if out, err := exec.Command(openmpi.Tool("mpirun"), "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(np), bin, "version").CombinedOutput(); err != nil {
+			if out, err := exec.Command(openmpi.Tool("mpirun"), append(slices.Clone(mpirunArgs), "-np", fmt.Sprint(np), bin, "version")...).CombinedOutput(); err != nil {
 				return fmt.Errorf("mpirun cpath version: %v\n%s", err, out)
 			}
 			startup[np] = append(startup[np], time.Since(t0))
@@ -114,7 +126,7 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%d calls; mpirun start/stop subtracted (median %v at np=1)\n", totalCalls, median(startup[ps[0]]).Round(time.Millisecond))
+	fmt.Fprintf(tw, "%d calls; mpirun start/stop subtracted (median %v at np=%d); mpirun %s\n", totalCalls, median(startup[ps[0]]).Round(time.Millisecond), ps[0], strings.Join(mpirunArgs, " "))
 	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\trounds\trelax/edge\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\tB/call\t")
 	for _, a := range as {
 		var base float64
@@ -135,6 +147,10 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 	return tw.Flush()
 }
 
+// mpirunArgs are the options every mpirun of the benchmark gets (main
+// sets them from the flags).
+var mpirunArgs []string
+
 var rssRE = regexp.MustCompile(`maxrss=(\d+)`)
 
 // allOutputs are the analysis flags +all adds besides the output files.
@@ -146,10 +162,7 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	// The text report; +json: the JSON one too (every segment of the
 	// path, millions here), to a file; +all: every output there is (JSON,
 	// CSV tables, matrix heatmap, timeline, what-if), to files.
-	// --bind-to none: Open MPI binds each of up to 2 ranks to one core,
-	// which would keep P = 1 from the goroutines that read the logs on
-	// every core, as it has when run without mpirun.
-	args := []string{"--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze"}
+	args := append(slices.Clone(mpirunArgs), "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze")
 	a, withJSON := strings.CutSuffix(algo, "+json")
 	a, withAll := strings.CutSuffix(a, "+all")
 	a, bare := strings.CutSuffix(a, "+bare")
