@@ -82,14 +82,15 @@ vet:
 # The MPI tests run one package at a time (-p 1): they time real programs on
 # a 2-core machine, and packages running side by side would disturb them.
 # Design checks (report/e2e) that the machine's load made meaningless are
-# skipped with their reason; the last line says how many were.
+# skipped with their reason; the lines after the tests say how many were,
+# and which and why.
 test: all vet
 	$(MPI_ENV) $(GO) test ./...
 	@skips=$$(mktemp); \
 	echo "$(MPI_ENV) $(GO) test -p 1 -tags mpi ./..."; \
 	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -tags mpi ./...; status=$$?; \
 	n=$$(wc -l < $$skips); \
-	echo "design checks skipped under load: $$n (go test -v -tags mpi ./report/e2e shows why)"; \
+	echo "design checks skipped under load: $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
 	sort $$skips | uniq -c | sed 's/^/  /'; rm -f $$skips; \
 	exit $$status
 

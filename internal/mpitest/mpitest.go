@@ -349,7 +349,7 @@ func checkTailCalls(t testing.TB, path string, l *trace.Log) {
 // were skipped.
 func SkipDesign(t testing.TB, format string, args ...any) {
 	t.Helper()
-	countSkipped(t)
+	countSkipped(t, fmt.Sprintf(format, args...))
 	t.Skipf(format, args...)
 }
 
@@ -358,14 +358,20 @@ func SkipDesign(t testing.TB, format string, args ...any) {
 // does, but lets the test go on with the rest.
 func LeaveOutCheck(t testing.TB, format string, args ...any) {
 	t.Helper()
-	countSkipped(t)
+	countSkipped(t, "check left out: "+fmt.Sprintf(format, args...))
 	t.Logf("check left out: "+format, args...)
 }
 
-func countSkipped(t testing.TB) {
+// countSkipped adds a line to $CPATH_SKIPPED_DESIGN_CHECKS: the test's
+// name and why, on one line, so that a CI log says what the load changed.
+func countSkipped(t testing.TB, why string) {
 	if f := os.Getenv("CPATH_SKIPPED_DESIGN_CHECKS"); f != "" {
 		if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(fd, "%s\n", t.Name())
+			why = strings.Join(strings.Fields(why), " ")
+			if r := []rune(why); len(r) > 300 {
+				why = string(r[:300]) + "…"
+			}
+			fmt.Fprintf(fd, "%s: %s\n", t.Name(), why)
 			fd.Close()
 		}
 	}
