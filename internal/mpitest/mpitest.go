@@ -345,8 +345,8 @@ func checkTailCalls(t testing.TB, path string, l *trace.Log) {
 
 // SkipDesign skips a design check the machine's load made meaningless,
 // saying why, and counts it in $CPATH_SKIPPED_DESIGN_CHECKS (a file: one
-// line per skip) when that is set, so that make test can say how many
-// were skipped.
+// line per skip, its name and why) when that is set, so that make test
+// can say how many were skipped, and why.
 func SkipDesign(t testing.TB, format string, args ...any) {
 	t.Helper()
 	countSkipped(t, fmt.Sprintf(format, args...))
