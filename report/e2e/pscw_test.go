@@ -212,15 +212,15 @@ func checkPSCWLate(t *testing.T, rep *report.Report, run *pscwRun, tol tolerance
 	}
 	for _, w := range ws.ByRank {
 		r, _ := strconv.Atoi(w.Key)
-		lp, w0, lc := time.Duration(w.LatePostNs), time.Duration(w.EarlyWaitNs), time.Duration(w.LateCompleteNs)
+		lp, early, lc := time.Duration(w.LatePostNs), time.Duration(w.EarlyWaitNs), time.Duration(w.LateCompleteNs)
 		switch r {
 		case 0:
-			if lp > tol.of(pscwPost) || !tol.ok(w0, ew) || !tol.ok(lc, ew) || lc > w0 {
-				t.Errorf("rank 0 (target): late post %v, early wait %v, late complete %v; designed 0, %v, %v (a part of it)", lp, w0, lc, ew, ew)
+			if lp > tol.of(pscwPost) || !tol.ok(early, ew) || !tol.ok(lc, ew) || lc > early {
+				t.Errorf("rank 0 (target): late post %v, early wait %v, late complete %v; designed 0, %v, %v (a part of it)", lp, early, lc, ew, ew)
 			}
 		default:
-			if !tol.ok(lp, run.latePost(r)) || w0 != 0 || lc != 0 {
-				t.Errorf("rank %d (origin): late post %v, early wait %v, late complete %v; designed %v, 0, 0", r, lp, w0, lc, run.latePost(r))
+			if !tol.ok(lp, run.latePost(r)) || early != 0 || lc != 0 {
+				t.Errorf("rank %d (origin): late post %v, early wait %v, late complete %v; designed %v, 0, 0", r, lp, early, lc, run.latePost(r))
 			}
 		}
 	}
