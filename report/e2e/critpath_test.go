@@ -340,8 +340,9 @@ func globalSegments(rep *report.Report, p profile) []report.Segment {
 
 // maxCompareSlack is how much later than the logs' (clock correction) the
 // report's times may be for checkReport to still match them with the
-// logs' calls: well under the gaps between a test program's calls.
-const maxCompareSlack = 5_000
+// logs' calls: well under the programs' designed stretches (milliseconds);
+// calls closer together than that are told apart by their operation.
+const maxCompareSlack = 20_000
 
 // checkSegments checks the path's segments: in time order, contiguous,
 // from a rank's first event to the run's last, as long as the path in all,
@@ -416,7 +417,7 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 			// MPI_Init is a barrier over MPI_COMM_WORLD: after the last
 			// rank entered it (segs[i-1]'s), the rest of this rank's is
 			// start-up, in MPI.
-			if s.Kind != "mpi" || callAt(rn.tl[s.Rank], s.EndNs, false, slack) == nil || callAt(rn.tl[segs[i-1].Rank], s.StartNs, true, slack) == nil {
+			if s.Kind != "mpi" || callAt(rn.tl[s.Rank], s.EndNs, false, slack, "") == nil || callAt(rn.tl[segs[i-1].Rank], s.StartNs, true, slack, "") == nil {
 				lim.errorf("unknown call", "segment %d: %s %s on rank %d from %s to %s, after rank %d's: want mpi from the start of the last rank's MPI_Init to the end of this rank's",
 					i, s.Kind, s.Op, s.Rank, rel(s.StartNs), rel(s.EndNs), segs[i-1].Rank)
 			}
@@ -424,7 +425,7 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 		}
 		switch s.Kind {
 		case "mpi":
-			c := callAt(rn.tl[s.Rank], s.StartNs, true, slack)
+			c := callAt(rn.tl[s.Rank], s.StartNs, true, slack, s.Op)
 			if c == nil {
 				lim.errorf("unknown call", "segment %d: %s on rank %d at %s starts no call in the rank's log", i, s.Op, s.Rank, rel(s.StartNs))
 				continue
@@ -438,12 +439,12 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 					i, s.Op, s.Rank, ms(s.EndNs-s.StartNs), rel(s.StartNs), ms(w.ns), w.kind, ms(own))
 			}
 		case "transfer":
-			if callAt(rn.tl[s.Rank], s.EndNs, false, slack) == nil {
+			if callAt(rn.tl[s.Rank], s.EndNs, false, slack, s.Op) == nil {
 				lim.errorf("unknown call", "segment %d: transfer %s to rank %d ends at %s, which ends no call of the rank", i, s.Op, s.Rank, rel(s.EndNs))
 			}
 			from := false
 			for r := range rn.tl {
-				from = from || callAt(rn.tl[r], s.StartNs, true, slack) != nil
+				from = from || callAt(rn.tl[r], s.StartNs, true, slack, "") != nil
 			}
 			if !from {
 				lim.errorf("unknown call", "segment %d: transfer %s to rank %d starts at %s, which starts no call", i, s.Op, s.Rank, rel(s.StartNs))
@@ -453,8 +454,9 @@ func checkSegments(t *testing.T, d *design, rn *run, cp *report.CriticalPath, se
 }
 
 // callAt returns the rank's call that starts (or ends) at global time ns,
-// or the latest up to slack ns before it (the analysis moved it later).
-func callAt(calls []call, ns int64, start bool, slack int64) *call {
+// or up to slack ns before it (the analysis moved it later): the latest
+// of those that is an op ("": any), else the latest of them.
+func callAt(calls []call, ns int64, start bool, slack int64, op string) *call {
 	at := func(c *call) int64 {
 		if start {
 			return c.Start
@@ -462,10 +464,16 @@ func callAt(calls []call, ns int64, start bool, slack int64) *call {
 		return c.End
 	}
 	i := sort.Search(len(calls), func(i int) bool { return at(&calls[i]) > ns })
-	if i > 0 && at(&calls[i-1]) >= ns-slack {
-		return &calls[i-1]
+	var latest *call
+	for j := i - 1; j >= 0 && at(&calls[j]) >= ns-slack; j-- {
+		if op == "" || calls[j].Op.String() == op {
+			return &calls[j]
+		}
+		if latest == nil {
+			latest = &calls[j]
+		}
 	}
-	return nil
+	return latest
 }
 
 // checkByRank checks critical_path.by_rank against the segments.
