@@ -113,7 +113,7 @@ func replayAt(t *testing.T, dir string, P int, scenarios []Scenario) (*Result, e
 // replayWith is replayAt, giving Run the exact critical path (whose length
 // is then the baseline) or not (the baseline is solved).
 // With win, the window's factors are asked too.
-func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath bool, win *Window) (*Result, error) {
+func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath bool, win *graph.Window) (*Result, error) {
 	t.Helper()
 	run, err := graph.Load(dir)
 	if err != nil {
@@ -423,22 +423,22 @@ func TestReplayWindow(t *testing.T) {
 	dir := writeTestRun(t)
 	for _, tc := range []struct {
 		name string
-		win  Window
+		win  graph.Window
 		want wantFactors
 	}{
 		// Phase 1's window: phase 1's factors.
-		{"phase 1", Window{201, 3610}, wantFactors{201, 3610, 3400, []int64{1100, 3400}, 2250.0 / 3400, 1, 3400.0 / 3409}},
+		{"phase 1", graph.Window{From: 201, To: 3610}, wantFactors{201, 3610, 3400, []int64{1100, 3400}, 2250.0 / 3400, 1, 3400.0 / 3409}},
 		// Across stretches: rank 0 201 of its 1000 before the Allreduce,
 		// 100, then 389 of its 1000 before the Send; rank 1 2501 of its
 		// 3300, 100 and 100. The ideal run: rank 1's 2501 into the
 		// Allreduce, 100 to Pcontrol(2), rank 0's 389 to the window's end.
-		{"across", Window{1000, 4000}, wantFactors{1000, 4000, 2990, []int64{690, 2701}, 1695.5 / 2701, 2701.0 / 2990, 2990.0 / 3000}},
+		{"across", graph.Window{From: 1000, To: 4000}, wantFactors{1000, 4000, 2990, []int64{690, 2701}, 1695.5 / 2701, 2701.0 / 2990, 2990.0 / 3000}},
 		// Inside one stretch of each rank: all computation.
-		{"inside", Window{400, 900}, wantFactors{400, 900, 500, []int64{500, 500}, 1, 1, 1}},
+		{"inside", graph.Window{From: 400, To: 900}, wantFactors{400, 900, 500, []int64{500, 500}, 1, 1, 1}},
 		// Before MPI_Init ends: nothing of the POP window.
-		{"before", Window{0, 50}, wantFactors{0, 0, 0, []int64{0, 0}, 1, 1, 1}},
+		{"before", graph.Window{From: 0, To: 50}, wantFactors{0, 0, 0, []int64{0, 0}, 1, 1, 1}},
 		// Past the POP window's end, clipped to it.
-		{"end", Window{5000, 5630}, wantFactors{5000, 5625, 625, []int64{0, 625}, 312.5 / 625, 1, 1}},
+		{"end", graph.Window{From: 5000, To: 5630}, wantFactors{5000, 5625, 625, []int64{0, 625}, 312.5 / 625, 1, 1}},
 	} {
 		for _, P := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/P=%d", tc.name, P), func(t *testing.T) {

@@ -49,7 +49,7 @@ type Options struct {
 	Hex func(rank int, pc uint64) string
 	// Window, if set, is a stretch of the run whose POP factors are
 	// wanted too (every rank passes the same).
-	Window *Window
+	Window *graph.Window
 	// Whole, on rank 0, is the whole graph if the path search gathered it
 	// (cpath.DistResult.Whole): the replay takes it and the order the
 	// search found rather than gather and search again.

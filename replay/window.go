@@ -5,14 +5,13 @@ import (
 	"github.com/cpath/cpath/internal/mpix"
 )
 
-// Window is a stretch of the run, [From, To] in ns since its start (the
-// report's --from/--to), whose POP factors are wanted as well as the
-// run's and the phases'. Its useful computation is each rank's time
-// outside MPI inside both the window and the rank's own MPI_Init to
-// MPI_Finalize; its ideal run is the longest path of that computation
-// among the events inside the window. A stretch of computation that
-// crosses the window's edge counts with its part inside, in both.
-type Window struct{ From, To int64 }
+// The window (Options.Window, the report's --from/--to) is a stretch of
+// the run whose POP factors are wanted as well as the run's and the
+// phases'. Its useful computation is each rank's time outside MPI inside
+// both the window and the rank's own MPI_Init to MPI_Finalize; its ideal
+// run is the longest path of that computation among the events inside
+// the window. A stretch of computation that crosses the window's edge
+// counts with its part inside, in both.
 
 // windowInfo is what a part knows of one of its ranks in the window.
 type windowInfo struct {

@@ -49,7 +49,7 @@ type Input struct {
 	Replay *replay.Result
 	// Window, if set, restricts the critical path's segments and profiles
 	// to a stretch of the run.
-	Window *Window
+	Window *graph.Window
 }
 
 // Callsite names call site pc of rank as the report's segments do:

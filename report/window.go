@@ -1,25 +1,6 @@
 package report
 
-// Window is a stretch of the run, [From, To] in ns since its start, that
-// --from/--to restrict the critical path's tables and the timeline to.
-type Window struct{ From, To int64 }
-
-// Holds says whether the window keeps a stretch [s, e] (ns since the run's
-// start): one that overlaps it for a positive time, or an instant (s == e)
-// inside it, ends included. Everything windowed (the report's segments,
-// the timeline's slices) is kept by this one rule.
-func (w Window) Holds(s, e int64) bool {
-	if s == e {
-		return s >= w.From && s <= w.To
-	}
-	return max(s, w.From) < min(e, w.To)
-}
-
-// Clip returns [s, e] cut to the window.
-func (w Window) Clip(s, e int64) (int64, int64) {
-	s, e = max(s, w.From), min(e, w.To)
-	return s, max(s, e)
-}
+import "github.com/cpath/cpath/graph"
 
 // Duration writes a time as the text report does: "1.234 s", "12.50 ms",
 // "3.4 µs", "87 ns".
@@ -29,7 +10,7 @@ func Duration(v int64) string { return ns(v) }
 // holds, clipped to it, and by_rank and by_op summed over those. Shares
 // are of the path's time inside the window; length_ns stays the whole
 // path's.
-func windowPath(cp *CriticalPath, w Window) {
+func windowPath(cp *CriticalPath, w graph.Window) {
 	cp.WindowNs = []int64{w.From, w.To}
 	segs := cp.Segments[:0]
 	var total int64

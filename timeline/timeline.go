@@ -39,8 +39,8 @@ import (
 
 // Options say what the timeline shows.
 type Options struct {
-	Window   report.Window // ns since the run's start; slices are kept by Window.Holds and clipped to it
-	MaxBytes int64         // the file's budget, 0 for none
+	Window   graph.Window // ns since the run's start; slices are kept by Window.Holds and clipped to it
+	MaxBytes int64        // the file's budget, 0 for none
 }
 
 // Summary is what the timeline holds, the same on every analyzer rank.

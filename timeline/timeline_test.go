@@ -99,7 +99,7 @@ type analysed struct {
 	rep  *report.Report
 }
 
-func analyse(t *testing.T, dir string, P int, window *report.Window, maxBytes int64) analysed {
+func analyse(t *testing.T, dir string, P int, window *graph.Window, maxBytes int64) analysed {
 	t.Helper()
 	var out analysed
 	errs := make([]error, P)
@@ -137,7 +137,7 @@ func analyse(t *testing.T, dir string, P int, window *report.Window, maxBytes in
 			if err != nil {
 				return err
 			}
-			win := report.Window{From: 0, To: p.T1 - p.T0}
+			win := graph.Window{From: 0, To: p.T1 - p.T0}
 			if window != nil {
 				win = *window
 			}
@@ -235,7 +235,7 @@ func TestWindow(t *testing.T) {
 	dir := genRun(t, 4, 400, gen.Imbalanced)
 	whole := analyse(t, dir, 1, nil, 0)
 	run := whole.rep.RuntimeNs
-	w := report.Window{From: run / 3, To: run / 2}
+	w := graph.Window{From: run / 3, To: run / 2}
 	one, two := analyse(t, dir, 1, &w, 0), analyse(t, dir, 2, &w, 0)
 	if !bytes.Equal(one.file, two.file) {
 		t.Fatal("the windowed timeline of two analyzer ranks differs from one's")
@@ -331,7 +331,7 @@ func BenchmarkWalk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := newWriter(p, Options{Window: report.Window{To: p.T1 - p.T0}})
+	w := newWriter(p, Options{Window: graph.Window{To: p.T1 - p.T0}})
 	for _, step := range []func() error{func() error { return w.critical(c, nil) }, func() error { return w.numberFlows(c) },
 		func() error { return w.askSenders(c) }, func() error { return w.budget(c, nil) }, func() error { return w.tellSenders(c) }} {
 		if err := step(); err != nil {

@@ -47,7 +47,7 @@ func (o analyzeOpts) replays() bool { return !slices.Contains(o.whatIf, noReplay
 // parts: rank 0 gets them, with the exact path (and its calls) to choose
 // the default scenarios from, and with --from/--to the window's factors.
 // whole is the path search's whole graph on rank 0, if it gathered one.
-func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path cpath.Path, calls graph.CallTable, whole *cpath.Whole) (*replay.Result, error) {
+func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win graph.Window, path cpath.Path, calls graph.CallTable, whole *cpath.Whole) (*replay.Result, error) {
 	scenarios, noDefaults, err := parseWhatIf(o.whatIf)
 	if err != nil || !o.replays() {
 		return nil, err
@@ -65,7 +65,7 @@ func replayRun(c mpix.Comm, p *graph.PAG, o analyzeOpts, win report.Window, path
 		// after the replay.
 		Release: o.timeline == ""}
 	if o.windowUsed {
-		ro.Window = &replay.Window{From: win.From, To: win.To}
+		ro.Window = &graph.Window{From: win.From, To: win.To}
 	}
 	return replay.Run(c, p, ro)
 }

@@ -88,9 +88,9 @@ func orZero(s string) string {
 // window is the window the flags give, on the run of p (every analyzer
 // rank knows its span): the whole run without them. A window that starts
 // at or after the run's end is bad input.
-func (o *timelineOpts) window(p *graph.PAG) (report.Window, error) {
+func (o *timelineOpts) window(p *graph.PAG) (graph.Window, error) {
 	run := p.T1 - p.T0
-	w := report.Window{From: o.fromNs, To: run}
+	w := graph.Window{From: o.fromNs, To: run}
 	if o.to != "" {
 		w.To = min(o.toNs, run)
 	}
@@ -103,7 +103,7 @@ func (o *timelineOpts) window(p *graph.PAG) (report.Window, error) {
 // writeTimeline writes the --timeline file, every rank its part; rank 0
 // passes the report (for its critical path) and says on stderr what the
 // size cap left out.
-func writeTimeline(o *timelineOpts, c mpix.Comm, p *graph.PAG, rep *report.Report, win report.Window) error {
+func writeTimeline(o *timelineOpts, c mpix.Comm, p *graph.PAG, rep *report.Report, win graph.Window) error {
 	if o.timeline == "" {
 		return nil
 	}
