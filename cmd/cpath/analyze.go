@@ -1,31 +1,16 @@
 package main
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/cpath/cpath/analysis"
 	"github.com/cpath/cpath/cpath"
-	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/imbalance"
 	"github.com/cpath/cpath/internal/mpix"
-	"github.com/cpath/cpath/report"
-	"github.com/cpath/cpath/traffic"
 	"github.com/spf13/cobra"
 )
-
-// algos are the critical-path algorithms, the default first; all run on
-// the PAG distributed over the analyzer's ranks (one rank without mpirun).
-var algos = []string{"dag", "dijkstra", "delta", "split", "topo", "topo-shuffle"}
 
 type analyzeOpts struct {
 	algo      string
@@ -105,25 +90,9 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 // mpirun). Errors are agreed on: every rank returns the same one, and
 // rank 0 prints it.
 func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
-	if !slices.Contains(algos, o.algo) {
-		return fmt.Errorf("--algo=%s: unknown algorithm (%s)", o.algo, strings.Join(algos, ", "))
-	}
-	if !slices.Contains(cpath.SplitModes, cpath.SplitMode(o.splitMode)) {
-		return fmt.Errorf("--split-mode=%s: unknown mode (seq-seq, par-seq, par-par, seq-par)", o.splitMode)
-	}
-	if _, _, err := parseWhatIf(o.whatIf); err != nil {
+	ao, err := o.options(dir, stdout)
+	if err != nil {
 		return err
-	}
-	if o.delta < 0 {
-		return fmt.Errorf("--delta=%d: must be positive (or 0 for the default)", o.delta)
-	}
-	if err := o.timelineOpts.check(); err != nil {
-		return err
-	}
-	if o.matrix != "" {
-		if _, err := report.HeatmapFormat(o.matrix); err != nil {
-			return fmt.Errorf("--matrix %s: %v", o.matrix, err)
-		}
 	}
 	if _, err := os.Stat(dir); err != nil && !strings.ContainsRune(dir, os.PathSeparator) {
 		// "cpath LOGDIR" shares the command position with the subcommands.
@@ -135,41 +104,7 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 		return err
 	}
 	c := mpix.World()
-	if os.Getenv("GOGC") == "" {
-		// The graph is a few large arrays without pointers, so a collection
-		// costs little, while the default (the heap may reach twice what is
-		// live) makes the peak RSS, and its first-touch page faults, about a
-		// quarter larger. The user's GOGC wins.
-		debug.SetGCPercent(analysisGCPercent)
-	}
-	if o.cpuprof != "" {
-		name := o.cpuprof
-		if c.Size() > 1 {
-			name += "." + strconv.Itoa(c.Rank())
-		}
-		f, err := os.Create(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if o.memprof != "" {
-		name := o.memprof
-		if c.Size() > 1 {
-			name += "." + strconv.Itoa(c.Rank())
-		}
-		f, err := os.Create(name) // now, so that a bad name fails before the analysis
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		defer pprof.Lookup("allocs").WriteTo(f, 0)
-	}
-	err := mpix.Agree(c, analyze(o, dir, c, stdout))
+	err = analysis.Run(c, ao)
 	if err == nil || c.Size() == 1 {
 		return err
 	}
@@ -183,302 +118,18 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 	return exitStatus(1)
 }
 
-// analysisGCPercent is the analysis's GOGC. On a 16 M-call halo log
-// (genlogs -ranks 16 -calls 1000000), 25 against Go's 100 took the peak
-// RSS from 3.8–5.9 GB to 3.6 GB (2.9 GB without the replay, from 3.8);
-// 10 against 25, from 2.7 to 2.3 GB without the replay and from 3.7 to
-// 3.55 GB with it, in the same time within noise (7.5–7.9 s and
-// 10.1–10.8 s).
-const analysisGCPercent = 10
-
-// analyze is the analysis: every rank of c reads its share of the logs
-// and builds its part of the PAG, the algorithm runs over the parts, and
-// rank 0 gathers the path's calls, the imbalance shares and the run's
-// summary for the report.
-
-func analyze(o analyzeOpts, dir string, c mpix.Comm, stdout io.Writer) error {
-	prog := newProgress(c.Rank())
-	defer prog.Done()
-	t0 := time.Now()
-	mark := func(step string) { graph.Timings().Mark(c.Rank(), step) }
-	mark("")
-	prog.Stage("reading the logs")
-	run, err := graph.Load(dir)
-	mark("load")
-	if err = mpix.Agree(c, err); err != nil {
-		return err
+// options turns the flags into the analysis's options, checked.
+func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
+	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress,
+		JSON: o.json, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
+		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
+	if err := ao.ParseWhatIf(o.whatIf); err != nil {
+		return ao, err
 	}
-	prog.Stage("building the graph")
-	b0, _ := c.Stats()
-	p, err := graph.Build(c, run)
+	win, err := o.timelineOpts.check()
 	if err != nil {
-		return err
+		return ao, err
 	}
-	b1, _ := c.Stats()
-	gt := time.Since(t0)
-	win, err := o.window(p)
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	run = nil
-	// What building needed (messages, dependencies, the edges before their
-	// rows) is garbage now: collect it before the search allocates, or the
-	// heap grows to twice what building left live. And give it back: the
-	// search's arrays want long runs of pages that the build's garbage,
-	// kept by Go, does not have in one piece, so they would take fresh
-	// pages beside it (on the 16 M-call halo log, peak RSS in the search
-	// 2149 MiB against 1908 given back).
-	debug.FreeOSMemory()
-	mark("free-memory")
-	buildBytes, err := mpix.AllreduceOne(c, b1-b0, mpix.Sum)
-	if err != nil {
-		return err
-	}
-	// The imbalance and traffic shares read the graph and need no path:
-	// computed beside the search, on a core the search leaves idle.
-	type share struct {
-		Imbalance *imbalance.Result
-		Colls     []graph.Collective
-		Traffic   *traffic.Result
-	}
-	shareDone := make(chan share, 1)
-	go func() { shareDone <- share{imbalance.Analyze(p), p.Colls, traffic.Analyze(p)} }()
-	prog.Stage("finding the critical path (" + o.algo + ")")
-	g := distGraph(p)
-	in := &report.Input{Dir: dir, Algo: o.algo, GraphTime: gt, Agreement: -1,
-		Analyzer: &report.AnalyzerStats{Ranks: c.Size(), BuildBytes: buildBytes}}
-	var res *cpath.DistResult
-	var topo *cpath.TopoResult
-	switch o.algo {
-	case "dag":
-		if o.replays() { // the replay takes dag's whole graph and order
-			res, err = cpath.DistDAG(c, g)
-		} else {
-			res, err = cpath.DistDAGPath(c, g)
-		}
-	case "dijkstra":
-		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
-		res, err = cpath.ParallelDijkstra(c, g)
-	case "delta":
-		g.Time = p.Times() // buckets of time
-		res, err = cpath.ParallelDeltaStepping(c, g, o.delta)
-	case "split":
-		in.Algo = "split/" + o.splitMode
-		var splitIn *cpath.SplitInput
-		if splitIn, err = splitInput(c, p); err == nil {
-			res, err = cpath.Split(c, g, splitIn, cpath.SplitMode(o.splitMode))
-		}
-	case "topo", "topo-shuffle":
-		topo, err = cpath.Topo(c, topoCalls(p), cpath.TopoOptions{Shuffle: o.algo == "topo-shuffle", Compress: o.compress})
-		if err = mpix.Agree(c, err); err != nil {
-			return err
-		}
-		// The exact path, to measure the heuristic's agreement with it.
-		prog.Stage("finding the exact path for comparison")
-		in.Analyzer.ExactAlgo = "split/" + string(cpath.ParPar)
-		var splitIn *cpath.SplitInput
-		if splitIn, err = splitInput(c, p); err == nil {
-			res, err = cpath.Split(c, g, splitIn, cpath.ParPar)
-		}
-	}
-	if err != nil {
-		// Labelled where it happened: Agree hands the other ranks its text.
-		what := "finding the critical path"
-		if errors.Is(err, cpath.ErrCycle) {
-			what = "inconsistent logs"
-		}
-		err = fmt.Errorf("%s: %s", what, strings.TrimPrefix(err.Error(), "cpath: "))
-	}
-	if err = mpix.Agree(c, err); err != nil {
-		return fmt.Errorf("%s: %v", dir, err)
-	}
-	// dag's whole graph and order (asked for only with a replay) serve
-	// the replay, which would otherwise gather and search the graph again.
-	whole := res.Whole
-	res.Whole = nil
-	st := res.Stats
-	if topo != nil {
-		st = topo.Stats
-	}
-	a := in.Analyzer
-	a.Rounds, a.BytesSent, a.RawBytes, a.Splits = st.Rounds, st.BytesSent, st.RawBytes, st.Splits
-	a.Relaxations, a.Edges = st.Relaxations, st.Edges
-	if st.Edges > 0 {
-		a.RelaxationsPerEdge = float64(st.Relaxations) / float64(st.Edges)
-	}
-
-	// The search's arrays are garbage now: collect them, so that the
-	// report reuses their pages (under GOGC 10 the heap's goal is above
-	// what the report takes, which would otherwise come from fresh pages).
-	runtime.GC()
-	mark("path")
-	prog.Stage("gathering the report")
-	// The calls the report names: the path's (and the heuristic's).
-	var want []int32
-	for _, v := range res.Path.Vertices {
-		if call, kind := p.Vertex(v); kind <= graph.VertexEnd {
-			want = append(want, call)
-		}
-	}
-	if topo != nil {
-		for _, s := range topo.Segments {
-			want = append(want, s.Call)
-		}
-	}
-	calls, err := p.FetchCalls(c, want)
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	shares, err := mpix.GatherGob(c, <-shareDone)
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	mark("gather")
-	// The drawing reads the graph, which the replay may let go of.
-	var dotEdges []report.DOTEdge
-	if o.dot != "" {
-		if dotEdges, err = drawing(c, p, res.Path, calls); err != nil {
-			return err
-		}
-	}
-	prog.Stage("replaying the run: POP factors and what-if")
-	rr, err := replayRun(c, p, o, win, res.Path, calls, whole)
-	whole = nil
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	// Likewise the replay's renumbered graph and its solvers' arrays:
-	// without this the report's segments took fresh pages (report-build
-	// 0.73 s with the replay on the 16 M-call halo log, 0.16 s without).
-	if rr != nil {
-		runtime.GC()
-	}
-	mark("replay")
-	// From here rank 0 reports alone (but for its share of the
-	// timeline); the others wait for it without polling, so that it has
-	// the cores of a node they share. It meets them on every return.
-	if c.Rank() != 0 {
-		err := writeTimeline(&o.timelineOpts, c, p, nil, win)
-		if ierr := mpix.Idle(c); err == nil {
-			err = ierr
-		}
-		return err
-	}
-	defer mpix.Idle(c)
-	// Rank 0: merge the shares (instances in communicator and sequence
-	// order) and report.
-	var colls []graph.Collective
-	parts := make([]*imbalance.Result, len(shares))
-	offsets := make([]int32, len(shares))
-	traffics := make([]*traffic.Result, len(shares))
-	for i, s := range shares {
-		parts[i] = s.Imbalance
-		traffics[i] = s.Traffic
-		offsets[i] = int32(len(colls))
-		colls = append(colls, s.Colls...)
-	}
-	im := imbalance.Merge(parts, offsets)
-	slices.SortFunc(im.Instances, func(a, b imbalance.Instance) int {
-		x, y := &colls[a.Coll], &colls[b.Coll]
-		return cmp.Or(cmp.Compare(x.Comm, y.Comm), cmp.Compare(x.Seq, y.Seq))
-	})
-	in.PAG = p.Summary(colls)
-	in.Imbalance = im
-	in.Replay = rr
-	in.Traffic = traffic.Merge(traffics)
-	in.PathCalls = calls
-	in.Path = res.Path
-	if topo != nil {
-		in.Agreement = cpath.Agreement(exactSegments(in.PAG, res.Path, calls), topo.Segments)
-		in.Path = cpath.Path{Length: topo.Length}
-		for _, s := range topo.Segments {
-			in.Heuristic = append(in.Heuristic, report.HeuristicSegment{Rank: int(s.Rank), Kind: s.Kind, Call: s.Call, Start: s.Start, End: s.End})
-		}
-	}
-	sym := report.NewSymbolizer(in.PAG)
-	in.Symbolize, in.Function = sym.Lookup, sym.Function
-	if o.windowUsed {
-		in.Window = &win
-	}
-	rep := report.Build(in)
-	mark("report-build")
-	if o.timeline != "" {
-		prog.Stage("writing the timeline")
-	}
-	if err := writeTimeline(&o.timelineOpts, c, p, rep, win); err != nil {
-		return err
-	}
-	prog.Done()
-	if o.dot != "" {
-		if err := writeTo(o.dot, stdout, func(w io.Writer) error { return report.WriteDOT(w, dotEdges, in.SiteLabel) }); err != nil {
-			return err
-		}
-	}
-	if o.matrix != "" {
-		if err := writeTo(o.matrix, stdout, func(w io.Writer) error { return report.WriteHeatmap(w, rep, o.matrix) }); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // the flag names the file
-			}
-			return fmt.Errorf("--matrix %s: %v", o.matrix, err)
-		}
-	}
-	if o.csv != "" {
-		if err := report.WriteCSV(o.csv, rep); err != nil {
-			return fmt.Errorf("--csv %s: %v", o.csv, err)
-		}
-	}
-	err = writeReport(o, rep, stdout)
-	mark("report-write")
-	return err
-}
-
-// distGraph is the algorithms' view of this rank's part of the PAG: the
-// same rows, shared.
-func distGraph(p *graph.PAG) *cpath.DistGraph {
-	me := p.Part
-	return &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
-		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
-}
-
-// splitInput labels the splits (on every rank of c together) for the
-// global split algorithm: each vertex's split, and the vertices each split
-// is left through, the hubs of the synchronisation points, then the target.
-func splitInput(c mpix.Comm, p *graph.PAG) (*cpath.SplitInput, error) {
-	if err := p.Splits(c); err != nil {
-		return nil, err
-	}
-	return &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, nil
-}
-
-// topoCalls gives the topological heuristics this rank's calls and their
-// threads' order (the sources of the program edges).
-func topoCalls(p *graph.PAG) *cpath.TopoCalls {
-	in := &cpath.TopoCalls{Ranks: p.Ranks, RankStart: p.RankStart, RankLo: p.RankLo, RankHi: p.RankHi,
-		Start: p.Start, End: p.End, Prev: make([]int32, len(p.Start))}
-	for c := range in.Prev {
-		in.Prev[c] = -1
-		for e := p.InStart[2*c]; e < p.InStart[2*c+1]; e++ {
-			if p.InKind[e] == graph.EdgeProgram {
-				in.Prev[c] = p.InSrc[e] >> 1 // from E(prev)
-			}
-		}
-	}
-	return in
-}
-
-// exactSegments is the exact path as the segments the heuristics are
-// compared by (cpath.PathSegments): hubs and the run's start are no call's.
-func exactSegments(g *graph.PAG, path cpath.Path, calls graph.CallTable) []cpath.TopoSegment {
-	vertex := func(v int32) (int32, bool, int64, bool) {
-		c, kind := g.Vertex(v)
-		switch kind {
-		case graph.VertexStart:
-			return c, true, calls.At(c).Start, true
-		case graph.VertexEnd:
-			return c, false, calls.At(c).End, true
-		}
-		return 0, false, 0, false
-	}
-	return cpath.PathSegments(path, vertex, func(c int32) int32 { return int32(g.Rank(c)) })
+	ao.Window, ao.FromText = win, o.from
+	return ao, ao.Check()
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cpath/cpath/analysis"
 	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/mpix/mpixtest"
@@ -297,7 +298,7 @@ func checkLAMMPSSites(t *testing.T, dir string, r *report.Report) {
 		if c.Rank() == 0 {
 			out = &two
 		}
-		errs2[c.Rank()] = analyze(analyzeOpts{algo: "dag", top: 1000, dot: dot}, dir, c, out)
+		errs2[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: "dag", Top: 1000, DOT: dot, Stdout: out})
 	})
 	if errs2[0] != nil || errs2[1] != nil {
 		t.Fatal(errs2)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpath/cpath/analysis"
 	"github.com/cpath/cpath/bench/gen"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/mpix/mpixtest"
@@ -205,7 +206,7 @@ func TestDOTRenders(t *testing.T) {
 					if c.Rank() == 0 {
 						out = &b
 					}
-					errs[c.Rank()] = analyze(analyzeOpts{algo: "dag", dot: "-", top: 5}, dir, c, out)
+					errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: "dag", DOT: "-", Top: 5, Stdout: out})
 				})
 				if errs[0] != nil || errs[1] != nil {
 					t.Fatal(errs)
@@ -330,9 +331,9 @@ func TestTrafficOutputs(t *testing.T) {
 		out := t.TempDir()
 		errs := make([]error, P)
 		mpixtest.Run(P, func(c mpix.Comm) {
-			o := analyzeOpts{algo: "dag", top: 5, json: filepath.Join(out, "r.json"), csv: filepath.Join(out, "csv"),
-				matrix: filepath.Join(out, "m.svg")}
-			errs[c.Rank()] = mpix.Agree(c, analyze(o, logs, c, io.Discard))
+			o := analysis.Options{Dir: logs, Algo: "dag", Top: 5, JSON: filepath.Join(out, "r.json"), CSV: filepath.Join(out, "csv"),
+				Matrix: filepath.Join(out, "m.svg"), Stdout: io.Discard}
+			errs[c.Rank()] = analysis.Run(c, o)
 		})
 		for _, err := range errs {
 			if err != nil {

@@ -2,25 +2,18 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/internal/mpix"
-	"github.com/cpath/cpath/report"
-	"github.com/cpath/cpath/timeline"
 	"github.com/spf13/cobra"
 )
 
 // timelineOpts are the flags of the timeline and the time window.
 type timelineOpts struct {
-	timeline   string
-	maxMB      float64
-	from, to   string
-	fromNs     int64 // parsed --from
-	toNs       int64 // parsed --to
-	windowUsed bool  // --from or --to given
+	timeline string
+	maxMB    float64
+	from, to string
 }
 
 func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
@@ -56,26 +49,27 @@ func parseTime(flag, v string) (int64, error) {
 	return ns, nil
 }
 
-// check validates the flags before any log is read.
-func (o *timelineOpts) check() error {
-	var err error
-	if o.fromNs, err = parseTime("from", o.from); err != nil {
-		return err
+// check validates the flags before any log is read, and returns the
+// window they ask (nil for none).
+func (o *timelineOpts) check() (*graph.Window, error) {
+	from, err := parseTime("from", o.from)
+	if err != nil {
+		return nil, err
 	}
-	if o.toNs, err = parseTime("to", o.to); err != nil {
-		return err
+	to, err := parseTime("to", o.to)
+	if err != nil {
+		return nil, err
 	}
-	o.windowUsed = o.from != "" || o.to != ""
-	if o.to != "" && o.toNs <= o.fromNs {
-		return fmt.Errorf("--from=%s --to=%s: the window is empty (--from must be before --to)", orZero(o.from), o.to)
+	if o.to != "" && to <= from {
+		return nil, fmt.Errorf("--from=%s --to=%s: the window is empty (--from must be before --to)", orZero(o.from), o.to)
 	}
 	if o.maxMB < 0 || o.maxMB != o.maxMB {
-		return fmt.Errorf("--timeline-max-mb=%v: must be positive (or 0 for no limit)", o.maxMB)
+		return nil, fmt.Errorf("--timeline-max-mb=%v: must be positive (or 0 for no limit)", o.maxMB)
 	}
-	if o.timeline == "-" {
-		return fmt.Errorf("--timeline: needs a file name (the trace is too large for a terminal)")
+	if o.from == "" && o.to == "" {
+		return nil, nil
 	}
-	return nil
+	return &graph.Window{From: from, To: to}, nil
 }
 
 func orZero(s string) string {
@@ -83,57 +77,4 @@ func orZero(s string) string {
 		return "0"
 	}
 	return s
-}
-
-// window is the window the flags give, on the run of p (every analyzer
-// rank knows its span): the whole run without them. A window that starts
-// at or after the run's end is bad input.
-func (o *timelineOpts) window(p *graph.PAG) (graph.Window, error) {
-	run := p.T1 - p.T0
-	w := graph.Window{From: o.fromNs, To: run}
-	if o.to != "" {
-		w.To = min(o.toNs, run)
-	}
-	if o.windowUsed && w.From >= run {
-		return w, fmt.Errorf("--from=%s: outside the run, which lasts %s (%d ns)", o.from, report.Duration(run), run)
-	}
-	return w, nil
-}
-
-// writeTimeline writes the --timeline file, every rank its part; rank 0
-// passes the report (for its critical path) and says on stderr what the
-// size cap left out.
-func writeTimeline(o *timelineOpts, c mpix.Comm, p *graph.PAG, rep *report.Report, win graph.Window) error {
-	if o.timeline == "" {
-		return nil
-	}
-	var f *os.File
-	var err error
-	var segs []report.Segment
-	if c.Rank() == 0 {
-		segs = rep.CriticalPath.Segments
-		if f, err = os.Create(o.timeline); err != nil {
-			err = fmt.Errorf("--timeline: %v", err)
-		}
-	}
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	opt := timeline.Options{Window: win, MaxBytes: int64(o.maxMB * 1e6)}
-	sum, err := timeline.Write(c, p, segs, f, opt)
-	if c.Rank() == 0 {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			err = fmt.Errorf("--timeline: %v", err)
-		}
-	}
-	if err = mpix.Agree(c, err); err != nil {
-		return err
-	}
-	if c.Rank() == 0 && sum.Capped() {
-		fmt.Fprintf(os.Stderr, "timeline %s: %s\n", o.timeline, sum.Note())
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cpath/cpath/analysis"
 	"github.com/cpath/cpath/bench/gen"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/mpix/mpixtest"
@@ -148,7 +149,7 @@ func checkTimelineJobs(t *testing.T, dir, algo string) {
 			if c.Rank() == 0 {
 				out = &b
 			}
-			errs[c.Rank()] = analyze(analyzeOpts{algo: algo, json: "-", top: 5, timelineOpts: timelineOpts{timeline: file}}, dir, c, out)
+			errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: algo, JSON: "-", Top: 5, Timeline: file, Stdout: out})
 		})
 		for _, err := range errs {
 			if err != nil {

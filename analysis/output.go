@@ -1,7 +1,9 @@
-package main
+package analysis
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -103,21 +105,42 @@ func dotNode(p *graph.PAG, full bool, call func(int32) graph.CallInfo) func(v in
 	}
 }
 
-// writeReport writes the JSON report and/or the text report, as asked.
-func writeReport(o analyzeOpts, rep *report.Report, stdout io.Writer) error {
-	if o.json != "" {
-		if err := writeTo(o.json, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+// writeOutputs writes, on rank 0, the DOT drawing, the matrix heatmap,
+// the CSV tables and the JSON and/or text report, as asked.
+func writeOutputs(o *Options, rep *report.Report, dot []report.DOTEdge, label func(rank int, pc uint64) string) error {
+	stdout := o.Stdout
+	if o.DOT != "" {
+		if err := writeTo(o.DOT, stdout, func(w io.Writer) error { return report.WriteDOT(w, dot, label) }); err != nil {
 			return err
 		}
-		if o.json == "-" {
+	}
+	if o.Matrix != "" {
+		if err := writeTo(o.Matrix, stdout, func(w io.Writer) error { return report.WriteHeatmap(w, rep, o.Matrix) }); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the flag names the file
+			}
+			return fmt.Errorf("--matrix %s: %v", o.Matrix, err)
+		}
+	}
+	if o.CSV != "" {
+		if err := report.WriteCSV(o.CSV, rep); err != nil {
+			return fmt.Errorf("--csv %s: %v", o.CSV, err)
+		}
+	}
+	if o.JSON != "" {
+		if err := writeTo(o.JSON, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+			return err
+		}
+		if o.JSON == "-" {
 			return nil
 		}
 	}
-	if o.dot == "-" {
+	if o.DOT == "-" {
 		return nil
 	}
 	return writeTo("-", stdout, func(w io.Writer) error {
-		report.WriteText(w, rep, o.top)
+		report.WriteText(w, rep, o.Top)
 		return nil
 	})
 }
