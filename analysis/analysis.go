@@ -226,7 +226,7 @@ type state struct {
 
 	res   *cpath.DistResult
 	topo  *cpath.TopoResult
-	whole *cpath.Whole // dag's whole graph on rank 0, for the replay
+	sched *cpath.Schedule // the search's order of the graph, for the replay's sweeps
 	calls graph.CallTable
 	names *report.Symbolizer // rank 0: how the report and the scenarios name call sites
 	dot   []report.DOTEdge
@@ -252,7 +252,7 @@ var stages = []stage{
 	{"", "", (*state).drawing},
 	{"replaying the run: POP factors and what-if", "replay", (*state).replay},
 	{"", "report-build", (*state).buildReport},
-	{"writing the timeline", "", (*state).timeline},
+	{"", "", (*state).timeline},
 	{"", "report-write", (*state).write},
 }
 
@@ -377,15 +377,15 @@ func (st *state) drawing() (err error) {
 
 // replay computes the POP factors and the what-if predictions.
 func (st *state) replay() error {
-	rr, err := replayRun(st, st.whole)
-	st.whole = nil
+	rr, err := replayRun(st)
+	st.sched = nil
 	if err != nil {
 		return err
 	}
 	st.in.Replay = rr
-	// Likewise the replay's renumbered graph and its solvers' arrays:
-	// without this the report's segments took fresh pages (report-build
-	// 0.73 s with the replay on the 16 M-call halo log, 0.16 s without).
+	// Likewise the schedule and the solves' scratch: without this the
+	// report's segments took fresh pages (report-build 0.73 s with the
+	// replay on the 16 M-call halo log, 0.16 s without).
 	if rr != nil {
 		runtime.GC()
 	}
@@ -419,6 +419,7 @@ func (st *state) timeline() error {
 	if st.o.Timeline == "" {
 		return nil
 	}
+	st.prog.Stage("writing the timeline")
 	return writeTimeline(st.c, st.p, st.o, st.rep, st.win)
 }
 

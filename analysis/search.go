@@ -74,10 +74,9 @@ func (st *state) search() error {
 	var err error
 	switch o.Algo {
 	case "dag":
-		if o.replays() { // the replay takes dag's whole graph and order
-			res, err = cpath.DistDAG(c, g)
-		} else {
-			res, err = cpath.DistDAGPath(c, g)
+		var splitIn *cpath.SplitInput
+		if splitIn, err = splitInput(c, p); err == nil {
+			res, st.sched, err = cpath.SweepDAG(c, g, splitIn, p.Streams())
 		}
 	case "dijkstra":
 		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
@@ -105,10 +104,7 @@ func (st *state) search() error {
 	if err = mpix.Agree(c, err); err != nil {
 		return fmt.Errorf("%s: %v", o.Dir, err)
 	}
-	// dag's whole graph and order (asked for only with a replay) serve
-	// the replay, which would otherwise gather and search the graph again.
-	st.res, st.whole = res, res.Whole
-	res.Whole = nil
+	st.res = res
 	s := res.Stats
 	if st.topo != nil {
 		s = st.topo.Stats
@@ -159,6 +155,7 @@ func splitInput(c mpix.Comm, p *graph.PAG) (*cpath.SplitInput, error) {
 	if err := p.Splits(c); err != nil {
 		return nil, err
 	}
+	graph.Timings().Mark(c.Rank(), "splits")
 	return &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, nil
 }
 

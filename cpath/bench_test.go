@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cpath/cpath/cpath/internal/cpathtest"
+	"github.com/cpath/cpath/internal/mpix"
 )
 
 // pagLike builds a graph shaped like graph/'s PAG: ranks threads of calls,
@@ -63,4 +64,67 @@ func BenchmarkDijkstra(b *testing.B) { bench(b, (*Solver).Dijkstra) }
 
 func BenchmarkDeltaStepping(b *testing.B) {
 	bench(b, func(s *Solver, g *Graph, t int32) (*Result, error) { return s.DeltaStepping(g, t, DefaultDelta(g)) })
+}
+
+// BenchmarkSchedule: ordering a PAG-like graph of 1M calls cut into
+// frames of about 1000 calls for one rank's sweeps, and one sweep.
+func BenchmarkSchedule(b *testing.B) {
+	const procs, steps = 16, 1 << 16
+	es, split, exit, target := cpathtest.FullPAG(rand.New(rand.NewSource(1)), procs, steps, 64)
+	g := build(len(split), toEdges(es))
+	d := &DistGraph{N: g.N, Bounds: []int32{0, int32(g.N)}, Lo: 0, Hi: int32(g.N), InStart: g.InStart, InSrc: g.InSrc, InWeight: g.InWeight, Target: target}
+	in := &SplitInput{Split: split, Exit: exit}
+	streams := fullPAGStreams(procs, steps, 0, int32(g.N))
+	for _, tc := range []struct {
+		name    string
+		streams []int32
+	}{{"schedule/runs", streams}, {"schedule/kahn", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := NewSchedule(&mpix.Single{}, d, in, tc.streams); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.N), "ns/vertex")
+		})
+	}
+	b.Run("dagpath", func(b *testing.B) {
+		s, err := NewSchedule(&mpix.Single{}, d, in, streams)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if _, err := s.DAGPath(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.N), "ns/vertex")
+	})
+	b.Run("dag-reference", func(b *testing.B) {
+		var s Solver
+		for range b.N {
+			if _, _, err := s.DAGPath(g, target); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.N), "ns/vertex")
+	})
+}
+
+// fullPAGStreams cuts the vertices [lo, hi) of cpathtest.FullPAG's graph
+// into its streams, as local indices: the start vertex, each process's
+// calls, the hubs.
+func fullPAGStreams(procs, steps int, lo, hi int32) []int32 {
+	cuts := []int32{0, 1}
+	for r := 1; r <= procs; r++ {
+		cuts = append(cuts, int32(1+2*r*steps))
+	}
+	out := []int32{0}
+	for _, x := range cuts {
+		if x > lo && x < hi {
+			out = append(out, x-lo)
+		}
+	}
+	return append(out, hi-lo)
 }

@@ -49,18 +49,6 @@ type DistStats struct {
 type DistResult struct {
 	Path  Path
 	Stats DistStats
-	// Whole is, from DistDAG on rank 0, the whole graph it gathered and
-	// searched (nil elsewhere): later passes over the whole graph (the
-	// replay) can take it rather than gather and search it again. Drop
-	// it when there are none: it holds the graph's memory.
-	Whole *Whole
-}
-
-// Whole is a whole graph on one rank and a topological order of some of
-// its vertices, closed under predecessors: TopoOrder's first.
-type Whole struct {
-	Graph *Graph
-	First []int32
 }
 
 var _ mpix.Comm = (*mpix.Single)(nil)

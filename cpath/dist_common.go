@@ -49,6 +49,19 @@ type distSearch struct {
 	st         DistStats
 	reached    int64
 	bytes0     int64
+	// onPath, if set, stands for dist in finish: the vertices on some
+	// longest path to the target (DistDAG's), all at pathDist.
+	onPath   *edgeSet
+	pathDist int64
+}
+
+// reachedAt is owned vertex i's Dist and whether it reaches the target.
+func (s *distSearch) reachedAt(i int) (int64, bool) {
+	if s.onPath != nil {
+		return s.pathDist, s.onPath.has(int32(i))
+	}
+	d := s.dist[i]
+	return d, d != Unreached
 }
 
 // checkLocal checks this rank's share in O(its vertices and edges): the
@@ -388,8 +401,8 @@ func (s *distSearch) finish() (*DistResult, error) {
 	// Step 1.
 	bestSrc, bestDist := NoVertex, Unreached
 	for i := 0; i < nv; i++ {
-		d := s.dist[i]
-		if d == Unreached {
+		d, ok := s.reachedAt(i)
+		if !ok {
 			continue
 		}
 		s.reached++
@@ -442,7 +455,7 @@ func (s *distSearch) finish() (*DistResult, error) {
 	}
 	for i := 0; i < nv; i++ {
 		v := s.lo + int32(i)
-		if s.dist[i] == Unreached {
+		if _, ok := s.reachedAt(i); !ok {
 			continue
 		}
 		entry := v == bestSrc

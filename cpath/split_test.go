@@ -36,6 +36,11 @@ func splitAlgos(sg splitGraph) []distAlgo {
 			return Split(c, g, in, m)
 		}})
 	}
+	out = append(out, distAlgo{"sweep/splits", func(c mpix.Comm, g *DistGraph) (*DistResult, error) {
+		in := &SplitInput{Split: sg.split[g.Lo:g.Hi], Exit: slices.Clone(sg.exit)}
+		res, _, err := SweepDAG(c, g, in, nil)
+		return res, err
+	}})
 	return append(out, distAlgo{"distdag", DistDAG})
 }
 
@@ -43,6 +48,8 @@ func splitAlgos(sg splitGraph) []distAlgo {
 // hubs, dead ends after the exits, ties), every split mode and DistDAG
 // give DAG's path vertex for vertex at 1-4 ranks with random bounds.
 func TestSplitAgainstDAG(t *testing.T) {
+	defer func(m int) { chunkMin = m }(chunkMin)
+	chunkMin = 1 // the sweep's rounds cut into as many chunks as they have frames, on every core
 	rng := rand.New(rand.NewSource(7))
 	count := 120
 	if testing.Short() {
@@ -82,6 +89,8 @@ func TestSplitAgainstDAG(t *testing.T) {
 // (processes in lockstep, 1-3 communication in-edges per call, global
 // collectives through hub vertices, time-consistent weights).
 func TestSplitFullPAG(t *testing.T) {
+	defer func(m int) { chunkMin = m }(chunkMin)
+	chunkMin = 1
 	rng := rand.New(rand.NewSource(11))
 	for i, c := range []struct{ procs, steps, every int }{{1, 5, 2}, {3, 40, 7}, {8, 60, 10}, {5, 30, 100}, {4, 50, 1}} {
 		es, split, exit, target := cpathtest.FullPAG(rng, c.procs, c.steps, c.every)
@@ -108,12 +117,13 @@ func TestSplitFullPAG(t *testing.T) {
 }
 
 // checkWork checks the bound on the work: each edge into an ancestor
-// relaxed once by DAG (distdag, the seq modes) and twice by the par modes.
+// relaxed once by DAG (distdag, the seq modes) and twice by the par modes
+// and the sweep.
 func checkWork(t *testing.T, name, algo string, st DistStats, edges int) {
 	t.Helper()
 	bound := int64(edges)
-	if strings.HasPrefix(algo, "split/par") {
-		bound *= 2
+	if strings.HasPrefix(algo, "split/par") || strings.HasPrefix(algo, "sweep") || algo == "distdag" {
+		bound *= 2 // two passes: the sweep, and the marking of the tight edges into the path's vertices
 	}
 	if st.Relaxations > bound {
 		t.Fatalf("%s: %d relaxations for %d edges", name, st.Relaxations, edges)

@@ -1047,7 +1047,6 @@ func exactAlgos() []exactAlgo {
 	}
 	algos := []exactAlgo{
 		{"dag", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAG(c, dist(g)) }},
-		{"dag-path", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.DistDAGPath(c, dist(g)) }},
 		{"dijkstra", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) { return cpath.ParallelDijkstra(c, dist(g)) }},
 		{"delta", func(c mpix.Comm, g *graph.PAG) (*cpath.DistResult, error) {
 			return cpath.ParallelDeltaStepping(c, dist(g), 0)

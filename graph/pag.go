@@ -341,6 +341,26 @@ func (g *PAG) Vertex(v int32) (c int32, kind VertexKind) {
 	return -1, VertexHub
 }
 
+// Streams cuts the owned vertices (local indices) into the runs along
+// whose ids the edges go forward, but for few (between a rank's threads):
+// each owned rank's calls, then the hubs (ordered by communicator and
+// sequence), then the start vertex. An order of the graph that follows
+// them reads its arrays in order (cpath.NewSchedule).
+func (g *PAG) Streams() []int32 {
+	var b []int32
+	for r := g.RankLo; r <= g.RankHi; r++ {
+		b = append(b, 2*(g.RankStart[r]-g.CallLo))
+	}
+	n := g.Bounds[g.Part+1] - g.Bounds[g.Part]
+	if last := b[len(b)-1]; n > last {
+		if n-1 > last {
+			b = append(b, n-1) // the hubs
+		}
+		b = append(b, n) // the start vertex
+	}
+	return b
+}
+
 // local is v's index among the owned vertices.
 func (g *PAG) local(v int32) int32 { return v - g.Bounds[g.Part] }
 

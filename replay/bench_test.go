@@ -33,53 +33,52 @@ var benchPAG = sync.OnceValues(func() (*graph.PAG, error) {
 	return graph.Build(&mpix.Single{}, run)
 })
 
-func benchWhole(b *testing.B) *whole {
+// benchSweeper is the sweeper of benchPAG, on its path search's schedule.
+func benchSweeper(b *testing.B) *sweeper {
 	p, err := benchPAG()
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := gatherWhole(&mpix.Single{}, p, nil, false)
+	c := &mpix.Single{}
+	_, sched, err := pathOf(c, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := newSweeper(c, p, sched)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return w
 }
 
-// BenchmarkWhole is the setup shared by the solves: the topological order
-// and the renumbered copy.
-func BenchmarkWhole(b *testing.B) {
-	p, err := benchPAG()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := gatherWhole(&mpix.Single{}, p, nil, false); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
+// BenchmarkSolve is one scenario's sweep of the 4 M-call run, and with
+// the walk back along its path.
 func BenchmarkSolve(b *testing.B) {
-	w := benchWhole(b)
-	half := identity()
+	w := benchSweeper(b)
+	half := identity(0)
 	half.mul[graph.EdgeProgram] = 0.5
-	sites := identity()
-	sites.sites, sites.siteMul = newBits(int(w.calls)), 0.5
+	sites := identity(0)
+	sites.sites, sites.siteMul = newBits(w.p.NumCalls()), 0.5
 	for _, tc := range []struct {
 		name string
 		r    *rule
-	}{{"identity", identity()}, {"scaled", half}, {"callsite", sites}} {
-		s := w.newSolver()
+	}{{"identity", identity(0)}, {"scaled", half}, {"callsite", sites}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
-				s.solve(tc.r)
+				if _, _, err := w.solve(tc.r); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.Run(tc.name+"+profile", func(b *testing.B) {
 			for range b.N {
-				_, end := s.solve(tc.r)
-				s.profile(end)
+				_, end, err := w.solve(tc.r)
+				if err == nil {
+					_, _, err = w.profile(tc.r, end)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

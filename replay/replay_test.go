@@ -127,10 +127,7 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 			errs[c.Rank()] = err
 			return
 		}
-		me := p.Part
-		dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
-			InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
-		cp, err := cpath.DistDAG(c, dg)
+		cp, sched, err := pathOf(c, p)
 		if err != nil {
 			errs[c.Rank()] = err
 			return
@@ -147,17 +144,11 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 			return
 		}
 		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
-		// With the path, the replay also takes the graph and the order
-		// DistDAG found and releases the PAG, as the analyzer has it;
-		// without, it gathers and searches the graph itself.
-		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Whole: cp.Whole, Release: true}
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Schedule: sched}
 		if !givePath {
-			o.Path, o.Whole, o.Release = cpath.Path{}, nil, false
+			o.Path = cpath.Path{}
 		}
 		r, err := Run(c, p, o)
-		if err == nil && o.Release && (p.InSrc != nil || p.Start != nil) {
-			t.Errorf("P=%d rank %d: released, but %d edges and %d calls kept", P, c.Rank(), len(p.InSrc), len(p.Start))
-		}
 		errs[c.Rank()] = err
 		if c.Rank() == 0 {
 			res = r
@@ -169,6 +160,18 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 		}
 	}
 	return res, errs[0]
+}
+
+// pathOf is the exact critical path of p's run and the schedule it was
+// found on, as the analyzer has them.
+func pathOf(c mpix.Comm, p *graph.PAG) (*cpath.DistResult, *cpath.Schedule, error) {
+	if err := p.Splits(c); err != nil {
+		return nil, nil, err
+	}
+	me := p.Part
+	dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
+		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
+	return cpath.SweepDAG(c, dg, &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, p.Streams())
 }
 
 func parseAll(t *testing.T, ss ...string) []Scenario {
@@ -400,23 +403,6 @@ func TestMatchSite(t *testing.T) {
 	}
 }
 
-func TestBits(t *testing.T) {
-	for _, off := range []int{0, 1, 63, 64, 65, 130} {
-		src := newBits(100)
-		for _, i := range []int32{0, 5, 63, 64, 99} {
-			src.set(i)
-		}
-		dst := newBits(off + 100)
-		dst.orAt(src, off)
-		for i := 0; i < off+100; i++ {
-			want := i >= off && src.get(int32(i-off))
-			if dst.get(int32(i)) != want {
-				t.Errorf("off %d: bit %d = %v, want %v", off, i, !want, want)
-			}
-		}
-	}
-}
-
 // TestReplayWindow checks the factors of --from/--to windows against the
 // run above, by hand.
 func TestReplayWindow(t *testing.T) {
@@ -452,86 +438,6 @@ func TestReplayWindow(t *testing.T) {
 				}
 				checkFactors(t, "window", *res.POP.Window, tc.want)
 			})
-		}
-	}
-}
-
-// TestNewWholeRows: the renumbered graph is in topological order, and
-// each row holds its vertex's edges by source id, equal sources in their
-// order (stable), with their weights and kinds, rows in the CSR order or
-// not, in ranges written apart. An order to start from (the path
-// search's) comes first; one that is not topological, or has a vertex
-// twice, is an error.
-func TestNewWholeRows(t *testing.T) {
-	type e struct {
-		u, v int32
-		w    int64
-		k    graph.EdgeKind
-	}
-	// Vertices 0-3 are the S and E of 2 calls, 4 and 5 hubs. Row 3 is
-	// [2 0 2 1] and row 5 [4 3]: out of source order.
-	es := []e{{0, 1, 3, graph.EdgeCall}, {1, 2, 4, graph.EdgeProgram},
-		{2, 3, 5, graph.EdgeLateSender}, {0, 3, 7, graph.EdgeCollective}, {2, 3, 9, graph.EdgeRMA}, {1, 3, 1, graph.EdgeLaunch},
-		{0, 4, 0, graph.EdgeHubIn}, {4, 5, 2, graph.EdgeHubOut}, {3, 5, 6, graph.EdgeCall}}
-	n := 6
-	g := &cpath.Graph{N: n, InStart: make([]int32, n+1)}
-	var kind []graph.EdgeKind
-	var ws []int64
-	for v := int32(0); v < int32(n); v++ {
-		for _, x := range es {
-			if x.v == v {
-				g.InSrc = append(g.InSrc, x.u)
-				ws = append(ws, x.w)
-				kind = append(kind, x.k)
-			}
-		}
-		g.InStart[v+1] = int32(len(g.InSrc))
-	}
-	g.InWeight = graph.WeightsOf(ws)
-	for _, tc := range []struct {
-		first   []int32
-		roomFor int // the first's buffer's capacity
-		err     string
-	}{
-		{first: nil},
-		{first: []int32{0, 4}},
-		{first: []int32{0, 1, 2, 3}, roomFor: n}, // the order is written into it
-		{first: []int32{1, 0}, err: "replay: the order given is not topological: vertex 1 comes before one of its causes"},
-		{first: []int32{0, 4, 0}, err: "cpath: the order given has vertex 0 twice or outside the graph (6 vertices)"},
-		{first: []int32{0, 6}, err: "cpath: the order given has vertex 6 twice or outside the graph (6 vertices)"},
-	} {
-		first := append(make([]int32, 0, max(len(tc.first), tc.roomFor)), tc.first...)
-		w, err := newWhole(g, first, kind, []trace.Op{trace.OpSend, trace.OpRecv}, []int32{0, 2}, 1)
-		if tc.err != "" || err != nil {
-			if err == nil || err.Error() != tc.err {
-				t.Errorf("first %v: error %v, want %q", tc.first, err, tc.err)
-			}
-			continue
-		}
-		if !slices.Equal(w.order[:len(tc.first)], tc.first) {
-			t.Errorf("first %v: the order starts %v", tc.first, w.order)
-		}
-		for i, v := range w.order {
-			var got, want []e
-			for x := w.start[i]; x < w.start[i+1]; x++ {
-				if w.src[x] >= int32(i) {
-					t.Errorf("first %v: vertex %d at %d: an edge from position %d, not before it", tc.first, v, i, w.src[x])
-				}
-				got = append(got, e{w.order[w.src[x]], v, w.weight.At(x), w.kind[x]})
-			}
-			for _, u := range []int32{0, 1, 2, 3, 4, 5} { // by source id, stable
-				for _, x := range es {
-					if x.v == v && x.u == u {
-						want = append(want, x)
-					}
-				}
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("first %v: vertex %d: row %v, want %v", tc.first, v, got, want)
-			}
-		}
-		if w.start[n] != int32(len(es)) {
-			t.Errorf("first %v: %d edges in the rows, want %d", tc.first, w.start[n], len(es))
 		}
 	}
 }

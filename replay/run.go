@@ -7,19 +7,17 @@
 // rank's computation were balanced, if the computation before a call
 // site took half the time, if transfers were free.
 //
-// The solves run on rank 0 over the whole graph, gathered once (in place
-// with one analyzer rank, or taken from dag's search), in a topological
-// order found once (starting from dag's): each is one pass over the
-// edges. The parts contribute what only they know: their
-// ranks' useful computation, phases and call sites.
+// Every solve is one sweep over the graph as the analyzer's ranks hold
+// it, in the topological order the path search found (cpath.Schedule),
+// each rank over its own part's rows: no rank gathers the graph. Rank 0
+// plans the scenarios from what every rank tells it of its ranks (their
+// useful computation, phases and call sites) and makes the Result from
+// the answers, which the solves give every rank.
 package replay
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/gob"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -31,8 +29,8 @@ import (
 	"github.com/cpath/cpath/trace"
 )
 
-// Options are what Run is asked. Everything but Scenarios and NoDefaults is
-// read on rank 0 only.
+// Options are what Run is asked. Everything but Scenarios, NoDefaults,
+// Window and Schedule is read on rank 0 only.
 type Options struct {
 	Scenarios  []Scenario // the user's, checked by Parse
 	NoDefaults bool       // leave out the default scenarios
@@ -50,14 +48,9 @@ type Options struct {
 	// Window, if set, is a stretch of the run whose POP factors are
 	// wanted too (every rank passes the same).
 	Window *graph.Window
-	// Whole, on rank 0, is the whole graph if the path search gathered it
-	// (cpath.DistResult.Whole): the replay takes it and the order the
-	// search found rather than gather and search again.
-	Whole *cpath.Whole
-	// Release: nothing after the replay reads more of the PAG than its
-	// Summary, so the replay lets go of the rest (PAG.Release) once it
-	// has its own copy of the graph. Every rank passes the same.
-	Release bool
+	// Schedule is the part's order of the graph (the path search's, or
+	// one made for the replay), on every rank.
+	Schedule *cpath.Schedule
 }
 
 // Fixes is how many of the critical path's longest stretches of
@@ -119,8 +112,9 @@ type rankInfo struct {
 	Useful    []int64 // by phase
 	PhaseFrom []int64
 	PhaseTo   []int64
-	Sites     []uint64    // its calls' distinct call sites
-	Win       *windowInfo // with Options.Window
+	Sites     []uint64 // its calls' distinct call sites
+	WinUseful int64    // with Options.Window: its useful computation inside it
+	win       *windowInfo
 }
 
 // share is a part's contribution, gathered on rank 0.
@@ -131,12 +125,13 @@ type share struct {
 // site is a call site of a rank.
 type site struct {
 	Rank int32
+	_    int32
 	PC   uint64
 }
 
 // Run replays the run: every analyzer rank calls it with its part of the
-// PAG; rank 0 gets the result (the others nil). Errors (an unknown rank or
-// call site) are the same on every rank.
+// PAG and of the schedule; rank 0 gets the result (the others nil).
+// Errors (an unknown rank or call site) are the same on every rank.
 func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	for _, s := range o.Scenarios {
 		if (s.Kind == Balance || s.Kind == RankScale) && s.Rank >= p.Ranks {
@@ -147,77 +142,54 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if o.Window != nil {
 		from, to = p.T0+o.Window.From, p.T0+o.Window.To
 	}
-	mine := share{Ranks: rankInfos(p, o.Window != nil, from, to)}
-	shares, err := mpix.GatherGob(c, mine)
+	mine := rankInfos(p, o.Window != nil, from, to)
+	shares, err := mpix.GatherGob(c, share{Ranks: mine})
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	var infos []rankInfo
-	var plan *plan
+	var pl *plan
 	if c.Rank() == 0 {
+		var infos []rankInfo
 		for _, s := range shares {
 			infos = append(infos, s.Ranks...)
 		}
 		slices.SortFunc(infos, func(a, b rankInfo) int { return cmp.Compare(a.Rank, b.Rank) })
-		plan, err = makePlan(p, infos, &o)
-	}
-	if err = mpix.Agree(c, err); err != nil {
-		return nil, err
-	}
-	// Every part marks its calls at the call sites of the callsite
-	// scenarios.
-	sets, err := broadcastSets(c, plan)
-	if err = mpix.Agree(c, err); err != nil {
-		return nil, err
-	}
-	siteBits := make([]bits, len(sets))
-	par.Do(len(sets), func(i int) { siteBits[i] = markSites(p, sets[i]) })
-	for i := range sets {
-		if siteBits[i], err = gatherBits(c, p, siteBits[i]); err != nil {
-			break
+		if pl, err = makePlan(p, infos, &o); err == nil && o.Window != nil {
+			pl.window = &graph.Window{From: from, To: to}
 		}
 	}
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if o.Window != nil {
-		wr, err := gatherWindow(c, p, from, to)
-		if err = mpix.Agree(c, err); err != nil {
-			return nil, err
-		}
-		if plan != nil {
-			plan.window = wr
-			for _, ri := range plan.infos {
-				wr.add(ri.Win)
-			}
-		}
+	told, err := broadcastPlan(c, pl)
+	if err != nil {
+		return nil, err
+	}
+	phases := 0
+	for _, ri := range mine {
+		phases = max(phases, len(ri.Useful))
+	}
+	x, err := mpix.AllreduceOne(c, int64(phases), mpix.Max)
+	if err != nil {
+		return nil, err
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
-	w, err := gatherWhole(c, p, o.Whole, o.Release)
-	o.Whole = nil
+	w, err := newSweeper(c, p, o.Schedule)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if o.Release {
-		// The solvers take the edges' pages. On the 16 M-call halo log
-		// the release took one process's peak from 2570 MiB to
-		// 1730-1760 MiB, that of building the graph.
-		runtime.GC()
+	var wr *windowRun
+	if o.Window != nil {
+		wr = newWindowRun(p, from, to, mine)
 	}
-	graph.Timings().Mark(c.Rank(), "replay-order")
-	// Rank 0 solves with every core it has; the other ranks wait without
-	// polling, so that they leave it the cores of a node they share.
-	var res *Result
-	if c.Rank() == 0 {
-		res, err = plan.solve(w, siteBits, runtime.GOMAXPROCS(0))
-	}
-	if ierr := mpix.Idle(c); err == nil {
-		err = ierr
-	}
+	out, err := newJobs(w, mine, told.sets).run(told, int(x), wr)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return res, nil
+	if c.Rank() != 0 {
+		return nil, nil
+	}
+	return pl.result(out), nil
 }
 
 // rankInfos is the part's ranks' windows, phases, useful computation and
@@ -233,7 +205,7 @@ func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
 	lo, hi := p.RankStart[r], p.RankStart[r+1]
 	ri := rankInfo{Rank: r, Init: lo - 1, Fin: hi - 1, Empty: lo == hi}
 	if windowed {
-		ri.Win = &windowInfo{}
+		ri.win = &windowInfo{}
 	}
 	if ri.Empty {
 		ri.Useful = []int64{0}
@@ -285,9 +257,9 @@ func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
 			if p.InKind[e] != graph.EdgeProgram {
 				continue
 			}
-			if ri.Win != nil {
+			if ri.win != nil {
 				if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
-					ri.Win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
+					ri.win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
 				}
 			}
 			ph := 0
@@ -298,24 +270,37 @@ func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
 			ri.Useful[ph] += p.InWeight.At(e)
 		}
 	}
+	if ri.win != nil {
+		ri.WinUseful = ri.win.Useful
+	}
 	return ri
 }
 
-// plan is what rank 0 decided to solve.
+// plan is what rank 0 decided to solve, and what every rank is told of it
+// (broadcastPlan): the scenarios and call-site sets, and whether the
+// baseline is to be solved.
 type plan struct {
 	g         *graph.PAG
-	infos     []rankInfo
-	scenarios []Scenario
-	defaults  []bool
-	fixes     []int64 // by scenario: the stretches' time on the critical path (default callsite ones)
-	setOf     []int   // by scenario: its call-site set, -1 for none
+	infos     []rankInfo // rank 0: every rank's, by rank
+	scenarios []planned
 	sets      [][]site
-	useful    []int64 // by rank, whole window
+	useful    []int64 // rank 0: by rank, whole window
 	phases    int
 	// baselineNs is the exact critical path's length, the longest path
 	// under the identity rule; -1 when none was given.
 	baselineNs int64
-	window     *windowRun // with Options.Window
+	window     *graph.Window // rank 0, with Options.Window: its [from, to] in global ns
+}
+
+// planned is a scenario as planned: with its factor (Balance's, from the
+// ranks' mean), its call-site set (-1 for none), whether it is a default
+// one and, for the default fixes, the stretches' time on the critical
+// path.
+type planned struct {
+	Scenario
+	Set      int
+	Default  bool
+	OnPathNs int64
 }
 
 // makePlan checks the scenarios against the run, adds the default ones and
@@ -337,9 +322,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 	}
 	mean /= float64(max(1, g.Ranks))
 	add := func(s Scenario, def bool, onPath int64) {
-		pl.scenarios = append(pl.scenarios, s)
-		pl.defaults = append(pl.defaults, def)
-		pl.fixes = append(pl.fixes, onPath)
+		pl.scenarios = append(pl.scenarios, planned{Scenario: s, Set: -1, Default: def, OnPathNs: onPath})
 	}
 	for _, s := range o.Scenarios {
 		add(s, false, 0)
@@ -362,7 +345,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 			if pc == 0 {
 				continue
 			}
-			s := site{int32(ri.Rank), pc}
+			s := site{Rank: int32(ri.Rank), PC: pc}
 			all = append(all, s)
 			n := o.Name(ri.Rank, pc)
 			names[n] = append(names[n], s)
@@ -374,7 +357,6 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 	}
 	for i := range pl.scenarios {
 		s := &pl.scenarios[i]
-		pl.setOf = append(pl.setOf, -1)
 		switch s.Kind {
 		case Balance:
 			if pl.useful[s.Rank] == 0 {
@@ -395,7 +377,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 			if len(set) == 0 {
 				return nil, fmt.Errorf("--what-if %s: no call site %q in the run", s.Text, s.Site)
 			}
-			pl.setOf[i] = len(pl.sets)
+			s.Set = len(pl.sets)
 			pl.sets = append(pl.sets, set)
 		}
 	}
@@ -434,7 +416,7 @@ func pathStretches(g *graph.PAG, o *Options) []stretch {
 		}
 		cb := callInfo(g, o, b)
 		if cb.CallSite != 0 {
-			bySite[site{int32(rank), cb.CallSite}] += cb.Start - prev.End
+			bySite[site{Rank: int32(rank), PC: cb.CallSite}] += cb.Start - prev.End
 		}
 		prev, prevCall = cb, b
 	}
@@ -461,23 +443,67 @@ func callInfo(p *graph.PAG, o *Options, c int32) graph.CallInfo {
 	return o.PathCalls.At(c)
 }
 
-// broadcastSets sends rank 0's call-site sets to every rank.
-func broadcastSets(c mpix.Comm, pl *plan) ([][]site, error) {
-	var buf bytes.Buffer
+// broadcastPlan tells every rank rank 0's plan: the scenarios (kind,
+// rank, factor, call-site set), the sets, and whether the baseline is
+// known. The other ranks' plans hold only those.
+func broadcastPlan(c mpix.Comm, pl *plan) (*plan, error) {
+	var scen []wireScenario
+	var sizes []int64
+	var sites []site
 	if c.Rank() == 0 {
-		if err := gob.NewEncoder(&buf).Encode(pl.sets); err != nil {
-			return nil, err
+		sizes = append(sizes, pl.baselineNs)
+		for _, s := range pl.scenarios {
+			scen = append(scen, wireScenario{Kind: int32(s.Kind), Rank: int32(s.Rank), Set: int32(s.Set), Factor: s.Factor})
+		}
+		for _, set := range pl.sets {
+			sizes = append(sizes, int64(len(set)))
+			sites = append(sites, set...)
 		}
 	}
-	all, err := c.Allgatherv(buf.Bytes())
+	scens, err := c.Allgatherv(mpix.Bytes(scen))
 	if err != nil {
 		return nil, err
 	}
-	var sets [][]site
-	if err := gob.NewDecoder(bytes.NewReader(all[0])).Decode(&sets); err != nil {
-		return nil, fmt.Errorf("replay: call-site sets: %v", err)
+	sizess, err := c.Allgatherv(mpix.Bytes(sizes))
+	if err != nil {
+		return nil, err
 	}
-	return sets, nil
+	sitess, err := c.Allgatherv(mpix.Bytes(sites))
+	if err != nil {
+		return nil, err
+	}
+	if c.Rank() == 0 {
+		return pl, nil
+	}
+	ws, err1 := mpix.FromBytes[wireScenario](scens[0])
+	ns, err2 := mpix.FromBytes[int64](sizess[0])
+	ss, err3 := mpix.FromBytes[site](sitess[0])
+	if err1 != nil || err2 != nil || err3 != nil || len(ns) == 0 {
+		return nil, fmt.Errorf("replay: rank 0 shipped a malformed plan")
+	}
+	told := &plan{baselineNs: ns[0]}
+	for _, s := range ws {
+		told.scenarios = append(told.scenarios, planned{Scenario: Scenario{Kind: ScenarioKind(s.Kind), Rank: int(s.Rank), Factor: s.Factor}, Set: int(s.Set)})
+	}
+	for _, n := range ns[1:] {
+		if n < 0 || n > int64(len(ss)) {
+			return nil, fmt.Errorf("replay: rank 0 shipped a malformed plan")
+		}
+		told.sets = append(told.sets, ss[:n:n])
+		ss = ss[n:]
+	}
+	for _, s := range told.scenarios {
+		if s.Set >= len(told.sets) || (s.Kind == Callsite) != (s.Set >= 0) {
+			return nil, fmt.Errorf("replay: rank 0 shipped a malformed plan")
+		}
+	}
+	return told, nil
+}
+
+// wireScenario is a planned scenario as the other ranks are told it.
+type wireScenario struct {
+	Kind, Rank, Set, _ int32
+	Factor             float64
 }
 
 // markSites marks the part's calls at the call sites of set, by owned call.
@@ -499,7 +525,7 @@ func markSites(p *graph.PAG, set []site) bits {
 			pc := p.Calls.CallSite(l)
 			h := &cache[(pc*0x9E3779B97F4A7C15)>>54]
 			if !h.ok || h.pc != pc {
-				*h = slot{pc, want[site{int32(r), pc}], true}
+				*h = slot{pc, want[site{Rank: int32(r), PC: pc}], true}
 			}
 			if h.hit {
 				b.set(l)
@@ -507,86 +533,4 @@ func markSites(p *graph.PAG, set []site) bits {
 		}
 	}
 	return b
-}
-
-// gatherBits gathers the parts' bitsets over their calls into one over the
-// run's calls, on rank 0.
-func gatherBits(c mpix.Comm, p *graph.PAG, mine bits) (bits, error) {
-	if c.Size() == 1 {
-		return mine, nil
-	}
-	got, err := c.Gatherv(mpix.Bytes(mine))
-	if err != nil || c.Rank() != 0 {
-		return nil, err
-	}
-	all := newBits(p.NumCalls())
-	for q, bs := range got {
-		xs, err := mpix.FromBytes[uint64](bs)
-		if err != nil {
-			return nil, err
-		}
-		lo := int(p.RankStart[p.PartRanks[q]])
-		hi := int(p.RankStart[p.PartRanks[q+1]])
-		if len(xs) != (hi-lo+63)/64 {
-			return nil, fmt.Errorf("replay: rank %d sent %d words for %d calls", q, len(xs), hi-lo)
-		}
-		all.orAt(xs, lo)
-	}
-	return all, nil
-}
-
-// gatherWhole gathers the whole graph, its edges' kinds and its calls'
-// operations on rank 0 and finds its topological order there. The graph
-// and the start of the order come from given if rank 0 has it (the path
-// search's: nil on the other ranks). With release it lets go of the
-// PAG's part (PAG.Release) as soon as it holds what it needs of it.
-func gatherWhole(c mpix.Comm, p *graph.PAG, given *cpath.Whole, release bool) (*whole, error) {
-	have := int64(0)
-	if given != nil {
-		have = 1
-	}
-	have, err := mpix.AllreduceOne(c, have, mpix.Max)
-	if err != nil {
-		return nil, err
-	}
-	var g *cpath.Graph
-	var first []int32
-	if have == 0 {
-		me := p.Part
-		dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
-			InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
-		if g, err = cpath.Gather(c, dg); err != nil {
-			return nil, err
-		}
-	} else if given != nil {
-		g, first = given.Graph, given.First
-	}
-	kind, op := p.InKind, p.Op
-	var kinds, ops [][]byte
-	if c.Size() > 1 {
-		if kinds, err = c.Gatherv(mpix.Bytes(p.InKind)); err != nil {
-			return nil, err
-		}
-		if ops, err = c.Gatherv(mpix.Bytes(p.Op)); err != nil {
-			return nil, err
-		}
-	}
-	if release {
-		// What the renumbering needs is in hand: the rest goes now, so
-		// that the copy takes its pages, and the edges once copied.
-		p.Release()
-		runtime.GC()
-	}
-	if c.Size() > 1 {
-		if c.Rank() != 0 {
-			return nil, nil
-		}
-		if kind, err = mpix.Concat[graph.EdgeKind](kinds); err != nil {
-			return nil, err
-		}
-		if op, err = mpix.Concat[trace.Op](ops); err != nil {
-			return nil, err
-		}
-	}
-	return newWhole(g, first, kind, op, p.RankStart, p.Ranks)
 }

@@ -1,125 +1,231 @@
 package replay
 
 import (
-	"cmp"
-	"slices"
-	"strings"
-
 	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/trace"
 )
 
-// solve runs the solves on rank 0, workers at once.
-func (pl *plan) solve(w *whole, siteBits []bits, workers int) (*Result, error) {
-	g := pl.g
-	res := &Result{}
+// jobs are what every rank solves, in the same order: the scenarios the
+// plan holds, each under its rule over the part's calls.
+type jobs struct {
+	w         *sweeper
+	infos     []rankInfo // the part's ranks'
+	notUseful bits       // by owned call: outside the POP window (before MPI_Init's end, after MPI_Finalize's start)
+	fixed     bits       // notUseful and the MPI_Finalize calls: their MPI time stays under transfers=F
+	sites     []bits     // by call-site set: the owned calls at its sites
+}
 
-	// The POP window and the useful computation outside it.
-	notUseful := newBits(int(w.calls))
-	fixed := newBits(int(w.calls)) // notUseful and the MPI_Finalize calls
-	from, to := int64(1<<62), int64(-1<<62)
-	for _, ri := range pl.infos {
+func newJobs(w *sweeper, infos []rankInfo, sets [][]site) *jobs {
+	p := w.p
+	n := int(p.CallHi - p.CallLo)
+	j := &jobs{w: w, infos: infos, notUseful: newBits(n), fixed: newBits(n)}
+	for _, ri := range infos {
 		if ri.Empty {
 			continue
 		}
-		from, to = min(from, ri.From), max(to, ri.To)
-		for c := g.RankStart[ri.Rank]; c <= ri.Init; c++ {
-			notUseful.set(c)
-			fixed.set(c)
+		for c := p.RankStart[ri.Rank]; c <= ri.Init; c++ {
+			j.notUseful.set(c - p.CallLo)
+			j.fixed.set(c - p.CallLo)
 		}
-		for c := ri.Fin + 1; c < g.RankStart[ri.Rank+1]; c++ {
-			notUseful.set(c)
-			fixed.set(c)
+		for c := ri.Fin + 1; c < p.RankStart[ri.Rank+1]; c++ {
+			j.notUseful.set(c - p.CallLo)
+			j.fixed.set(c - p.CallLo)
 		}
 		if ri.Finalized {
-			fixed.set(ri.Fin)
+			j.fixed.set(ri.Fin - p.CallLo)
+		}
+	}
+	for _, set := range sets {
+		j.sites = append(j.sites, markSites(p, set))
+	}
+	return j
+}
+
+// ideal is the rule of the POP ideal run.
+func (j *jobs) ideal() *rule { return usefulOnly(j.w.p.CallLo, j.notUseful) }
+
+// ruleOf is the rule of scenario s.
+func (j *jobs) ruleOf(s *planned) *rule {
+	p := j.w.p
+	r := identity(p.CallLo)
+	switch s.Kind {
+	case Balance, RankScale:
+		r.rankLo, r.rankHi, r.rankMul = 2*p.RankStart[s.Rank], 2*p.RankStart[s.Rank+1], s.Factor
+		if s.Kind == Balance {
+			// Only its useful computation: that is what the mean is of.
+			r.notUseful = j.notUseful
+		}
+	case Callsite:
+		r.sites, r.siteMul = j.sites[s.Set], s.Factor
+	case Transfers:
+		for _, k := range transferKinds {
+			r.mul[k] = s.Factor
+		}
+		r.fixed = j.fixed // MPI_Init and MPI_Finalize stay
+	}
+	return r
+}
+
+// solved is what every rank learns of the solves; rank 0 makes the
+// Result of it.
+type solved struct {
+	idealNs, baselineNs, windowNs int64
+	phases                        []int64 // by phase: the ideal run's longest path inside it
+	whatIf                        []solvedWhatIf
+}
+
+type solvedWhatIf struct {
+	runtimeNs int64
+	ranks     []RankNs
+	ops       []OpNs
+}
+
+// run solves the plan: the ideal run, the baseline if no exact path was
+// given, the phases', the window's and every scenario's.
+func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
+	w := j.w
+	out := &solved{baselineNs: pl.baselineNs}
+	var err error
+	ideal := j.ideal()
+	if out.idealNs, _, err = w.solve(ideal); err != nil {
+		return nil, err
+	}
+	if out.baselineNs < 0 {
+		// No exact path given: the run as it was is one more solve.
+		if out.baselineNs, _, err = w.solve(identity(w.p.CallLo)); err != nil {
+			return nil, err
+		}
+	}
+	if phases > 1 {
+		if out.phases, err = j.solvePhases(ideal, phases); err != nil {
+			return nil, err
+		}
+	}
+	if wr != nil {
+		if out.windowNs, err = w.solveWindow(ideal, wr); err != nil {
+			return nil, err
+		}
+	}
+	for i := range pl.scenarios {
+		r := j.ruleOf(&pl.scenarios[i])
+		length, end, err := w.solve(r)
+		if err != nil {
+			return nil, err
+		}
+		ranks, ops, err := w.profile(r, end)
+		if err != nil {
+			return nil, err
+		}
+		out.whatIf = append(out.whatIf, solvedWhatIf{length, ranks, ops})
+	}
+	return out, nil
+}
+
+// solvePhases is the POP ideal run of each phase: the longest path of
+// useful computation that stays within one phase (an edge between
+// vertices of different phases starts the path afresh), by phase. A
+// call's S is in the phase of the call (the phase a rank's MPI_Pcontrol
+// calls open), its E too but for a mark's, which opens the next; a hub
+// takes the phase of its first member, the start vertex none. The same
+// on every rank.
+func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
+	w := j.w
+	p := w.p
+	callPhase := make([]int32, p.CallHi-p.CallLo) // of S(c); E(c)'s is one more if c is a mark
+	marks := newBits(len(callPhase))
+	for _, ri := range j.infos {
+		if ri.Empty {
+			continue
+		}
+		ph, next := int32(0), 0
+		for c := p.RankStart[ri.Rank]; c < p.RankStart[ri.Rank+1]; c++ {
+			callPhase[c-p.CallLo] = ph
+			if next < len(ri.Marks) && ri.Marks[next].Call == c {
+				marks.set(c - p.CallLo)
+				next++
+				ph++
+			}
+		}
+	}
+	phase, exitPhase, err := w.attribute(func(l int32) int64 {
+		c := l >> 1
+		ph := int64(callPhase[c])
+		if l&1 == 1 && marks.get(c) {
+			ph++
+		}
+		return ph
+	}, -1)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := w.restartSweep(r, func(l, e, i int32) bool {
+		if i < 0 {
+			return exitPhase[w.s.FrameOf(l)-1] == phase[l]
+		}
+		return phase[i] == phase[l]
+	}, func(int32) int64 { return 0 })
+	if err != nil {
+		return nil, err
+	}
+	off, err := w.compose(vals)
+	if err != nil {
+		return nil, err
+	}
+	longest := make([]int64, phases)
+	for l := int32(0); l < w.nv; l++ {
+		if pv := phase[l]; pv >= 0 && int(pv) < phases {
+			longest[pv] = max(longest[pv], join(off[w.s.FrameOf(l)], vals[2*l], vals[2*l+1]))
+		}
+	}
+	return longest, longestMax(w.c, longest)
+}
+
+// result makes rank 0's Result of the solves.
+func (pl *plan) result(out *solved) *Result {
+	g := pl.g
+	res := &Result{BaselineNs: out.baselineNs}
+	from, to := int64(1<<62), int64(-1<<62)
+	for _, ri := range pl.infos {
+		if !ri.Empty {
+			from, to = min(from, ri.From), max(to, ri.To)
 		}
 	}
 	if from > to {
 		from, to = g.T0, g.T0
 	}
-	ideal := usefulOnly(notUseful)
-	var idealNs int64
-	jobs := []func(*solver){
-		func(s *solver) { idealNs, _ = s.solve(ideal) },
-	}
-	if res.BaselineNs = pl.baselineNs; res.BaselineNs < 0 {
-		// No exact path given: the run as it was is one more solve.
-		jobs = append(jobs, func(s *solver) { res.BaselineNs, _ = s.solve(identity()) })
-	}
+	res.POP.Factors = factors(pl.useful, from-g.T0, to-g.T0, out.idealNs)
 	if pl.phases > 1 {
-		jobs = append(jobs, func(s *solver) { res.POP.Phases = pl.solvePhases(s, ideal) })
+		res.POP.Phases = pl.phaseFactors(out.phases)
 	}
-	var windowNs int64
 	if pl.window != nil {
-		jobs = append(jobs, func(s *solver) { windowNs = s.solveWindow(ideal, pl.window) })
+		useful := make([]int64, g.Ranks)
+		for _, ri := range pl.infos {
+			useful[ri.Rank] = ri.WinUseful
+		}
+		wFrom, wTo := max(pl.window.From, from), min(pl.window.To, to)
+		if wFrom > wTo {
+			wFrom, wTo = pl.window.From, pl.window.From // the window holds none of the POP window: nothing to measure
+		}
+		f := factors(useful, wFrom-g.T0, wTo-g.T0, out.windowNs)
+		res.POP.Window = &f
 	}
 	res.WhatIf = make([]WhatIf, len(pl.scenarios))
 	for i, s := range pl.scenarios {
-		r := identity()
-		switch s.Kind {
-		case Balance, RankScale:
-			r.rankLo, r.rankHi, r.rankMul = 2*g.RankStart[s.Rank], 2*g.RankStart[s.Rank+1], s.Factor
-			if s.Kind == Balance {
-				// Only its useful computation: that is what the mean is of.
-				r.notUseful = notUseful
-			}
-		case Callsite:
-			r.sites, r.siteMul = siteBits[pl.setOf[i]], s.Factor
-		case Transfers:
-			for _, k := range transferKinds {
-				r.mul[k] = s.Factor
-			}
-			r.fixed = fixed // MPI_Init and MPI_Finalize stay
-		}
 		wi := &res.WhatIf[i]
-		*wi = WhatIf{Scenario: s.Text, Description: s.describe(), Default: pl.defaults[i]}
-		if s.Kind == Callsite && pl.defaults[i] {
-			wi.Fix, wi.OnPathNs = true, pl.fixes[i]
+		*wi = WhatIf{Scenario: s.Text, Description: s.describe(), Default: s.Default}
+		if s.Kind == Callsite && s.Default {
+			wi.Fix, wi.OnPathNs = true, s.OnPathNs
 		}
-		jobs = append(jobs, func(s *solver) {
-			var end int32
-			wi.RuntimeNs, end = s.solve(r)
-			wi.Ranks, wi.Ops = s.profile(end)
-		})
+		x := out.whatIf[i]
+		wi.RuntimeNs, wi.Ranks, wi.Ops = x.runtimeNs, x.ranks, x.ops
+		wi.GainNs = res.BaselineNs - wi.RuntimeNs
 	}
-	// As many solves at once as there are workers and the scratch budget
-	// holds.
-	w.parallel(max(1, min(workers, maxScratch/(scratchPerVertex*w.n))), jobs)
-	res.POP.Factors = factors(pl.useful, from-g.T0, to-g.T0, idealNs)
-	if wr := pl.window; wr != nil {
-		useful := make([]int64, g.Ranks)
-		for _, ri := range pl.infos {
-			if ri.Win != nil {
-				useful[ri.Rank] = ri.Win.Useful
-			}
-		}
-		wFrom, wTo := max(wr.from, from), min(wr.to, to)
-		if wFrom > wTo {
-			wFrom, wTo = wr.from, wr.from // the window holds none of the POP window: nothing to measure
-		}
-		f := factors(useful, wFrom-g.T0, wTo-g.T0, windowNs)
-		res.POP.Window = &f
-	}
-	for i := range res.WhatIf {
-		res.WhatIf[i].GainNs = res.BaselineNs - res.WhatIf[i].RuntimeNs
-	}
-	return res, nil
+	return res
 }
 
-// maxScratch bounds the scratch of the solves run at once
-// (scratchPerVertex bytes per vertex each): big graphs are solved one rule
-// at a time.
-const (
-	maxScratch       = 4 << 30
-	scratchPerVertex = 8
-)
-
-// solvePhases is the POP factors of each phase.
-func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {
-	g, w := pl.g, s.whole
-	callPhase := make([]int32, g.NumCalls()) // of S(c); E(c)'s is one more if c is a mark
-	marks := newBits(g.NumCalls())
+// phaseFactors is the POP factors of each phase, from each phase's ideal
+// run.
+func (pl *plan) phaseFactors(longest []int64) []Phase {
+	g := pl.g
 	levels := make([]*int32, pl.phases)
 	from := make([]int64, pl.phases)
 	to := make([]int64, pl.phases)
@@ -134,15 +240,6 @@ func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {
 		if ri.Empty {
 			continue
 		}
-		ph, next := int32(0), 0
-		for c := g.RankStart[ri.Rank]; c < g.RankStart[ri.Rank+1]; c++ {
-			callPhase[c] = ph
-			if next < len(ri.Marks) && ri.Marks[next].Call == c {
-				marks.set(c)
-				next++
-				ph++
-			}
-		}
 		for k := range ri.Useful {
 			useful[k][ri.Rank] = ri.Useful[k]
 			from[k], to[k] = min(from[k], ri.PhaseFrom[k]), max(to[k], ri.PhaseTo[k])
@@ -152,17 +249,6 @@ func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {
 			}
 		}
 	}
-	phase := make([]int32, w.n)
-	for i, v := range w.order {
-		if v < 2*w.calls {
-			c := v >> 1
-			phase[i] = callPhase[c]
-			if v&1 == 1 && marks.get(c) {
-				phase[i]++
-			}
-		}
-	}
-	longest := s.solvePhases(ideal, phase, pl.phases)
 	out := make([]Phase, pl.phases)
 	for k := range out {
 		if from[k] > to[k] {
@@ -173,52 +259,4 @@ func (pl *plan) solvePhases(s *solver, ideal *rule) []Phase {
 	return out
 }
 
-// profile is where the longest path the last solve found, ending at
-// position end, runs: the top ranks and operations by time.
-func (s *solver) profile(end int32) ([]RankNs, []OpNs) {
-	w := s.whole
-	byRank := make([]int64, w.ranks)
-	var byOp [258]int64 // by operation; 256 computation, 257 launch
-	rank := 0
-	s.walk(end, func(v int32, k graph.EdgeKind, ns int64) {
-		if v >= 2*w.calls || ns == 0 {
-			return // a hub: its edges in weigh nothing
-		}
-		c := v >> 1
-		if c < w.rankStart[rank] || c >= w.rankStart[rank+1] {
-			rank = w.rankOf(c)
-		}
-		byRank[rank] += ns
-		switch k {
-		case graph.EdgeProgram:
-			byOp[256] += ns
-		case graph.EdgeLaunch:
-			byOp[257] += ns
-		default:
-			byOp[w.op[c]] += ns
-		}
-	})
-	var ranks []RankNs
-	for r, ns := range byRank {
-		if ns > 0 {
-			ranks = append(ranks, RankNs{r, ns})
-		}
-	}
-	slices.SortFunc(ranks, func(a, b RankNs) int { return cmp.Or(cmp.Compare(b.Ns, a.Ns), cmp.Compare(a.Rank, b.Rank)) })
-	var ops []OpNs
-	for o, ns := range byOp {
-		if ns == 0 {
-			continue
-		}
-		name := "computation"
-		switch {
-		case o == 257:
-			name = "launch"
-		case o < 256:
-			name = trace.Op(o).String()
-		}
-		ops = append(ops, OpNs{name, ns})
-	}
-	slices.SortFunc(ops, func(a, b OpNs) int { return cmp.Or(cmp.Compare(b.Ns, a.Ns), strings.Compare(a.Op, b.Op)) })
-	return ranks[:min(len(ranks), 3)], ops[:min(len(ops), 3)]
-}
+var _ = graph.EdgeProgram

@@ -1,9 +1,6 @@
 package replay
 
-import (
-	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/internal/mpix"
-)
+import "github.com/cpath/cpath/graph"
 
 // The window (Options.Window, the report's --from/--to) is a stretch of
 // the run whose POP factors are wanted as well as the run's and the
@@ -67,94 +64,93 @@ func (wi *windowInfo) clip(a, c int32, tE, tS, wt, from, to, lo, hi int64) {
 	}
 }
 
-// windowRun is what rank 0 solves the window with.
+// windowRun is a part's window: which of its calls start and end in it,
+// and its ranks' stretches across its edges.
 type windowRun struct {
 	from, to       int64 // global ns
-	starts, ends   bits  // by call: S, E inside the window
-	entry, exit    bits  // by call: S(c) has an entry, E(c) an exit
+	starts, ends   bits  // by owned call: S, E inside the window
 	entries, exits map[int32]int64
 	span           int64
+}
+
+// newWindowRun marks the part's calls inside the window [from, to]
+// (global ns) and takes in its ranks' stretches across its edges.
+func newWindowRun(p *graph.PAG, from, to int64, infos []rankInfo) *windowRun {
+	wr := &windowRun{from: from, to: to, entries: map[int32]int64{}, exits: map[int32]int64{}}
+	wr.starts, wr.ends = windowBits(p, from, to)
+	for _, ri := range infos {
+		wi := ri.win
+		if wi == nil {
+			continue
+		}
+		for _, x := range wi.Entries {
+			wr.entries[x.Call] = max(wr.entries[x.Call], x.Ns)
+		}
+		for _, x := range wi.Exits {
+			wr.exits[x.Call] = max(wr.exits[x.Call], x.Ns)
+		}
+		wr.span = max(wr.span, wi.Span)
+	}
+	return wr
 }
 
 // solveWindow is the ideal run inside the window: the longest path under
 // rule r (the POP ideal) over the vertices inside it, starting afresh at
 // the window's start (with the part inside of the stretches entering it)
 // and ending at its end (with the part inside of those leaving it). A hub
-// is inside with its first member.
-func (s *solver) solveWindow(r *rule, wr *windowRun) int64 {
-	w := s.whole
-	start, src, weight, kind, order, dist := w.start, w.src, w.weight, w.kind, w.order, s.dist
-	modes := r.modes()
-	in := make([]bool, w.n) // by position
-	longest := wr.span
-	for i, v := range order {
-		lo, hi := start[i], start[i+1]
-		c := int32(-1)
-		switch {
-		case v < 2*w.calls:
-			c = v >> 1
-			if v&1 == 0 {
-				in[i] = wr.starts.get(c)
-			} else {
-				in[i] = wr.ends.get(c)
-			}
-		case lo < hi && kind[lo] == graph.EdgeHubIn:
-			in[i] = in[src[lo]]
+// is inside with its first member. The same on every rank.
+func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
+	in, exitIn, err := w.attribute(func(l int32) int64 {
+		c := l >> 1
+		if l&1 == 0 {
+			return b2i(wr.starts.get(c))
 		}
-		if !in[i] {
-			dist[i] = 0
+		return b2i(wr.ends.get(c))
+	}, 0)
+	if err != nil {
+		return 0, err
+	}
+	vals, err := w.restartSweep(r, func(l, e, i int32) bool {
+		if i < 0 {
+			return exitIn[w.s.FrameOf(l)-1] != 0
+		}
+		return in[i] != 0
+	}, func(l int32) int64 {
+		if in[l] == 0 {
+			return none
+		}
+		if v := l + w.lo; v < 2*w.calls && v&1 == 0 {
+			return wr.entries[v>>1] // 0 if none
+		}
+		return 0
+	})
+	if err != nil {
+		return 0, err
+	}
+	off, err := w.compose(vals)
+	if err != nil {
+		return 0, err
+	}
+	longest := []int64{wr.span}
+	for l := int32(0); l < w.nv; l++ {
+		if in[l] == 0 {
 			continue
 		}
-		tab := r.mul
-		m, _ := w.row(r, &modes, v, &tab)
-		var best int64
-		if c >= 0 && v&1 == 0 && wr.entry.get(c) {
-			best = wr.entries[c]
-		}
-		for e := lo; e < hi; e++ {
-			if u := src[e]; in[u] {
-				if d := dist[u] + scale(weight.At(e), m[kind[e]]); d > best {
-					best = d
-				}
+		d := join(off[w.s.FrameOf(l)], vals[2*l], vals[2*l+1])
+		longest[0] = max(longest[0], d)
+		if v := l + w.lo; v < 2*w.calls && v&1 == 1 {
+			if x, ok := wr.exits[v>>1]; ok {
+				longest[0] = max(longest[0], d+x)
 			}
 		}
-		dist[i] = best
-		longest = max(longest, best)
-		if c >= 0 && v&1 == 1 && wr.exit.get(c) {
-			longest = max(longest, best+wr.exits[c])
-		}
 	}
-	return longest
+	err = longestMax(w.c, longest)
+	return longest[0], err
 }
 
-// gatherWindow marks the calls inside the window [from, to] (global ns),
-// gathered on rank 0 (nil on the others).
-func gatherWindow(c mpix.Comm, p *graph.PAG, from, to int64) (*windowRun, error) {
-	starts, ends := windowBits(p, from, to)
-	starts, err := gatherBits(c, p, starts)
-	if err != nil {
-		return nil, err
+func b2i(b bool) int64 {
+	if b {
+		return 1
 	}
-	if ends, err = gatherBits(c, p, ends); err != nil || c.Rank() != 0 {
-		return nil, err
-	}
-	n := p.NumCalls()
-	return &windowRun{from: from, to: to, starts: starts, ends: ends, entry: newBits(n), exit: newBits(n),
-		entries: map[int32]int64{}, exits: map[int32]int64{}}, nil
-}
-
-// add takes in a rank's stretches across the window's edges.
-func (wr *windowRun) add(wi *windowInfo) {
-	if wi == nil {
-		return
-	}
-	for _, x := range wi.Entries {
-		wr.entry.set(x.Call)
-		wr.entries[x.Call] = max(wr.entries[x.Call], x.Ns)
-	}
-	for _, x := range wi.Exits {
-		wr.exit.set(x.Call)
-		wr.exits[x.Call] = max(wr.exits[x.Call], x.Ns)
-	}
-	wr.span = max(wr.span, wi.Span)
+	return 0
 }

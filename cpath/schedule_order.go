@@ -1,0 +1,454 @@
+package cpath
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/cpath/cpath/internal/mpix"
+)
+
+// orderer takes the vertices of one rank in a Schedule's rounds: take
+// emits, in topological order, every vertex whose causes are all taken
+// (its own vertices) or have arrived (other ranks' slots), frame by
+// frame; arrived says that a slot's value has; left is how many vertices
+// it has not taken.
+type orderer interface {
+	take(emit func(l int32))
+	arrived(slot int32)
+	left() int
+}
+
+// orderRounds orders the owned vertices in rounds, following the runs of
+// streams; where a run's order cannot be followed (an edge that runs
+// backwards along it, as between the threads of one rank, or a cycle) it
+// orders them again by Kahn's algorithm, which takes any DAG and leaves
+// out only what is on or after a cycle (Unordered).
+func (s *Schedule) orderRounds(streams []int32) error {
+	ask, err := s.tellOwners()
+	if err = mpix.Agree(s.c, err); err != nil {
+		return err
+	}
+	ro, err := newRunOrder(s, streams)
+	if err = mpix.Agree(s.c, err); err != nil {
+		return err
+	}
+	if err := s.rounds(ro, ask); err != nil {
+		return err
+	}
+	if err := mpix.Agree(s.c, ro.err); err != nil {
+		return err
+	}
+	stuck, err := mpix.Any(s.c, ro.left() > 0)
+	if err != nil || !stuck {
+		return err
+	}
+	s.order, s.roundEnd, s.chunks, s.send, s.sendStart = nil, nil, nil, nil, nil
+	ko := newKahnOrder(s)
+	if err := mpix.Agree(s.c, ko.err); err != nil {
+		return err
+	}
+	if err := s.rounds(ko, ask); err != nil {
+		return err
+	}
+	if s.Unordered = ko.left(); s.Unordered > 0 {
+		s.unordered = newEdgeSet(int(s.nv))
+		for l := int32(0); l < s.nv; l++ {
+			if ko.pending[l] > 0 {
+				s.unordered.set(l)
+			}
+		}
+	}
+	return nil
+}
+
+// rounds runs o in rounds: each rank takes what it can, then ships the
+// other ranks the index of each vertex it took that they want (ask), and
+// hands o what arrived. It ends when a round ships nothing or every rank
+// has taken all; every rank runs the same rounds.
+func (s *Schedule) rounds(o orderer, ask *asked) error {
+	s.order = make([]int32, 0, s.nv)
+	s.sendStart = []int32{0}
+	var sends []sendSlot
+	var sendRank []int32
+	emit := func(v int32) {
+		s.order = append(s.order, v)
+		for _, a := range ask.of(v) {
+			sends = append(sends, sendSlot{v, a.Index})
+			sendRank = append(sendRank, a.Rank)
+		}
+	}
+	for {
+		first := len(s.order)
+		sends, sendRank = sends[:0], sendRank[:0]
+		o.take(emit)
+		s.roundEnd = append(s.roundEnd, int32(len(s.order)))
+		s.chunks = append(s.chunks, s.chunkBounds(first, len(s.order)))
+		// This round's sends, by destination, after a header: whether this
+		// rank sent anything and whether it has vertices left.
+		out := make([][]int32, s.size)
+		for q := range out {
+			out[q] = []int32{0, 0}
+		}
+		for q := int32(0); q < int32(s.size); q++ {
+			for i, x := range sends {
+				if sendRank[i] == q {
+					s.send = append(s.send, x)
+					out[q] = append(out[q], x.Index)
+				}
+			}
+			s.sendStart = append(s.sendStart, int32(len(s.send)))
+		}
+		sent, left := int32(0), int32(0)
+		if len(sends) > 0 {
+			sent = 1
+		}
+		if o.left() > 0 {
+			left = 1
+		}
+		for q := range out {
+			out[q][0], out[q][1] = sent, left
+		}
+		got, err := mpix.Ship(s.c, out)
+		if err != nil {
+			return err
+		}
+		anySent, anyLeft := false, false
+		for q, b := range got {
+			xs, err := mpix.FromBytes[int32](b)
+			if err != nil || len(xs) < 2 {
+				return fmt.Errorf("cpath: schedule: rank %d shipped a malformed round", q)
+			}
+			anySent, anyLeft = anySent || xs[0] != 0, anyLeft || xs[1] != 0
+			for _, i := range xs[2:] {
+				if i < 0 || int(i) >= len(s.want[q]) {
+					return fmt.Errorf("cpath: schedule: rank %d shipped slot %d of %d", q, i, len(s.want[q]))
+				}
+				o.arrived(s.slotBase[q] + i)
+			}
+		}
+		if !anySent || !anyLeft {
+			s.Rounds = len(s.roundEnd)
+			return nil
+		}
+	}
+}
+
+// runOrder takes each frame's runs (the streams cut where the frame
+// changes) in order, each as far as its next vertex's causes allow, and
+// moves to another run of the frame where one waits: an event-driven
+// walk along the runs, as the run itself went, that touches each row
+// about once and reads the graph's arrays in their order. A run that
+// waits for a vertex of another run waits on that run (runWait), which
+// wakes it once it has taken the vertex.
+type runOrder struct {
+	s               *Schedule
+	start, cur, end []int32 // by run: its first vertex, its next, its end (local indices)
+	scan            []int32 // by run: the edge of its next vertex to check next
+	frameStart      []int32 // the runs of frame k are frameRuns[frameStart[k]:frameStart[k+1]]
+	frameRuns       []int32
+	done            edgeSet // by owned vertex: taken
+	// The runs waiting, as lists in waits: for a vertex of run q from
+	// runWait[q], for the value of slot k from slotWait[k] (-1: none).
+	runWait, slotWait []int32
+	waits             []waiter
+	arrivedAt         edgeSet // by slot: its value has arrived
+	runnable          []int32 // runs to resume in the next round
+	started           bool
+	taken             int
+	err               error // an edge between frames not out of an entry
+}
+
+// waiter is run Run waiting for vertex V (or a slot's value), the next
+// waiter of its list at Next (-1: none).
+type waiter struct{ V, Run, Next int32 }
+
+// wait adds run r, waiting for v, to the list at *head.
+func (o *runOrder) wait(head *int32, v, r int32) {
+	o.waits = append(o.waits, waiter{v, r, *head})
+	*head = int32(len(o.waits) - 1)
+}
+
+func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
+	if streams == nil {
+		streams = []int32{0, s.nv}
+	}
+	if len(streams) < 2 || streams[0] != 0 || streams[len(streams)-1] != s.nv || !slices.IsSorted(streams) {
+		return nil, fmt.Errorf("cpath: schedule: streams %v do not cut [0,%d)", streams[:min(len(streams), 8)], s.nv)
+	}
+	o := &runOrder{s: s, done: newEdgeSet(int(s.nv)), arrivedAt: newEdgeSet(s.Slots())}
+	var frame []int32 // by run
+	for i := 0; i+1 < len(streams); i++ {
+		for l := streams[i]; l < streams[i+1]; {
+			k := s.FrameOf(l)
+			m := l + 1
+			for m < streams[i+1] && s.FrameOf(m) == k {
+				m++
+			}
+			o.start, o.end, frame = append(o.start, l), append(o.end, m), append(frame, k)
+			l = m
+		}
+	}
+	o.cur = slices.Clone(o.start)
+	o.runWait = make([]int32, len(o.start))
+	for i := range o.runWait {
+		o.runWait[i] = -1
+	}
+	o.slotWait = make([]int32, s.Slots())
+	for i := range o.slotWait {
+		o.slotWait[i] = -1
+	}
+	o.scan = make([]int32, len(o.cur))
+	for r, l := range o.cur {
+		o.scan[r] = s.g.InStart[l]
+	}
+	// The runs by frame (counting sort: runs are in stream order).
+	o.frameStart = make([]int32, s.Frames()+1)
+	for _, k := range frame {
+		o.frameStart[k+1]++
+	}
+	for k := 1; k < len(o.frameStart); k++ {
+		o.frameStart[k] += o.frameStart[k-1]
+	}
+	o.frameRuns = make([]int32, len(frame))
+	at := slices.Clone(o.frameStart)
+	for r, k := range frame {
+		o.frameRuns[at[k]] = int32(r)
+		at[k]++
+	}
+	return o, nil
+}
+
+func (o *runOrder) left() int { return int(o.s.nv) - o.taken }
+
+func (o *runOrder) arrived(k int32) {
+	o.arrivedAt.set(k)
+	for i := o.slotWait[k]; i >= 0; i = o.waits[i].Next {
+		o.runnable = append(o.runnable, o.waits[i].Run)
+	}
+	o.slotWait[k] = -1
+}
+
+// runOf is the run of frame k that holds owned vertex l (a frame's runs
+// are few, in stream order).
+func (o *runOrder) runOf(k, l int32) int32 {
+	runs := o.frameRuns[o.frameStart[k]:o.frameStart[k+1]]
+	i := sort.Search(len(runs), func(i int) bool { return o.start[runs[i]] > l })
+	return runs[i-1]
+}
+
+func (o *runOrder) take(emit func(l int32)) {
+	s := o.s
+	var work []int32
+	if !o.started {
+		o.started = true
+		work = o.frameRuns // in frame order
+	} else {
+		work = o.runnable
+		slices.SortFunc(work, func(a, b int32) int {
+			return cmp.Or(cmp.Compare(s.FrameOf(o.start[a]), s.FrameOf(o.start[b])), cmp.Compare(a, b))
+		})
+		work = slices.Compact(work)
+		o.runnable = nil
+	}
+	// work is in frame order, and a run wakes only runs of its own frame:
+	// each one with all it wakes at once keeps the round frame by frame.
+	var stack []int32
+	for _, r := range work {
+		if o.cur[r] == o.end[r] {
+			continue
+		}
+		stack = append(stack[:0], r)
+		for len(stack) > 0 {
+			r := stack[len(stack)-1]
+			stack = o.advance(r, stack[:len(stack)-1], emit)
+		}
+	}
+}
+
+// advance takes run r's vertices until one waits for a cause not taken,
+// waking (onto stack) the runs that waited for those it takes.
+func (o *runOrder) advance(r int32, stack []int32, emit func(l int32)) []int32 {
+	s := o.s
+	g := s.g
+	first := o.start[r]
+	for l := o.cur[r]; l < o.end[r]; l++ {
+		entry := s.Entry(l)
+		for e := o.scan[r]; e < g.InStart[l+1]; e++ {
+			u := g.InSrc[e]
+			if u == entry {
+				continue
+			}
+			if lu := u - s.lo; uint32(lu) < uint32(s.nv) {
+				if lu >= first && lu < l {
+					continue // before l in its own run: taken, and of its frame
+				}
+				if k := s.FrameOf(l); s.FrameOf(lu) != k && o.err == nil {
+					o.err = crossError(u, l+s.lo, s.FrameOf(lu), k)
+				}
+				if !o.done.has(lu) {
+					o.cur[r], o.scan[r] = l, e
+					// A wait on a vertex ahead in its own run is for ever:
+					// left to the fallback.
+					if q := o.runOf(s.FrameOf(l), lu); q != r {
+						o.wait(&o.runWait[q], lu, r)
+					}
+					return stack
+				}
+			} else if k := s.remoteSlot[s.remote.rank(e)]; !o.arrivedAt.has(k) {
+				o.cur[r], o.scan[r] = l, e
+				o.wait(&o.slotWait[k], k, r)
+				return stack
+			}
+		}
+		emit(l)
+		o.done.set(l)
+		o.taken++
+		o.scan[r] = g.InStart[l+1]
+		// Wake those waiting for l (or before it: taken too).
+		for at := &o.runWait[r]; *at >= 0; {
+			if w := &o.waits[*at]; w.V <= l {
+				stack = append(stack, w.Run)
+				*at = w.Next
+			} else {
+				at = &w.Next
+			}
+		}
+	}
+	o.cur[r] = o.end[r]
+	return stack
+}
+
+// kahnOrder is Kahn's algorithm on the owned vertices: a vertex is taken
+// once every cause but its frame's entry is, its own ones in this round
+// or before, other ranks' before. Each round's vertices are taken frame
+// by frame (its first vertices sorted by frame, each with all it makes
+// ready at once), so that a round is a run of frames in order. It needs
+// the owned edges reversed (a copy of them), which the run order does
+// not.
+type kahnOrder struct {
+	s                  *Schedule
+	pending            []int32 // by owned vertex: its causes not taken
+	outStart, outDst   []int32 // the owned edges by source
+	waitStart, waitDst []int32 // by slot: the owned vertices that wait for it
+	seeds, stack       []int32
+	taken              int
+	err                error // an edge between frames not out of an entry
+}
+
+func newKahnOrder(s *Schedule) *kahnOrder {
+	g := s.g
+	nv := s.nv
+	o := &kahnOrder{s: s, pending: make([]int32, nv)}
+	outStart := make([]int32, nv+2)
+	for l := int32(0); l < nv; l++ {
+		entry := s.Entry(l)
+		for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
+			u := g.InSrc[e]
+			if u == entry {
+				continue
+			}
+			o.pending[l]++
+			if lu := u - s.lo; uint32(lu) < uint32(nv) {
+				outStart[lu+2]++
+				if s.FrameOf(lu) != s.FrameOf(l) && o.err == nil {
+					o.err = crossError(u, l+s.lo, s.FrameOf(lu), s.FrameOf(l))
+				}
+			}
+		}
+	}
+	for l := int32(2); l < nv+2; l++ {
+		outStart[l] += outStart[l-1]
+	}
+	outDst := make([]int32, outStart[nv+1])
+	slots := s.Slots()
+	waitStart := make([]int32, slots+2)
+	for _, k := range s.remoteSlot {
+		waitStart[k+2]++
+	}
+	for k := 2; k < slots+2; k++ {
+		waitStart[k] += waitStart[k-1]
+	}
+	waitDst := make([]int32, waitStart[slots+1])
+	r := int32(0) // rank among the remote edges
+	for l := int32(0); l < nv; l++ {
+		entry := s.Entry(l)
+		for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
+			u := g.InSrc[e]
+			switch lu := u - s.lo; {
+			case u == entry:
+			case uint32(lu) < uint32(nv):
+				outDst[outStart[lu+1]] = l
+				outStart[lu+1]++
+			default:
+				k := s.remoteSlot[r]
+				waitDst[waitStart[k+1]] = l
+				waitStart[k+1]++
+				r++
+			}
+		}
+	}
+	// outStart[l+1] and waitStart[k+1] now end the rows: [x[i], x[i+1]).
+	o.outStart, o.outDst, o.waitStart, o.waitDst = outStart[:nv+1], outDst, waitStart[:slots+1], waitDst
+	for l := int32(0); l < nv; l++ {
+		if o.pending[l] == 0 {
+			o.seeds = append(o.seeds, l)
+		}
+	}
+	return o
+}
+
+func (o *kahnOrder) left() int { return int(o.s.nv) - o.taken }
+
+func (o *kahnOrder) arrived(k int32) {
+	for _, w := range o.waitDst[o.waitStart[k]:o.waitStart[k+1]] {
+		if o.pending[w]--; o.pending[w] == 0 {
+			o.seeds = append(o.seeds, w)
+		}
+	}
+}
+
+func (o *kahnOrder) take(emit func(l int32)) {
+	s := o.s
+	slices.SortStableFunc(o.seeds, func(a, b int32) int { return cmp.Compare(s.FrameOf(a), s.FrameOf(b)) })
+	for _, x := range o.seeds {
+		o.stack = append(o.stack[:0], x)
+		for len(o.stack) > 0 {
+			v := o.stack[len(o.stack)-1]
+			o.stack = o.stack[:len(o.stack)-1]
+			emit(v)
+			o.taken++
+			for _, w := range o.outDst[o.outStart[v]:o.outStart[v+1]] {
+				if o.pending[w]--; o.pending[w] == 0 {
+					o.stack = append(o.stack, w)
+				}
+			}
+		}
+	}
+	o.seeds = o.seeds[:0]
+}
+
+// chunkBounds cuts order[first:last], one round, into chunks at frame
+// changes, for a round's work on several cores: about 4 chunks a core,
+// none smaller than chunkMin vertices where the frames allow.
+func (s *Schedule) chunkBounds(first, last int) []int32 {
+	b := []int32{int32(first)}
+	n := last - first
+	if s.split == nil || n == 0 {
+		return append(b, int32(last))
+	}
+	size := max(chunkMin, n/(4*workers()))
+	at := first
+	for i := first + 1; i < last; i++ {
+		if i-at >= size && s.split[s.order[i]] != s.split[s.order[i-1]] {
+			b = append(b, int32(i))
+			at = i
+		}
+	}
+	return append(b, int32(last))
+}
+
+// chunkMin is the fewest vertices of a chunk (a variable so that tests can
+// cut small graphs into many).
+var chunkMin = 1 << 12

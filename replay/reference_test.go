@@ -1,0 +1,182 @@
+package replay
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/cpath/cpath/bench/gen"
+	"github.com/cpath/cpath/cpath"
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/mpix/mpixtest"
+)
+
+// reference is the replay's solves by the plainest sequential means, the
+// oracle of the distributed sweeps: one process's whole graph, its
+// vertices in a topological order (cpath.TopoOrder), a solve one pass
+// over them by vertex id, the walk back along the first edge of each
+// row, by source id, that gives the vertex its distance.
+type reference struct {
+	p     *graph.PAG
+	order []int32
+}
+
+func newReference(t *testing.T, p *graph.PAG) *reference {
+	g := &cpath.Graph{N: p.NumVertices(), InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight}
+	ref := &reference{p: p}
+	if err := cpath.TopoOrder(g, nil, func(v int32) { ref.order = append(ref.order, v) }); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// weight is edge e's (into v) under r.
+func (ref *reference) weight(r *rule, v, e int32) int64 {
+	modes, tab := r.modes(), r.mul
+	m, mode := rowRule(r, &modes, r.perCall(), int32(ref.p.NumCalls()), v, &tab)
+	switch mode {
+	case plainRow:
+		return ref.p.InWeight.At(e)
+	case zeroRow:
+		return 0
+	}
+	return scale(ref.p.InWeight.At(e), m[ref.p.InKind[e]])
+}
+
+func (ref *reference) solve(r *rule) (dist []int64, length int64, end int32) {
+	p := ref.p
+	dist = make([]int64, p.NumVertices())
+	for _, v := range ref.order {
+		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
+			dist[v] = max(dist[v], dist[p.InSrc[e]]+ref.weight(r, v, e))
+		}
+	}
+	end = -1
+	for v, d := range dist {
+		if end < 0 || d > length {
+			length, end = d, int32(v)
+		}
+	}
+	return dist, length, end
+}
+
+// profile is where the path runs, by rank and by operation (as
+// sweeper.profile sums them before taking the top ones).
+func (ref *reference) profile(r *rule, dist []int64, end int32) ([]RankNs, []OpNs) {
+	p := ref.p
+	calls := int32(p.NumCalls())
+	byRank := make([]int64, p.Ranks)
+	var byOp [258]int64
+	for v := end; p.InStart[v] < p.InStart[v+1]; {
+		pick := int32(-1)
+		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
+			if u := p.InSrc[e]; dist[u]+ref.weight(r, v, e) == dist[v] && (pick < 0 || u < p.InSrc[pick]) {
+				pick = e
+			}
+		}
+		u := p.InSrc[pick]
+		if ns := dist[v] - dist[u]; v < 2*calls && ns != 0 {
+			c := v >> 1
+			byRank[p.Rank(c)] += ns
+			switch p.InKind[pick] {
+			case graph.EdgeProgram:
+				byOp[256] += ns
+			case graph.EdgeLaunch:
+				byOp[257] += ns
+			default:
+				byOp[p.Op[c]] += ns
+			}
+		}
+		v = u
+	}
+	return topRanks(byRank), topOps(byOp[:])
+}
+
+// TestSweepAgainstReference: on generated runs of every pattern, each
+// scenario's solve and walk, and the window's ideal run, at 1-4 analyzer
+// ranks, give the reference's answers.
+func TestSweepAgainstReference(t *testing.T) {
+	for i, pat := range []gen.Pattern{gen.Halo, gen.Collectives, gen.RandomP2P, gen.Imbalanced} {
+		dir := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 3 + i, CallsPerRank: 300, Pattern: pat, Seed: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := graph.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := graph.Build(&mpix.Single{}, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newReference(t, whole)
+		infos := rankInfos(whole, false, 0, 0)
+		scen := []planned{{Scenario: Scenario{Kind: Transfers, Factor: 0}}, {Scenario: Scenario{Kind: RankScale, Rank: 1, Factor: 3}},
+			{Scenario: Scenario{Kind: Balance, Rank: 0, Factor: 0.25}}, {Scenario: Scenario{Kind: Callsite, Factor: 0.5}, Set: 0}}
+		set := []site{{Rank: 0, PC: whole.Calls.CallSite(whole.RankStart[0] + 3)}, {Rank: 2, PC: whole.Calls.CallSite(whole.RankStart[2] + 4)}}
+		wj := newJobs(&sweeper{p: whole}, infos, [][]site{set})
+		type answer struct {
+			Length int64
+			Ranks  []RankNs
+			Ops    []OpNs
+		}
+		var want []answer
+		for _, r := range append([]*rule{identity(0), wj.ideal()}, func() (rs []*rule) {
+			for k := range scen {
+				rs = append(rs, wj.ruleOf(&scen[k]))
+			}
+			return rs
+		}()...) {
+			dist, length, end := ref.solve(r)
+			ranks, ops := ref.profile(r, dist, end)
+			want = append(want, answer{length, ranks, ops})
+		}
+		for P := 1; P <= 4; P++ {
+			got := make([][]answer, P)
+			errs := make([]error, P)
+			mpixtest.Run(P, func(c mpix.Comm) {
+				errs[c.Rank()] = func() error {
+					p, err := graph.Build(c, run)
+					if err != nil {
+						return err
+					}
+					_, sched, err := pathOf(c, p)
+					if err != nil {
+						return err
+					}
+					w, err := newSweeper(c, p, sched)
+					if err != nil {
+						return err
+					}
+					j := newJobs(w, rankInfos(p, false, 0, 0), [][]site{set})
+					for _, r := range append([]*rule{identity(p.CallLo), j.ideal()}, func() (rs []*rule) {
+						for k := range scen {
+							rs = append(rs, j.ruleOf(&scen[k]))
+						}
+						return rs
+					}()...) {
+						length, end, err := w.solve(r)
+						if err != nil {
+							return err
+						}
+						ranks, ops, err := w.profile(r, end)
+						if err != nil {
+							return err
+						}
+						got[c.Rank()] = append(got[c.Rank()], answer{length, ranks, ops})
+					}
+					return nil
+				}()
+			})
+			for q := range P {
+				if errs[q] != nil {
+					t.Fatalf("%s P=%d rank %d: %v", pat, P, q, errs[q])
+				}
+				if !reflect.DeepEqual(got[q], want) {
+					t.Fatalf("%s P=%d rank %d:\n%v\nthe reference's\n%v", pat, P, q, fmt.Sprint(got[q]), fmt.Sprint(want))
+				}
+			}
+		}
+	}
+}

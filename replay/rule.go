@@ -1,0 +1,174 @@
+package replay
+
+import "github.com/cpath/cpath/graph"
+
+// rule is the weights of one solve, each edge's weight times a factor: by
+// kind, and for program edges (the computation before a call) also by the
+// call: its rank's vertex range, whether its call site is in a set, and
+// whether it lies in the POP window.
+type rule struct {
+	// callLo is the first call the bitsets below hold: they are over the
+	// calls of one analyzer rank's part, call c at bit c - callLo.
+	callLo         int32
+	mul            [numKinds]float64
+	rankLo, rankHi int32 // program edges into these vertices: times rankMul
+	rankMul        float64
+	sites          bits // program edges into S(c) for c in sites: times siteMul
+	siteMul        float64
+	// Program edges into S(c) for c in notUseful, outside the POP window,
+	// are times outside instead: 0 in the ideal run, 1 (unchanged) when a
+	// rank's useful computation is balanced.
+	notUseful bits
+	outside   float64
+	// The MPI calls in fixed (MPI_Init, MPI_Finalize, anything outside the
+	// window) keep the weights of the edges into their ends.
+	fixed bits
+}
+
+const numKinds = int(graph.EdgeRMA) + 1
+
+var ones = func() (m [numKinds]float64) {
+	for k := range m {
+		m[k] = 1
+	}
+	return m
+}()
+
+// identity is the rule of the run as it was, for a part whose calls
+// start at callLo.
+func identity(callLo int32) *rule {
+	return &rule{callLo: callLo, mul: ones, rankMul: 1, siteMul: 1, outside: 1}
+}
+
+// transferKinds are the weights the POP ideal network makes free: the
+// time inside MPI calls that is not waiting (their own activity: copies,
+// protocol, the collective's work once everyone is there) and the
+// transfers of messages, collectives and one-sided synchronisations.
+// Waiting has no weight in the PAG: it comes back as the longest path's
+// slack.
+var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA}
+
+// usefulOnly is the rule of the POP ideal run: only the useful computation
+// (program edges in the window) weighs.
+func usefulOnly(callLo int32, notUseful bits) *rule {
+	r := &rule{callLo: callLo, rankMul: 1, siteMul: 1, notUseful: notUseful, outside: 0}
+	r.mul[graph.EdgeProgram] = 1
+	return r
+}
+
+// progMul is the factor of the program edges into vertex v (an S vertex).
+func (r *rule) progMul(v int32) float64 {
+	m := r.mul[graph.EdgeProgram]
+	c := v>>1 - r.callLo
+	if r.notUseful != nil && r.notUseful.get(c) {
+		return m * r.outside
+	}
+	if v >= r.rankLo && v < r.rankHi {
+		m *= r.rankMul
+	}
+	if r.sites != nil && r.sites.get(c) {
+		m *= r.siteMul
+	}
+	return m
+}
+
+// isIdentity reports whether the rule changes nothing.
+func (r *rule) isIdentity() bool {
+	return r.mul == ones && !r.perCall()
+}
+
+// perCall reports whether the factors of program edges or of MPI calls'
+// edges depend on the call.
+func (r *rule) perCall() bool {
+	return r.rankLo < r.rankHi && r.rankMul != 1 || r.sites != nil && r.siteMul != 1 ||
+		r.notUseful != nil && r.outside != r.mul[graph.EdgeProgram] || r.fixed != nil
+}
+
+// scale is weight w (non-negative) times m, rounded: exact for m = 1
+// (weights are far below 2⁵³ ns).
+func scale(w int64, m float64) int64 { return int64(float64(w)*m + 0.5) }
+
+// rowRule is how the edges into vertex v (vertex ids below 2·calls are
+// the calls' S and E, the rest hubs and the start) are taken under r: their
+// factors by kind (tab, a copy of r.mul that perCall rules change) and
+// the mode.
+func rowRule(r *rule, modes *rowModes, perCall bool, calls, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+	switch {
+	case perCall:
+		return row(r, modes, calls, v, tab)
+	case v >= 2*calls:
+		return tab, plainRow
+	case v&1 == 0:
+		return tab, modes.start
+	}
+	return tab, modes.end
+}
+
+// How a row's weights are taken: as they are, all 0, or each times its
+// factor.
+const (
+	plainRow = iota
+	zeroRow
+	scaledRow
+)
+
+// rowModes is what a rule makes of the rows of calls' starts (program
+// and launch edges) and ends (the call's own and transfer edges).
+type rowModes struct {
+	launch float64
+	start  int // the mode of the rows of calls' starts, if not set by the call
+	end    int // the mode of the rows of calls' ends (not fixed)
+}
+
+func (r *rule) modes() rowModes {
+	rm := rowModes{launch: r.mul[graph.EdgeLaunch], start: scaledRow, end: scaledRow}
+	switch p := r.mul[graph.EdgeProgram]; {
+	case p == 1 && rm.launch == 1:
+		rm.start = plainRow
+	case p == 0 && rm.launch == 0:
+		rm.start = zeroRow
+	}
+	ones, zeros := true, true
+	for _, k := range transferKinds {
+		ones = ones && r.mul[k] == 1
+		zeros = zeros && r.mul[k] == 0
+	}
+	switch {
+	case ones:
+		rm.end = plainRow
+	case zeros:
+		rm.end = zeroRow
+	}
+	return rm
+}
+
+// row is how the edges into vertex v are taken under r: their factors by
+// kind (tab, with its program entry set for a call's start) and the mode.
+// Hubs' rows (edges of weight 0 from their members) are plain.
+func row(r *rule, rm *rowModes, calls, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+	switch {
+	case v >= 2*calls:
+		return tab, plainRow
+	case v&1 == 0:
+		p := r.progMul(v)
+		tab[graph.EdgeProgram] = p
+		switch {
+		case p == 1 && rm.launch == 1:
+			return tab, plainRow
+		case p == 0 && rm.launch == 0:
+			return tab, zeroRow
+		}
+		return tab, scaledRow
+	case r.fixed != nil && r.fixed.get(v>>1-r.callLo):
+		return &ones, plainRow
+	}
+	return tab, rm.end
+}
+
+// bits is a bitset over calls.
+type bits []uint64
+
+func newBits(n int) bits { return make(bits, (n+63)/64) }
+
+func (b bits) get(i int32) bool { return b[i>>6]>>(i&63)&1 != 0 }
+func (b bits) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
