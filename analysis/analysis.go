@@ -406,7 +406,7 @@ func (st *state) buildReport() error {
 			in.Heuristic = append(in.Heuristic, report.HeuristicSegment{Rank: int(s.Rank), Kind: s.Kind, Call: s.Call, Start: s.Start, End: s.End})
 		}
 	}
-	in.Symbolize, in.Function = st.names.Lookup, st.names.Function
+	in.Names = st.names
 	if st.o.Window != nil {
 		in.Window = &st.win
 	}

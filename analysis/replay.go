@@ -4,7 +4,6 @@ import (
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/replay"
-	"github.com/cpath/cpath/report"
 )
 
 // replayRun computes the POP factors and the what-if predictions over the
@@ -26,14 +25,8 @@ func replayRun(st *state) (*replay.Result, error) {
 		}
 		graph.Timings().Mark(c.Rank(), "replay-order")
 	}
-	names := &report.Input{PAG: p}
-	var function func(rank int, pc uint64) string
-	if st.names != nil {
-		names.Symbolize, function = st.names.Lookup, st.names.Function
-	}
-	hex := &report.Input{PAG: p}
 	ro := replay.Options{Scenarios: o.Scenarios, NoDefaults: o.NoDefaults, Schedule: st.sched,
-		Path: st.res.Path, PathCalls: st.calls, Name: names.Callsite, Function: function, Hex: hex.Callsite}
+		Path: st.res.Path, PathCalls: st.calls, Names: st.names}
 	if o.Window != nil {
 		ro.Window = &st.win
 	}

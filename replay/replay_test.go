@@ -143,8 +143,7 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 			errs[c.Rank()] = err
 			return
 		}
-		hex := func(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
-		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Name: hex, Hex: hex, Window: win, Schedule: sched}
+		o := Options{Scenarios: scenarios, Path: cp.Path, PathCalls: calls, Names: hexNames{}, Window: win, Schedule: sched}
 		if !givePath {
 			o.Path = cpath.Path{}
 		}
@@ -173,6 +172,13 @@ func pathOf(c mpix.Comm, p *graph.PAG) (*cpath.DistResult, *cpath.Schedule, erro
 		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
 	return cpath.SweepDAG(c, dg, &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, p.Streams())
 }
+
+// hexNames names call sites by their addresses, in no function.
+type hexNames struct{}
+
+func (hexNames) Callsite(rank int, pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) }
+func (hexNames) Hex(rank int, pc uint64) string      { return "0x" + strconv.FormatUint(pc, 16) }
+func (hexNames) Function(rank int, pc uint64) string { return "" }
 
 func parseAll(t *testing.T, ss ...string) []Scenario {
 	var out []Scenario

@@ -38,19 +38,24 @@ type Options struct {
 	// the default scenarios halve its longest stretches of computation.
 	Path      cpath.Path
 	PathCalls graph.CallTable
-	// Name is how the report names a call site of a rank (callsite
-	// scenarios match it), Function the function it is in (nil or "":
-	// unknown).
-	Name     func(rank int, pc uint64) string
-	Function func(rank int, pc uint64) string
-	// Hex is the hexadecimal offset form of a call site ("0x4011d6").
-	Hex func(rank int, pc uint64) string
+	// Names names the call sites as the report does: callsite scenarios
+	// match them.
+	Names Names
 	// Window, if set, is a stretch of the run whose POP factors are
 	// wanted too (every rank passes the same).
 	Window *graph.Window
 	// Schedule is the part's order of the graph (the path search's, or
 	// one made for the replay), on every rank.
 	Schedule *cpath.Schedule
+}
+
+// Names is how the report names a rank's call sites (report.Symbolizer):
+// Callsite the name (callsite scenarios match it), Function the function
+// it is in ("": unknown), Hex its hexadecimal offset ("0x4011d6").
+type Names interface {
+	Callsite(rank int, pc uint64) string
+	Function(rank int, pc uint64) string
+	Hex(rank int, pc uint64) string
 }
 
 // Fixes is how many of the critical path's longest stretches of
@@ -347,12 +352,10 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 			}
 			s := site{Rank: int32(ri.Rank), PC: pc}
 			all = append(all, s)
-			n := o.Name(ri.Rank, pc)
+			n := o.Names.Callsite(ri.Rank, pc)
 			names[n] = append(names[n], s)
-			hexes[s] = o.Hex(ri.Rank, pc)
-			if o.Function != nil {
-				functions[s] = o.Function(ri.Rank, pc)
-			}
+			hexes[s] = o.Names.Hex(ri.Rank, pc)
+			functions[s] = o.Names.Function(ri.Rank, pc)
 		}
 	}
 	for i := range pl.scenarios {
@@ -369,7 +372,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 				set = ss
 			} else {
 				for _, x := range all {
-					if matchSite(s.Site, o.Name(int(x.Rank), x.PC), functions[x], hexes[x]) {
+					if matchSite(s.Site, o.Names.Callsite(int(x.Rank), x.PC), functions[x], hexes[x]) {
 						set = append(set, x)
 					}
 				}
@@ -422,7 +425,7 @@ func pathStretches(g *graph.PAG, o *Options) []stretch {
 	}
 	by := map[string]int64{}
 	for s, ns := range bySite {
-		by[o.Name(int(s.Rank), s.PC)] += ns
+		by[o.Names.Callsite(int(s.Rank), s.PC)] += ns
 	}
 	var out []stretch
 	for n, ns := range by {

@@ -28,10 +28,10 @@ type Input struct {
 	Path      cpath.Path
 	Algo      string
 	Imbalance *imbalance.Result
-	Traffic   *traffic.Result                  // nil: no communication matrix
-	GraphTime time.Duration                    // time spent loading and building, apportioned to ranks by calls
-	Symbolize func(rank int, pc uint64) string // nil: hexadecimal offsets
-	Function  func(rank int, pc uint64) string // the function a call site is in (nil: none named)
+	Traffic   *traffic.Result // nil: no communication matrix
+	GraphTime time.Duration   // time spent loading and building, apportioned to ranks by calls
+	// Names names the call sites (nil: by hexadecimal offsets).
+	Names *Symbolizer
 	// PathCalls gives the times, operations and call sites of the path's
 	// calls: PAG holds only the run's summary (the calls stay with the
 	// analyzer ranks that own them).
@@ -51,10 +51,6 @@ type Input struct {
 	// to a stretch of the run.
 	Window *graph.Window
 }
-
-// Callsite names call site pc of rank as the report's segments do:
-// symbolised, else its offset in hexadecimal.
-func (in *Input) Callsite(rank int, pc uint64) string { return callsite(in, rank, pc) }
 
 // HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
 type HeuristicSegment struct {
@@ -384,20 +380,4 @@ func sortByOp(ops []OpShare) {
 		}
 		return 1
 	})
-}
-
-func callsite(in *Input, rank int, pc uint64) string {
-	if pc == 0 {
-		return ""
-	}
-	if in.Symbolize != nil {
-		if s := in.Symbolize(rank, pc); s != "" {
-			return s
-		}
-	}
-	off := pc - in.PAG.LoadAddress[rank]
-	if in.PAG.LoadAddress[rank] > pc {
-		off = pc
-	}
-	return "0x" + strconv.FormatUint(off, 16)
 }

@@ -17,10 +17,12 @@ import (
 // none: the executable at its load address) and resolves the offset there
 // with trace/symbol, which reads the module's DWARF, its ELF symbols or its
 // separate debug file. It opens each module once and names each call site
-// once; only the call sites a report shows are asked for.
+// once; only the call sites a report shows are asked for. It is the one
+// naming of call sites of an analysis: the report's segments, the DOT
+// drawing and the what-if scenarios that name call sites all take it.
 type Symbolizer struct {
 	g     *graph.PAG
-	tab   *symbol.Table
+	tab   *symbol.Table // nil: no symbols, hexadecimal offsets only
 	mu    sync.Mutex
 	byPC  map[[2]uint64]siteName  // (rank, return address)
 	byOff map[moduleSite]siteName // the same site on every rank
@@ -39,6 +41,32 @@ func NewSymbolizer(g *graph.PAG) *Symbolizer {
 	return &Symbolizer{g: g, tab: symbol.NewTable(), byPC: map[[2]uint64]siteName{}, byOff: map[moduleSite]siteName{}}
 }
 
+// HexNames returns a Symbolizer that names every call site by its offset
+// in hexadecimal (Hex), reading no module.
+func HexNames(g *graph.PAG) *Symbolizer { return &Symbolizer{g: g} }
+
+// Callsite is how the report names call site pc of rank: symbolised
+// (Lookup), else its offset in hexadecimal (Hex); "" for none (pc 0).
+func (s *Symbolizer) Callsite(rank int, pc uint64) string {
+	if pc == 0 {
+		return ""
+	}
+	if n := s.Lookup(rank, pc); n != "" {
+		return n
+	}
+	return s.Hex(rank, pc)
+}
+
+// Hex is call site pc of rank as its offset from the executable's load
+// address in hexadecimal ("0x4011d6"), the address itself if below it.
+func (s *Symbolizer) Hex(rank int, pc uint64) string {
+	off := pc
+	if rank >= 0 && rank < len(s.g.LoadAddress) && s.g.LoadAddress[rank] <= pc {
+		off = pc - s.g.LoadAddress[rank]
+	}
+	return "0x" + strconv.FormatUint(off, 16)
+}
+
 // Lookup returns the name of a call site of rank: "file.c:42" from DWARF,
 // else "function+0x1a" from the ELF symbols, else "module+0x1234" (the
 // offset in a module whose file is gone or that has no symbol there); ""
@@ -50,7 +78,7 @@ func (s *Symbolizer) Lookup(rank int, pc uint64) string { return s.name(rank, pc
 func (s *Symbolizer) Function(rank int, pc uint64) string { return s.name(rank, pc).function }
 
 func (s *Symbolizer) name(rank int, pc uint64) siteName {
-	if s == nil || rank < 0 || rank >= s.g.Ranks {
+	if s == nil || s.tab == nil || rank < 0 || rank >= s.g.Ranks {
 		return siteName{}
 	}
 	s.mu.Lock()
@@ -110,9 +138,19 @@ func (in *Input) SiteLabel(rank int, pc uint64) string {
 
 // site returns a call site's Callsite and Function.
 func (in *Input) site(rank int, pc uint64) (site, function string) {
-	site = callsite(in, rank, pc)
-	if pc != 0 && in.Function != nil {
-		function = in.Function(rank, pc)
+	n := in.names()
+	site = n.Callsite(rank, pc)
+	if pc != 0 {
+		function = n.Function(rank, pc)
 	}
 	return site, function
+}
+
+// names is the input's naming of call sites: hexadecimal offsets without
+// one.
+func (in *Input) names() *Symbolizer {
+	if in.Names == nil {
+		in.Names = HexNames(in.PAG)
+	}
+	return in.Names
 }

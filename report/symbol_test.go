@@ -75,7 +75,7 @@ func TestSymbolizer(t *testing.T) {
 			g := &graph.PAG{Ranks: 3, Exe: []string{exe, exe, exe}, LoadAddress: []uint64{base0, base1, base0},
 				Modules: [][]trace.Module{mod(base0), mod(base1), nil}}
 			sym := NewSymbolizer(g)
-			in := &Input{PAG: g, Symbolize: sym.Lookup, Function: sym.Function}
+			in := &Input{PAG: g, Names: sym}
 			for rank, base := range []uint64{base0, base1, base0} {
 				pc := base + work + 0x10
 				site, fn := in.site(rank, pc)
@@ -97,7 +97,7 @@ func TestSymbolizer(t *testing.T) {
 			defer os.Rename(exe+".gone", exe)
 			g2 := *g
 			sym2 := NewSymbolizer(&g2)
-			in2 := &Input{PAG: &g2, Symbolize: sym2.Lookup, Function: sym2.Function}
+			in2 := &Input{PAG: &g2, Names: sym2}
 			want := filepath.Base(exe) + "+0x" + strconv.FormatUint(work+0x10, 16)
 			if site, fn := in2.site(1, base1+work+0x10); site != want || fn != "" {
 				t.Errorf("module file gone: %q in %q, want %s", site, fn, want)
