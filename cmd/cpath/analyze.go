@@ -33,8 +33,9 @@ type analyzeOpts struct {
 func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f := cmd.Flags()
 	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm, on the graph distributed over the analyzer's ranks:\n"+
-		"dag (exact sequential reference, on rank 0), dijkstra, delta (exact, parallel), split (exact,\n"+
-		"cut at global synchronisation points), topo, topo-shuffle (heuristics; the report gives their agreement)")
+		"dag (exact: the longest path in topological order, pipelined over the ranks), dijkstra, delta\n"+
+		"(exact, label-correcting), split (exact, cut at global synchronisation points), topo, topo-shuffle\n"+
+		"(heuristics; the report gives their agreement)")
 	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns of vertex time for --algo=delta (0: the run's span over max(64, vertices/256) buckets)")
 	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")

@@ -87,6 +87,90 @@ func sameAnalysis(t *testing.T, what string, got, want *report.Report) {
 		t.Errorf("%s: wait states differ", what)
 	case !reflect.DeepEqual(got.Run, want.Run) || got.RuntimeNs != want.RuntimeNs:
 		t.Errorf("%s: run summary differs: %+v, dag %+v", what, got.Run, want.Run)
+	case !reflect.DeepEqual(got.POP, want.POP):
+		t.Errorf("%s: POP factors differ: %+v, dag %+v", what, got.POP, want.POP)
+	case !reflect.DeepEqual(got.WhatIf, want.WhatIf):
+		t.Errorf("%s: what-if predictions differ: %+v, dag %+v", what, got.WhatIf, want.WhatIf)
+	case !reflect.DeepEqual(got.CommMatrix, want.CommMatrix) || !reflect.DeepEqual(got.Communicators, want.Communicators) ||
+		!reflect.DeepEqual(got.MessageSizes, want.MessageSizes):
+		t.Errorf("%s: traffic tables differ", what)
+	}
+}
+
+// sameText compares two text reports but for what the analysis itself
+// took: the analyzer line, and the per-process table's graph_time and
+// total_time columns (the second and third of numbers after the rank:
+// program, graph, total).
+func sameText(t *testing.T, what, got, want string) {
+	t.Helper()
+	norm := func(s string) []string {
+		var out []string
+		inProcs := false
+		for _, l := range strings.Split(s, "\n") {
+			f := strings.Fields(l)
+			switch {
+			case strings.HasPrefix(l, "analyzer:"):
+				continue
+			case len(f) > 0 && f[0] == "rank" && strings.Contains(l, "graph_time"):
+				inProcs = true
+			case inProcs && len(f) >= 4:
+				f = append(f[:2], f[4:]...) // rank, program_time, [graph_time, total_time], ...
+			case inProcs:
+				inProcs = false
+			}
+			out = append(out, strings.Join(f, " "))
+		}
+		return out
+	}
+	g, w := norm(got), norm(want)
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			t.Errorf("%s: text line %d: %q, one process's %q", what, i+1, gl, wl)
+			return
+		}
+	}
+}
+
+// TestSameReportEveryP: the default report (dag, the replay's POP factors
+// and what-if predictions) of recorded and generated runs is the same at
+// every number of analyzer ranks, text and JSON, but for what the
+// analysis itself took.
+func TestSameReportEveryP(t *testing.T) {
+	lib := needMPI(t)
+	halo := buildHalo(t)
+	rec := filepath.Join(t.TempDir(), "halo")
+	mpitest.Run(t, 4, lib, rec, t.TempDir(), halo, "30", "2000")
+	dirs := map[string]string{"recorded halo": rec}
+	for _, pat := range []gen.Pattern{gen.Halo, gen.Collectives} {
+		d := t.TempDir()
+		if err := gen.Write(gen.Spec{Dir: d, Ranks: 8, CallsPerRank: 3000, Pattern: pat, Seed: 4, Synchronised: pat == gen.Halo}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[string(pat)] = d
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			code, text1, errs := runCLI(t, dir)
+			if code != 0 {
+				t.Fatalf("one process: exit %d: %s", code, errs)
+			}
+			json1 := analyzeJSON(t, dir)
+			for np := 1; np <= 4; np++ {
+				code, text, errs := mpiCPath(t, np, dir)
+				if code != 0 {
+					t.Fatalf("np=%d: exit %d: %s", np, code, errs)
+				}
+				sameText(t, fmt.Sprintf("np=%d", np), text, text1)
+				sameAnalysis(t, fmt.Sprintf("np=%d", np), mpiReport(t, np, dir), json1)
+			}
+		})
 	}
 }
 
