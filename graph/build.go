@@ -158,11 +158,19 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
 			}
 		}
-		got, err := mpix.AllgatherGob(c, mine)
+		got, err := c.Allgatherv(encodeSummaries(mine))
 		if err != nil {
 			return nil, err
 		}
-		for part, s := range got {
+		// Every rank reads the same messages: a bad one fails them all.
+		for part, b := range got {
+			s, err := decodeSummaries(b)
+			if err == nil && len(s) != p.PartRanks[part+1]-p.PartRanks[part] {
+				err = fmt.Errorf("graph: %d log summaries for %d ranks", len(s), p.PartRanks[part+1]-p.PartRanks[part])
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%v (from analyzer rank %d)", err, part)
+			}
 			copy(sums[p.PartRanks[part]:], s)
 		}
 	}

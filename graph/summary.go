@@ -1,0 +1,104 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/trace"
+)
+
+// The ranks' summaries cross the wire in mpix's framed form: each
+// summary's note, then its communicators, modules and unwrapped calls as
+// lists, every element its strings and one fixed record, a
+// communicator's rank lists after them. An empty list reads back as nil.
+
+// commHead is a communicator's fixed part.
+type commHead struct {
+	Parent uint32
+	Op     trace.Op
+	_      [3]byte
+}
+
+// moduleSpan is a module's fixed part.
+type moduleSpan struct{ Base, Start, End uint64 }
+
+// unwrappedCount is an unwrapped call's fixed part.
+type unwrappedCount struct {
+	Calls uint64
+	Ns    int64
+}
+
+// encodeSummaries is the message of one analyzer rank's summaries.
+func encodeSummaries(ss []rankSummary) []byte {
+	e := mpix.NewEncoder(nil)
+	e.PutLen(len(ss))
+	for i := range ss {
+		s := &ss[i]
+		e.PutString(s.Note)
+		e.PutLen(len(s.Comms))
+		for k := range s.Comms {
+			cm := &s.Comms[k]
+			e.PutString(cm.Name)
+			mpix.PutRecord(e, commHead{Parent: cm.Parent, Op: cm.Op})
+			for _, l := range [][]int32{cm.Members, cm.Remote, cm.Sources, cm.Dests} {
+				mpix.PutRecords(e, l)
+			}
+		}
+		e.PutLen(len(s.Modules))
+		for _, m := range s.Modules {
+			e.PutString(m.Path)
+			e.PutString(m.BuildID)
+			mpix.PutRecord(e, moduleSpan{m.Base, m.Start, m.End})
+		}
+		e.PutLen(len(s.Unwrapped))
+		for _, u := range s.Unwrapped {
+			e.PutString(u.Name)
+			mpix.PutRecord(e, unwrappedCount{u.Calls, u.Ns})
+		}
+	}
+	return e.Bytes()
+}
+
+// decodeSummaries reads encodeSummaries' message back.
+func decodeSummaries(b []byte) ([]rankSummary, error) {
+	d := mpix.NewDecoder(b)
+	ss := make([]rankSummary, d.ReadLen())
+	for i := 0; i < len(ss) && d.Err() == nil; i++ {
+		s := &ss[i]
+		s.Note = d.ReadString()
+		if n := d.ReadLen(); n > 0 {
+			s.Comms = make([]trace.Comm, n)
+			for k := range s.Comms {
+				cm := &s.Comms[k]
+				cm.Name = d.ReadString()
+				h := mpix.ReadRecord[commHead](d)
+				cm.Parent, cm.Op = h.Parent, h.Op
+				for _, l := range []*[]int32{&cm.Members, &cm.Remote, &cm.Sources, &cm.Dests} {
+					*l = mpix.ReadRecords[int32](d)
+				}
+			}
+		}
+		if n := d.ReadLen(); n > 0 {
+			s.Modules = make([]trace.Module, n)
+			for k := range s.Modules {
+				m := &s.Modules[k]
+				m.Path, m.BuildID = d.ReadString(), d.ReadString()
+				sp := mpix.ReadRecord[moduleSpan](d)
+				m.Base, m.Start, m.End = sp.Base, sp.Start, sp.End
+			}
+		}
+		if n := d.ReadLen(); n > 0 {
+			s.Unwrapped = make([]trace.UnwrappedCall, n)
+			for k := range s.Unwrapped {
+				u := &s.Unwrapped[k]
+				u.Name = d.ReadString()
+				uc := mpix.ReadRecord[unwrappedCount](d)
+				u.Calls, u.Ns = uc.Calls, uc.Ns
+			}
+		}
+	}
+	if err := d.Done(); err != nil {
+		return nil, fmt.Errorf("graph: log summaries: %v", err)
+	}
+	return ss, nil
+}
