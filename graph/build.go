@@ -147,32 +147,9 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	}
 
 	// What every analyzer rank learns of each logged rank from its owner.
-	sums := make([]rankSummary, R)
-	{
-		mine := make([]rankSummary, own)
-		for i, d := range rankLogs {
-			s := &mine[i]
-			s.Comms, s.Modules, s.Unwrapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped
-			if d.trailer.Status != trace.EndFinalized {
-				s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
-					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
-			}
-		}
-		got, err := c.Allgatherv(encodeSummaries(mine))
-		if err != nil {
-			return nil, err
-		}
-		// Every rank reads the same messages: a bad one fails them all.
-		for part, b := range got {
-			s, err := decodeSummaries(b)
-			if err == nil && len(s) != p.PartRanks[part+1]-p.PartRanks[part] {
-				err = fmt.Errorf("graph: %d log summaries for %d ranks", len(s), p.PartRanks[part+1]-p.PartRanks[part])
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%v (from analyzer rank %d)", err, part)
-			}
-			copy(sums[p.PartRanks[part]:], s)
-		}
+	sums, err := p.shareSummaries(c, run, rankLogs)
+	if err != nil {
+		return nil, err
 	}
 	p.Modules = make([][]trace.Module, R)
 	uw := make([][]trace.UnwrappedCall, R)

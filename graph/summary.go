@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
@@ -26,6 +27,37 @@ type moduleSpan struct{ Base, Start, End uint64 }
 type unwrappedCount struct {
 	Calls uint64
 	Ns    int64
+}
+
+// shareSummaries tells every analyzer rank the summaries of every logged
+// rank, from the owners' logs (rankLogs, this rank's): by logged rank.
+func (p *PAG) shareSummaries(c mpix.Comm, run *Run, rankLogs []*rankData) ([]rankSummary, error) {
+	mine := make([]rankSummary, len(rankLogs))
+	for i, d := range rankLogs {
+		s := &mine[i]
+		s.Comms, s.Modules, s.Unwrapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped
+		if d.trailer.Status != trace.EndFinalized {
+			s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
+				filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
+		}
+	}
+	got, err := c.Allgatherv(encodeSummaries(mine))
+	if err != nil {
+		return nil, err
+	}
+	// Every rank reads the same messages: a bad one fails them all.
+	sums := make([]rankSummary, p.Ranks)
+	for part, b := range got {
+		s, err := decodeSummaries(b)
+		if lo, hi := p.PartRanks[part], p.PartRanks[part+1]; err == nil && len(s) != hi-lo {
+			err = fmt.Errorf("graph: %d log summaries for %d ranks", len(s), hi-lo)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%v (from analyzer rank %d)", err, part)
+		}
+		copy(sums[p.PartRanks[part]:], s)
+	}
+	return sums, nil
 }
 
 // encodeSummaries is the message of one analyzer rank's summaries.
