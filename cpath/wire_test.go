@@ -25,6 +25,7 @@ func TestWireRecords(t *testing.T) {
 		{"solved", solved{}, 24},
 		{"topoEdge", topoEdge{}, topoEdgeSize},
 		{"topoEnds", topoEnds{}, topoEndsSize},
+		{"topoPart", topoPart{}, 16},
 	} {
 		mpixtest.CheckRecord(t, r.name, r.v, r.size)
 	}
