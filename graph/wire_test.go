@@ -26,6 +26,9 @@ func TestWireRecords(t *testing.T) {
 		{"commHead", commHead{}, 8},
 		{"moduleSpan", moduleSpan{}, 24},
 		{"unwrappedCount", unwrappedCount{}, 16},
+		{"hubCount", hubCount{}, 16},
+		{"hubTime", hubTime{}, 16},
+		{"syncHead", syncHead{}, 24},
 	} {
 		mpixtest.CheckRecord(t, r.name, r.v, r.size)
 	}
