@@ -10,23 +10,17 @@ import (
 // between analyzer ranks as its memory to its size, without pointers or
 // hidden padding.
 func TestWireRecords(t *testing.T) {
-	for _, r := range []struct {
-		name string
-		v    any
-		size uintptr
-	}{
-		{"distMsg", distMsg{}, 24},
-		{"crossDst", crossDst{}, 16},
-		{"finishEntries", finishEntries{}, 24},
-		{"finishVerdict", finishVerdict{}, 24},
-		{"distTally", distTally{}, 14 * 8},
-		{"shipVertex", shipVertex{}, 16},
-		{"shipEdge", shipEdge{}, 16},
-		{"solved", solved{}, 24},
-		{"topoEdge", topoEdge{}, topoEdgeSize},
-		{"topoEnds", topoEnds{}, topoEndsSize},
-		{"topoPart", topoPart{}, 16},
-	} {
-		mpixtest.CheckRecord(t, r.name, r.v, r.size)
-	}
+	mpixtest.CheckRecords(t, map[any]uintptr{
+		distMsg{}:       24,
+		crossDst{}:      16,
+		finishEntries{}: 24,
+		finishVerdict{}: 24,
+		distTally{}:     14 * 8,
+		shipVertex{}:    16,
+		shipEdge{}:      16,
+		solved{}:        24,
+		topoEdge{}:      topoEdgeSize,
+		topoEnds{}:      topoEndsSize,
+		topoPart{}:      16,
+	})
 }

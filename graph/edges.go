@@ -797,11 +797,10 @@ func (b *builder) syncPoints() error {
 		}
 	}
 	e := mpix.NewEncoder(nil)
-	e.PutLen(len(mine))
-	for _, s := range mine {
+	mpix.PutList(e, mine, func(e *mpix.Encoder, s *sp) {
 		mpix.PutRecord(e, syncHead{T: s.t, Comm: s.comm, Seq: s.seq, Hub: s.hub})
 		mpix.PutRecords(e, s.calls)
-	}
+	})
 	all, err := b.c.Allgatherv(e.Bytes())
 	if err != nil {
 		return err
@@ -809,17 +808,20 @@ func (b *builder) syncPoints() error {
 	var sps []sp
 	for q, bs := range all {
 		d := mpix.NewDecoder(bs)
-		for n := d.ReadLen(); n > 0 && d.Err() == nil; n-- {
+		theirs := mpix.ReadList(d, func(d *mpix.Decoder, s *sp) {
 			h := mpix.ReadRecord[syncHead](d)
-			s := sp{t: h.T, comm: h.Comm, seq: h.Seq, hub: h.Hub, calls: mpix.ReadRecords[int32](d)}
-			if d.Err() == nil && len(s.calls) != p.Ranks {
-				return fmt.Errorf("graph: analyzer rank %d's synchronisation point has %d calls for %d ranks", q, len(s.calls), p.Ranks)
+			*s = sp{t: h.T, comm: h.Comm, seq: h.Seq, hub: h.Hub, calls: mpix.ReadRecords[int32](d)}
+		})
+		err := d.Done()
+		for _, s := range theirs {
+			if err == nil && len(s.calls) != p.Ranks {
+				err = fmt.Errorf("a point has %d calls for %d ranks", len(s.calls), p.Ranks)
 			}
-			sps = append(sps, s)
 		}
-		if err := d.Done(); err != nil {
+		if err != nil {
 			return fmt.Errorf("graph: analyzer rank %d's synchronisation points: %v", q, err)
 		}
+		sps = append(sps, theirs...)
 	}
 	// Every rank's calls in them must run in the same order, or they are
 	// not one sequence of cuts: one that is out of order with the last kept

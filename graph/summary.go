@@ -63,74 +63,58 @@ func (p *PAG) shareSummaries(c mpix.Comm, run *Run, rankLogs []*rankData) ([]ran
 // encodeSummaries is the message of one analyzer rank's summaries.
 func encodeSummaries(ss []rankSummary) []byte {
 	e := mpix.NewEncoder(nil)
-	e.PutLen(len(ss))
-	for i := range ss {
-		s := &ss[i]
+	mpix.PutList(e, ss, func(e *mpix.Encoder, s *rankSummary) {
 		e.PutString(s.Note)
-		e.PutLen(len(s.Comms))
-		for k := range s.Comms {
-			cm := &s.Comms[k]
-			e.PutString(cm.Name)
-			mpix.PutRecord(e, commHead{Parent: cm.Parent, Op: cm.Op})
-			for _, l := range [][]int32{cm.Members, cm.Remote, cm.Sources, cm.Dests} {
-				mpix.PutRecords(e, l)
-			}
-		}
-		e.PutLen(len(s.Modules))
-		for _, m := range s.Modules {
+		mpix.PutList(e, s.Comms, putComm)
+		mpix.PutList(e, s.Modules, func(e *mpix.Encoder, m *trace.Module) {
 			e.PutString(m.Path)
 			e.PutString(m.BuildID)
 			mpix.PutRecord(e, moduleSpan{m.Base, m.Start, m.End})
-		}
-		e.PutLen(len(s.Unwrapped))
-		for _, u := range s.Unwrapped {
+		})
+		mpix.PutList(e, s.Unwrapped, func(e *mpix.Encoder, u *trace.UnwrappedCall) {
 			e.PutString(u.Name)
 			mpix.PutRecord(e, unwrappedCount{u.Calls, u.Ns})
-		}
-	}
+		})
+	})
 	return e.Bytes()
+}
+
+func putComm(e *mpix.Encoder, cm *trace.Comm) {
+	e.PutString(cm.Name)
+	mpix.PutRecord(e, commHead{Parent: cm.Parent, Op: cm.Op})
+	for _, l := range [][]int32{cm.Members, cm.Remote, cm.Sources, cm.Dests} {
+		mpix.PutRecords(e, l)
+	}
 }
 
 // decodeSummaries reads encodeSummaries' message back.
 func decodeSummaries(b []byte) ([]rankSummary, error) {
 	d := mpix.NewDecoder(b)
-	ss := make([]rankSummary, d.ReadLen())
-	for i := 0; i < len(ss) && d.Err() == nil; i++ {
-		s := &ss[i]
+	ss := mpix.ReadList(d, func(d *mpix.Decoder, s *rankSummary) {
 		s.Note = d.ReadString()
-		if n := d.ReadLen(); n > 0 {
-			s.Comms = make([]trace.Comm, n)
-			for k := range s.Comms {
-				cm := &s.Comms[k]
-				cm.Name = d.ReadString()
-				h := mpix.ReadRecord[commHead](d)
-				cm.Parent, cm.Op = h.Parent, h.Op
-				for _, l := range []*[]int32{&cm.Members, &cm.Remote, &cm.Sources, &cm.Dests} {
-					*l = mpix.ReadRecords[int32](d)
-				}
-			}
-		}
-		if n := d.ReadLen(); n > 0 {
-			s.Modules = make([]trace.Module, n)
-			for k := range s.Modules {
-				m := &s.Modules[k]
-				m.Path, m.BuildID = d.ReadString(), d.ReadString()
-				sp := mpix.ReadRecord[moduleSpan](d)
-				m.Base, m.Start, m.End = sp.Base, sp.Start, sp.End
-			}
-		}
-		if n := d.ReadLen(); n > 0 {
-			s.Unwrapped = make([]trace.UnwrappedCall, n)
-			for k := range s.Unwrapped {
-				u := &s.Unwrapped[k]
-				u.Name = d.ReadString()
-				uc := mpix.ReadRecord[unwrappedCount](d)
-				u.Calls, u.Ns = uc.Calls, uc.Ns
-			}
-		}
-	}
+		s.Comms = mpix.ReadList(d, readComm)
+		s.Modules = mpix.ReadList(d, func(d *mpix.Decoder, m *trace.Module) {
+			m.Path, m.BuildID = d.ReadString(), d.ReadString()
+			sp := mpix.ReadRecord[moduleSpan](d)
+			m.Base, m.Start, m.End = sp.Base, sp.Start, sp.End
+		})
+		s.Unwrapped = mpix.ReadList(d, func(d *mpix.Decoder, u *trace.UnwrappedCall) {
+			u.Name = d.ReadString()
+			uc := mpix.ReadRecord[unwrappedCount](d)
+			u.Calls, u.Ns = uc.Calls, uc.Ns
+		})
+	})
 	if err := d.Done(); err != nil {
 		return nil, fmt.Errorf("graph: log summaries: %v", err)
 	}
 	return ss, nil
+}
+
+func readComm(d *mpix.Decoder, cm *trace.Comm) {
+	cm.Name = d.ReadString()
+	h := mpix.ReadRecord[commHead](d)
+	cm.Parent, cm.Op = h.Parent, h.Op
+	for _, l := range []*[]int32{&cm.Members, &cm.Remote, &cm.Sources, &cm.Dests} {
+		*l = mpix.ReadRecords[int32](d)
+	}
 }

@@ -11,27 +11,21 @@ import (
 // TestWireRecords holds every record the build ships between analyzer
 // ranks as its memory to its size, without pointers or hidden padding.
 func TestWireRecords(t *testing.T) {
-	for _, r := range []struct {
-		name string
-		v    any
-		size uintptr
-	}{
-		{"wireEnd", wireEnd{}, 56},
-		{"wireDep", wireDep{}, 24},
-		{"wireColl", wireColl{}, 48},
-		{"wireEdge", wireEdge{}, 24},
-		{"wireReady", wireReady{}, 24},
-		{"wirePSCW", wirePSCW{}, 40},
-		{"CallInfo", CallInfo{}, 32},
-		{"commHead", commHead{}, 8},
-		{"moduleSpan", moduleSpan{}, 24},
-		{"unwrappedCount", unwrappedCount{}, 16},
-		{"hubCount", hubCount{}, 16},
-		{"hubTime", hubTime{}, 16},
-		{"syncHead", syncHead{}, 24},
-	} {
-		mpixtest.CheckRecord(t, r.name, r.v, r.size)
-	}
+	mpixtest.CheckRecords(t, map[any]uintptr{
+		wireEnd{}:        56,
+		wireDep{}:        24,
+		wireColl{}:       48,
+		wireEdge{}:       24,
+		wireReady{}:      24,
+		wirePSCW{}:       40,
+		CallInfo{}:       32,
+		commHead{}:       8,
+		moduleSpan{}:     24,
+		unwrappedCount{}: 16,
+		hubCount{}:       16,
+		hubTime{}:        16,
+		syncHead{}:       24,
+	})
 }
 
 // fill sets every field reachable from v to a value other than its zero,
@@ -67,7 +61,7 @@ func TestSummariesRoundTrip(t *testing.T) {
 	// Empty lists read back as nil, as they did by gob.
 	sparse := []rankSummary{{}, {Comms: []trace.Comm{{Name: "W0.0", Members: []int32{}}}, Modules: []trace.Module{}}}
 	want := []rankSummary{{}, {Comms: []trace.Comm{{Name: "W0.0"}}}}
-	for _, tc := range []struct{ in, want []rankSummary }{{full, full}, {sparse, want}, {nil, []rankSummary{}}} {
+	for _, tc := range []struct{ in, want []rankSummary }{{full, full}, {sparse, want}, {nil, nil}} {
 		got, err := decodeSummaries(encodeSummaries(tc.in))
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%+v came back as %+v (%v)", tc.in, got, err)

@@ -9,17 +9,11 @@ import (
 // TestWireRecords holds every record the timeline's ranks ship to each
 // other as their memory to its size, without pointers or hidden padding.
 func TestWireRecords(t *testing.T) {
-	for _, r := range []struct {
-		name string
-		v    any
-		size uintptr
-	}{
-		{"side", side{}, 8},
-		{"sendFlow", sendFlow{}, 16},
-		{"batchHead", batchHead{}, 8},
-	} {
-		mpixtest.CheckRecord(t, r.name, r.v, r.size)
-	}
+	mpixtest.CheckRecords(t, map[any]uintptr{
+		side{}:      8,
+		sendFlow{}:  16,
+		batchHead{}: 8,
+	})
 }
 
 // TestReadBatch: a batch gives its text, the end of a rank's stream none,

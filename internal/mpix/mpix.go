@@ -10,10 +10,10 @@
 // is structured (a header and an array behind it, strings, lists of
 // lists: the ranks' log summaries) goes in the framed form built on them
 // (Encoder, Decoder: records, counted arrays of records, strings, bytes,
-// lengths; wire.go). A record that crosses the wire holds no pointers and
+// lists; wire.go). A record that crosses the wire holds no pointers and
 // no padding the compiler put in (explicit blank fields instead): each
 // package's tests hold its records to their sizes with
-// mpixtest.CheckRecord.
+// mpixtest.CheckRecords.
 package mpix
 
 import (

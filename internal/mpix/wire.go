@@ -14,15 +14,16 @@ import (
 //   - a record (PutRecord): its bytes as in memory;
 //   - records (PutRecords), a string (PutString), bytes (PutBytes): a
 //     uint64 count (of records, of bytes), then their bytes;
-//   - a length (PutLen): a uint64, the number of list elements that
-//     follow, each put by the caller as its items.
+//   - a list (PutList): a uint64, the number of elements that follow,
+//     each put as its items.
 //
 // Every item starts at a multiple of 8 bytes from the message's start
 // (padding follows what ends elsewhere), so that the records of a message
 // received into an aligned buffer are read in place, as FromBytes reads
 // them. A message names no types: sender and receiver run the same binary,
 // and the receiver reads the items back in the order they were put. It may
-// end in unframed bytes (ReadRest): text made in place behind a header.
+// end in unframed bytes, appended to what Bytes returns and read by
+// ReadRest: text made in place behind a header.
 
 // wireAlign is the alignment of every item of a message.
 const wireAlign = 8
@@ -55,10 +56,15 @@ func (e *Encoder) pad() {
 
 func (e *Encoder) count(n int) { e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(n)) }
 
-// PutLen puts the length of a list whose elements the caller puts next.
-// Every element must put at least one item: the Decoder bounds a length by
-// the bytes left.
-func (e *Encoder) PutLen(n int) { e.count(n) }
+// PutList puts xs as a list: its length, then each element by put, which
+// must put at least one item (the Decoder bounds a list's length by the
+// bytes left).
+func PutList[T any](e *Encoder, xs []T, put func(e *Encoder, x *T)) {
+	e.count(len(xs))
+	for i := range xs {
+		put(e, &xs[i])
+	}
+}
 
 // PutString puts s.
 func (e *Encoder) PutString(s string) {
@@ -161,9 +167,19 @@ func (d *Decoder) count(size int, what string, t reflect.Type) int {
 	return int(n)
 }
 
-// ReadLen reads a list's length (PutLen). Every element takes at least 8
-// bytes, which bounds it.
-func (d *Decoder) ReadLen() int { return d.count(wireAlign, "list elements", nil) }
+// ReadList reads a list PutList put, each element by read: nil for none.
+// It stops at the first error, the rest of the list left zero.
+func ReadList[T any](d *Decoder, read func(d *Decoder, x *T)) []T {
+	n := d.count(wireAlign, "list elements", nil) // each takes 8 bytes at least
+	if n == 0 {
+		return nil
+	}
+	xs := make([]T, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		read(d, &xs[i])
+	}
+	return xs
+}
 
 // ReadString reads a string (PutString), copying it.
 func (d *Decoder) ReadString() string { return string(d.ReadBytes()) }

@@ -34,10 +34,7 @@ func (s *sample) put(e *mpix.Encoder) {
 	mpix.PutRecords(e, s.IDs)
 	e.PutString(s.Name)
 	e.PutBytes(s.Blob)
-	e.PutLen(len(s.Lists))
-	for _, l := range s.Lists {
-		mpix.PutRecords(e, l)
-	}
+	mpix.PutList(e, s.Lists, func(e *mpix.Encoder, l *[]uint64) { mpix.PutRecords(e, *l) })
 }
 
 func (s *sample) encode() []byte {
@@ -52,12 +49,7 @@ func readSample(d *mpix.Decoder) sample {
 	s.IDs = mpix.ReadRecords[int32](d)
 	s.Name = d.ReadString()
 	s.Blob = d.ReadBytes()
-	if n := d.ReadLen(); n > 0 {
-		s.Lists = make([][]uint64, n)
-		for i := range s.Lists {
-			s.Lists[i] = mpix.ReadRecords[uint64](d)
-		}
-	}
+	s.Lists = mpix.ReadList(d, func(d *mpix.Decoder, l *[]uint64) { *l = mpix.ReadRecords[uint64](d) })
 	s.Tail = d.ReadRest()
 	if len(s.Tail) == 0 {
 		s.Tail = nil

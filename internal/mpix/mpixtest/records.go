@@ -2,7 +2,9 @@ package mpixtest
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -21,6 +23,19 @@ func CheckRecord(t testing.TB, name string, v any, size uintptr) {
 	}
 	if err := WireLayout(typ); err != nil {
 		t.Errorf("%s: %v", name, err)
+	}
+}
+
+// CheckRecords is CheckRecord for each record type of a package, given
+// by a value of it and its size, named by its type.
+func CheckRecords(t testing.TB, sizes map[any]uintptr) {
+	t.Helper()
+	byName := map[string]any{}
+	for v := range sizes {
+		byName[reflect.TypeOf(v).String()] = v
+	}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		CheckRecord(t, name, byName[name], sizes[byName[name]])
 	}
 }
 
