@@ -410,7 +410,6 @@ func (s *distSearch) finish() (*DistResult, error) {
 			bestSrc, bestDist = s.lo+int32(i), d
 		}
 	}
-	const toTarget = -1
 	// Each walk from an entry point stops where Succ leaves the rank, at
 	// the target, or at a vertex an earlier walk visited, whose end it
 	// shares: every owned vertex is walked at most once. walkOf holds the
@@ -471,120 +470,55 @@ func (s *distSearch) finish() (*DistResult, error) {
 			pairs = append(pairs, v, exitOf(v))
 		}
 	}
-	hdr := mpix.PutI64s(nil, bestDist, int64(bestSrc), int64(localCycle), int64(broken))
+	e := mpix.NewEncoder(nil)
+	mpix.PutRecord(e, finishEntries{BestDist: bestDist, BestSrc: bestSrc, Cycle: localCycle, Broken: broken})
+	mpix.PutRecords(e, pairs)
 	parts := make([][]byte, s.size)
-	parts[0] = append(hdr, mpix.Bytes(pairs)...)
+	parts[0] = e.Bytes()
 	recv, err := s.c.Alltoallv(parts)
 	if err != nil {
 		return nil, err
 	}
 	// Step 2.
-	const (
-		statusOK = iota
-		statusNoSource
-		statusCycle
-		statusBroken
-	)
-	var pathEntries []int32 // rank 0: entry points in path order
-	var owners []int
+	var owners []int // rank 0: the owner of each entry point, in path order
+	clear(parts)
 	if s.rank == 0 {
-		status, at := int64(statusOK), int64(-1)
-		src, srcDist := NoVertex, Unreached
-		rankPairs := make([][]int32, s.size)
-		for p, b := range recv {
-			if len(b) < 32 || (len(b)-32)%8 != 0 {
-				status, at = statusBroken, -1 // cannot happen: the ranks run the same code
-				continue
-			}
-			h := mpix.I64s(b[:32])
-			if d, v := h[0], int32(h[1]); v != NoVertex && (src == NoVertex || d > srcDist || (d == srcDist && v < src)) {
-				src, srcDist = v, d
-			}
-			if h[2] >= 0 && status == statusOK {
-				status, at = statusCycle, h[2]
-			}
-			if h[3] >= 0 && status == statusOK {
-				status, at = statusBroken, h[3]
-			}
-			rankPairs[p], _ = mpix.FromBytes[int32](b[32:]) // whole int32s: checked above
-		}
-		if status == statusOK && src == NoVertex {
-			status = statusNoSource
-		}
-		if status == statusOK {
-			total := 0
-			for _, ps := range rankPairs {
-				total += len(ps) / 2
-			}
-			for x := src; ; {
-				p := g.Owner(x)
-				ps := rankPairs[p]
-				k := sort.Search(len(ps)/2, func(k int) bool { return ps[2*k] >= x })
-				if k == len(ps)/2 || ps[2*k] != x {
-					status, at = statusBroken, int64(x)
-					break
-				}
-				if len(pathEntries) >= total {
-					status, at = statusCycle, int64(x)
-					break
-				}
-				pathEntries = append(pathEntries, x)
-				owners = append(owners, p)
-				if x = ps[2*k+1]; x == toTarget {
-					break
-				}
-			}
+		var verdict finishVerdict
+		var entries []int32
+		verdict, entries, owners = s.chain(recv)
+		theirs := make([][]int32, s.size)
+		for i, x := range entries {
+			theirs[owners[i]] = append(theirs[owners[i]], x)
 		}
 		for p := range parts {
-			parts[p] = mpix.PutI64s(nil, status, at, srcDist)
-		}
-		if status == statusOK {
-			for i, x := range pathEntries {
-				parts[owners[i]] = mpix.PutI64s(parts[owners[i]], int64(x))
-			}
-		}
-	} else {
-		for p := range parts {
-			parts[p] = nil
+			e := mpix.NewEncoder(nil)
+			mpix.PutRecord(e, verdict)
+			mpix.PutRecords(e, theirs[p])
+			parts[p] = e.Bytes()
 		}
 	}
 	recv, err = s.c.Alltoallv(parts)
 	if err != nil {
 		return nil, err
 	}
-	h := mpix.I64s(recv[0])
-	if len(h) < 3 {
-		h = []int64{statusBroken, -1, 0} // cannot happen: rank 0 always sends a status
+	d := mpix.NewDecoder(recv[0])
+	v := mpix.ReadRecord[finishVerdict](d)
+	entries := mpix.ReadRecords[int32](d)
+	if d.Done() != nil {
+		v = finishVerdict{Status: statusBroken, At: -1} // cannot happen: rank 0 always sends a verdict
 	}
-	switch h[0] {
+	switch v.Status {
 	case statusOK:
 	case statusNoSource:
 		return nil, fmt.Errorf("cpath: no source reaches target %d: the graph has a cycle", g.Target)
 	case statusCycle:
-		return nil, cycleError(int32(h[1]))
+		return nil, cycleError(int32(v.At))
 	default:
-		return nil, fmt.Errorf("cpath: Succ chain stops at %d before target %d", h[1], g.Target)
+		return nil, fmt.Errorf("cpath: Succ chain stops at %d before target %d", v.At, g.Target)
 	}
-	length := h[2]
 	// Step 3.
-	var seg []int32
-	for _, x := range h[3:] {
-		k := len(seg)
-		seg = append(seg, 0)
-		for v := int32(x); ; {
-			seg = append(seg, v)
-			w := s.succ[v-s.lo]
-			if v == g.Target || !s.owns(w) {
-				break
-			}
-			v = w
-		}
-		seg[k] = int32(len(seg) - k - 1)
-	}
-	for p := range parts {
-		parts[p] = nil
-	}
-	parts[0] = mpix.Bytes(seg)
+	clear(parts)
+	parts[0] = s.segments(entries)
 	recv, err = s.c.Alltoallv(parts)
 	if err != nil {
 		return nil, err
@@ -592,28 +526,9 @@ func (s *distSearch) finish() (*DistResult, error) {
 	res := &DistResult{}
 	var lerr error
 	if s.rank == 0 {
-		segs := make([][]int32, s.size)
-		for p, b := range recv {
-			if segs[p], err = mpix.FromBytes[int32](b); err != nil {
-				lerr = err
-			}
-		}
-		total := 0
-		for _, sp := range segs {
-			total += len(sp)
-		}
-		verts := make([]int32, 0, total)
-		for _, p := range owners {
-			sp := segs[p]
-			if len(sp) == 0 || int(sp[0]) > len(sp)-1 {
-				lerr = fmt.Errorf("cpath: rank %d shipped a short path segment", p)
-				break
-			}
-			k := int(sp[0])
-			verts = append(verts, sp[1:1+k]...)
-			segs[p] = sp[1+k:]
-		}
-		res.Path = Path{Vertices: verts, Length: length}
+		var verts []int32
+		verts, lerr = joinSegments(recv, owners)
+		res.Path = Path{Vertices: verts, Length: v.Length}
 	}
 	if err := s.sumStats(res, lerr != nil); err != nil {
 		return nil, err
@@ -624,6 +539,139 @@ func (s *distSearch) finish() (*DistResult, error) {
 	return res, nil
 }
 
+// toTarget is the next vertex of an entry pair whose walk reached the
+// target.
+const toTarget = -1
+
+// finish's statuses: how rank 0 found the chain of entry points.
+const (
+	statusOK = iota
+	statusNoSource
+	statusCycle
+	statusBroken
+)
+
+// finishEntries is what each rank tells rank 0 in finish's step 1, ahead
+// of its pairs (entry point, the vertex off the rank its Succ walk
+// reaches or toTarget).
+type finishEntries struct {
+	BestDist int64 // Unreached if it reached no source
+	BestSrc  int32 // its best source, NoVertex if none
+	Cycle    int32 // a vertex on a Succ loop of its walks, or -1
+	Broken   int32 // a vertex whose Succ stops short of the target, or -1
+	_        int32
+}
+
+// finishVerdict is rank 0's answer in step 2, ahead of the rank's entry
+// points in path order.
+type finishVerdict struct {
+	Status int64 // statusOK, ...
+	At     int64 // the vertex the status names, or -1
+	Length int64 // the path's length
+}
+
+// chain is rank 0's step 2 of finish: it picks the canonical source from
+// every rank's report and chains the entry pairs into the path's entry
+// points, giving each one's owner.
+func (s *distSearch) chain(recv [][]byte) (v finishVerdict, entries []int32, owners []int) {
+	g := s.g
+	v = finishVerdict{Status: statusOK, At: -1}
+	src, srcDist := NoVertex, Unreached
+	rankPairs := make([][]int32, s.size)
+	for p, b := range recv {
+		d := mpix.NewDecoder(b)
+		h := mpix.ReadRecord[finishEntries](d)
+		rankPairs[p] = mpix.ReadRecords[int32](d)
+		if d.Done() != nil || len(rankPairs[p])%2 != 0 {
+			v.Status, v.At = statusBroken, -1 // cannot happen: the ranks run the same code
+			continue
+		}
+		if h.BestSrc != NoVertex && (src == NoVertex || h.BestDist > srcDist || (h.BestDist == srcDist && h.BestSrc < src)) {
+			src, srcDist = h.BestSrc, h.BestDist
+		}
+		if h.Cycle >= 0 && v.Status == statusOK {
+			v.Status, v.At = statusCycle, int64(h.Cycle)
+		}
+		if h.Broken >= 0 && v.Status == statusOK {
+			v.Status, v.At = statusBroken, int64(h.Broken)
+		}
+	}
+	v.Length = srcDist
+	if v.Status == statusOK && src == NoVertex {
+		v.Status = statusNoSource
+	}
+	if v.Status != statusOK {
+		return v, nil, nil
+	}
+	total := 0
+	for _, ps := range rankPairs {
+		total += len(ps) / 2
+	}
+	for x := src; ; {
+		p := g.Owner(x)
+		ps := rankPairs[p]
+		k := sort.Search(len(ps)/2, func(k int) bool { return ps[2*k] >= x })
+		if k == len(ps)/2 || ps[2*k] != x {
+			return finishVerdict{Status: statusBroken, At: int64(x), Length: srcDist}, nil, nil
+		}
+		if len(entries) >= total {
+			return finishVerdict{Status: statusCycle, At: int64(x), Length: srcDist}, nil, nil
+		}
+		entries = append(entries, x)
+		owners = append(owners, p)
+		if x = ps[2*k+1]; x == toTarget {
+			return v, entries, owners
+		}
+	}
+}
+
+// segments is a rank's step 3 of finish: the message of its segments of
+// the path, one from each of its entry points, in path order.
+func (s *distSearch) segments(entries []int32) []byte {
+	e := mpix.NewEncoder(nil)
+	var seg []int32
+	for _, x := range entries {
+		seg = seg[:0]
+		for u := x; ; {
+			seg = append(seg, u)
+			w := s.succ[u-s.lo]
+			if u == s.g.Target || !s.owns(w) {
+				break
+			}
+			u = w
+		}
+		mpix.PutRecords(e, seg)
+	}
+	return e.Bytes()
+}
+
+// joinSegments is rank 0's step 3 of finish: the path's vertices, the
+// segments each rank shipped taken in path order (owners).
+func joinSegments(recv [][]byte, owners []int) ([]int32, error) {
+	ds := make([]*mpix.Decoder, len(recv))
+	for p, b := range recv {
+		ds[p] = mpix.NewDecoder(b)
+	}
+	total := 0
+	for _, b := range recv {
+		total += len(b) / 4 // at most: the counts are among them
+	}
+	verts := make([]int32, 0, total)
+	for _, p := range owners {
+		sp := mpix.ReadRecords[int32](ds[p])
+		if len(sp) == 0 {
+			return nil, fmt.Errorf("cpath: rank %d shipped a short path segment (%v)", p, ds[p].Err())
+		}
+		verts = append(verts, sp...)
+	}
+	for p, d := range ds {
+		if err := d.Done(); err != nil {
+			return nil, fmt.Errorf("cpath: rank %d's path segments: %v", p, err)
+		}
+	}
+	return verts, nil
+}
+
 // sumStats fills res.Stats from every rank's counters, one Allgatherv:
 // counts summed, Rounds, Phases and MaxQueue the largest. BytesSent covers
 // the search and the path extraction, not this last gather. failed rides
@@ -631,40 +679,51 @@ func (s *distSearch) finish() (*DistResult, error) {
 func (s *distSearch) sumStats(res *DistResult, failed bool) error {
 	bytes, _ := s.c.Stats()
 	st := &s.st
-	x := []int64{s.reached, st.Relaxations, st.Updates, st.Pushes, st.Pops, st.Stale, st.Phases,
-		st.Light, st.Heavy, int64(st.MaxQueue), st.Rounds, bytes - s.bytes0, 0, int64(len(s.g.InSrc))}
+	x := distTally{Reached: s.reached, Relaxations: st.Relaxations, Updates: st.Updates, Pushes: st.Pushes, Pops: st.Pops,
+		Stale: st.Stale, Phases: st.Phases, Light: st.Light, Heavy: st.Heavy, MaxQueue: int64(st.MaxQueue), Rounds: st.Rounds,
+		Bytes: bytes - s.bytes0, Edges: int64(len(s.g.InSrc))}
 	if failed {
-		x[12] = 1
+		x.Failed = 1
 	}
-	all, err := s.c.Allgatherv(mpix.PutI64s(nil, x...))
+	all, err := s.c.Allgatherv(mpix.Bytes([]distTally{x}))
 	if err != nil {
 		return err
 	}
 	var sum DistStats
 	for p, b := range all {
-		if len(b) != 8*len(x) {
+		ys, err := mpix.FromBytes[distTally](b)
+		if err != nil || len(ys) != 1 {
 			return fmt.Errorf("cpath: rank %d shipped %d bytes of statistics", p, len(b))
 		}
-		y := mpix.I64s(b)
-		sum.Reached += int(y[0])
-		sum.Relaxations += y[1]
-		sum.Updates += y[2]
-		sum.Pushes += y[3]
-		sum.Pops += y[4]
-		sum.Stale += y[5]
-		sum.Phases = max(sum.Phases, y[6])
-		sum.Light += y[7]
-		sum.Heavy += y[8]
-		sum.MaxQueue = max(sum.MaxQueue, int(y[9]))
-		sum.Rounds = max(sum.Rounds, y[10])
-		sum.BytesSent += y[11]
-		sum.Edges += y[13]
-		if y[12] != 0 && s.rank != 0 {
+		y := &ys[0]
+		sum.Reached += int(y.Reached)
+		sum.Relaxations += y.Relaxations
+		sum.Updates += y.Updates
+		sum.Pushes += y.Pushes
+		sum.Pops += y.Pops
+		sum.Stale += y.Stale
+		sum.Phases = max(sum.Phases, y.Phases)
+		sum.Light += y.Light
+		sum.Heavy += y.Heavy
+		sum.MaxQueue = max(sum.MaxQueue, int(y.MaxQueue))
+		sum.Rounds = max(sum.Rounds, y.Rounds)
+		sum.BytesSent += y.Bytes
+		sum.Edges += y.Edges
+		if y.Failed != 0 && s.rank != 0 {
 			return fmt.Errorf("cpath: rank %d could not assemble the critical path", p)
 		}
 	}
 	res.Stats = sum
 	return nil
+}
+
+// distTally is one rank's counters, as sumStats ships them.
+type distTally struct {
+	Reached, Relaxations, Updates, Pushes, Pops, Stale, Phases int64
+	Light, Heavy, MaxQueue, Rounds                             int64
+	Bytes                                                      int64 // sent by the search and the path extraction
+	Failed                                                     int64 // 1: rank 0 could not assemble the path
+	Edges                                                      int64
 }
 
 // distTimed is one rank's state in a time-ordered search (ParallelDijkstra
@@ -825,6 +884,14 @@ func (s *distTimed) frontier(hd distHeader) (int64, int32) {
 	return ft, fid
 }
 
+// crossDst is a cross-rank edge u->w as lookahead asks u's owner about
+// it: w's time.
+type crossDst struct {
+	T int64 // Time[w]
+	U int32
+	_ int32
+}
+
 // lookahead gives each owned vertex u the earliest time of a vertex of
 // another rank that can change Dist[u] directly: the destination w of a
 // cross-rank edge x->w from u or from an owned vertex x that u reaches
@@ -837,16 +904,16 @@ func (s *distTimed) frontier(hd distHeader) (int64, int32) {
 func (s *distTimed) lookahead() ([]int64, error) {
 	g := s.g
 	nv := int(s.hi - s.lo)
-	parts := make([][]byte, s.size)
+	asks := make([][]crossDst, s.size)
 	for i := 0; i < nv; i++ {
 		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {
 			if u := g.InSrc[j]; !s.owns(u) {
 				p := g.Owner(u)
-				parts[p] = mpix.PutI64s(parts[p], int64(u), s.tm[i])
+				asks[p] = append(asks[p], crossDst{T: s.tm[i], U: u})
 			}
 		}
 	}
-	recv, err := s.c.Alltoallv(parts)
+	recv, err := mpix.Ship(s.c, asks)
 	if err != nil {
 		return nil, err
 	}
@@ -855,32 +922,33 @@ func (s *distTimed) lookahead() ([]int64, error) {
 	for i := range rt {
 		rt[i] = math.MaxInt64
 	}
-	reply := make([][]byte, s.size)
+	reply := make([][]int64, s.size)
 	for p, b := range recv {
-		if len(b)%16 != 0 {
+		xs, err := mpix.FromBytes[crossDst](b)
+		if err != nil {
 			return nil, fmt.Errorf("cpath: rank %d shipped %d bytes, not whole edges", p, len(b))
 		}
-		x := mpix.I64s(b)
-		for k := 0; k+1 < len(x); k += 2 {
+		reply[p] = make([]int64, len(xs))
+		for k, x := range xs {
 			t := int64(distNoTop)
-			if u := int32(x[k]); s.owns(u) {
-				rt[u-s.lo] = min(rt[u-s.lo], x[k+1])
+			if u := x.U; s.owns(u) {
+				rt[u-s.lo] = min(rt[u-s.lo], x.T)
 				t = s.tm[u-s.lo]
 			}
-			reply[p] = mpix.PutI64s(reply[p], t)
+			reply[p][k] = t
 		}
 	}
 	// The answers: the sources' times, by which an offer bounds the time
 	// it may queue at its destination (see exchangeTimed).
-	if recv, err = s.c.Alltoallv(reply); err != nil {
+	if recv, err = mpix.Ship(s.c, reply); err != nil {
 		return nil, err
 	}
 	s.st.Rounds++
 	s.srcTime = make([]int64, len(g.InSrc))
 	at := make([]int, s.size)
-	ans := make([][]int64, s.size)
-	for p, b := range recv {
-		ans[p] = mpix.I64s(b)
+	ans, err := mpix.Split[int64](recv)
+	if err != nil {
+		return nil, err
 	}
 	for i := 0; i < nv; i++ {
 		for j := g.InStart[i]; j < g.InStart[i+1]; j++ {

@@ -57,6 +57,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/pierrec/lz4/v4"
@@ -128,15 +129,14 @@ func topoBetter(a, b *topoEdge) bool {
 }
 
 // topoEnds is what rank 0 needs of the run's ends from each analyzer rank:
-// its earliest call (by Start, then id) and latest (by End, then id).
+// its earliest call (by Start, then id) and latest (by End, then id). It
+// heads each rank's part to rank 0, as its memory.
 type topoEnds struct {
 	F, FStart       int64 // F = -1 when the rank has no calls
 	L, LStart, LEnd int64
 }
 
 const topoEndsSize = 5 * 8
-
-func (x topoEnds) put(b []byte) []byte { return mpix.PutI64s(b, x.F, x.FStart, x.L, x.LStart, x.LEnd) }
 
 // merge keeps the better of two candidates for both ends.
 func (x *topoEnds) merge(y topoEnds) {
@@ -335,64 +335,90 @@ func (in *TopoCalls) rankOf(call int32) int32 {
 }
 
 // A part of an exchange is a header (fixed size at each exchange, maybe
-// none) and edges. Encoded: empty if both are, else a mode byte (0 plain, 1
-// LZ4), the plain payload's length, then the payload: the header and the
-// edge array as in memory (plain), or the header and the packed edges,
-// LZ4-compressed.
-const topoPartHeader = 9
+// none) and edges. Encoded in mpix's framed form: empty if both are, else
+// a topoPart record, then the header and the edges as in memory (plain),
+// or the header and the packed edges, LZ4-compressed, as bytes.
+type topoPart struct {
+	Mode uint32 // topoPlain or topoLZ4
+	_    uint32
+	Raw  uint64 // topoLZ4: the bytes the block holds uncompressed
+}
+
+const (
+	topoPlain = 0
+	topoLZ4   = 1
+)
+
+const topoPartSize = int(unsafe.Sizeof(topoPart{}))
+
+// topoPlainSize is the bytes of a plain part of hdr bytes and n edges: a
+// compressed part counts at it.
+func topoPlainSize(hdr, n int) int {
+	if hdr == 0 && n == 0 {
+		return 0
+	}
+	return topoPartSize + mpix.FramedSize(hdr) + mpix.FramedSize(topoEdgeSize*n)
+}
 
 func topoEncode(hdr []byte, es []topoEdge, compress bool) []byte {
 	n := len(hdr) + topoEdgeSize*len(es)
 	if n == 0 {
 		return nil
 	}
-	out := make([]byte, topoPartHeader, topoPartHeader+n)
-	binary.LittleEndian.PutUint64(out[1:], uint64(n))
 	if compress {
 		packed := append(slices.Clip(hdr), topoPack(es)...)
 		z := make([]byte, lz4.CompressBlockBound(n))
 		if m, err := lz4.CompressBlock(packed, z, nil); err == nil && m > 0 && m < n {
-			out[0] = 1
-			return append(out, z[:m]...)
+			e := mpix.NewEncoder(make([]byte, 0, topoPartSize+mpix.FramedSize(m)))
+			mpix.PutRecord(e, topoPart{Mode: topoLZ4, Raw: uint64(n)})
+			e.PutBytes(z[:m])
+			return e.Bytes()
 		}
 	}
-	out = append(out, hdr...)
-	return append(out, mpix.Bytes(es)...)
+	e := mpix.NewEncoder(make([]byte, 0, topoPlainSize(len(hdr), len(es))))
+	mpix.PutRecord(e, topoPart{Mode: topoPlain})
+	e.PutBytes(hdr)
+	mpix.PutRecords(e, es)
+	return e.Bytes()
 }
 
 func topoDecode(b []byte, hdrSize int) (hdr []byte, es []topoEdge, err error) {
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
-	if len(b) < topoPartHeader {
-		return nil, nil, errors.New("topo: truncated part")
-	}
-	n := binary.LittleEndian.Uint64(b[1:])
-	data := b[topoPartHeader:]
-	if n < uint64(hdrSize) || (n-uint64(hdrSize))%topoEdgeSize != 0 || n > math.MaxInt32 {
-		return nil, nil, fmt.Errorf("topo: part of %d bytes", n)
-	}
-	switch b[0] {
-	case 0:
-		if uint64(len(data)) != n {
-			return nil, nil, errors.New("topo: part length mismatch")
+	d := mpix.NewDecoder(b)
+	h := mpix.ReadRecord[topoPart](d)
+	switch {
+	case d.Err() != nil:
+	case h.Mode == topoPlain:
+		hdr = d.ReadBytes()
+		es = mpix.ReadRecords[topoEdge](d)
+		if d.Err() == nil && len(hdr) != hdrSize {
+			return nil, nil, fmt.Errorf("topo: part with a header of %d bytes, want %d", len(hdr), hdrSize)
 		}
-		es, err = mpix.FromBytes[topoEdge](data[hdrSize:])
-		return data[:hdrSize], es, err
-	case 1:
+	case h.Mode == topoLZ4:
+		z := d.ReadBytes()
+		if d.Err() != nil {
+			break
+		}
 		// An LZ4 block expands at most 255-fold: a larger length is
 		// corrupt, and must not allocate.
-		if n > 255*uint64(len(data))+16 {
-			return nil, nil, fmt.Errorf("topo: compressed part of %d bytes claims %d", len(data), n)
+		if n := h.Raw; n < uint64(hdrSize) || (n-uint64(hdrSize))%topoEdgeSize != 0 || n > 255*uint64(len(z))+16 {
+			return nil, nil, fmt.Errorf("topo: compressed part of %d bytes claims %d", len(z), n)
 		}
-		raw := make([]byte, n)
-		m, err := lz4.UncompressBlock(data, raw)
-		if err != nil || uint64(m) != n {
-			return nil, nil, fmt.Errorf("topo: corrupt compressed part (%d of %d bytes): %v", m, n, err)
+		raw := make([]byte, h.Raw)
+		m, err := lz4.UncompressBlock(z, raw)
+		if err != nil || uint64(m) != h.Raw {
+			return nil, nil, fmt.Errorf("topo: corrupt compressed part (%d of %d bytes): %v", m, h.Raw, err)
 		}
-		return raw[:hdrSize], topoUnpack(raw[hdrSize:]), nil
+		hdr, es = raw[:hdrSize], topoUnpack(raw[hdrSize:])
+	default:
+		return nil, nil, fmt.Errorf("topo: unknown part mode %d", h.Mode)
 	}
-	return nil, nil, fmt.Errorf("topo: unknown part mode %d", b[0])
+	if err := d.Done(); err != nil {
+		return nil, nil, fmt.Errorf("topo: %v", err)
+	}
+	return hdr, es, nil
 }
 
 // topoEdgeSize is the bytes of a topoEdge, as shipped.
@@ -471,8 +497,8 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 	send := make([][]byte, P)
 	for p := range send {
 		send[p] = topoEncode(hdr[p], es[p], compress && p != me)
-		if p != me && len(send[p]) > 0 {
-			t.raw += int64(topoPartHeader+len(hdr[p])+topoEdgeSize*len(es[p])) - int64(len(send[p]))
+		if p != me {
+			t.raw += int64(topoPlainSize(len(hdr[p]), len(es[p])) - len(send[p]))
 		}
 	}
 	t.rounds++
@@ -491,11 +517,11 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 
 // topoParseEnds reads a header of topoEndsSize bytes.
 func topoParseEnds(b []byte) (topoEnds, error) {
-	if len(b) != topoEndsSize {
+	x, err := mpix.FromBytes[topoEnds](b)
+	if err != nil || len(x) != 1 {
 		return topoEnds{}, errors.New("topo: a rank's message to rank 0 lacks its ends")
 	}
-	x := mpix.I64s(b)
-	return topoEnds{F: x[0], FStart: x[1], L: x[2], LStart: x[3], LEnd: x[4]}, nil
+	return x[0], nil
 }
 
 // Topo runs topo (opt.Shuffle false) or topo-shuffle on the job c. Every
@@ -535,7 +561,7 @@ func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
 	// To rank 0: this rank's ends, then its edges (topo) or the chosen
 	// edges of its groups (shuffle).
 	hdr, es := make([][]byte, c.Size()), make([][]topoEdge, c.Size())
-	hdr[0] = loc.ends.put(nil)
+	hdr[0] = mpix.Bytes([]topoEnds{loc.ends})
 	var ferr error // a local failure, shared in the last round
 	if opt.Shuffle {
 		var err error
@@ -646,16 +672,25 @@ func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge
 	// Splitters: every rank sends its edge count and evenly spaced starts;
 	// each sample stands for count/samples edges.
 	k := min(len(es), topoSamples)
-	smp := mpix.PutI64s(nil, int64(len(es)))
-	for j := 0; j < k; j++ {
-		smp = mpix.PutI64s(smp, es[(2*j+1)*len(es)/(2*k)].S)
+	smp := make([]int64, k)
+	for j := range smp {
+		smp[j] = es[(2*j+1)*len(es)/(2*k)].S
 	}
+	e := mpix.NewEncoder(nil)
+	mpix.PutRecord(e, int64(len(es)))
+	mpix.PutRecords(e, smp)
 	tc.rounds++
-	all, err := c.Allgatherv(smp)
+	all, err := c.Allgatherv(e.Bytes())
 	if err != nil {
 		return nil, nil, err
 	}
-	split := topoSplitters(all, P)
+	split, ferr := topoSplitters(all, P)
+	if ferr != nil {
+		// Take part in the shuffle all the same, with nothing: every rank
+		// makes the same collective calls.
+		_, _, _, err := tc.exchange(make([][]byte, P), make([][]topoEdge, P), 0, compress)
+		return nil, ferr, err
+	}
 	lo := func(q int) int64 {
 		if q == 0 {
 			return math.MinInt64
@@ -688,25 +723,31 @@ func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge
 }
 
 // topoSplitters picks P-1 period boundaries from the gathered samples
-// (each message: count, then samples): the weighted quantiles i/P of the
-// edge starts. Every rank computes the same from the same messages.
-func topoSplitters(all [][]byte, P int) []int64 {
+// (each message: the rank's edge count, then its samples): the weighted
+// quantiles i/P of the edge starts. Every rank computes the same from the
+// same messages, and fails alike on a bad one.
+func topoSplitters(all [][]byte, P int) ([]int64, error) {
 	type sample struct {
 		v int64
 		w float64
 	}
 	var ss []sample
 	total := 0.0
-	for _, b := range all {
-		x := mpix.I64s(b)
-		if len(x) < 2 {
+	for p, b := range all {
+		d := mpix.NewDecoder(b)
+		n := mpix.ReadRecord[int64](d)
+		xs := mpix.ReadRecords[int64](d)
+		if err := d.Done(); err != nil {
+			return nil, fmt.Errorf("topo: rank %d's samples: %v", p, err)
+		}
+		if len(xs) == 0 {
 			continue
 		}
-		w := float64(x[0]) / float64(len(x)-1)
-		for _, v := range x[1:] {
+		w := float64(n) / float64(len(xs))
+		for _, v := range xs {
 			ss = append(ss, sample{v, w})
 		}
-		total += float64(x[0])
+		total += float64(n)
 	}
 	slices.SortStableFunc(ss, func(a, b sample) int {
 		switch {
@@ -732,7 +773,7 @@ func topoSplitters(all [][]byte, P int) []int64 {
 			split[i] = ss[len(ss)-1].v + 1
 		}
 	}
-	return split
+	return split, nil
 }
 
 // PathSegments turns an exact path into segments, for comparison with the

@@ -147,24 +147,9 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	}
 
 	// What every analyzer rank learns of each logged rank from its owner.
-	sums := make([]rankSummary, R)
-	{
-		mine := make([]rankSummary, own)
-		for i, d := range rankLogs {
-			s := &mine[i]
-			s.Comms, s.Modules, s.Unwrapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped
-			if d.trailer.Status != trace.EndFinalized {
-				s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
-					filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
-			}
-		}
-		got, err := mpix.AllgatherGob(c, mine)
-		if err != nil {
-			return nil, err
-		}
-		for part, s := range got {
-			copy(sums[p.PartRanks[part]:], s)
-		}
+	sums, err := p.shareSummaries(c, run, rankLogs)
+	if err != nil {
+		return nil, err
 	}
 	p.Modules = make([][]trace.Module, R)
 	uw := make([][]trace.UnwrappedCall, R)

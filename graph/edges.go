@@ -265,6 +265,21 @@ func hubsOf(col *Collective) int32 {
 	return 0
 }
 
+// hubCount is an instance's hubs, as its coordinator tells every rank.
+type hubCount struct {
+	Comm int32
+	Seq  uint32
+	Hubs int64
+}
+
+// hubTime is when a hub's members have all started, as the hub's owner
+// is told.
+type hubTime struct {
+	T   int64
+	Hub int32
+	_   int32
+}
+
 // layout numbers the hubs, the same way at any number of analyzer ranks:
 // every rank learns which instances the others coordinate and how many
 // hubs each has, and the hubs are numbered by communicator and sequence
@@ -273,32 +288,26 @@ func hubsOf(col *Collective) int32 {
 func (b *builder) layout() error {
 	p, c := b.p, b.c
 	size := c.Size()
-	var mine []int64 // comm, seq, hubs of the coordinated instances that have hubs
+	var mine []hubCount // the coordinated instances that have hubs
 	for k := range p.Colls {
 		col := &p.Colls[k]
 		if h := hubsOf(col); h > 0 {
-			mine = append(mine, int64(col.Comm), int64(col.Seq), int64(h))
+			mine = append(mine, hubCount{Comm: col.Comm, Seq: col.Seq, Hubs: int64(h)})
 		}
 	}
 	all, err := c.Allgatherv(mpix.Bytes(mine))
 	if err != nil {
 		return err
 	}
-	type inst struct{ comm, seq, hubs int64 }
-	var insts []inst
-	for _, bs := range all {
-		xs, err := mpix.FromBytes[int64](bs)
-		if err != nil || len(xs)%3 != 0 {
-			return fmt.Errorf("graph: hub exchange: %d bytes", len(bs))
-		}
-		for k := 0; k < len(xs); k += 3 {
-			insts = append(insts, inst{xs[k], xs[k+1], xs[k+2]})
-		}
+	insts, err := mpix.Concat[hubCount](all)
+	if err != nil {
+		return fmt.Errorf("graph: hub exchange: %v", err)
 	}
-	slices.SortFunc(insts, func(x, y inst) int { return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq)) })
+	byInstance := func(x, y hubCount) int { return cmp.Or(cmp.Compare(x.Comm, y.Comm), cmp.Compare(x.Seq, y.Seq)) }
+	slices.SortFunc(insts, byInstance)
 	first := make([]int64, len(insts)+1) // first hub of each instance, in that order
 	for k, x := range insts {
-		first[k+1] = first[k] + x.hubs
+		first[k+1] = first[k] + x.Hubs
 	}
 	N := int64(2 * p.NumCalls())
 	if N+first[len(insts)]+1 >= 1<<31-1 {
@@ -318,16 +327,14 @@ func (b *builder) layout() error {
 	// sent to the hubs' owner.
 	b.collHub = make([]int32, len(p.Colls))
 	b.hubTime = map[int32]int64{}
-	var times []int64 // hub, time pairs
+	var times []hubTime
 	for k := range p.Colls {
 		col := &p.Colls[k]
 		b.collHub[k] = -1
 		if hubsOf(col) == 0 {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(insts, inst{int64(col.Comm), int64(col.Seq), 0}, func(x, y inst) int {
-			return cmp.Or(cmp.Compare(x.comm, y.comm), cmp.Compare(x.seq, y.seq))
-		})
+		i, _ := slices.BinarySearchFunc(insts, hubCount{Comm: col.Comm, Seq: col.Seq}, byInstance)
 		h := int32(first[i])
 		b.collHub[k] = h
 		t := int64(-1 << 62)
@@ -336,13 +343,13 @@ func (b *builder) layout() error {
 				t = max(t, p.PostStart[m])
 			}
 			b.hubTime[h] = t
-			times = append(times, int64(h), t)
+			times = append(times, hubTime{T: t, Hub: h})
 			continue
 		}
 		for i, m := range b.scanOrder(col) {
 			t = max(t, p.PostStart[m])
 			b.hubTime[h+int32(i)] = t
-			times = append(times, int64(h+int32(i)), t)
+			times = append(times, hubTime{T: t, Hub: h + int32(i)})
 		}
 	}
 	send := make([][]byte, size)
@@ -354,15 +361,15 @@ func (b *builder) layout() error {
 	if p.Part == size-1 {
 		p.HubTime = make([]int64, p.Hubs)
 		for _, bs := range got {
-			xs, err := mpix.FromBytes[int64](bs)
-			if err != nil || len(xs)%2 != 0 {
-				return fmt.Errorf("graph: hub time exchange: %d bytes", len(bs))
+			xs, err := mpix.FromBytes[hubTime](bs)
+			if err != nil {
+				return fmt.Errorf("graph: hub time exchange: %v", err)
 			}
-			for k := 0; k < len(xs); k += 2 {
-				if xs[k] < 0 || xs[k] >= int64(p.Hubs) {
-					return fmt.Errorf("graph: hub time exchange: hub %d of %d", xs[k], p.Hubs)
+			for _, x := range xs {
+				if x.Hub < 0 || x.Hub >= p.Hubs {
+					return fmt.Errorf("graph: hub time exchange: hub %d of %d", x.Hub, p.Hubs)
 				}
-				p.HubTime[xs[k]] = xs[k+1]
+				p.HubTime[x.Hub] = x.T
 			}
 		}
 	}
@@ -753,6 +760,16 @@ func (b *builder) edges() error {
 	return nil
 }
 
+// syncHead is a synchronisation point as syncPoints ships it, its calls
+// (one per logged rank) behind it.
+type syncHead struct {
+	T    int64 // when the last member started
+	Comm int32
+	Seq  uint32
+	Hub  int32
+	_    int32
+}
+
 // syncPoints keeps the candidates whose edges satisfy the clock condition
 // (no member ended before the last one started: paper §4.4's "no negative
 // time") and shares them with every rank, in time order, with their hubs.
@@ -779,31 +796,32 @@ func (b *builder) syncPoints() error {
 			mine = append(mine, sp{last, col.Comm, col.Seq, p.Hub(b.collHub[k]), calls})
 		}
 	}
-	// Shipped as flat int64s: t, comm, seq, hub, then the calls.
-	var enc []int64
-	for _, s := range mine {
-		enc = append(enc, s.t, int64(s.comm), int64(s.seq), int64(s.hub))
-		for _, c := range s.calls {
-			enc = append(enc, int64(c))
-		}
-	}
-	all, err := b.c.Allgatherv(mpix.Bytes(enc))
+	e := mpix.NewEncoder(nil)
+	mpix.PutList(e, mine, func(e *mpix.Encoder, s *sp) {
+		mpix.PutRecord(e, syncHead{T: s.t, Comm: s.comm, Seq: s.seq, Hub: s.hub})
+		mpix.PutRecords(e, s.calls)
+	})
+	all, err := b.c.Allgatherv(e.Bytes())
 	if err != nil {
 		return err
 	}
 	var sps []sp
-	for _, bs := range all {
-		xs, err := mpix.FromBytes[int64](bs)
-		if err != nil {
-			return err
-		}
-		for k := 0; k+4+p.Ranks <= len(xs); k += 4 + p.Ranks {
-			s := sp{t: xs[k], comm: int32(xs[k+1]), seq: uint32(xs[k+2]), hub: int32(xs[k+3]), calls: make([]int32, p.Ranks)}
-			for r := range s.calls {
-				s.calls[r] = int32(xs[k+4+r])
+	for q, bs := range all {
+		d := mpix.NewDecoder(bs)
+		theirs := mpix.ReadList(d, func(d *mpix.Decoder, s *sp) {
+			h := mpix.ReadRecord[syncHead](d)
+			*s = sp{t: h.T, comm: h.Comm, seq: h.Seq, hub: h.Hub, calls: mpix.ReadRecords[int32](d)}
+		})
+		err := d.Done()
+		for _, s := range theirs {
+			if err == nil && len(s.calls) != p.Ranks {
+				err = fmt.Errorf("a point has %d calls for %d ranks", len(s.calls), p.Ranks)
 			}
-			sps = append(sps, s)
 		}
+		if err != nil {
+			return fmt.Errorf("graph: analyzer rank %d's synchronisation points: %v", q, err)
+		}
+		sps = append(sps, theirs...)
 	}
 	// Every rank's calls in them must run in the same order, or they are
 	// not one sequence of cuts: one that is out of order with the last kept

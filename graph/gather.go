@@ -10,7 +10,8 @@ import (
 )
 
 // CallInfo is what other ranks may ask of a call: its times, operation and
-// call site.
+// call site. It crosses the wire as its memory: 32 bytes, its padding
+// explicit.
 type CallInfo struct {
 	Start, End int64
 	CallSite   uint64
@@ -19,6 +20,7 @@ type CallInfo struct {
 	// WaitUnknown: a blocking Wait that completed no request the logs
 	// hold (PAG.WaitsUnknown).
 	WaitUnknown bool
+	_           [5]byte
 }
 
 // CallTable holds the CallInfo of the calls a rank asked for. A critical
@@ -60,7 +62,8 @@ func (t CallTable) CallSite(c int32) uint64 { return t.At(c).CallSite }
 // CallInfo is owned call c's CallInfo (c a global call number).
 func (p *PAG) CallInfo(c int32) CallInfo {
 	l := c - p.CallLo
-	return CallInfo{p.Start[l], p.End[l], p.Calls.CallSite(l), p.Op[l], p.CompletesFileIO(c), p.WaitsUnknown(c)}
+	return CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.Calls.CallSite(l), Op: p.Op[l], FileIO: p.CompletesFileIO(c),
+		WaitUnknown: p.WaitsUnknown(c)}
 }
 
 // FetchCalls gets the CallInfo of calls (any rank's) from their owners.

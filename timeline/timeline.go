@@ -152,18 +152,22 @@ type recvFlow struct {
 	r, s       side
 }
 
-// side is how one end of a message is drawn.
+// side is how one end of a message is drawn. The owner of the other end
+// is told it as its memory.
 type side struct {
 	in, crit bool  // its call lies in the window; it ends a critical segment
 	bucket   uint8 // of its call's drawn duration
+	_        uint8
 	bytes    int32 // of its flow event (the sender's: with an id of one digit)
 }
 
 func (x side) drawn(minBucket int) bool { return x.crit || x.in && int(x.bucket) >= minBucket }
 
-// sendFlow is a drawn message sent by an owned call.
+// sendFlow is a drawn message sent by an owned call, as the receiver's
+// owner tells the sender's.
 type sendFlow struct {
 	call int32
+	_    int32
 	id   int64
 }
 
@@ -546,7 +550,7 @@ func (w *writer) tellSenders(c mpix.Comm) error {
 		if f.r.drawn(w.minBucket) && f.s.drawn(w.minBucket) {
 			stats[1]++
 			q := p.Owner(f.send)
-			tell[q] = append(tell[q], sendFlow{f.send, f.id})
+			tell[q] = append(tell[q], sendFlow{call: f.send, id: f.id})
 		}
 	}
 	got, err := mpix.Ship(c, tell)
@@ -799,6 +803,23 @@ func (w *writer) header(e *enc) {
 	}
 }
 
+// batchHead heads each message of the stream to rank 0: More is 1 for a
+// batch, the text after it, and 0 for a rank's last message, the head
+// alone. The ranks that do not write get the head alone too: each must
+// know when the next rank's turn comes.
+type batchHead struct {
+	More uint32
+	_    uint32
+}
+
+// readBatch reads a message of the stream.
+func readBatch(m []byte) (more bool, text []byte, err error) {
+	d := mpix.NewDecoder(m)
+	h := mpix.ReadRecord[batchHead](d)
+	text = d.ReadRest()
+	return h.More == 1, text, d.Done()
+}
+
 // stream writes the file: rank 0 its header, the critical path's track
 // and its own part, then every other rank's part in rank order, which
 // each sends in batches (one exchange a batch, in turn). Each rank makes
@@ -807,16 +828,19 @@ func (w *writer) header(e *enc) {
 func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error {
 	me, size := c.Rank(), c.Size()
 	p := w.p
-	// Batches start with a byte for the flag that says whether more
-	// follow; rank 0 writes what comes after it.
+	// A batch is a message of a batchHead and the text after it, made in
+	// place; rank 0 writes the text.
 	batches, free := make(chan []byte, 2), make(chan []byte, 4)
 	newBatch := func() []byte {
+		var b []byte
 		select {
-		case b := <-free:
-			return b[:1]
+		case b = <-free:
 		default:
-			return make([]byte, 1, batchBytes+64<<10)
+			b = make([]byte, 0, batchBytes+64<<10)
 		}
+		e := mpix.NewEncoder(b[:0])
+		mpix.PutRecord(e, batchHead{More: 1})
+		return e.Bytes()
 	}
 	recycle := func(b []byte) {
 		select {
@@ -850,7 +874,8 @@ func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error
 	}
 	if me == 0 {
 		for b := range batches {
-			write(b[1:])
+			_, text, _ := readBatch(b) // made here
+			write(text)
 			recycle(b)
 		}
 	}
@@ -859,21 +884,21 @@ func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error
 		}
 	}()
 	send := make([][]byte, size)
-	flag := []byte{0}
+	end := mpix.NewEncoder(nil)
+	mpix.PutRecord(end, batchHead{}) // a rank's last message: no more batches
 	for q := 1; q < size; q++ {
 		for more := true; more; {
 			clear(send)
 			if me == q {
 				b, ok := <-batches
 				if ok {
-					b[0] = 1
 					send[0] = b
 				} else {
-					send[0] = flag[:1:1]
+					send[0] = end.Bytes()
 				}
 				for r := 1; r < size; r++ {
 					if r != q {
-						send[r] = send[0][:1]
+						send[r] = send[0][:len(end.Bytes())] // the head alone
 					}
 				}
 			}
@@ -887,12 +912,12 @@ func (w *writer) stream(c mpix.Comm, segs []report.Segment, out io.Writer) error
 			} else {
 				m = got[q]
 			}
-			if len(m) == 0 {
-				return fmt.Errorf("timeline: rank %d sent an empty batch", q)
+			var text []byte
+			if more, text, err = readBatch(m); err != nil {
+				return fmt.Errorf("timeline: rank %d's batch: %v", q, err) // on every rank: the head is the same
 			}
-			more = m[0] == 1
 			if me == 0 {
-				write(m[1:])
+				write(text)
 			}
 			if me == q && more {
 				recycle(m)

@@ -4,12 +4,16 @@
 // import MPI. World is MPI_COMM_WORLD with the mpi build tag; Single is a
 // job of one process, what World is without the tag or outside mpirun.
 //
-// The exchanges move bytes. Flat arrays of fixed-size records go as their
-// memory (Bytes, FromBytes, ShipFlat: no encoding, which is also what lets
-// topo-shuffle compress them); structured values (strings, nested slices,
-// maps: the ranks' log summaries, the report's shares) go gob-encoded
-// (GatherGob, AllgatherGob; an empty slice arrives as nil, so a value
-// must not tell the two apart). There is no third form.
+// The exchanges move bytes, in one wire encoding. Flat arrays of
+// fixed-size records go as their memory (Bytes, FromBytes, Ship, ShipFlat:
+// no encoding, which is also what lets topo-shuffle compress them); what
+// is structured (a header and an array behind it, strings, lists of
+// lists: the ranks' log summaries) goes in the framed form built on them
+// (Encoder, Decoder: records, counted arrays of records, strings, bytes,
+// lists; wire.go). A record that crosses the wire holds no pointers and
+// no padding the compiler put in (explicit blank fields instead): each
+// package's tests hold its records to their sizes with
+// mpixtest.CheckRecords.
 package mpix
 
 import (
@@ -154,9 +158,10 @@ func cut(whole []byte, sizes []int) [][]byte {
 	return parts
 }
 
-// Encoding helpers: fixed-width little-endian, the form the exchanges use.
-
-// PutI64s appends xs to b.
+// PutI64s appends xs to b, fixed-width little-endian.
+//
+// Deprecated: use a record struct shipped with Bytes, or PutRecord (kept
+// while replay and analysis move; nothing else calls it).
 func PutI64s(b []byte, xs ...int64) []byte {
 	for _, x := range xs {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x))
@@ -165,6 +170,9 @@ func PutI64s(b []byte, xs ...int64) []byte {
 }
 
 // I64s views b (a multiple of 8 bytes) as int64s, copying.
+//
+// Deprecated: use FromBytes or ReadRecord (kept while replay and analysis
+// move; nothing else calls it).
 func I64s(b []byte) []int64 {
 	xs := make([]int64, len(b)/8)
 	for i := range xs {
@@ -350,8 +358,11 @@ func Answers[T any](got [][]byte, want func(q int) int, what string) ([][]T, err
 	return out, nil
 }
 
-// GatherGob gathers every rank's v on rank 0, which gets them by rank; the
-// others get nil.
+// GatherGob gathers every rank's v, gob-encoded, on rank 0, which gets
+// them by rank; the others get nil. An empty slice arrives as nil.
+//
+// Deprecated: use Gatherv of an Encoder's message, read back with a
+// Decoder (replay and analysis still call it until they move).
 func GatherGob[T any](c Comm, v T) ([]T, error) {
 	b, err := encodeGob(v)
 	if err != nil {
@@ -364,7 +375,10 @@ func GatherGob[T any](c Comm, v T) ([]T, error) {
 	return decodeGob[T](got)
 }
 
-// AllgatherGob returns every rank's v, by rank.
+// AllgatherGob returns every rank's v, gob-encoded, by rank.
+//
+// Deprecated: use Allgatherv of an Encoder's message, read back with a
+// Decoder (replay and analysis still call it until they move).
 func AllgatherGob[T any](c Comm, v T) ([]T, error) {
 	b, err := encodeGob(v)
 	if err != nil {
