@@ -26,7 +26,9 @@ func replayRun(st *state) (*replay.Result, error) {
 		graph.Timings().Mark(c.Rank(), "replay-order")
 	}
 	ro := replay.Options{Scenarios: o.Scenarios, NoDefaults: o.NoDefaults, Schedule: st.sched,
-		Path: st.res.Path, PathCalls: st.calls, Names: st.names}
+		Path: st.res.Path, PathCalls: st.calls, Names: st.names,
+		// Only the timeline reads the graph's edges after the replay.
+		ReleaseEdges: o.Timeline == ""}
 	if o.Window != nil {
 		ro.Window = &st.win
 	}

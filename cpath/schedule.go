@@ -51,12 +51,13 @@ type Schedule struct {
 	split []int32
 	exit  []int32
 
-	// order is the owned vertices (by local index) in the order of the
-	// sweep: round r is order[roundEnd[r-1]:roundEnd[r]], grouped by
-	// frame within a round (chunks), in topological order within each.
-	order    []int32
-	roundEnd []int32
-	chunks   [][]int32 // by round: the bounds (in order) of its chunks, frame-aligned
+	// segs is the owned vertices in the order of the sweep, as runs of
+	// consecutive ones (a run of a stream taken at once: its rows are
+	// read in their order), each of one frame, grouped by frame within a
+	// round; chunks[r] bounds round r's chunks of segs, frame-aligned, for
+	// a round's work on several cores.
+	segs   []Segment
+	chunks [][]int32
 
 	// remote marks the edges whose source another rank owns (its entry
 	// aside); remoteSlot is each one's slot, by its rank among them.
@@ -73,6 +74,7 @@ type Schedule struct {
 	// rank q.
 	send      []sendSlot
 	sendStart []int32
+	asked     *asked // what the other ranks want of this one's vertices
 
 	// Unordered is the number of owned vertices no round could take:
 	// vertices on a cycle or after one; unordered marks them (nil words
@@ -82,6 +84,10 @@ type Schedule struct {
 	// Stats of the construction.
 	Rounds int
 }
+
+// Segment is a run of consecutive owned vertices [Lo, Hi) (local
+// indices) of one frame, in a sweep's order.
+type Segment struct{ Lo, Hi int32 }
 
 // sendSlot is an owned vertex whose value rank q needs: its local index
 // and its index among q's wants from this rank.

@@ -30,6 +30,7 @@ func (s *Schedule) orderRounds(streams []int32) error {
 	if err = mpix.Agree(s.c, err); err != nil {
 		return err
 	}
+	s.asked = ask
 	ro, err := newRunOrder(s, streams)
 	if err = mpix.Agree(s.c, err); err != nil {
 		return err
@@ -44,7 +45,7 @@ func (s *Schedule) orderRounds(streams []int32) error {
 	if err != nil || !stuck {
 		return err
 	}
-	s.order, s.roundEnd, s.chunks, s.send, s.sendStart = nil, nil, nil, nil, nil
+	s.segs, s.chunks, s.send, s.sendStart = nil, nil, nil, nil
 	ko := newKahnOrder(s)
 	if err := mpix.Agree(s.c, ko.err); err != nil {
 		return err
@@ -68,23 +69,27 @@ func (s *Schedule) orderRounds(streams []int32) error {
 // hands o what arrived. It ends when a round ships nothing or every rank
 // has taken all; every rank runs the same rounds.
 func (s *Schedule) rounds(o orderer, ask *asked) error {
-	s.order = make([]int32, 0, s.nv)
+	s.segs = nil
 	s.sendStart = []int32{0}
 	var sends []sendSlot
 	var sendRank []int32
+	first := 0 // this round's first segment
 	emit := func(v int32) {
-		s.order = append(s.order, v)
+		if n := len(s.segs); n > first && s.segs[n-1].Hi == v && s.FrameOf(v) == s.FrameOf(s.segs[n-1].Lo) {
+			s.segs[n-1].Hi++
+		} else {
+			s.segs = append(s.segs, Segment{v, v + 1})
+		}
 		for _, a := range ask.of(v) {
 			sends = append(sends, sendSlot{v, a.Index})
 			sendRank = append(sendRank, a.Rank)
 		}
 	}
 	for {
-		first := len(s.order)
+		first = len(s.segs)
 		sends, sendRank = sends[:0], sendRank[:0]
 		o.take(emit)
-		s.roundEnd = append(s.roundEnd, int32(len(s.order)))
-		s.chunks = append(s.chunks, s.chunkBounds(first, len(s.order)))
+		s.chunks = append(s.chunks, s.chunkBounds(first, len(s.segs)))
 		// This round's sends, by destination, after a header: whether this
 		// rank sent anything and whether it has vertices left.
 		out := make([][]int32, s.size)
@@ -129,7 +134,7 @@ func (s *Schedule) rounds(o orderer, ask *asked) error {
 			}
 		}
 		if !anySent || !anyLeft {
-			s.Rounds = len(s.roundEnd)
+			s.Rounds = len(s.chunks)
 			return nil
 		}
 	}
@@ -429,21 +434,25 @@ func (o *kahnOrder) take(emit func(l int32)) {
 	o.seeds = o.seeds[:0]
 }
 
-// chunkBounds cuts order[first:last], one round, into chunks at frame
+// chunkBounds cuts segs[first:last], one round, into chunks at frame
 // changes, for a round's work on several cores: about 4 chunks a core,
 // none smaller than chunkMin vertices where the frames allow.
 func (s *Schedule) chunkBounds(first, last int) []int32 {
 	b := []int32{int32(first)}
-	n := last - first
+	n := int32(0)
+	for _, g := range s.segs[first:last] {
+		n += g.Hi - g.Lo
+	}
 	if s.split == nil || n == 0 {
 		return append(b, int32(last))
 	}
-	size := max(chunkMin, n/(4*workers()))
-	at := first
+	size := max(int32(chunkMin), n/int32(4*workers()))
+	var at int32 // vertices in the chunk so far
 	for i := first + 1; i < last; i++ {
-		if i-at >= size && s.split[s.order[i]] != s.split[s.order[i-1]] {
+		at += s.segs[i-1].Hi - s.segs[i-1].Lo
+		if at >= size && s.split[s.segs[i].Lo] != s.split[s.segs[i-1].Lo] {
 			b = append(b, int32(i))
-			at = i
+			at = 0
 		}
 	}
 	return append(b, int32(last))

@@ -17,21 +17,26 @@ func workers() int { return runtime.GOMAXPROCS(0) }
 // Forward runs one sweep in the schedule's order. vals holds width values
 // per owned vertex (by local index), then per slot (Owned()+slot): the
 // values other ranks' vertices shipped in. solve computes the values of
-// the vertices of chunk, a run of one round's order in topological order
-// within its frames, reading their causes' values where Source says they
-// are (an entry's is the frame's: 0); the chunks of a round run on
-// several cores at once. After each round but the last, the values other
-// ranks take are shipped into their slots. Every rank calls it together.
-func (s *Schedule) Forward(vals []int64, width int, solve func(chunk []int32)) error {
+// the owned vertices [lo, hi), in order, all of the frame whose entry is
+// entry (-1: the first frame), reading their causes' values where Source
+// says they are (an entry's is the frame's: 0); the chunks of a round run
+// on several cores at once. After each round but the last, the values
+// other ranks take are shipped into their slots. Every rank calls it
+// together.
+func (s *Schedule) Forward(vals []int64, width int, solve func(entry, lo, hi int32)) error {
 	if width < 1 || len(vals) != (int(s.nv)+s.Slots())*width {
 		return fmt.Errorf("cpath: sweep: %d values for %d vertices and %d slots of width %d", len(vals), s.nv, s.Slots(), width)
 	}
 	for r, ch := range s.chunks {
-		par.Do(len(ch)-1, func(i int) { solve(s.order[ch[i]:ch[i+1]]) })
+		par.Do(len(ch)-1, func(i int) {
+			for _, g := range s.segs[ch[i]:ch[i+1]] {
+				solve(s.Entry(g.Lo), g.Lo, g.Hi)
+			}
+		})
 		if r == len(s.chunks)-1 {
 			break
 		}
-		if err := s.ship(vals, width, r); err != nil {
+		if err := s.ship(vals, width, r, nil); err != nil {
 			return err
 		}
 	}
@@ -40,16 +45,23 @@ func (s *Schedule) Forward(vals []int64, width int, solve func(chunk []int32)) e
 
 // ship sends the values of round r's vertices that other ranks take,
 // each record its index among the receiver's wants and its width values,
-// and writes those received into their slots.
-func (s *Schedule) ship(vals []int64, width int, r int) error {
+// and writes those received into their slots. vals is by owned vertex, or
+// by position if pos gives the positions of the sends' vertices
+// (Rows.sendPos).
+func (s *Schedule) ship(vals []int64, width int, r int, pos []int32) error {
 	rec := 1 + width
 	out := make([][]int64, s.size)
 	for q := range out {
 		lo, hi := s.sendStart[r*s.size+q], s.sendStart[r*s.size+q+1]
 		part := make([]int64, 0, int(hi-lo)*rec)
-		for _, x := range s.send[lo:hi] {
+		for j := lo; j < hi; j++ {
+			x := s.send[j]
+			at := int(x.Local)
+			if pos != nil {
+				at = int(pos[j])
+			}
 			part = append(part, int64(x.Index))
-			part = append(part, vals[int(x.Local)*width:int(x.Local+1)*width]...)
+			part = append(part, vals[at*width:(at+1)*width]...)
 		}
 		out[q] = part
 	}
@@ -62,12 +74,16 @@ func (s *Schedule) ship(vals []int64, width int, r int) error {
 		if err != nil || len(xs)%rec != 0 {
 			return fmt.Errorf("cpath: sweep: rank %d shipped %d bytes, not whole values", q, len(b))
 		}
+		base := int(s.nv)
+		if pos != nil {
+			base = len(vals)/width - s.Slots() // the positions ordered
+		}
 		for j := 0; j < len(xs); j += rec {
 			i := xs[j]
 			if i < 0 || i >= int64(len(s.want[q])) {
 				return fmt.Errorf("cpath: sweep: rank %d shipped slot %d of %d", q, i, len(s.want[q]))
 			}
-			at := (int(s.nv) + int(s.slotBase[q]) + int(i)) * width
+			at := (base + int(s.slotBase[q]) + int(i)) * width
 			copy(vals[at:at+width], xs[j+1:j+rec])
 		}
 	}
@@ -80,11 +96,23 @@ func (s *Schedule) ship(vals []int64, width int, r int) error {
 // is the exits' before it composed: their sum, for a sweep of distances
 // from the sources.
 func (s *Schedule) ExitValues(vals []int64, width int) ([]int64, error) {
+	return s.exitValues(vals, width, nil)
+}
+
+// exitValues is ExitValues, with vals by position if pos gives the exits'
+// positions by frame (-1: another rank's).
+func (s *Schedule) exitValues(vals []int64, width int, pos []int32) ([]int64, error) {
 	var mine []int64 // frame, values
 	for k, x := range s.exit {
-		if l := x - s.lo; uint32(l) < uint32(s.nv) {
+		at := int(x - s.lo)
+		if pos != nil {
+			at = int(pos[k])
+		} else if uint32(at) >= uint32(s.nv) {
+			at = -1
+		}
+		if at >= 0 {
 			mine = append(mine, int64(k))
-			mine = append(mine, vals[int(l)*width:int(l+1)*width]...)
+			mine = append(mine, vals[at*width:(at+1)*width]...)
 		}
 	}
 	all, err := s.c.Allgatherv(mpix.Bytes(mine))
@@ -135,10 +163,9 @@ func (s *Schedule) DAGPath() (*DistResult, error) {
 	}
 	from := make([]int64, int(s.nv)+s.Slots())
 	var relax atomic.Int64
-	err := s.Forward(from, 1, func(chunk []int32) {
+	err := s.Forward(from, 1, func(entry, first, end int32) {
 		var n int64
-		for _, l := range chunk {
-			entry := s.Entry(l)
+		for l := first; l < end; l++ {
 			lo, hi := g.InStart[l], g.InStart[l+1]
 			n += int64(hi - lo)
 			d := int64(0) // a source's
@@ -171,7 +198,7 @@ func (s *Schedule) DAGPath() (*DistResult, error) {
 	ds := newDistSearchNoDist(c, g)
 	ds.bytes0 = bytes0
 	ds.st.Relaxations = relax.Load()
-	ds.st.Pops = int64(len(s.order))
+	ds.st.Pops = int64(int(s.nv) - s.Unordered)
 	if err := s.markTight(ds, from); err != nil {
 		return nil, err
 	}

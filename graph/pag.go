@@ -405,16 +405,10 @@ func (p *PAG) CompletesFileIO(c int32) bool {
 	return c >= p.CallLo && c < p.CallHi && len(p.fileDone) > 0 && p.fileDone.has(int(c-p.CallLo))
 }
 
-// Release lets go of everything the part holds per call, per edge and
-// per message (the calls, waits, edges, matched messages, collective
-// members and epochs), for a caller that needs no more of p than its
-// Summary: the replay, once it has its copy of the graph, whose solves
-// would otherwise hold their scratch beside all of it at the analysis's
-// peak.
-func (p *PAG) Release() {
-	p.Calls, p.fileDone, p.waitUnknown, p.HubTime = Calls{}, nil, nil, nil
+// ReleaseEdges lets go of the edges into the owned vertices, for a
+// caller that has copied what it needs of them (the replay's rows, in
+// its sweeps' order) and after which nothing reads them: the copy then
+// takes their place rather than sits beside them.
+func (p *PAG) ReleaseEdges() {
 	p.InStart, p.InSrc, p.InWeight, p.InKind = nil, nil, Weights{}, nil
-	p.Waits, p.PartitionWaits, p.LateComplete, p.Epochs = nil, nil, nil, nil
-	p.MsgSend, p.MsgRecv, p.MsgBytes = nil, nil, nil
-	p.CollPost, p.CollDone, p.PostStart, p.DoneEnd, p.PostBytes, p.Split = nil, nil, nil, nil, nil, nil
 }

@@ -65,16 +65,16 @@ func BenchmarkSolve(b *testing.B) {
 	}{{"identity", identity(0)}, {"scaled", half}, {"callsite", sites}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
-				if _, _, err := w.solve(tc.r); err != nil {
+				if _, _, _, err := w.solve(tc.r); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(tc.name+"+profile", func(b *testing.B) {
 			for range b.N {
-				_, end, err := w.solve(tc.r)
+				_, end, at, err := w.solve(tc.r)
 				if err == nil {
-					_, _, err = w.profile(tc.r, end)
+					_, _, err = w.profile(tc.r, end, at)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -156,11 +156,11 @@ func TestSweepAgainstReference(t *testing.T) {
 						}
 						return rs
 					}()...) {
-						length, end, err := w.solve(r)
+						length, end, at, err := w.solve(r)
 						if err != nil {
 							return err
 						}
-						ranks, ops, err := w.profile(r, end)
+						ranks, ops, err := w.profile(r, end, at)
 						if err != nil {
 							return err
 						}

@@ -20,37 +20,39 @@ import (
 // none is a distance that no path has.
 const none = math.MinInt64 / 4
 
-// attribute gives every owned vertex, and every slot, a value that the
-// calls' vertices have of their own (own) and a hub inherits from its
-// first member, the cause with the smallest id, if that edge is a hub's
-// in-edge (else, and for the start vertex, it has outside). A hub's first
-// member may be a frame's entry, whose value the first sweep learns:
-// the second has it. by frame, the entries' values.
-func (w *sweeper) attribute(own func(l int32) int64, outside int64) (vals, entry []int64, err error) {
-	p, s := w.p, w.s
-	vals = make([]int64, int(w.nv)+s.Slots())
+// attribute gives every position, and every slot, a value that the
+// calls' vertices have of their own (own, given the owned vertex's local
+// index) and a hub inherits from its first member, the cause with the
+// smallest id, if that edge is a hub's in-edge (else, and for the start
+// vertex, it has outside). A hub's first member may be a frame's entry,
+// whose value the first sweep learns: the second has it. exits is, by
+// frame, its exit's value (frame k's entry's is exits[k-1]).
+func (w *sweeper) attribute(own func(l int32) int64, outside int64) (vals, exits []int64, err error) {
+	rows := w.rows
+	vals = make([]int64, int(w.n)+w.slots)
 	const unknown = math.MinInt64
-	entry = make([]int64, s.Frames())
-	for k := range entry {
-		entry[k] = unknown
+	known := make([]int64, rows.Frames()) // the exits' values as far as known
+	for k := range known {
+		known[k] = unknown
 	}
+	lo := rows.Vertex(0) - rows.Order[0] // the first owned vertex
 	for pass := 0; pass < 2; pass++ {
 		var inherited atomic.Bool // a hub took an entry's value
-		err := s.Forward(vals, 1, func(chunk []int32) {
-			for _, l := range chunk {
-				if v := l + w.lo; v < 2*w.calls {
-					vals[l] = own(l)
+		err := rows.Forward(vals, 1, func(k, first, end int32) {
+			for l := first; l < end; l++ {
+				if v := rows.Order[l] + lo; v < 2*w.calls {
+					vals[l] = own(rows.Order[l])
 					continue
 				}
 				vals[l] = outside
-				e := firstCause(p, l)
-				if e < 0 || p.InKind[e] != graph.EdgeHubIn {
+				e := w.firstCause(l, k)
+				if e < 0 || w.kind(e) != graph.EdgeHubIn {
 					continue
 				}
-				if i := s.Source(e, p.InSrc[e], s.Entry(l)); i >= 0 {
+				if i := rows.Src[e]; i >= 0 {
 					vals[l] = vals[i]
-				} else if k := s.FrameOf(l); k > 0 {
-					vals[l] = entry[k-1]
+				} else if k > 0 {
+					vals[l] = known[k-1]
 					inherited.Store(true)
 				}
 			}
@@ -58,7 +60,7 @@ func (w *sweeper) attribute(own func(l int32) int64, outside int64) (vals, entry
 		if err != nil {
 			return nil, nil, err
 		}
-		exits, err := s.ExitValues(vals, 1)
+		exits, err := rows.ExitValues(vals, 1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -68,56 +70,57 @@ func (w *sweeper) attribute(own func(l int32) int64, outside int64) (vals, entry
 		}
 		// An exit whose first member is its own frame's entry takes that
 		// entry's, frame by frame; then once more with the entries known.
-		copy(entry, exits)
-		for k := 1; k < len(entry); k++ {
-			if entry[k] == unknown {
-				entry[k] = entry[k-1]
+		copy(known, exits)
+		for k := 1; k < len(known); k++ {
+			if known[k] == unknown {
+				known[k] = known[k-1]
 			}
 		}
 	}
-	return vals, entry, nil
+	return vals, known, nil
 }
 
-// firstCause is the edge into owned vertex l from its cause with the
-// smallest id (the first of them in the row), -1 if it has none.
-func firstCause(p *graph.PAG, l int32) int32 {
-	first := int32(-1)
-	for e := p.InStart[l]; e < p.InStart[l+1]; e++ {
-		if first < 0 || p.InSrc[e] < p.InSrc[first] {
-			first = e
+// firstCause is the edge into position l (of frame k) from its cause with
+// the smallest id (the first of them in the row), -1 if it has none.
+func (w *sweeper) firstCause(l, k int32) int32 {
+	rows := w.rows
+	first, firstU := int32(-1), int32(0)
+	for e := rows.Start[l]; e < rows.Start[l+1]; e++ {
+		if u := rows.SourceVertex(e, k); first < 0 || u < firstU {
+			first, firstU = e, u
 		}
 	}
 	return first
 }
 
-// pairs is a restarting sweep's distances: by vertex and slot, the
+// pairs is a restarting sweep's distances: by position and slot, the
 // longest from the frame's entry (vals[2i]) and the longest started
 // afresh (vals[2i+1]).
 type pairs []int64
 
 // restartSweep runs one sweep of pairs: cross reports whether the edge e
-// from the value at index i (Source's) into l may be taken (i < 0: from
-// the frame's entry), start is each vertex's distance afresh before its
-// edges (none: the vertex is outside the solve).
-func (w *sweeper) restartSweep(r *rule, cross func(l, e, i int32) bool, start func(l int32) int64) (pairs, error) {
-	p, s := w.p, w.s
+// from the value at index i (Rows.Src's) into position l of frame k may
+// be taken (i < 0: from the frame's entry), start is each position's
+// distance afresh before its edges (none: the vertex is outside the
+// solve).
+func (w *sweeper) restartSweep(r *rule, cross func(k, l, e, i int32) bool, start func(l int32) int64) (pairs, error) {
+	rows := w.rows
 	vals := pairs(w.scratch(2))
-	err := s.Forward(vals, 2, func(chunk []int32) {
+	err := rows.Forward(vals, 2, func(k, first, end int32) {
 		wr := newWeigher(r)
-		for _, l := range chunk {
+		for l := first; l < end; l++ {
 			a, b := int64(none), start(l)
 			if b == none {
 				vals[2*l], vals[2*l+1] = none, none
 				continue
 			}
-			wr.row(w.calls, l+w.lo)
-			entry := s.Entry(l)
-			for e := p.InStart[l]; e < p.InStart[l+1]; e++ {
-				i := s.Source(e, p.InSrc[e], entry)
-				if !cross(l, e, i) {
+			wr.row(w.calls, rows.Vertex(l))
+			for e := rows.Start[l]; e < rows.Start[l+1]; e++ {
+				i := rows.Src[e]
+				if !cross(k, l, e, i) {
 					continue
 				}
-				we := wr.at(p, e)
+				we := wr.at(rows, e)
 				if i < 0 {
 					a = max(a, we)
 					continue
@@ -139,7 +142,7 @@ func (w *sweeper) restartSweep(r *rule, cross func(l, e, i int32) bool, start fu
 // before, whose pair composes with the distance of that frame's entry
 // (the first frame has none).
 func (w *sweeper) compose(vals pairs) ([]int64, error) {
-	exits, err := w.s.ExitValues(vals, 2)
+	exits, err := w.rows.ExitValues(vals, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -161,5 +164,11 @@ func join(off, a, b int64) int64 {
 	return b
 }
 
-// longestMax is the largest of the ranks' xs, element by element.
-func longestMax(c mpix.Comm, xs []int64) error { return c.Allreduce(xs, mpix.Max) }
+// eachFrame calls f with every position and its frame, in order.
+func (w *sweeper) eachFrame(f func(k, l int32)) {
+	w.rows.EachRun(func(k, lo, hi int32) {
+		for l := lo; l < hi; l++ {
+			f(k, l)
+		}
+	})
+}

@@ -18,6 +18,7 @@ package replay
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -47,6 +48,10 @@ type Options struct {
 	// Schedule is the part's order of the graph (the path search's, or
 	// one made for the replay), on every rank.
 	Schedule *cpath.Schedule
+	// ReleaseEdges: nothing after the replay reads the PAG's edges, so it
+	// lets go of them (PAG.ReleaseEdges) once it has its copy of them.
+	// Every rank passes the same.
+	ReleaseEdges bool
 }
 
 // Names is how the report names a rank's call sites (report.Symbolizer):
@@ -182,6 +187,13 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	w, err := newSweeper(c, p, o.Schedule)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
+	}
+	if o.ReleaseEdges {
+		// On the 16 M-call halo log the release took one process's peak
+		// from 2570 MiB to 1730-1760 MiB, that of building the graph.
+		p.ReleaseEdges()
+		w.rows.ReleaseGraph()
+		runtime.GC()
 	}
 	var wr *windowRun
 	if o.Window != nil {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
 )
 
 // jobs are what every rank solves, in the same order: the scenarios the
@@ -86,12 +87,12 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 	out := &solved{baselineNs: pl.baselineNs}
 	var err error
 	ideal := j.ideal()
-	if out.idealNs, _, err = w.solve(ideal); err != nil {
+	if out.idealNs, _, _, err = w.solve(ideal); err != nil {
 		return nil, err
 	}
 	if out.baselineNs < 0 {
 		// No exact path given: the run as it was is one more solve.
-		if out.baselineNs, _, err = w.solve(identity(w.p.CallLo)); err != nil {
+		if out.baselineNs, _, _, err = w.solve(identity(w.p.CallLo)); err != nil {
 			return nil, err
 		}
 	}
@@ -107,11 +108,11 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 	}
 	for i := range pl.scenarios {
 		r := j.ruleOf(&pl.scenarios[i])
-		length, end, err := w.solve(r)
+		length, end, endPos, err := w.solve(r)
 		if err != nil {
 			return nil, err
 		}
-		ranks, ops, err := w.profile(r, end)
+		ranks, ops, err := w.profile(r, end, endPos)
 		if err != nil {
 			return nil, err
 		}
@@ -157,9 +158,9 @@ func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals, err := w.restartSweep(r, func(l, e, i int32) bool {
+	vals, err := w.restartSweep(r, func(k, l, e, i int32) bool {
 		if i < 0 {
-			return exitPhase[w.s.FrameOf(l)-1] == phase[l]
+			return exitPhase[k-1] == phase[l]
 		}
 		return phase[i] == phase[l]
 	}, func(int32) int64 { return 0 })
@@ -171,12 +172,12 @@ func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
 		return nil, err
 	}
 	longest := make([]int64, phases)
-	for l := int32(0); l < w.nv; l++ {
+	w.eachFrame(func(k, l int32) {
 		if pv := phase[l]; pv >= 0 && int(pv) < phases {
-			longest[pv] = max(longest[pv], join(off[w.s.FrameOf(l)], vals[2*l], vals[2*l+1]))
+			longest[pv] = max(longest[pv], join(off[k], vals[2*l], vals[2*l+1]))
 		}
-	}
-	return longest, longestMax(w.c, longest)
+	})
+	return longest, w.c.Allreduce(longest, mpix.Max)
 }
 
 // result makes rank 0's Result of the solves.

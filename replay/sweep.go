@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cpath/cpath/cpath"
@@ -16,17 +15,18 @@ import (
 
 // sweeper solves the replay's rules on the graph as the analyzer's ranks
 // hold it, each one sweep of the path search's schedule (cpath.Schedule)
-// over the parts' own rows: no rank holds more of the graph than its part,
-// and what crosses between them is the values of the vertices other
-// ranks' edges start at, the frames' exits and the answers.
+// over the part's rows, copied in its order (cpath.Rows): no rank holds
+// more of the graph than its part, and what crosses between them is the
+// values of the vertices other ranks' edges start at, the frames' exits
+// and the answers. Vertices are by position in the copy.
 type sweeper struct {
 	c     mpix.Comm
 	p     *graph.PAG
-	s     *cpath.Schedule
-	lo    int32 // the first owned vertex
-	nv    int32
+	rows  *cpath.Rows
+	n     int32   // positions
 	calls int32   // the run's: vertex ids below 2·calls are the calls' S and E
 	vals  []int64 // the sweeps' scratch, reused
+	slots int
 }
 
 func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule) (*sweeper, error) {
@@ -44,17 +44,28 @@ func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule) (*sweeper, error) 
 		}
 		return nil, fmt.Errorf("replay: the graph has a cycle through vertex %d", v)
 	}
-	return &sweeper{c: c, p: p, s: s, lo: p.Bounds[p.Part], nv: int32(s.Owned()), calls: int32(p.NumCalls())}, nil
+	kinds, err := mpix.FromBytes[uint8](mpix.Bytes(p.InKind))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.Rows(kinds)
+	if err != nil {
+		return nil, err
+	}
+	return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: s.Slots()}, nil
 }
 
-// scratch is the sweeps' buffer for width values a vertex and slot.
+// scratch is the sweeps' buffer for width values a position and slot.
 func (w *sweeper) scratch(width int) []int64 {
-	n := (int(w.nv) + w.s.Slots()) * width
+	n := (int(w.n) + w.slots) * width
 	if cap(w.vals) < n {
 		w.vals = make([]int64, n)
 	}
 	return w.vals[:n]
 }
+
+// kind is edge e's kind.
+func (w *sweeper) kind(e int32) graph.EdgeKind { return graph.EdgeKind(w.rows.Label[e]) }
 
 // weigher gives the weights of the edges into one vertex under a rule:
 // a goroutine's copy of the rule's factors, which perCall rules change
@@ -72,69 +83,115 @@ func newWeigher(r *rule) weigher {
 	return weigher{r: r, modes: r.modes(), perCall: r.perCall(), tab: r.mul}
 }
 
-// row sets the weigher for the edges into vertex v.
+// row sets the weigher for the edges into vertex v (a global id).
 func (wr *weigher) row(calls, v int32) {
 	wr.m, wr.mode = rowRule(wr.r, &wr.modes, wr.perCall, calls, v, &wr.tab)
 }
 
 // at is edge e's weight in the row set last.
-func (wr *weigher) at(g *graph.PAG, e int32) int64 {
+func (wr *weigher) at(rows *cpath.Rows, e int32) int64 {
 	switch wr.mode {
 	case plainRow:
-		return g.InWeight.At(e)
+		return rows.Weight.At(e)
 	case zeroRow:
 		return 0
 	}
-	return scale(g.InWeight.At(e), wr.m[g.InKind[e]])
+	return scale(rows.Weight.At(e), wr.m[rows.Label[e]])
+}
+
+// best is a frame's longest distance (in its terms) and the smallest
+// vertex id that has it.
+type best struct {
+	d int64
+	v int32
 }
 
 // solve is the longest path under r: its length and the vertex it ends
-// at (the smallest id among the longest), the same on every rank. The
-// distances (in their frames' terms) stay in the scratch for profile.
-func (w *sweeper) solve(r *rule) (length int64, end int32, err error) {
-	p, s := w.p, w.s
+// at (the smallest id among the longest), the same on every rank, and
+// the position of that vertex here (-1: another rank's). The distances
+// (in their frames' terms) stay in the scratch for profile.
+func (w *sweeper) solve(r *rule) (length int64, end, endPos int32, err error) {
+	rows := w.rows
 	vals := w.scratch(1)
-	err = s.Forward(vals, 1, func(chunk []int32) {
+	frames := make([]best, rows.Frames())
+	at := make([]int32, rows.Frames()) // by frame: the position of its best
+	for k := range frames {
+		frames[k] = best{-1, -1}
+	}
+	err = rows.Forward(vals, 1, func(k, first, end int32) {
 		wr := newWeigher(r)
-		for _, l := range chunk {
-			lo, hi := p.InStart[l], p.InStart[l+1]
-			if lo == hi {
-				vals[l] = 0
-				continue
-			}
-			wr.row(w.calls, l+w.lo)
-			entry := s.Entry(l)
-			best := int64(math.MinInt64)
-			for e := lo; e < hi; e++ {
-				x := int64(0)
-				if i := s.Source(e, p.InSrc[e], entry); i >= 0 {
-					x = vals[i]
+		src, label := rows.Src, rows.Label
+		fb := frames[k]
+		fa := at[k]
+		for l := first; l < end; l++ {
+			lo, hi := rows.Start[l], rows.Start[l+1]
+			d := int64(0) // a source's
+			if lo < hi {
+				wr.row(w.calls, rows.Vertex(l))
+				d = math.MinInt64
+				// One loop a mode: the rule's choice made once a row.
+				switch wr.mode {
+				case plainRow:
+					for e := lo; e < hi; e++ {
+						x := int64(0)
+						if i := src[e]; i >= 0 {
+							x = vals[i]
+						}
+						d = max(d, x+rows.Weight.At(e))
+					}
+				case zeroRow:
+					for e := lo; e < hi; e++ {
+						x := int64(0)
+						if i := src[e]; i >= 0 {
+							x = vals[i]
+						}
+						d = max(d, x)
+					}
+				default:
+					m := wr.m
+					for e := lo; e < hi; e++ {
+						x := int64(0)
+						if i := src[e]; i >= 0 {
+							x = vals[i]
+						}
+						d = max(d, x+scale(rows.Weight.At(e), m[label[e]]))
+					}
 				}
-				best = max(best, x+wr.at(p, e))
 			}
-			vals[l] = best
+			vals[l] = d
+			if v := rows.Vertex(l); d > fb.d || (d == fb.d && v < fb.v) {
+				fb, fa = best{d, v}, l
+			}
 		}
+		frames[k], at[k] = fb, fa
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	off, err := w.offsets(vals)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	length, end = -1, -1
-	for l := int32(0); l < w.nv; l++ {
-		if d := off[s.FrameOf(l)] + vals[l]; d > length {
-			length, end = d, l+w.lo
+	length, end, endPos = -1, -1, -1
+	for k, fb := range frames {
+		if fb.v < 0 {
+			continue
+		}
+		if d := off[k] + fb.d; d > length || (d == length && fb.v < end) {
+			length, end, endPos = d, fb.v, at[k]
 		}
 	}
-	return w.longest(length, end)
+	length, gend, err := w.longest(length, end)
+	if gend != end {
+		endPos = -1
+	}
+	return length, gend, endPos, err
 }
 
 // offsets is, by frame, the longest distance to its entry: the sum of the
 // exits' distances in their frames before it.
 func (w *sweeper) offsets(vals []int64) ([]int64, error) {
-	exits, err := w.s.ExitValues(vals, 1)
+	exits, err := w.rows.ExitValues(vals, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -162,32 +219,35 @@ func (w *sweeper) longest(length int64, end int32) (int64, int32, error) {
 	return x[0], int32(y[0]), nil
 }
 
+// walk is a walk back along a path: at position Pos of frame Frame.
+type walk struct{ Pos, Frame int32 }
+
+// handoff is a walk handed to the owner of a vertex: the index that
+// owner gave it among the vertices the sender asked of it.
+type handoff struct{ Index, Frame int32 }
+
 // profile is where the longest path the last solve (under r) found,
-// ending at vertex end, runs: the top ranks and operations by time, the
-// same on every rank. The path runs through every frame's exit before
-// end's frame, so each frame's piece is walked at once, back from its
-// exit (or end) to its entry, each rank on its own vertices, handing the
-// walk to the owner of the cause it comes from; the edge taken into a
-// vertex is the first of its row by source id that gives its distance,
-// as a solve keeping its edges would keep.
-func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
-	p, s := w.p, w.s
-	vals := w.vals[:(int(w.nv) + s.Slots())]
-	kEnd := int32(-1)
-	if l := end - w.lo; uint32(l) < uint32(w.nv) {
-		kEnd = s.FrameOf(l)
-	}
-	kx, err := mpix.AllreduceOne(w.c, int64(kEnd), mpix.Max)
+// ending at vertex end (at endPos here, -1 elsewhere), runs: the top ranks
+// and operations by time, the same on every rank. The path runs through
+// every frame's exit before end's frame, so each frame's piece is walked
+// at once, back from its exit (or end) to its entry, each rank on its own
+// vertices, handing the walk to the owner of the cause it comes from; the
+// edge taken into a vertex is the first of its row by source id that
+// gives its distance, as a solve keeping its edges would keep.
+func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) {
+	p, rows := w.p, w.rows
+	vals := w.vals[:int(w.n)+w.slots]
+	kEnd, err := w.frameOf(endPos)
 	if err != nil {
 		return nil, nil, err
 	}
-	var walks []int32 // owned vertices to walk back from
-	if l := end - w.lo; uint32(l) < uint32(w.nv) {
-		walks = append(walks, l)
+	var walks []walk
+	if endPos >= 0 {
+		walks = append(walks, walk{endPos, kEnd})
 	}
-	for k := 0; k < int(kx); k++ {
-		if l := s.Exit(k) - w.lo; uint32(l) < uint32(w.nv) {
-			walks = append(walks, l)
+	for k := int32(0); k < kEnd; k++ {
+		if x := rows.Exit(int(k)); x >= 0 {
+			walks = append(walks, walk{x, k})
 		}
 	}
 	byRank := make([]int64, p.Ranks+258) // by rank, then by operation: 256 computation, 257 launch
@@ -195,26 +255,27 @@ func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
 	wr := newWeigher(r)
 	rank := 0
 	for {
-		out := make([][]int32, w.c.Size())
-		for _, l := range walks {
-			for {
-				v := l + w.lo
-				lo, hi := p.InStart[l], p.InStart[l+1]
+		out := make([][]handoff, w.c.Size())
+		for _, wk := range walks {
+			for l := wk.Pos; ; {
+				lo, hi := rows.Start[l], rows.Start[l+1]
 				if lo == hi {
 					break // a source
 				}
+				v := rows.Vertex(l)
 				wr.row(w.calls, v)
-				entry := s.Entry(l)
-				pred, predAt, predE, predW := int32(-1), int32(-1), int32(-1), int64(0)
+				pred, predE, predW := int32(-1), int32(-1), int64(0)
 				for e := lo; e < hi; e++ {
-					u := p.InSrc[e]
 					x := int64(0)
-					i := s.Source(e, u, entry)
-					if i >= 0 {
+					if i := rows.Src[e]; i >= 0 {
 						x = vals[i]
 					}
-					if we := wr.at(p, e); x+we == vals[l] && (pred < 0 || u < pred) {
-						pred, predAt, predE, predW = u, i, e, we
+					we := wr.at(rows, e)
+					if x+we != vals[l] {
+						continue
+					}
+					if u := rows.SourceVertex(e, wk.Frame); pred < 0 || u < pred {
+						pred, predE, predW = u, e, we
 					}
 				}
 				if pred < 0 {
@@ -226,7 +287,7 @@ func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
 						rank = p.Rank(c)
 					}
 					byRank[rank] += predW
-					switch p.InKind[predE] {
+					switch w.kind(predE) {
 					case graph.EdgeProgram:
 						byOp[256] += predW
 					case graph.EdgeLaunch:
@@ -235,15 +296,16 @@ func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
 						byOp[p.Op[c-p.CallLo]] += predW
 					}
 				}
-				if predAt < 0 {
+				x := rows.Src[predE]
+				if x < 0 {
 					break // the frame's entry: its own frame's walk goes on
 				}
-				if predAt >= w.nv {
-					q := sort.Search(len(p.Bounds)-1, func(q int) bool { return p.Bounds[q+1] > pred })
-					out[q] = append(out[q], pred)
+				if x >= w.n {
+					q, i := rows.SlotOwner(x - w.n)
+					out[q] = append(out[q], handoff{i, wk.Frame})
 					break
 				}
-				l = predAt
+				l = x
 			}
 		}
 		got, err := mpix.Ship(w.c, out)
@@ -251,17 +313,17 @@ func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
 			return nil, nil, err
 		}
 		walks = walks[:0]
-		for _, b := range got {
-			vs, err := mpix.FromBytes[int32](b)
+		for q, b := range got {
+			hs, err := mpix.FromBytes[handoff](b)
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, v := range vs {
-				if l := v - w.lo; uint32(l) < uint32(w.nv) {
-					walks = append(walks, l)
-				} else {
-					return nil, nil, fmt.Errorf("replay: a rank handed the walk vertex %d, which rank %d does not own", v, w.c.Rank())
+			for _, h := range hs {
+				x := rows.Asked(q, h.Index)
+				if x < 0 {
+					return nil, nil, fmt.Errorf("replay: rank %d handed on a walk at its slot %d, which rank %d does not hold", q, h.Index, w.c.Rank())
 				}
+				walks = append(walks, walk{x, h.Frame})
 			}
 		}
 		more, err := mpix.Any(w.c, len(walks) > 0)
@@ -276,6 +338,17 @@ func (w *sweeper) profile(r *rule, end int32) ([]RankNs, []OpNs, error) {
 		return nil, nil, err
 	}
 	return topRanks(byRank[:p.Ranks]), topOps(byOp), nil
+}
+
+// frameOf is, on every rank, the frame of the vertex at endPos on the
+// rank that has it (-1 elsewhere).
+func (w *sweeper) frameOf(endPos int32) (int32, error) {
+	k := int64(-1)
+	if endPos >= 0 {
+		k = int64(w.rows.FrameAt(endPos))
+	}
+	k, err := mpix.AllreduceOne(w.c, k, mpix.Max)
+	return int32(k), err
 }
 
 // topRanks is the three ranks with the most time, most first.

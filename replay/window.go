@@ -1,6 +1,9 @@
 package replay
 
-import "github.com/cpath/cpath/graph"
+import (
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
+)
 
 // The window (Options.Window, the report's --from/--to) is a stretch of
 // the run whose POP factors are wanted as well as the run's and the
@@ -100,6 +103,7 @@ func newWindowRun(p *graph.PAG, from, to int64, infos []rankInfo) *windowRun {
 // and ending at its end (with the part inside of those leaving it). A hub
 // is inside with its first member. The same on every rank.
 func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
+	rows := w.rows
 	in, exitIn, err := w.attribute(func(l int32) int64 {
 		c := l >> 1
 		if l&1 == 0 {
@@ -110,16 +114,16 @@ func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	vals, err := w.restartSweep(r, func(l, e, i int32) bool {
+	vals, err := w.restartSweep(r, func(k, l, e, i int32) bool {
 		if i < 0 {
-			return exitIn[w.s.FrameOf(l)-1] != 0
+			return exitIn[k-1] != 0
 		}
 		return in[i] != 0
 	}, func(l int32) int64 {
 		if in[l] == 0 {
 			return none
 		}
-		if v := l + w.lo; v < 2*w.calls && v&1 == 0 {
+		if v := rows.Vertex(l); v < 2*w.calls && v&1 == 0 {
 			return wr.entries[v>>1] // 0 if none
 		}
 		return 0
@@ -132,19 +136,19 @@ func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
 		return 0, err
 	}
 	longest := []int64{wr.span}
-	for l := int32(0); l < w.nv; l++ {
+	w.eachFrame(func(k, l int32) {
 		if in[l] == 0 {
-			continue
+			return
 		}
-		d := join(off[w.s.FrameOf(l)], vals[2*l], vals[2*l+1])
+		d := join(off[k], vals[2*l], vals[2*l+1])
 		longest[0] = max(longest[0], d)
-		if v := l + w.lo; v < 2*w.calls && v&1 == 1 {
+		if v := rows.Vertex(l); v < 2*w.calls && v&1 == 1 {
 			if x, ok := wr.exits[v>>1]; ok {
 				longest[0] = max(longest[0], d+x)
 			}
 		}
-	}
-	err = longestMax(w.c, longest)
+	})
+	err = w.c.Allreduce(longest, mpix.Max)
 	return longest[0], err
 }
 
