@@ -3,10 +3,14 @@
 // bench/gen unless -dir is given), runs interleaved so that the machine's
 // noise falls on all alike, medians reported. For each run it prints the
 // wall time, calls per second, the bytes the algorithm and the graph's
-// construction shipped between ranks (from the report), and the largest
-// resident memory of any rank (GNU time's %M per rank).
+// construction shipped between ranks (from the report), the largest
+// resident memory of any rank and the CPU time (user and system) summed
+// over the ranks (GNU time's %M, %U and %S per rank). With -compare, other
+// cpath binaries (an older commit's) run beside this tree's, interleaved
+// too, so that each figure has its reference from the same run.
 //
 //	go run ./bench/mpibench -ranks 16 -calls 1000000 -np 1,2
+//	go run ./bench/mpibench -dir LOGS -np 1,2,4 -compare base=/tmp/cpath.base
 package main
 
 import (
@@ -37,6 +41,7 @@ func main() {
 	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	coresPerRank := flag.Int("cores-per-rank", 0, "cores each analyzer rank's Go runtime may use (GOMAXPROCS, passed by mpirun -x); 0: Go's default, every core the rank may run on. With N cores per rank, P ranks are compared fairly on a machine of P×N cores or more")
+	compare := flag.String("compare", "", "`LABEL=BIN,...`: cpath binaries (built with the mpi tag) to run beside this tree's, each algorithm and np interleaved with it")
 	independent := flag.Bool("independent-clocks", false, "generate logs whose ranks' timelines run on their own (messages often arrive before they are sent: the clock correction's worst case) instead of causal ones, as the logger's synchronised clocks show a run")
 	flag.Parse()
 	if *coresPerRank < 0 {
@@ -50,7 +55,7 @@ func main() {
 	if *coresPerRank > 0 {
 		mpirunArgs = append(mpirunArgs, "-x", fmt.Sprintf("GOMAXPROCS=%d", *coresPerRank))
 	}
-	if err := run(*dir, *ranks, *calls, *pattern, !*independent, *nps, *algos, *reps); err != nil {
+	if err := run(*dir, *ranks, *calls, *pattern, !*independent, *nps, *algos, *reps, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "mpibench:", err)
 		os.Exit(1)
 	}
@@ -58,6 +63,7 @@ func main() {
 
 type result struct {
 	wall      []time.Duration
+	cpu       []time.Duration // user and system, summed over the ranks
 	rssKiB    int64
 	algoBytes int64
 	rawBytes  int64
@@ -66,7 +72,7 @@ type result struct {
 	relax     float64 // relaxations per edge
 }
 
-func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, algos string, reps int) error {
+func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, algos string, reps int, compare string) error {
 	tmp, err := os.MkdirTemp("", "mpibench")
 	if err != nil {
 		return err
@@ -82,6 +88,19 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 	bin := filepath.Join(tmp, "cpath")
 	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./cmd/cpath").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	bins := []labelled{{"", bin}}
+	if compare != "" {
+		for _, c := range strings.Split(compare, ",") {
+			l, b, ok := strings.Cut(c, "=")
+			if !ok || l == "" || b == "" {
+				return fmt.Errorf("-compare %q: want LABEL=BIN", c)
+			}
+			if _, err := os.Stat(b); err != nil {
+				return fmt.Errorf("-compare %s: %v", c, err)
+			}
+			bins = append(bins, labelled{l, b})
+		}
 	}
 	var ps []int
 	for _, s := range strings.Split(nps, ",") {
@@ -107,41 +126,50 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 		}
 		for _, a := range as {
 			for _, np := range ps {
-				r := res[key(a, np)]
-				if r == nil {
-					r = &result{}
-					res[key(a, np)] = r
-				}
-				rep, wall, rss, err := analyze(bin, dir, a, np)
-				if err != nil {
-					return err
-				}
-				totalCalls = rep.Run.Calls
-				r.wall = append(r.wall, wall)
-				r.rssKiB = max(r.rssKiB, rss)
-				if an := rep.CriticalPath.Analyzer; an != nil {
-					r.algoBytes, r.rawBytes, r.build, r.rounds, r.relax = an.BytesSent, an.RawBytes, an.BuildBytes, an.Rounds, an.RelaxationsPerEdge
+				for _, b := range bins {
+					k := key(b.name(a), np)
+					r := res[k]
+					if r == nil {
+						r = &result{}
+						res[k] = r
+					}
+					rep, wall, rss, cpu, err := analyze(b.bin, dir, a, np)
+					if err != nil {
+						return err
+					}
+					totalCalls = rep.Run.Calls
+					r.wall = append(r.wall, wall)
+					r.cpu = append(r.cpu, cpu)
+					r.rssKiB = max(r.rssKiB, rss)
+					if an := rep.CriticalPath.Analyzer; an != nil {
+						r.algoBytes, r.rawBytes, r.build, r.rounds, r.relax = an.BytesSent, an.RawBytes, an.BuildBytes, an.Rounds, an.RelaxationsPerEdge
+					}
 				}
 			}
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%d calls; mpirun start/stop subtracted (median %v at np=%d); mpirun %s\n", totalCalls, median(startup[ps[0]]).Round(time.Millisecond), ps[0], strings.Join(mpirunArgs, " "))
-	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\trounds\trelax/edge\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\tB/call\t")
+	fmt.Fprintln(tw, "algo\tnp\tseconds\tMcalls/s\tspeed-up\tCPU s\tCPU ns/call\trounds\trelax/edge\talgo bytes\traw bytes\tbuild bytes\tmax RSS MiB\tB/call\tRSS vs np1\t")
 	for _, a := range as {
-		var base float64
-		for _, np := range ps {
-			r := res[key(a, np)]
-			if r == nil {
-				continue
+		for _, b := range bins {
+			var base float64
+			var baseRSS int64
+			for _, np := range ps {
+				r := res[key(b.name(a), np)]
+				if r == nil {
+					continue
+				}
+				s := (median(r.wall) - median(startup[np])).Seconds()
+				speed := float64(totalCalls) / s / 1e6
+				if base == 0 {
+					base, baseRSS = speed, r.rssKiB
+				}
+				cpu := median(r.cpu).Seconds()
+				fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2fx\t%.2f\t%.0f\t%d\t%.2f\t%d\t%d\t%d\t%.0f\t%.0f\t%.2f\t\n", b.name(a), np, s, speed, speed/base,
+					cpu, cpu*1e9/float64(totalCalls), r.rounds, r.relax,
+					r.algoBytes, r.rawBytes, r.build, float64(r.rssKiB)/1024, float64(r.rssKiB)*1024/float64(totalCalls), float64(r.rssKiB)/float64(baseRSS))
 			}
-			s := (median(r.wall) - median(startup[np])).Seconds()
-			speed := float64(totalCalls) / s / 1e6
-			if base == 0 {
-				base = speed
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2fx\t%d\t%.2f\t%d\t%d\t%d\t%.0f\t%.0f\t\n", a, np, s, speed, speed/base, r.rounds, r.relax,
-				r.algoBytes, r.rawBytes, r.build, float64(r.rssKiB)/1024, float64(r.rssKiB)*1024/float64(totalCalls))
 		}
 	}
 	return tw.Flush()
@@ -151,18 +179,30 @@ func run(dir string, ranks, calls int, pattern string, synchronised bool, nps, a
 // sets them from the flags).
 var mpirunArgs []string
 
-var rssRE = regexp.MustCompile(`maxrss=(\d+)`)
+var rssRE = regexp.MustCompile(`maxrss=(\d+) cpu=([0-9.]+)\+([0-9.]+)`)
+
+// labelled is a cpath binary and the label its rows get ("" for this
+// tree's).
+type labelled struct{ label, bin string }
+
+// name is algorithm a's row name for the binary.
+func (b labelled) name(a string) string {
+	if b.label == "" {
+		return a
+	}
+	return b.label + ":" + a
+}
 
 // allOutputs are the analysis flags +all adds besides the output files.
 var allOutputs = []string{}
 
-// analyze runs one analysis and returns its report, wall time and the
-// largest resident set of its ranks.
-func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int64, error) {
+// analyze runs one analysis and returns its report, wall time, the
+// largest resident set of its ranks and their CPU time summed.
+func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int64, time.Duration, error) {
 	// The text report; +json: the JSON one too (every segment of the
 	// path, millions here), to a file; +all: every output there is (JSON,
 	// CSV tables, matrix heatmap, timeline, what-if), to files.
-	args := append(slices.Clone(mpirunArgs), "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M", bin, "analyze")
+	args := append(slices.Clone(mpirunArgs), "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M cpu=%U+%S", bin, "analyze")
 	a, withJSON := strings.CutSuffix(algo, "+json")
 	a, withAll := strings.CutSuffix(a, "+all")
 	a, bare := strings.CutSuffix(a, "+bare")
@@ -172,7 +212,7 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	if withJSON || withAll {
 		tmp, err := os.MkdirTemp("", "mpibench-")
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		defer os.RemoveAll(tmp)
 		args = append(args, "--json", filepath.Join(tmp, "report.json"))
@@ -199,18 +239,22 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	err := cmd.Run()
 	wall := time.Since(t0)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s np=%d: %v\n%s", algo, np, err, errs.String())
+		return nil, 0, 0, 0, fmt.Errorf("%s np=%d: %v\n%s", algo, np, err, errs.String())
 	}
 	rep, err := parseText(out.String())
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s np=%d: %v", algo, np, err)
+		return nil, 0, 0, 0, fmt.Errorf("%s np=%d: %v", algo, np, err)
 	}
 	rss := int64(0)
+	var cpu time.Duration
 	for _, m := range rssRE.FindAllStringSubmatch(errs.String(), -1) {
 		v, _ := strconv.ParseInt(m[1], 10, 64)
 		rss = max(rss, v)
+		u, _ := strconv.ParseFloat(m[2], 64)
+		sy, _ := strconv.ParseFloat(m[3], 64)
+		cpu += time.Duration((u + sy) * 1e9)
 	}
-	return rep, wall, rss, nil
+	return rep, wall, rss, cpu, nil
 }
 
 func median(ds []time.Duration) time.Duration {
