@@ -10,8 +10,8 @@ package mpix
 static int wrank(void) { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 static int wsize(void) { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 static int initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
-static int a2a_counts(long long *send, long long *recv) {
-	return MPI_Alltoall(send, 2, MPI_LONG_LONG, recv, 2, MPI_LONG_LONG, MPI_COMM_WORLD);
+static int ia2a_counts(long long *send, long long *recv, int n, MPI_Request *r) {
+	return MPI_Ialltoall(send, n, MPI_LONG_LONG, recv, n, MPI_LONG_LONG, MPI_COMM_WORLD, r);
 }
 static int a2av(void *sb, int *sc, int *sd, void *rb, int *rc, int *rd) {
 	return MPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
@@ -19,17 +19,17 @@ static int a2av(void *sb, int *sc, int *sd, void *rb, int *rc, int *rd) {
 static int agv(void *sb, int n, void *rb, int *rc, int *rd) {
 	return MPI_Allgatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
 }
-static int ag_counts64(long long n, long long *recv) {
-	return MPI_Allgather(&n, 1, MPI_LONG_LONG, recv, 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+static int iag_counts64(long long *n, long long *recv, MPI_Request *r) {
+	return MPI_Iallgather(n, 1, MPI_LONG_LONG, recv, 1, MPI_LONG_LONG, MPI_COMM_WORLD, r);
 }
 static int gv(void *sb, int n, void *rb, int *rc, int *rd) {
 	return MPI_Gatherv(sb, n, MPI_BYTE, rb, rc, rd, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 static int ibarrier(MPI_Request *r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); }
 static int test(MPI_Request *r, int *flag) { return MPI_Test(r, flag, MPI_STATUS_IGNORE); }
-static int allreduce(long long *x, int n, int op) {
+static int iallreduce(long long *x, int n, int op, MPI_Request *r) {
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
-	return MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_LONG_LONG, o, MPI_COMM_WORLD);
+	return MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_LONG_LONG, o, MPI_COMM_WORLD, r);
 }
 */
 import "C"
@@ -124,8 +124,8 @@ func (w *world) AlltoallvFlat(sb []byte, sizes []int) (rb []byte, got []int, err
 	for p, k := range sizes {
 		counts[2*p], counts[2*p+1] = C.longlong(k), large
 	}
-	gotc := make([]C.longlong, 2*n) // by source: size, large
-	if err := mpiErr("MPI_Alltoall", C.a2a_counts(&counts[0], &gotc[0])); err != nil {
+	gotc, err := w.alltoallCounts(counts) // by source: size, large
+	if err != nil {
 		return nil, nil, err
 	}
 	recvTotal, flagged := 0, false
@@ -262,8 +262,8 @@ func (w *world) Allgatherv(b []byte) ([][]byte, error) {
 // their total: what a gather needs first, so that every rank takes the
 // same rounds (gatherRounds).
 func (w *world) sizesOfAll(n int) (sizes []int, total int, err error) {
-	counts := make([]C.longlong, w.size)
-	if err := mpiErr("MPI_Allgather", C.ag_counts64(C.longlong(n), &counts[0])); err != nil {
+	counts, err := w.allgatherCount(n)
+	if err != nil {
 		return nil, 0, err
 	}
 	sizes = make([]int, w.size)
@@ -365,7 +365,94 @@ func (w *world) Allreduce(x []int64, op Op) error {
 		return nil
 	}
 	w.calls++
-	return mpiErr("MPI_Allreduce", C.allreduce((*C.longlong)(unsafe.Pointer(&x[0])), C.int(len(x)), C.int(op)))
+	buf := cBuffer(len(x))
+	defer C.free(unsafe.Pointer(&buf[0]))
+	for i, v := range x {
+		buf[i] = C.longlong(v)
+	}
+	var req C.MPI_Request
+	if err := mpiErr("MPI_Iallreduce", C.iallreduce(&buf[0], C.int(len(x)), C.int(op), &req)); err != nil {
+		return err
+	}
+	if err := waitFor(&req); err != nil {
+		return err
+	}
+	for i := range x {
+		x[i] = int64(buf[i])
+	}
+	return nil
+}
+
+// The collectives where a rank meets the others (an exchange's sizes, a
+// gather's, a reduction) are non-blocking ones completed by waitFor:
+// where the ranks come to an exchange at different times (one did more
+// work in a round), the first there then waits without taking a core from
+// the others, as MPI's busy polling would (with two ranks on two cores it
+// slowed the other by the time it polled, and counted as CPU time of the
+// analysis). Their buffers are C memory: MPI keeps them until the call
+// completes, after the cgo call has returned.
+
+// cBuffer is n long longs of C memory (free it with C.free of its first
+// element's address).
+func cBuffer(n int) []C.longlong {
+	p := C.malloc(C.size_t(8 * max(1, n)))
+	return unsafe.Slice((*C.longlong)(p), max(1, n))
+}
+
+// waitFor completes req: testing it, first in a busy loop for a short
+// while (a partner about to arrive is met without delay), then with
+// growing sleeps up to 1 ms.
+func waitFor(req *C.MPI_Request) error {
+	spin := time.Now().Add(50 * time.Microsecond)
+	sleep := 10 * time.Microsecond
+	for {
+		var done C.int
+		if err := mpiErr("MPI_Test", C.test(req, &done)); err != nil {
+			return err
+		}
+		if done != 0 {
+			return nil
+		}
+		if time.Now().Before(spin) {
+			continue
+		}
+		time.Sleep(sleep)
+		sleep = min(2*sleep, time.Millisecond)
+	}
+}
+
+// alltoallCounts exchanges counts, two by destination rank (MPI_Ialltoall),
+// and returns what each rank sent this one, two by source.
+func (w *world) alltoallCounts(counts []C.longlong) ([]C.longlong, error) {
+	n := len(counts)
+	sb, rb := cBuffer(n), cBuffer(n)
+	defer C.free(unsafe.Pointer(&sb[0]))
+	defer C.free(unsafe.Pointer(&rb[0]))
+	copy(sb, counts)
+	var req C.MPI_Request
+	if err := mpiErr("MPI_Ialltoall", C.ia2a_counts(&sb[0], &rb[0], C.int(n/w.size), &req)); err != nil {
+		return nil, err
+	}
+	if err := waitFor(&req); err != nil {
+		return nil, err
+	}
+	return append([]C.longlong(nil), rb[:n]...), nil
+}
+
+// allgatherCount gives every rank every rank's n (MPI_Iallgather).
+func (w *world) allgatherCount(n int) ([]C.longlong, error) {
+	sb, rb := cBuffer(1), cBuffer(w.size)
+	defer C.free(unsafe.Pointer(&sb[0]))
+	defer C.free(unsafe.Pointer(&rb[0]))
+	sb[0] = C.longlong(n)
+	var req C.MPI_Request
+	if err := mpiErr("MPI_Iallgather", C.iag_counts64(&sb[0], &rb[0], &req)); err != nil {
+		return nil, err
+	}
+	if err := waitFor(&req); err != nil {
+		return nil, err
+	}
+	return append([]C.longlong(nil), rb[:w.size]...), nil
 }
 
 // Idle is a barrier that leaves the core to others while it waits: an
@@ -378,16 +465,5 @@ func (w *world) Idle() error {
 	if err := mpiErr("MPI_Ibarrier", C.ibarrier(&req)); err != nil {
 		return err
 	}
-	sleep := 10 * time.Microsecond
-	for {
-		var done C.int
-		if err := mpiErr("MPI_Test", C.test(&req, &done)); err != nil {
-			return err
-		}
-		if done != 0 {
-			return nil
-		}
-		time.Sleep(sleep)
-		sleep = min(2*sleep, time.Millisecond)
-	}
+	return waitFor(&req)
 }
