@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/cpath/cpath/internal/mpix/mpixtest"
@@ -28,69 +27,26 @@ func TestWireRecords(t *testing.T) {
 	})
 }
 
-// fill sets every field reachable from v to a value other than its zero,
-// slices to two elements, so that a field the summaries' encoding leaves
-// out (one added to trace.Comm, say) is one the round trip loses.
-func fill(v reflect.Value, seed *int) {
-	*seed++
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("s" + string(rune('a'+*seed%26)))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(-int64(*seed))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(*seed))
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
-		for i := 0; i < 2; i++ {
-			fill(v.Index(i), seed)
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			fill(v.Field(i), seed)
-		}
-	default:
-		panic("fill: " + v.Kind().String())
-	}
-}
-
+// TestSummariesRoundTrip: summaries with every field set (one the
+// encoding leaves out, added to trace.Comm say, is one the round trip
+// loses) come back whole.
 func TestSummariesRoundTrip(t *testing.T) {
-	seed := 0
 	var full []rankSummary
-	fill(reflect.ValueOf(&full).Elem(), &seed)
-	// Empty lists read back as nil, as they did by gob.
+	mpixtest.Fill(&full)
+	// Empty lists read back as nil.
 	sparse := []rankSummary{{}, {Comms: []trace.Comm{{Name: "W0.0", Members: []int32{}}}, Modules: []trace.Module{}}}
 	want := []rankSummary{{}, {Comms: []trace.Comm{{Name: "W0.0"}}}}
 	for _, tc := range []struct{ in, want []rankSummary }{{full, full}, {sparse, want}, {nil, nil}} {
-		got, err := decodeSummaries(encodeSummaries(tc.in))
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%+v came back as %+v (%v)", tc.in, got, err)
-		}
-	}
-	b := encodeSummaries(full)
-	for _, n := range []int{0, 8, len(b) / 2, len(b) - 8} {
-		if _, err := decodeSummaries(b[:n]); err == nil {
-			t.Errorf("the summaries cut to %d of %d bytes decoded", n, len(b))
-		}
+		mpixtest.RoundTrip(t, encodeSummaries, decodeSummaries, tc.in, tc.want)
 	}
 }
 
 // FuzzSummaries: any bytes another rank sends as summaries decode to an
 // error or to summaries that encode back to the same; none panics.
 func FuzzSummaries(f *testing.F) {
-	seed := 0
 	var full []rankSummary
-	fill(reflect.ValueOf(&full).Elem(), &seed)
+	mpixtest.Fill(&full)
 	f.Add(encodeSummaries(full))
 	f.Add(encodeSummaries([]rankSummary{{Note: "rank 1 was killed"}}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ss, err := decodeSummaries(b)
-		if err != nil {
-			return
-		}
-		again, err := decodeSummaries(encodeSummaries(ss))
-		if err != nil || !reflect.DeepEqual(again, ss) {
-			t.Fatalf("%+v came back as %+v (%v)", ss, again, err)
-		}
-	})
+	f.Fuzz(func(t *testing.T, b []byte) { mpixtest.Redecode(t, b, encodeSummaries, decodeSummaries) })
 }

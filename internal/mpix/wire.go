@@ -167,6 +167,11 @@ func (d *Decoder) count(size int, what string, t reflect.Type) int {
 	return int(n)
 }
 
+// Fail records a check of what was read that failed (an index out of
+// range, lengths that disagree) as the Decoder's error, if it has none
+// yet: Err and Done return it.
+func (d *Decoder) Fail(format string, args ...any) { d.fail(format, args...) }
+
 // ReadList reads a list PutList put, each element by read: nil for none.
 // It stops at the first error, the rest of the list left zero.
 func ReadList[T any](d *Decoder, read func(d *Decoder, x *T)) []T {
@@ -232,4 +237,26 @@ func ReadRecords[T any](d *Decoder) []T {
 		d.fail("%v", err) // cannot happen: n*sz bytes
 	}
 	return xs
+}
+
+// Gather gathers a message of the framed form from every rank on rank 0,
+// each put by put, and reads them back there by read, by rank; the other
+// ranks get nil. A message read short, with bytes left over or failing
+// read's checks is an error naming its rank.
+func Gather[T any](c Comm, put func(e *Encoder), read func(d *Decoder) T) ([]T, error) {
+	e := NewEncoder(nil)
+	put(e)
+	got, err := c.Gatherv(e.Bytes())
+	if err != nil || c.Rank() != 0 {
+		return nil, err
+	}
+	out := make([]T, len(got))
+	for q, b := range got {
+		d := NewDecoder(b)
+		out[q] = read(d)
+		if err := d.Done(); err != nil {
+			return nil, fmt.Errorf("rank %d's %T: %v", q, out[q], err)
+		}
+	}
+	return out, nil
 }

@@ -217,3 +217,44 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// TestGather: rank 0 reads every rank's message back, by rank, and the
+// others get nil; a message failing read's check (Fail) is an error
+// naming its rank.
+func TestGather(t *testing.T) {
+	for _, P := range []int{1, 3} {
+		got := make([][]sample, P)
+		errs := make([]error, P)
+		mpixtest.Run(P, func(c mpix.Comm) {
+			s := samples[c.Rank()%len(samples)]
+			s.Tail = nil
+			got[c.Rank()], errs[c.Rank()] = mpix.Gather(c, s.put, readSample)
+		})
+		for r := range P {
+			if errs[r] != nil || (r == 0) != (got[r] != nil) {
+				t.Fatalf("P %d: rank %d got %d messages (%v)", P, r, len(got[r]), errs[r])
+			}
+		}
+		for q, s := range got[0] {
+			want := samples[q]
+			want.Tail = nil
+			if !reflect.DeepEqual(s, want) {
+				t.Errorf("P %d: rank %d's message read back as %+v, want %+v", P, q, s, want)
+			}
+		}
+	}
+	errs := make([]error, 2)
+	mpixtest.Run(2, func(c mpix.Comm) {
+		name := []string{"W0.0", "bad"}[c.Rank()]
+		_, errs[c.Rank()] = mpix.Gather(c, func(e *mpix.Encoder) { e.PutString(name) }, func(d *mpix.Decoder) string {
+			s := d.ReadString()
+			if s == "bad" {
+				d.Fail("a bad name")
+			}
+			return s
+		})
+	})
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 1's string") || !strings.Contains(errs[0].Error(), "a bad name") || errs[1] != nil {
+		t.Errorf("rank 1's bad name: %v", errs)
+	}
+}
