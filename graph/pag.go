@@ -149,19 +149,21 @@ type Wait struct {
 // Collective is one instance of a collective operation: its members' calls
 // are CollPost[First:First+N] (the call that started it on each member) and
 // CollDone[...] (the call that completed it: the same for blocking ones).
+// The analysis's shares ship it as its memory: 24 bytes, no padding.
 type Collective struct {
-	Op    trace.Op
-	Comm  int32
-	Seq   uint32
-	Root  int32 // world rank, -1 for unrooted
-	First int32
-	N     int32
+	Op trace.Op
 	// NoData says that every member passed 0 bytes in a collective whose
 	// order comes from its data (trace.Flow.MovesData): the instance
 	// orders nothing, so it has no dependencies, edges, waits or
 	// imbalance. (A 0-byte MPI_Bcast in HPCC, its root 7 ms late, made
 	// Late Broadcast waits and moved the members' clocks by 7 ms.)
 	NoData bool
+	_      [2]byte
+	Comm   int32
+	Seq    uint32
+	Root   int32 // world rank, -1 for unrooted
+	First  int32
+	N      int32
 }
 
 // CommInfo is a communicator of the run, shared by all ranks' tables.

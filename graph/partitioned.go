@@ -23,9 +23,11 @@ import (
 // send's completion needs the receive's MPI_Start: its Late Receiver.
 
 // PartitionWait is the partitioned Late Sender time of one receive
-// partition index, summed over the transfers whose receive has it.
+// partition index, summed over the transfers whose receive has it. The
+// analysis's shares ship it as its memory: 32 bytes, no padding.
 type PartitionWait struct {
 	Partition int32
+	_         int32
 	Transfers int64 // matched transfers with this receive partition
 	// Parrived counts those whose partition a successful MPI_Parrived saw
 	// (the others completed in the receive's Wait or Test).

@@ -8,7 +8,8 @@ import (
 )
 
 // TestWireRecords holds every record the build ships between analyzer
-// ranks as its memory to its size, without pointers or hidden padding.
+// ranks as its memory to its size, without pointers or hidden padding,
+// and those the analysis's shares ship (Collective, PartitionWait).
 func TestWireRecords(t *testing.T) {
 	mpixtest.CheckRecords(t, map[any]uintptr{
 		wireEnd{}:        56,
@@ -24,6 +25,8 @@ func TestWireRecords(t *testing.T) {
 		hubCount{}:       16,
 		hubTime{}:        16,
 		syncHead{}:       24,
+		Collective{}:     24,
+		PartitionWait{}:  32,
 	})
 }
 
