@@ -21,9 +21,11 @@ import (
 )
 
 // Instance is the imbalance of one collective instance. WaitBefore and
-// WaitAfter are summed over its members.
+// WaitAfter are summed over its members. Results ship it as its memory
+// (wire.go): 80 bytes, no padding.
 type Instance struct {
 	Coll       int32 // index in PAG.Colls
+	_          int32
 	WaitBefore int64 // Σ t_start_max - t_start[r]
 	WaitAfter  int64 // Σ t_end[r] - t_end_min
 	Execution  int64 // t_end_min - t_start_max, 0 when no member overlapped all others
@@ -37,6 +39,7 @@ type Instance struct {
 	// for its data-flow causes (at most its time in the call), Executing
 	// the rest of the members' time in the call.
 	Synchronising bool
+	_             [7]byte
 	Waiting       int64
 	Executing     int64
 	Bounded       float64
