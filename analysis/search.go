@@ -38,7 +38,8 @@ func (st *state) startShares() error {
 // (instances in communicator and sequence order) into the report's input.
 func (st *state) gatherShares() error {
 	c, p := st.c, st.p
-	shares, err := mpix.GatherGob(c, <-st.shares)
+	mine := <-st.shares
+	shares, err := mpix.Gather(c, mine.put, func(d *mpix.Decoder) share { return readShare(d, p.Ranks, len(p.Comms)) })
 	if err = mpix.Agree(c, err); err != nil || c.Rank() != 0 {
 		return err
 	}
