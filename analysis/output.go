@@ -52,7 +52,7 @@ func drawing(c mpix.Comm, p *graph.PAG, path cpath.Path, pathCalls graph.CallTab
 	for _, e := range m {
 		mine = append(mine, *e)
 	}
-	all, err := mpix.GatherGob(c, mine)
+	all, err := mpix.Gather(c, func(e *mpix.Encoder) { report.PutDOTEdges(e, mine) }, report.ReadDOTEdges)
 	if err = mpix.Agree(c, err); err != nil || c.Rank() != 0 {
 		return nil, err
 	}
