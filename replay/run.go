@@ -127,11 +127,6 @@ type rankInfo struct {
 	win       *windowInfo
 }
 
-// share is a part's contribution, gathered on rank 0.
-type share struct {
-	Ranks []rankInfo
-}
-
 // site is a call site of a rank.
 type site struct {
 	Rank int32
@@ -153,7 +148,8 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		from, to = p.T0+o.Window.From, p.T0+o.Window.To
 	}
 	mine := rankInfos(p, o.Window != nil, from, to)
-	shares, err := mpix.GatherGob(c, share{Ranks: mine})
+	shares, err := mpix.Gather(c, func(e *mpix.Encoder) { putRankInfos(e, mine) },
+		func(d *mpix.Decoder) []rankInfo { return readRankInfos(d, p.Ranks) })
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
@@ -161,7 +157,7 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if c.Rank() == 0 {
 		var infos []rankInfo
 		for _, s := range shares {
-			infos = append(infos, s.Ranks...)
+			infos = append(infos, s...)
 		}
 		slices.SortFunc(infos, func(a, b rankInfo) int { return cmp.Compare(a.Rank, b.Rank) })
 		if pl, err = makePlan(p, infos, &o); err == nil && o.Window != nil {
