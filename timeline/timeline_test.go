@@ -133,7 +133,12 @@ func analyse(t *testing.T, dir string, P int, window *graph.Window, maxBytes int
 				Imbalance *imbalance.Result
 				Colls     []graph.Collective
 			}
-			shares, err := mpix.GatherGob(c, share{imbalance.Analyze(p), p.Colls})
+			mine := imbalance.Analyze(p)
+			put := func(e *mpix.Encoder) { mine.Put(e); mpix.PutRecords(e, p.Colls) }
+			read := func(d *mpix.Decoder) share {
+				return share{imbalance.ReadResult(d), mpix.ReadRecords[graph.Collective](d)}
+			}
+			shares, err := mpix.Gather(c, put, read)
 			if err != nil {
 				return err
 			}
