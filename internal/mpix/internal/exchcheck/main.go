@@ -3,7 +3,8 @@
 // Command exchcheck runs mpix's exchanges over MPI_COMM_WORLD under
 // mpirun and checks what every rank receives: Alltoallv, ShipFlat,
 // GatherWhole, Allgatherv and Gatherv with parts of different sizes
-// (empty ones too), GatherGob and AllgatherGob with structured values, and an Alltoallv whose part is over 2 GiB / P (its
+// (empty ones too), Allgatherv and Gather of framed messages of
+// structured values, and an Alltoallv whose part is over 2 GiB / P (its
 // size flag raised: one more collective, and two rounds within MPI's int
 // counts). Then the same exchanges again with the bytes of one MPI call
 // lowered to 1500 (mpix.SetRoundLimit): exchanges over MPI's 2 GiB
@@ -14,9 +15,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/emer/empi/mpi"
@@ -152,29 +155,41 @@ var cases = []struct {
 	{"gatherv", func(c mpix.Comm) error {
 		return gathered(c.Gatherv(payload(c.Rank(), 0, 1000)))
 	}},
-	{"gob", func(c mpix.Comm) error {
-		all, err := mpix.AllgatherGob(c, value(c.Rank()))
+	{"framed", func(c mpix.Comm) error {
+		v := value(c.Rank())
+		e := mpix.NewEncoder(nil)
+		v.put(e)
+		msgs, err := c.Allgatherv(e.Bytes())
 		if err != nil {
 			return err
 		}
-		if err := values("allgathergob", all, c.Size()); err != nil {
+		all := make([]structured, len(msgs))
+		for p, b := range msgs {
+			d := mpix.NewDecoder(b)
+			all[p] = readStructured(d)
+			if err := d.Done(); err != nil {
+				return fmt.Errorf("allgatherv of framed messages: rank %d's: %v", p, err)
+			}
+		}
+		if err := values("allgatherv of framed messages", all, c.Size()); err != nil {
 			return err
 		}
-		got, err := mpix.GatherGob(c, value(c.Rank()))
+		got, err := mpix.Gather(c, v.put, readStructured)
 		if err != nil {
 			return err
 		}
 		if c.Rank() != 0 {
 			if got != nil {
-				return fmt.Errorf("gathergob: rank %d got %d values, want none", c.Rank(), len(got))
+				return fmt.Errorf("gather: rank %d got %d values, want none", c.Rank(), len(got))
 			}
 			return nil
 		}
-		return values("gathergob", got, c.Size())
+		return values("gather", got, c.Size())
 	}},
 }
 
-// structured is a value of the kind that crosses ranks gob-encoded.
+// structured is a value of the kind that crosses ranks in the framed
+// form: a string, lists of lists, a map as records of key and value, bytes.
 type structured struct {
 	Name  string
 	Lists [][]int32
@@ -182,8 +197,32 @@ type structured struct {
 	Big   []byte
 }
 
+func (v *structured) put(e *mpix.Encoder) {
+	e.PutString(v.Name)
+	mpix.PutList(e, v.Lists, func(e *mpix.Encoder, l *[]int32) { mpix.PutRecords(e, *l) })
+	keys := slices.Sorted(maps.Keys(v.Count))
+	mpix.PutList(e, keys, func(e *mpix.Encoder, k *string) {
+		e.PutString(*k)
+		mpix.PutRecord(e, v.Count[*k])
+	})
+	e.PutBytes(v.Big)
+}
+
+func readStructured(d *mpix.Decoder) structured {
+	var v structured
+	v.Name = d.ReadString()
+	v.Lists = mpix.ReadList(d, func(d *mpix.Decoder, l *[]int32) { *l = mpix.ReadRecords[int32](d) })
+	v.Count = map[string]int64{}
+	mpix.ReadList(d, func(d *mpix.Decoder, k *string) {
+		*k = d.ReadString()
+		v.Count[*k] = mpix.ReadRecord[int64](d)
+	})
+	v.Big = d.ReadBytes()
+	return v
+}
+
 // value is what rank r sends: its size depends on r (rank 0's lists are
-// empty).
+// empty, and so is its Big at some sizes).
 func value(r int) structured {
 	v := structured{Name: fmt.Sprintf("rank %d", r), Count: map[string]int64{"r": int64(r), "neg": -int64(r) << 40},
 		Big: payload(r, 1, 1000)}
@@ -191,7 +230,7 @@ func value(r int) structured {
 		v.Lists = append(v.Lists, []int32{int32(i), int32(r), -1})
 	}
 	if len(v.Big) == 0 {
-		v.Big = nil // gob gives an empty slice back as nil
+		v.Big = nil // empty bytes read back as nil
 	}
 	return v
 }
