@@ -4,22 +4,26 @@
 // import MPI. World is MPI_COMM_WORLD with the mpi build tag; Single is a
 // job of one process, what World is without the tag or outside mpirun.
 //
-// The exchanges move bytes, in one wire encoding. Flat arrays of
-// fixed-size records go as their memory (Bytes, FromBytes, Ship, ShipFlat:
-// no encoding, which is also what lets topo-shuffle compress them); what
-// is structured (a header and an array behind it, strings, lists of
-// lists: the ranks' log summaries) goes in the framed form built on them
-// (Encoder, Decoder: records, counted arrays of records, strings, bytes,
-// lists; wire.go). A record that crosses the wire holds no pointers and
-// no padding the compiler put in (explicit blank fields instead): each
-// package's tests hold its records to their sizes with
-// mpixtest.CheckRecords.
+// The exchanges move bytes, in one wire encoding, with no reflection and
+// no type names on the wire. Flat arrays of fixed-size records go as
+// their memory (Bytes, FromBytes, Ship, ShipFlat: no encoding, which is
+// also what lets topo-shuffle compress them). What is structured (a
+// header and an array behind it, strings, lists of lists, maps) goes in
+// the framed form built on them (wire.go): an Encoder puts records,
+// counted arrays of records, strings, bytes and lists one after another,
+// a Decoder reads them back in the same order and checks every count
+// against the bytes left; a map goes as a list or array of key and
+// value records in ascending key order, so that equal values make equal
+// bytes. Gather gathers such messages on rank 0. Each type that crosses
+// the wire has its form in its own package (imbalance.Result's Put and
+// ReadResult, say), with a round trip of a value with every field set
+// and a fuzz target (mpixtest.Fill, RoundTrip, Redecode). A record that
+// crosses the wire holds no pointers and no padding the compiler put in
+// (explicit blank fields instead): each package's tests hold its records
+// to their sizes with mpixtest.CheckRecords.
 package mpix
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
@@ -156,29 +160,6 @@ func cut(whole []byte, sizes []int) [][]byte {
 		off += k
 	}
 	return parts
-}
-
-// PutI64s appends xs to b, fixed-width little-endian.
-//
-// Deprecated: use a record struct shipped with Bytes, or PutRecord (kept
-// while replay and analysis move; nothing else calls it).
-func PutI64s(b []byte, xs ...int64) []byte {
-	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint64(b, uint64(x))
-	}
-	return b
-}
-
-// I64s views b (a multiple of 8 bytes) as int64s, copying.
-//
-// Deprecated: use FromBytes or ReadRecord (kept while replay and analysis
-// move; nothing else calls it).
-func I64s(b []byte) []int64 {
-	xs := make([]int64, len(b)/8)
-	for i := range xs {
-		xs[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return xs
 }
 
 // Bytes views a slice of fixed-size plain values (no pointers) as bytes,
@@ -353,57 +334,6 @@ func Answers[T any](got [][]byte, want func(q int) int, what string) ([][]T, err
 	for q, xs := range out {
 		if len(xs) != want(q) {
 			return nil, fmt.Errorf("mpix: %s: rank %d sent %d values for %d asked", what, q, len(xs), want(q))
-		}
-	}
-	return out, nil
-}
-
-// GatherGob gathers every rank's v, gob-encoded, on rank 0, which gets
-// them by rank; the others get nil. An empty slice arrives as nil.
-//
-// Deprecated: use Gatherv of an Encoder's message, read back with a
-// Decoder (replay and analysis still call it until they move).
-func GatherGob[T any](c Comm, v T) ([]T, error) {
-	b, err := encodeGob(v)
-	if err != nil {
-		return nil, err
-	}
-	got, err := c.Gatherv(b)
-	if err != nil || c.Rank() != 0 {
-		return nil, err
-	}
-	return decodeGob[T](got)
-}
-
-// AllgatherGob returns every rank's v, gob-encoded, by rank.
-//
-// Deprecated: use Allgatherv of an Encoder's message, read back with a
-// Decoder (replay and analysis still call it until they move).
-func AllgatherGob[T any](c Comm, v T) ([]T, error) {
-	b, err := encodeGob(v)
-	if err != nil {
-		return nil, err
-	}
-	got, err := c.Allgatherv(b)
-	if err != nil {
-		return nil, err
-	}
-	return decodeGob[T](got)
-}
-
-func encodeGob[T any](v T) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
-		return nil, fmt.Errorf("mpix: encoding %T: %v", v, err)
-	}
-	return buf.Bytes(), nil
-}
-
-func decodeGob[T any](got [][]byte) ([]T, error) {
-	out := make([]T, len(got))
-	for q, b := range got {
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&out[q]); err != nil {
-			return nil, fmt.Errorf("mpix: decoding rank %d's %T: %v", q, out[q], err)
 		}
 	}
 	return out, nil
