@@ -12,17 +12,8 @@ import (
 // The run a filled share fits: Fill makes every array two long.
 const shareRanks, shareComms = 2, 2
 
-func encodeShare(s share) []byte {
-	e := mpix.NewEncoder(nil)
-	s.put(e)
-	return e.Bytes()
-}
-
-func decodeShare(b []byte) (share, error) {
-	d := mpix.NewDecoder(b)
-	s := readShare(d, shareRanks, shareComms)
-	return s, d.Done()
-}
+var encodeShare, decodeShare = mpixtest.Codec(func(e *mpix.Encoder, s share) { s.put(e) },
+	func(d *mpix.Decoder) share { return readShare(d, shareRanks, shareComms) })
 
 // filledShare is a share with every field set, its indices (instances,
 // communicators, ranks) in the run's range.

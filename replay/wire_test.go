@@ -21,17 +21,7 @@ func TestWireRecords(t *testing.T) {
 // The run filled rankInfos fit: Fill makes two of them.
 const infoRanks = 2
 
-func encodeInfos(ris []rankInfo) []byte {
-	e := mpix.NewEncoder(nil)
-	putRankInfos(e, ris)
-	return e.Bytes()
-}
-
-func decodeInfos(b []byte) ([]rankInfo, error) {
-	d := mpix.NewDecoder(b)
-	ris := readRankInfos(d, infoRanks)
-	return ris, d.Done()
-}
+var encodeInfos, decodeInfos = mpixtest.Codec(putRankInfos, func(d *mpix.Decoder) []rankInfo { return readRankInfos(d, infoRanks) })
 
 // filledInfos are rankInfos with every exported field set, ranks of the
 // run and a phase more than marks.

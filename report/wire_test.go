@@ -16,17 +16,7 @@ func TestWireRecords(t *testing.T) {
 	})
 }
 
-func encodeDOT(es []DOTEdge) []byte {
-	e := mpix.NewEncoder(nil)
-	PutDOTEdges(e, es)
-	return e.Bytes()
-}
-
-func decodeDOT(b []byte) ([]DOTEdge, error) {
-	d := mpix.NewDecoder(b)
-	es := ReadDOTEdges(d)
-	return es, d.Done()
-}
+var encodeDOT, decodeDOT = mpixtest.Codec(PutDOTEdges, ReadDOTEdges)
 
 // TestDOTEdgesRoundTrip: edges with every field set come back whole (a
 // field the encoding leaves out is one it loses), with labels shared and

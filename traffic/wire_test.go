@@ -16,17 +16,7 @@ func TestWireRecords(t *testing.T) {
 	})
 }
 
-func encode(r *Result) []byte {
-	e := mpix.NewEncoder(nil)
-	r.Put(e)
-	return e.Bytes()
-}
-
-func decode(b []byte) (*Result, error) {
-	d := mpix.NewDecoder(b)
-	r := ReadResult(d)
-	return r, d.Done()
-}
+var encode, decode = mpixtest.Codec(func(e *mpix.Encoder, r *Result) { r.Put(e) }, ReadResult)
 
 // TestResultRoundTrip: a result with every field set comes back whole (a
 // field the encoding leaves out is one it loses), an empty one as it was;

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+
+	"github.com/cpath/cpath/internal/mpix"
 )
 
 // Fill sets every exported field reachable from ptr (a pointer) to a
@@ -59,6 +61,23 @@ func fill(v reflect.Value, seed *int) {
 	default:
 		panic("mpixtest.Fill: " + v.Type().String())
 	}
+}
+
+// Codec is a wire form of T as RoundTrip and Redecode take it: encode is
+// the message of a value put by put, decode reads a message by read,
+// with the Decoder's error (Done's: bytes left over are one).
+func Codec[T any](put func(e *mpix.Encoder, v T), read func(d *mpix.Decoder) T) (encode func(T) []byte, decode func([]byte) (T, error)) {
+	encode = func(v T) []byte {
+		e := mpix.NewEncoder(nil)
+		put(e, v)
+		return e.Bytes()
+	}
+	decode = func(b []byte) (T, error) {
+		d := mpix.NewDecoder(b)
+		v := read(d)
+		return v, d.Done()
+	}
+	return encode, decode
 }
 
 // RoundTrip checks a wire form, encode and decode: in encodes to a
