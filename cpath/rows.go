@@ -2,6 +2,7 @@ package cpath
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 
 	"github.com/cpath/cpath/graph"
@@ -48,8 +49,14 @@ func (r *Rows) Frames() int { return len(r.exitPos) }
 
 // Rows copies the part's rows (g's) in the schedule's order, keeping
 // labels[e] of each edge (nil: none). It needs every owned vertex
-// ordered (Unordered 0).
-func (s *Schedule) Rows(labels []uint8) (*Rows, error) {
+// ordered (Unordered 0). With drop, the copy takes the place of the
+// graph's edges rather than sits beside them: the arrays are copied one
+// at a time, and drop is called with each of the graph's that is no
+// longer read (the sources, the weights, the labels, then the row
+// starts), for the caller to let go of it, and its memory to serve the
+// next (the schedule lets go of its own references first); the graph's
+// rows are then no longer there for the schedule's own sweeps.
+func (s *Schedule) Rows(labels []uint8, drop func(RowArray)) (*Rows, error) {
 	if s.Unordered > 0 {
 		return nil, fmt.Errorf("cpath: rows: %d vertices are on or after a cycle", s.Unordered)
 	}
@@ -57,64 +64,62 @@ func (s *Schedule) Rows(labels []uint8) (*Rows, error) {
 	n := int(s.nv)
 	r := &Rows{s: s, Order: make([]int32, 0, n)}
 	at := make([]int32, n) // by owned vertex: its position
-	for _, ch := range s.chunks {
-		var runs []frameRun
-		bounds := []int32{0}
-		for c := 0; c+1 < len(ch); c++ {
-			for _, sg := range s.segs[ch[c]:ch[c+1]] {
-				k := s.FrameOf(sg.Lo)
-				pos := int32(len(r.Order))
-				if m := len(runs); m > int(bounds[len(bounds)-1]) && runs[m-1].Frame == k && runs[m-1].Hi == pos {
-					runs[m-1].Hi += sg.Hi - sg.Lo
-				} else {
-					runs = append(runs, frameRun{k, pos, pos + sg.Hi - sg.Lo})
-				}
-				for l := sg.Lo; l < sg.Hi; l++ {
-					at[l] = int32(len(r.Order))
-					r.Order = append(r.Order, l)
-				}
-			}
-			bounds = append(bounds, int32(len(runs)))
-		}
-		r.runs = append(r.runs, runs)
-		r.chunks = append(r.chunks, bounds)
-	}
-	// The rows, each range of positions on a core.
+	r.order(at)
+	// The rows, each range of positions on a core, an array at a time.
 	r.Start = make([]int32, n+1)
 	for i, l := range r.Order {
 		r.Start[i+1] = r.Start[i] + g.InStart[l+1] - g.InStart[l]
 	}
 	m := r.Start[n]
-	r.Src = make([]int32, m)
-	r.Weight = graph.Weights{W: make([]int32, m), Big: g.InWeight.Big}
-	if labels != nil {
-		r.Label = make([]uint8, m)
+	done := func(a RowArray) {
+		if drop != nil {
+			drop(a)
+			runtime.GC()
+		}
 	}
-	parts := 4 * workers()
-	b := par.Bounds(n, parts)
-	par.Do(parts, func(k int) {
-		for i := b[k]; i < b[k+1]; i++ {
-			l := r.Order[i]
-			entry := s.Entry(l)
-			x := r.Start[i]
-			for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
-				u := g.InSrc[e]
-				switch lu := u - s.lo; {
-				case u == entry:
-					r.Src[x] = -1
-				case uint32(lu) < uint32(s.nv):
-					r.Src[x] = at[lu]
-				default:
-					r.Src[x] = int32(n) + s.remoteSlot[s.remote.rank(e)]
+	inStart := g.InStart
+	copyRows := func(fill func(x, e int32, l int32)) {
+		parts := 4 * workers()
+		b := par.Bounds(n, parts)
+		par.Do(parts, func(k int) {
+			for i := b[k]; i < b[k+1]; i++ {
+				l := r.Order[i]
+				x := r.Start[i]
+				for e := inStart[l]; e < inStart[l+1]; e++ {
+					fill(x, e, l)
+					x++
 				}
-				r.Weight.W[x] = g.InWeight.W[e]
-				if labels != nil {
-					r.Label[x] = labels[e]
-				}
-				x++
 			}
+		})
+	}
+	r.Src = make([]int32, m)
+	copyRows(func(x, e, l int32) {
+		switch u, lu := g.InSrc[e], g.InSrc[e]-s.lo; {
+		case u == s.Entry(l):
+			r.Src[x] = -1
+		case uint32(lu) < uint32(s.nv):
+			r.Src[x] = at[lu]
+		default:
+			r.Src[x] = int32(n) + s.remoteSlot[s.remote.rank(e)]
 		}
 	})
+	if drop != nil {
+		s.remote, s.remoteSlot = edgeSet{}, nil
+		g.InSrc = nil
+	}
+	done(RowSources)
+	r.Weight = graph.Weights{W: make([]int32, m), Big: g.InWeight.Big}
+	copyRows(func(x, e, l int32) { r.Weight.W[x] = g.InWeight.W[e] })
+	if drop != nil {
+		g.InWeight = graph.Weights{}
+	}
+	done(RowWeights)
+	if labels != nil {
+		r.Label = make([]uint8, m)
+		copyRows(func(x, e, l int32) { r.Label[x] = labels[e] })
+		labels = nil
+	}
+	done(RowLabels)
 	r.sendPos = make([]int32, len(s.send))
 	for i, x := range s.send {
 		r.sendPos[i] = at[x.Local]
@@ -137,7 +142,50 @@ func (s *Schedule) Rows(labels []uint8) (*Rows, error) {
 		}
 		r.askedPos[q][a.Index] = at[a.Local]
 	}
+	if drop != nil {
+		s.g, s.segs, s.unordered = nil, nil, edgeSet{}
+	}
+	done(RowStarts)
 	return r, nil
+}
+
+// RowArray names an array of the graph's rows, for Schedule.Rows' drop.
+type RowArray int
+
+const (
+	RowSources RowArray = iota
+	RowWeights
+	RowLabels
+	RowStarts
+)
+
+// order lays the positions out: the schedule's segments in order, each
+// round's runs of one frame merged, cut into the schedule's chunks; at is
+// by owned vertex its position.
+func (r *Rows) order(at []int32) {
+	s := r.s
+	for _, ch := range s.chunks {
+		var runs []frameRun
+		bounds := []int32{0}
+		for c := 0; c+1 < len(ch); c++ {
+			for _, sg := range s.segs[ch[c]:ch[c+1]] {
+				k := s.FrameOf(sg.Lo)
+				pos := int32(len(r.Order))
+				if m := len(runs); m > int(bounds[len(bounds)-1]) && runs[m-1].Frame == k && runs[m-1].Hi == pos {
+					runs[m-1].Hi += sg.Hi - sg.Lo
+				} else {
+					runs = append(runs, frameRun{k, pos, pos + sg.Hi - sg.Lo})
+				}
+				for l := sg.Lo; l < sg.Hi; l++ {
+					at[l] = int32(len(r.Order))
+					r.Order = append(r.Order, l)
+				}
+			}
+			bounds = append(bounds, int32(len(runs)))
+		}
+		r.runs = append(r.runs, runs)
+		r.chunks = append(r.chunks, bounds)
+	}
 }
 
 // Forward is Schedule.Forward over the copy: vals holds width values per
@@ -188,15 +236,6 @@ func (r *Rows) SlotOwner(k int32) (q int, i int32) {
 	for q = 0; q+1 < len(s.slotBase) && s.slotBase[q+1] <= k; q++ {
 	}
 	return q, k - s.slotBase[q]
-}
-
-// ReleaseGraph lets go of the schedule's references to the graph (its
-// rows, and which of its edges come from other ranks), for a caller that
-// lets go of the graph's edges once it has the copy: the copy's sweeps
-// need neither; the schedule's own (Forward, DAGPath) do.
-func (r *Rows) ReleaseGraph() {
-	s := r.s
-	s.g, s.remote, s.remoteSlot, s.segs, s.unordered = nil, edgeSet{}, nil, nil, edgeSet{}
 }
 
 // EachRun calls f with every run of positions of one frame, in order.

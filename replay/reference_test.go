@@ -145,11 +145,15 @@ func TestSweepAgainstReference(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					w, err := newSweeper(c, p, sched)
+					infos := rankInfos(p, false, 0, 0)
+					w, err := newSweeper(c, p, sched, true) // the edges let go of, as the analyzer does
 					if err != nil {
 						return err
 					}
-					j := newJobs(w, rankInfos(p, false, 0, 0), [][]site{set})
+					if p.InSrc != nil || p.InStart != nil {
+						return fmt.Errorf("rank %d kept the PAG's edges", c.Rank())
+					}
+					j := newJobs(w, infos, [][]site{set})
 					for _, r := range append([]*rule{identity(p.CallLo), j.ideal()}, func() (rs []*rule) {
 						for k := range scen {
 							rs = append(rs, j.ruleOf(&scen[k]))

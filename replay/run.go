@@ -18,7 +18,6 @@ package replay
 import (
 	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -180,16 +179,9 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		return nil, err
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
-	w, err := newSweeper(c, p, o.Schedule)
+	w, err := newSweeper(c, p, o.Schedule, o.ReleaseEdges)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
-	}
-	if o.ReleaseEdges {
-		// On the 16 M-call halo log the release took one process's peak
-		// from 2570 MiB to 1730-1760 MiB, that of building the graph.
-		p.ReleaseEdges()
-		w.rows.ReleaseGraph()
-		runtime.GC()
 	}
 	var wr *windowRun
 	if o.Window != nil {

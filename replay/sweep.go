@@ -29,7 +29,10 @@ type sweeper struct {
 	slots int
 }
 
-func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule) (*sweeper, error) {
+// newSweeper copies the part's rows in the schedule's order; with
+// release it lets go of the PAG's edges as the copy takes their place
+// (PAG.ReleaseEdges, an array at a time).
+func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sweeper, error) {
 	if s.Owned() != int(p.Bounds[p.Part+1]-p.Bounds[p.Part]) {
 		return nil, fmt.Errorf("replay: the schedule orders %d vertices, the part holds %d", s.Owned(), p.Bounds[p.Part+1]-p.Bounds[p.Part])
 	}
@@ -48,7 +51,22 @@ func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule) (*sweeper, error) 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Rows(kinds)
+	var drop func(cpath.RowArray)
+	if release {
+		drop = func(a cpath.RowArray) {
+			switch a {
+			case cpath.RowSources:
+				p.InSrc = nil
+			case cpath.RowWeights:
+				p.InWeight = graph.Weights{}
+			case cpath.RowLabels:
+				p.InKind, kinds = nil, nil
+			case cpath.RowStarts:
+				p.ReleaseEdges()
+			}
+		}
+	}
+	rows, err := s.Rows(kinds, drop)
 	if err != nil {
 		return nil, err
 	}
