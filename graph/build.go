@@ -66,6 +66,9 @@ type rankSummary struct {
 	Modules []trace.Module // all its log lists: the header's and its module chunks'
 	// Unwrapped are its log's counts of calls not recorded.
 	Unwrapped []trace.UnwrappedCall
+	// NotMapped is what its trace held that the model has no place for
+	// (a trace in another format: trace.Header.NotMapped).
+	NotMapped []trace.NotMapped
 }
 
 // Build builds this analyzer rank's part of the run's PAG, together with
@@ -163,6 +166,13 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if n := UnwrappedNote(p.Unwrapped); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	nm := make([][]trace.NotMapped, R)
+	for r := range sums {
+		nm[r] = sums[r].NotMapped
+	}
+	if n := NotMappedNote(MergeNotMapped(nm)); n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 
 	// The communicator table, built by every rank from all ranks' tables
 	// in rank order, so that the indices agree; then the calls in the
@@ -227,7 +237,7 @@ func (p *PAG) readOwned(c mpix.Comm, run *Run, counts []int64) (*rankCalls, []*r
 	if unknown {
 		par.Do(own, func(i int) {
 			if r := p.RankLo + i; counts[r] < 0 {
-				counts[r], errs[i] = countCalls(run.Files[r], r)
+				counts[r], errs[i] = countCalls(run, r)
 			}
 		})
 		if err := mpix.Agree(c, firstErr(errs)); err != nil {
@@ -260,7 +270,7 @@ func (p *PAG) readOwned(c mpix.Comm, run *Run, counts []int64) (*rankCalls, []*r
 		lg.rankStart[i] = p.RankStart[p.RankLo+i] - p.CallLo
 	}
 	rankLogs := make([]*rankData, own)
-	par.Do(own, func(i int) { rankLogs[i], errs[i] = readRank(run.Files[p.RankLo+i], p.RankLo+i, i, lg) })
+	par.Do(own, func(i int) { rankLogs[i], errs[i] = readRank(run, p.RankLo+i, i, lg) })
 	stageTimes.Mark(p.Part, "read")
 	if err := mpix.Agree(c, firstErr(errs)); err != nil {
 		return nil, nil, err

@@ -139,12 +139,12 @@ func openRankLog(path string, rank int) (*os.File, *trace.Reader, error) {
 // from its sub-records) is the error naming the file that the reading
 // proper would give; a rank that died between frames is counted up to its
 // last record.
-func countCalls(path string, rank int) (int64, error) {
-	f, rd, err := openRankLog(path, rank)
+func countCalls(run *Run, rank int) (int64, error) {
+	rd, err := run.openRank(rank)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer rd.Close()
 	n, err := rd.Skim(func(trace.Op) bool { return false }, nil)
 	if err != nil {
 		return 0, err
@@ -162,12 +162,12 @@ func countCalls(path string, rank int) (int64, error) {
 // is the calls the log holds, which Build checks against the count it
 // placed (calls beyond the places are not kept). Damage is an error
 // naming the file, as for countCalls.
-func readRank(path string, rank, i int, g *rankCalls) (*rankData, error) {
-	f, rd, err := openRankLog(path, rank)
+func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
+	rd, err := run.openRank(rank)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer rd.Close()
 	d := &rankData{}
 	x := newExtractor(d, g, i, trace.NewCommBuilder(rd.Header()))
 	for {

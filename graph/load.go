@@ -97,6 +97,9 @@ type Run struct {
 	// there is. Build adds those it finds while reading the records (ranks
 	// that did not finalize).
 	Notes []string
+	// Source, if set, reads the ranks of a run in another trace format
+	// (Format); nil: Files are cpath logs.
+	Source Source
 }
 
 // calls is Calls[r], or -1 (not counted) for a Run made without them.
@@ -111,8 +114,12 @@ func (run *Run) calls(r int) int64 {
 // headers: a directory that is not one whole run (a missing rank, two runs
 // mixed, a foreign, empty or version-mismatched file, a corrupt or cut
 // header) is an error. The records are read by Build, which reports damage
-// further in (a corrupt or cut frame) the same way.
+// further in (a corrupt or cut frame) the same way. A path that a
+// registered Format detects (an OTF2 archive) is read by it instead.
 func Load(dir string) (*Run, error) {
+	if run, ok, err := foreign(dir); ok {
+		return run, err
+	}
 	files, err := LogFiles(dir)
 	if err != nil {
 		return nil, err

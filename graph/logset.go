@@ -3,11 +3,9 @@ package graph
 // Reading and summarising a directory of logs, for cpath info.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -45,6 +43,10 @@ type LogSet struct {
 	// synchronise or communicate but that the logger does not record,
 	// counted (trace.Header.Unwrapped); empty when the ranks made none.
 	UnwrappedCalls []UnwrappedCalls `json:"unwrapped_calls"`
+	// NotMapped is what a trace in another format held that cpath has
+	// no place for, summed over ranks (trace.Header.NotMapped); empty
+	// for cpath logs.
+	NotMapped []trace.NotMapped `json:"not_mapped"`
 }
 
 // EagerLimit is one MPI eager-limit setting and how many ranks had it.
@@ -117,14 +119,33 @@ type OpStats struct {
 // missing rank is reported in MissingRanks (the caller decides); logs cut
 // short or from ranks that did not finalize are reported in Problems.
 func ReadLogSet(dir string) (*LogSet, error) {
-	files, err := LogFiles(dir)
+	run, isForeign, err := foreign(dir)
 	if err != nil {
+		return nil, err
+	}
+	var files []string
+	open := func(i int) (RankReader, int64, error) { return openLogReader(files[i]) }
+	if isForeign {
+		files = run.Files
+		open = func(r int) (RankReader, int64, error) {
+			rd, err := run.Source.OpenRank(r)
+			return rd, run.Source.Size(r), err
+		}
+	} else if files, err = LogFiles(dir); err != nil {
 		return nil, err
 	}
 
 	ranks := make([]*RankLog, len(files))
 	errs := make([]error, len(files))
-	par.Do(len(files), func(i int) { ranks[i], errs[i] = summarizeRank(files[i]) })
+	par.Do(len(files), func(i int) {
+		rd, size, err := open(i)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		defer rd.Close()
+		ranks[i], errs[i] = summarizeRank(files[i], rd, size)
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -217,6 +238,13 @@ func ReadLogSet(dir string) (*LogSet, error) {
 	if s.UnwrappedCalls = MergeUnwrapped(uw); s.UnwrappedCalls == nil {
 		s.UnwrappedCalls = []UnwrappedCalls{}
 	}
+	nm := make([][]trace.NotMapped, len(ranks))
+	for i, r := range ranks {
+		nm[i] = r.header.NotMapped
+	}
+	if s.NotMapped = MergeNotMapped(nm); s.NotMapped == nil {
+		s.NotMapped = []trace.NotMapped{}
+	}
 	s.Complete = len(s.MissingRanks) == 0 && len(s.Problems) == 0
 	return s, nil
 }
@@ -282,26 +310,13 @@ func (r *RankLog) problems() []string {
 	return p
 }
 
-// readRank streams one log and summarises it; memory does not grow with the
-// log's length.
-func summarizeRank(path string) (*RankLog, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// summarizeRank streams one log (path, size bytes) and summarises it;
+// memory does not grow with the log's length.
+func summarizeRank(path string, rd RankReader, size int64) (*RankLog, error) {
+	r := &RankLog{File: path, FileBytes: size, Communicators: 2} // MPI_COMM_WORLD, MPI_COMM_SELF
+	if n := len(rd.Header().Comms); n > 0 {
+		r.Communicators = n // defined up front
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	rd, err := trace.NewReader(bufio.NewReaderSize(f, 1<<20), path)
-	if err != nil {
-		return nil, err
-	}
-	r := &RankLog{File: path, FileBytes: st.Size(), Communicators: 2} // MPI_COMM_WORLD, MPI_COMM_SELF
 	var (
 		buf      []trace.Record
 		pending  uint32                // sub-records still owed to the last call

@@ -9,9 +9,11 @@ import (
 )
 
 // The ranks' summaries cross the wire in mpix's framed form: each
-// summary's note, then its communicators, modules and unwrapped calls as
-// lists, every element its strings and one fixed record, a
-// communicator's rank lists after them. An empty list reads back as nil.
+// summary's note, then its communicators, modules (with the functions
+// of a module without a file) and unwrapped calls and what its trace
+// held that the model cannot take as lists, every element its strings
+// and one fixed record, a communicator's rank lists after them. An empty
+// list reads back as nil.
 
 // commHead is a communicator's fixed part.
 type commHead struct {
@@ -22,6 +24,10 @@ type commHead struct {
 
 // moduleSpan is a module's fixed part.
 type moduleSpan struct{ Base, Start, End uint64 }
+
+// funcPlace is the fixed part of a function of a module without a file
+// (a foreign trace's regions: trace.Module.Funcs).
+type funcPlace struct{ Line int64 }
 
 // unwrappedCount is an unwrapped call's fixed part.
 type unwrappedCount struct {
@@ -35,7 +41,7 @@ func (p *PAG) shareSummaries(c mpix.Comm, run *Run, rankLogs []*rankData) ([]ran
 	mine := make([]rankSummary, len(rankLogs))
 	for i, d := range rankLogs {
 		s := &mine[i]
-		s.Comms, s.Modules, s.Unwrapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped
+		s.Comms, s.Modules, s.Unwrapped, s.NotMapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped, d.hdr.NotMapped
 		if d.trailer.Status != trace.EndFinalized {
 			s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
 				filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
@@ -70,10 +76,19 @@ func encodeSummaries(ss []rankSummary) []byte {
 			e.PutString(m.Path)
 			e.PutString(m.BuildID)
 			mpix.PutRecord(e, moduleSpan{m.Base, m.Start, m.End})
+			mpix.PutList(e, m.Funcs, func(e *mpix.Encoder, f *trace.Func) {
+				e.PutString(f.Name)
+				e.PutString(f.File)
+				mpix.PutRecord(e, funcPlace{int64(f.Line)})
+			})
 		})
 		mpix.PutList(e, s.Unwrapped, func(e *mpix.Encoder, u *trace.UnwrappedCall) {
 			e.PutString(u.Name)
 			mpix.PutRecord(e, unwrappedCount{u.Calls, u.Ns})
+		})
+		mpix.PutList(e, s.NotMapped, func(e *mpix.Encoder, n *trace.NotMapped) {
+			e.PutString(n.What)
+			mpix.PutRecord(e, n.Count)
 		})
 	})
 	return e.Bytes()
@@ -97,11 +112,19 @@ func decodeSummaries(b []byte) ([]rankSummary, error) {
 			m.Path, m.BuildID = d.ReadString(), d.ReadString()
 			sp := mpix.ReadRecord[moduleSpan](d)
 			m.Base, m.Start, m.End = sp.Base, sp.Start, sp.End
+			m.Funcs = mpix.ReadList(d, func(d *mpix.Decoder, f *trace.Func) {
+				f.Name, f.File = d.ReadString(), d.ReadString()
+				f.Line = int(mpix.ReadRecord[funcPlace](d).Line)
+			})
 		})
 		s.Unwrapped = mpix.ReadList(d, func(d *mpix.Decoder, u *trace.UnwrappedCall) {
 			u.Name = d.ReadString()
 			uc := mpix.ReadRecord[unwrappedCount](d)
 			u.Calls, u.Ns = uc.Calls, uc.Ns
+		})
+		s.NotMapped = mpix.ReadList(d, func(d *mpix.Decoder, n *trace.NotMapped) {
+			n.What = d.ReadString()
+			n.Count = mpix.ReadRecord[uint64](d)
 		})
 	})
 	if err := d.Done(); err != nil {

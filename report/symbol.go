@@ -114,6 +114,8 @@ func (s *Symbolizer) resolve(m *trace.Module, off uint64) siteName {
 		return siteName{site: filepath.Base(m.Path) + "+0x" + strconv.FormatUint(off, 16)}
 	case site.File != "":
 		return siteName{filepath.Base(site.File) + ":" + strconv.Itoa(site.Line), site.Func}
+	case site.Symbol == "":
+		return siteName{site.Func, site.Func} // a region of a trace in another format (trace.Module.Funcs)
 	}
 	return siteName{site.Func + "+0x" + strconv.FormatUint(site.FuncOffset, 16), site.Func}
 }
@@ -123,7 +125,7 @@ func (s *Symbolizer) resolve(m *trace.Module, off uint64) siteName {
 // alone when it names the function already ("LAMMPS_NS::Comm::exchange+0x1a2")
 // or no function is known.
 func SiteLabel(callsite, function string) string {
-	if function == "" || strings.HasPrefix(callsite, function+"+0x") {
+	if function == "" || callsite == function || strings.HasPrefix(callsite, function+"+0x") {
 		return callsite
 	}
 	return function + " (" + callsite + ")"

@@ -49,8 +49,11 @@ type CommBuilder struct {
 }
 
 // NewCommBuilder starts a table with the predefined communicators of the
-// rank the header describes.
+// rank the header describes, or with the header's table (Header.Comms).
 func NewCommBuilder(h *Header) *CommBuilder {
+	if len(h.Comms) > 0 {
+		return &CommBuilder{comms: append([]Comm(nil), h.Comms...)}
+	}
 	world := make([]int32, h.Size)
 	for i := range world {
 		world[i] = int32(i)

@@ -62,6 +62,23 @@ type Header struct {
 	// called each and its time in them. Not written in the header: the
 	// reader puts the Unwrapped chunk here, at the end of the log.
 	Unwrapped []UnwrappedCall `json:"unwrapped,omitempty"`
+	// Comms, when set, is the rank's communicator table as it stands
+	// before any record: a run recorded in another trace format defines
+	// its communicators up front (package otf2), where a cpath log's
+	// constructor records build them (NewCommBuilder starts from it).
+	Comms []Comm `json:"comms,omitempty"`
+	// NotMapped counts what a run recorded in another trace format held
+	// that the data model has no place for (package otf2: the events
+	// cpath has no meaning for, by kind), as its reader found them; a
+	// cpath log has none.
+	NotMapped []NotMapped `json:"not_mapped,omitempty"`
+}
+
+// NotMapped is one kind of thing a trace in another format held that
+// cpath did not take, and how many there were.
+type NotMapped struct {
+	What  string `json:"what"`
+	Count uint64 `json:"count"`
 }
 
 // UnwrappedCall is one MPI function the logger does not record, counted:
@@ -95,6 +112,19 @@ type Module struct {
 	Start   uint64 `json:"start"`    // lowest address of its loaded segments
 	End     uint64 `json:"end"`      // end of its highest loaded segment
 	BuildID string `json:"build_id"` // GNU build-id in hex, "" if it has none
+	// Funcs, when set, names the module's offsets itself: offset i is
+	// Funcs[i]. Such a module has no file behind it: a trace in another
+	// format names its call sites by its regions (package otf2), and
+	// trace/symbol reads them from here.
+	Funcs []Func `json:"funcs,omitempty"`
+}
+
+// Func names one offset of a module without a file (Module.Funcs): the
+// function, and the source line where known.
+type Func struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
 // Contains reports whether addr lies within the module's loaded segments.

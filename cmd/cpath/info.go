@@ -133,6 +133,9 @@ func writeInfo(out io.Writer, s *graph.LogSet) error {
 	if n := graph.UnwrappedNote(s.UnwrappedCalls); n != "" {
 		p("\n%s\n", n)
 	}
+	if n := graph.NotMappedNote(s.NotMapped); n != "" {
+		p("\n%s\n", n)
+	}
 
 	p("\nclock: global = local + offset(t), offset(t) the line of least drift within both sync points' errors\n")
 	methods := map[string]bool{}

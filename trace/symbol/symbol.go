@@ -100,6 +100,15 @@ func (t *Table) Resolve(h *trace.Header, addr uint64) (Site, error) {
 // Lookup names the call site at offset off (a return address) of module m.
 func (t *Table) Lookup(m *trace.Module, off uint64) (Site, error) {
 	s := Site{Module: m.Path, Offset: off}
+	if m.Funcs != nil {
+		// A module that names its offsets itself: no file, no symbol.
+		if off >= uint64(len(m.Funcs)) {
+			return s, fmt.Errorf("%s: offset %#x: no such function", m.Path, off)
+		}
+		f := m.Funcs[off]
+		s.Func, s.File, s.Line = f.Name, f.File, f.Line
+		return s, nil
+	}
 	mod := t.open(m)
 	if mod.err != nil {
 		return s, mod.err
