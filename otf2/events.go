@@ -1,0 +1,184 @@
+package otf2
+
+// #include "cotf2.h"
+import "C"
+
+import (
+	"github.com/cpath/cpath/trace"
+)
+
+// mpiEvent takes an MPI event inside the visit: the call's fields, its
+// sub-records, or a completion that names an earlier post's
+// communicator.
+func (l *locReader) mpiEvent(e *C.cp_ev) {
+	v := &l.v
+	rec := &v.rec
+	cls := rec.Op.Class()
+	switch e.kind {
+	case C.CP_MPI_SEND:
+		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
+	case C.CP_MPI_ISEND:
+		if cls == trace.ClassStart {
+			l.start(e.e, e)
+			return
+		}
+		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
+		rec.Req, rec.Flags = req(e.e), rec.Flags|trace.FlagNewReq
+	case C.CP_MPI_IRECV_REQUEST, C.CP_NBC_REQUEST:
+		if cls == trace.ClassStart {
+			l.start(e.a, e)
+			return
+		}
+		rec.Req, rec.Flags = req(e.a), rec.Flags|trace.FlagNewReq
+		if !l.rr.a.fromCPath {
+			// OTF2 names the communicator (and the receive's source and
+			// tag) only at the completion: the call waits for it.
+			v.held, v.waits = uint64(e.a), true
+		}
+	case C.CP_MPI_RECV:
+		if cls == trace.ClassSendRecv {
+			s := l.sub(trace.OpRecvPart, e)
+			s.Peer, s.Tag, s.Bytes = l.world(uint32(e.b), uint32(e.a)), int32(e.c), uint64(e.d)
+			return
+		}
+		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
+	case C.CP_MPI_IRECV:
+		s := l.sub(trace.OpReqDone, e)
+		s.Req, s.Peer, s.Tag, s.Bytes = req(e.e), l.world(uint32(e.b), uint32(e.a)), int32(e.c), uint64(e.d)
+		if p := l.completes(uint64(e.e)); p != nil {
+			p.Comm, p.Peer, p.Tag, p.Bytes = l.comm(uint32(e.b)), s.Peer, s.Tag, s.Bytes
+		}
+	case C.CP_MPI_ISEND_COMPLETE:
+		l.sub(trace.OpReqDone, e).Req = req(e.a)
+	case C.CP_MPI_REQUEST_CANCELLED:
+		s := l.sub(trace.OpReqDone, e)
+		s.Req, s.Flags = req(e.a), s.Flags|trace.FlagCancelled
+	case C.CP_MPI_COLL_END:
+		rec.Comm, rec.Root, rec.Bytes = l.comm(uint32(e.b)), l.root(uint32(e.b), uint32(e.c)), uint64(e.d)
+	case C.CP_NBC_COMPLETE:
+		l.sub(trace.OpReqDone, e).Req = req(e.f)
+		if p := l.completes(uint64(e.f)); p != nil {
+			p.Comm, p.Root, p.Bytes = l.comm(uint32(e.b)), l.root(uint32(e.b), uint32(e.c)), uint64(e.d)
+		}
+	case C.CP_RMA_WIN_CREATE:
+		l.window(rec, uint32(e.a), true)
+	case C.CP_RMA_WIN_DESTROY, C.CP_RMA_OP_COMPLETE_BLOCKING, C.CP_RMA_OP_COMPLETE_NONBLOCKING:
+		l.window(rec, uint32(e.a), false)
+	case C.CP_RMA_COLL_END:
+		l.window(rec, uint32(e.c), rec.Op.Class() == trace.ClassCollective && rec.Op != trace.OpWinFree && rec.Op != trace.OpWinFence)
+		if w := l.winComm(uint32(e.c)); w != undef32 {
+			rec.Root = l.root(w, uint32(e.d))
+		}
+	case C.CP_RMA_GROUP_SYNC:
+		l.window(rec, uint32(e.b), false)
+		if g, ok := l.rr.a.group(uint32(e.c)); ok {
+			for _, m := range g.members {
+				l.sub(trace.OpWinGroupMember, nil).Peer = int32(m)
+			}
+		}
+	case C.CP_RMA_ACQUIRE_LOCK, C.CP_RMA_RELEASE_LOCK, C.CP_RMA_SYNC:
+		l.window(rec, uint32(e.a), false)
+		l.target(rec, uint32(e.a), uint32(e.b))
+	case C.CP_RMA_PUT, C.CP_RMA_GET:
+		l.window(rec, uint32(e.a), false)
+		l.target(rec, uint32(e.a), uint32(e.b))
+		rec.Bytes = uint64(e.c)
+	case C.CP_RMA_ATOMIC:
+		l.window(rec, uint32(e.a), false)
+		l.target(rec, uint32(e.a), uint32(e.b))
+		rec.Bytes = uint64(max(e.d, e.e))
+	case C.CP_PARAM_UINT:
+		if uint32(e.a) == l.rr.a.subParam && trace.Op(e.b).IsSub() {
+			l.sub(trace.Op(e.b), e)
+			return
+		}
+		l.rr.count("ParameterUnsignedInt events", 1)
+	case C.CP_MPI_REQUEST_TEST, C.CP_MPI_COLL_BEGIN, C.CP_RMA_COLL_BEGIN, C.CP_COMM_CREATE, C.CP_COMM_DESTROY:
+		// A Test that completed nothing, the start of a collective (the
+		// call's), and the communicators a call made or freed (defined
+		// up front): nothing the call does not say already.
+	}
+}
+
+// p2p sets a point-to-point call's fields from its event.
+func (l *locReader) p2p(rec *trace.Record, comm, peer uint32, tag, length C.uint64_t) {
+	rec.Comm, rec.Peer, rec.Tag, rec.Bytes = l.comm(comm), l.world(comm, peer), int32(tag), uint64(length)
+}
+
+// root is a collective's root as a world rank, PeerNone for none.
+func (l *locReader) root(comm, root uint32) int32 {
+	if root == undef32 {
+		return trace.PeerNone
+	}
+	return l.world(comm, root)
+}
+
+// start takes the request an MPI_Start or MPI_Startall starts: the
+// former names it, the latter has a sub-record for each.
+func (l *locReader) start(id C.uint64_t, e *C.cp_ev) {
+	rec := &l.v.rec
+	if rec.Op == trace.OpStart {
+		rec.Req = req(id)
+		return
+	}
+	l.sub(trace.OpReqStart, e).Req = req(id)
+}
+
+// sub appends a sub-record to the visit's call, its fields from e's
+// attributes (if e is not nil).
+func (l *locReader) sub(op trace.Op, e *C.cp_ev) *trace.Record {
+	v := &l.v
+	v.subs = append(v.subs, trace.Record{Op: op, Thread: l.thread, Comm: trace.CommNone, Peer: trace.PeerNone, Root: trace.PeerNone})
+	s := &v.subs[len(v.subs)-1]
+	if e != nil {
+		l.applyAttrs(s, e)
+	}
+	return s
+}
+
+// completes returns the post of OTF2 request id that waits for this
+// completion to name its communicator, and lets it go; nil if none waits.
+func (l *locReader) completes(id uint64) *trace.Record {
+	i, ok := l.open[id]
+	if !ok {
+		return nil
+	}
+	delete(l.open, id)
+	l.held[i] = false
+	return &l.recs[l.calls[i]]
+}
+
+// winComm is the communicator a window was created over, undef32 if
+// unknown.
+func (l *locReader) winComm(win uint32) uint32 {
+	ws := l.rr.a.d.wins
+	if int(win) < len(ws) && ws[win].defined {
+		return ws[win].comm
+	}
+	return undef32
+}
+
+// window sets the communicator and window number (Tag) of an RMA call
+// on win; created numbers the window, in the order the rank creates
+// them (as the logger does).
+func (l *locReader) window(rec *trace.Record, win uint32, created bool) {
+	rr := l.rr
+	n, ok := rr.wins[win]
+	if created || !ok {
+		rr.nwins++
+		n = rr.nwins
+		rr.wins[win] = n
+	}
+	if c := l.winComm(win); c != undef32 {
+		rec.Comm = l.comm(c)
+	}
+	rec.Tag = n
+}
+
+// target sets an RMA call's target, a rank of its window's
+// communicator.
+func (l *locReader) target(rec *trace.Record, win, remote uint32) {
+	if c := l.winComm(win); c != undef32 && remote != undef32 {
+		rec.Peer = l.world(c, remote)
+	}
+}

@@ -1,0 +1,289 @@
+package otf2
+
+// #include <stdlib.h>
+// #include "cotf2.h"
+import "C"
+
+import (
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/cpath/cpath/trace"
+)
+
+// batchEvents is how many events the C side reads into a location's
+// buffer at a time.
+const batchEvents = 8192
+
+// siteBase is where the call sites of an imported rank start: the
+// addresses of its regions module (trace.Module.Funcs), far from any
+// real code's.
+const siteBase = 1 << 48
+
+// rankReader reads one rank's locations and hands out its records
+// (graph.RankReader): each location's calls in its order, the
+// locations' merged by when the calls ended, as a cpath reader hands
+// out a threaded log's.
+type rankReader struct {
+	a    *Archive
+	rank int
+	hdr  trace.Header
+	locs []*locReader
+	out  []trace.Record
+	// The rank's call sites, by region and source location: Funcs of
+	// its regions module.
+	sites map[siteKey]uint64
+	funcs []trace.Func
+	// What the rank held that cpath does not take, by what.
+	notMapped map[string]uint64
+	nmOrder   []string
+	unwrapped map[string]int // index in hdr.Unwrapped
+	// seq counts the collectives on each communicator (by the rank's
+	// index) of an archive cpath did not write, whose calls carry no
+	// sequence numbers.
+	seq       map[uint32]uint32
+	wins      map[uint32]int32 // window number by window definition, in creation order
+	nwins     int32
+	trailer   trace.Trailer
+	finalized bool
+	done      bool
+}
+
+type siteKey struct{ region, scl uint32 }
+
+func (a *Archive) openRank(r int) (*rankReader, error) {
+	if r < 0 || r >= len(a.ranks) {
+		return nil, fmt.Errorf("%s: no rank %d (the archive has %d)", a.Anchor, r, len(a.ranks))
+	}
+	rr := &rankReader{a: a, rank: r, hdr: a.header(r), sites: map[siteKey]uint64{}, notMapped: map[string]uint64{},
+		unwrapped: map[string]int{}, seq: map[uint32]uint32{}, wins: map[uint32]int32{}}
+	for t, loc := range a.ranks[r] {
+		l, err := rr.openLoc(loc, uint16(t))
+		if err != nil {
+			rr.Close()
+			return nil, err
+		}
+		rr.locs = append(rr.locs, l)
+	}
+	rr.clock()
+	return rr, nil
+}
+
+// clock puts the clock offsets of the rank's first location in the
+// clock model: the first at Init, the last at Final (trace.Clock).
+func (rr *rankReader) clock() {
+	c := rr.locs[0].c
+	n := int(c.noff)
+	if n == 0 {
+		return
+	}
+	point := func(i int) trace.SyncPoint {
+		return trace.SyncPoint{LocalNs: rr.a.ns(uint64(c.off_time[i])), OffsetNs: rr.a.nsDelta(float64(c.off_value[i])),
+			ErrNs: rr.a.nsDelta(float64(c.off_stddev[i]))}
+	}
+	rr.hdr.Clock.Init = point(0)
+	if n > 1 {
+		f := point(n - 1)
+		rr.hdr.Clock.Final = &f
+	}
+	if all := uint64(c.noff_all); all > 2 {
+		rr.count("clock offsets between the first and the last (cpath's clock model takes those two)", all-2)
+	}
+}
+
+func (rr *rankReader) count(what string, n uint64) {
+	if _, ok := rr.notMapped[what]; !ok {
+		rr.nmOrder = append(rr.nmOrder, what)
+	}
+	rr.notMapped[what] += n
+}
+
+// site is the call site of an MPI call made in region (the innermost
+// non-MPI region open around it, undef32 for none) at source location
+// scl (undef32: unknown): an address in the rank's regions module.
+func (rr *rankReader) site(region, scl uint32) uint64 {
+	if region == undef32 && scl == undef32 {
+		return 0
+	}
+	k := siteKey{region, scl}
+	if pc, ok := rr.sites[k]; ok {
+		return pc
+	}
+	d := rr.a.d
+	var f trace.Func
+	if int(region) < len(d.regions) {
+		f.Name = d.str(d.regions[region].name)
+	}
+	if int(scl) < len(d.scls) && d.scls[scl].defined {
+		f.File, f.Line = d.str(d.scls[scl].file), int(d.scls[scl].line)
+	}
+	pc := uint64(siteBase + len(rr.funcs))
+	rr.funcs = append(rr.funcs, f)
+	rr.sites[k] = pc
+	return pc
+}
+
+func (rr *rankReader) Header() *trace.Header  { return &rr.hdr }
+func (rr *rankReader) Trailer() trace.Trailer { return rr.trailer }
+func (rr *rankReader) Paths() [][]uint64      { return [][]uint64{nil} }
+func (rr *rankReader) Incomplete() error      { return nil }
+
+// Batch hands out the next records: the calls of the rank's threads
+// merged by end time (each with its sub-records), io.EOF after the last.
+func (rr *rankReader) Batch() ([]trace.Record, error) {
+	if rr.done {
+		return nil, io.EOF
+	}
+	rr.out = rr.out[:0]
+	for len(rr.out) < batchEvents {
+		// Every location with calls to come has one ready, so that the
+		// earliest-ending can be taken.
+		best := -1
+		var bestEnd int64
+		for i, l := range rr.locs {
+			if err := l.fill(); err != nil {
+				return nil, err
+			}
+			if g, ok := l.peek(); ok && (best < 0 || g < bestEnd) {
+				best, bestEnd = i, g
+			}
+		}
+		if best < 0 {
+			rr.finish()
+			if len(rr.out) == 0 {
+				return nil, io.EOF
+			}
+			break
+		}
+		if len(rr.locs) == 1 {
+			rr.out = rr.locs[0].takeAll(rr.out, rr)
+		} else {
+			rr.out = rr.locs[best].take(rr.out, rr)
+		}
+	}
+	return rr.out, nil
+}
+
+// emit counts a call handed out and numbers its collective on its
+// communicator where the archive does not (seq).
+func (rr *rankReader) emit(rec *trace.Record) {
+	if rec.Op.IsSub() {
+		rr.trailer.Records++
+		return
+	}
+	rr.trailer.Records++
+	rr.trailer.Calls++
+	if rec.Op == trace.OpFinalize {
+		rr.finalized = true
+	}
+	if rr.a.fromCPath || rec.Seq != 0 || rec.Comm == trace.CommNone {
+		return
+	}
+	switch rec.Op.Class() {
+	case trace.ClassCollective, trace.ClassIcollective:
+	case trace.ClassCommCreate:
+		if rec.Op == trace.OpCommCreateGroup || rec.Op == trace.OpCommGetParent {
+			return // not collective over the parent
+		}
+	default:
+		return
+	}
+	rr.seq[rec.Comm]++
+	rec.Seq = rr.seq[rec.Comm]
+}
+
+// finish completes the header and trailer once every record is out.
+func (rr *rankReader) finish() {
+	rr.done = true
+	for _, l := range rr.locs {
+		for k := 0; k < C.CP_NSKIP; k++ {
+			if n := uint64(l.c.skipped[k]); n > 0 {
+				rr.count(skipNames[k], n)
+			}
+		}
+		if l.inVisit {
+			rr.count("MPI calls the trace left open at its end", 1)
+		}
+	}
+	rr.hdr.NotMapped = nil
+	for _, w := range rr.nmOrder {
+		rr.hdr.NotMapped = append(rr.hdr.NotMapped, trace.NotMapped{What: w, Count: rr.notMapped[w]})
+	}
+	if len(rr.funcs) > 0 {
+		rr.hdr.Modules = []trace.Module{{Path: rr.a.Anchor + " (regions)", Base: siteBase, Start: siteBase,
+			End: siteBase + uint64(len(rr.funcs)), Funcs: rr.funcs}}
+	}
+	rr.trailer.Status = trace.EndNoFinalize
+	if rr.finalized {
+		rr.trailer.Status = trace.EndFinalized
+	}
+}
+
+// skipNames name the events the C side counts (cotf2.h CP_SKIP_*).
+var skipNames = [C.CP_NSKIP]string{
+	C.CP_SKIP_BUFFER_FLUSH:       "BufferFlush events",
+	C.CP_SKIP_MEASUREMENT_ON_OFF: "MeasurementOnOff events",
+	C.CP_SKIP_METRIC:             "Metric events",
+	C.CP_SKIP_PARAMETER:          "Parameter events",
+	C.CP_SKIP_PROGRAM_END:        "ProgramEnd events",
+	C.CP_SKIP_THREAD:             "thread events (fork, join, create, locks, tasks)",
+	C.CP_SKIP_OMP:                "OpenMP events",
+	C.CP_SKIP_CALLING_CONTEXT:    "calling-context (sampling) events",
+	C.CP_SKIP_IO:                 "I/O events",
+	C.CP_SKIP_RMA_OTHER:          "RMA lock requests, waits and tests",
+	C.CP_SKIP_UNKNOWN:            "events of kinds this OTF2 library does not know",
+}
+
+// Skim reads the rest, counting the calls (graph.RankReader).
+func (rr *rankReader) Skim(want func(trace.Op) bool, fn func(*trace.Record)) (int, error) {
+	n := 0
+	for {
+		recs, err := rr.Batch()
+		for i := range recs {
+			if !recs[i].Op.IsSub() {
+				n++
+			}
+			if fn != nil && want(recs[i].Op) {
+				fn(&recs[i])
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// Close releases the OTF2 readers.
+func (rr *rankReader) Close() error {
+	for _, l := range rr.locs {
+		l.close()
+	}
+	rr.locs = nil
+	return nil
+}
+
+// openLoc opens location loc (the rank's thread t).
+func (rr *rankReader) openLoc(loc uint64, t uint16) (*locReader, error) {
+	quietErrors()
+	c := (*C.cp_reader)(C.calloc(1, C.size_t(unsafe.Sizeof(C.cp_reader{}))))
+	buf := (*C.cp_ev)(C.calloc(batchEvents, C.size_t(unsafe.Sizeof(C.cp_ev{}))))
+	l := &locReader{rr: rr, loc: loc, thread: t, c: c, buf: buf, evs: unsafe.Slice(buf, batchEvents), open: map[uint64]int32{}}
+	for i, id := range rr.a.attrIDs {
+		c.attr_id[i] = C.uint32_t(id)
+	}
+	cs := cstr(rr.a.Anchor)
+	defer free(cs)
+	switch C.cp_reader_open(c, cs, C.uint64_t(loc), buf, batchEvents) {
+	case 0:
+		return l, nil
+	case -2:
+		l.close()
+		return nil, archiveErr(rr.a.Anchor, "location %d (rank %d): cannot read its local definitions (%s)", loc, rr.rank, libError())
+	}
+	l.close()
+	return nil, archiveErr(rr.a.evtFile(loc), "cannot open the events of location %d (rank %d) (%s)", loc, rr.rank, libError())
+}
