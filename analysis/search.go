@@ -141,6 +141,10 @@ func (st *state) topoSearch(g *cpath.DistGraph) (*cpath.DistResult, error) {
 	return cpath.Split(c, g, splitIn, cpath.ParPar)
 }
 
+// DistGraph is distGraph for the other stages that search the PAG (cpath
+// export --otf2 marks the critical path in its archive).
+func DistGraph(p *graph.PAG) *cpath.DistGraph { return distGraph(p) }
+
 // distGraph is the algorithms' view of this rank's part of the PAG: the
 // same rows, shared.
 func distGraph(p *graph.PAG) *cpath.DistGraph {

@@ -140,7 +140,7 @@ func openRankLog(path string, rank int) (*os.File, *trace.Reader, error) {
 // proper would give; a rank that died between frames is counted up to its
 // last record.
 func countCalls(run *Run, rank int) (int64, error) {
-	rd, err := run.openRank(rank)
+	rd, err := run.OpenRank(rank)
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +163,7 @@ func countCalls(run *Run, rank int) (int64, error) {
 // placed (calls beyond the places are not kept). Damage is an error
 // naming the file, as for countCalls.
 func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
-	rd, err := run.openRank(rank)
+	rd, err := run.OpenRank(rank)
 	if err != nil {
 		return nil, err
 	}

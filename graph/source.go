@@ -105,9 +105,9 @@ type logRank struct {
 
 func (l logRank) Close() error { return l.f.Close() }
 
-// openRank opens rank r of run for reading, from its log file or its
+// OpenRank opens rank r of run for reading, from its log file or its
 // Source, and checks that its header says it is rank r.
-func (run *Run) openRank(r int) (RankReader, error) {
+func (run *Run) OpenRank(r int) (RankReader, error) {
 	if run.Source != nil {
 		return run.Source.OpenRank(r)
 	}

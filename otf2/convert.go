@@ -251,15 +251,7 @@ func (l *locReader) endVisit() {
 	if rec.Op == trace.OpInvalid {
 		// An MPI function cpath has no operation for: counted with its
 		// time, as the logger counts the calls it does not record.
-		name := rr.a.d.str(rr.a.d.regions[v.region].name)
-		i, ok := rr.unwrapped[name]
-		if !ok {
-			i = len(rr.hdr.Unwrapped)
-			rr.unwrapped[name] = i
-			rr.hdr.Unwrapped = append(rr.hdr.Unwrapped, trace.UnwrappedCall{Name: name})
-		}
-		rr.hdr.Unwrapped[i].Calls++
-		rr.hdr.Unwrapped[i].Ns += rec.End - rec.Start
+		rr.addUnwrapped(rr.a.d.str(rr.a.d.regions[v.region].name), 1, rec.End-rec.Start)
 		return
 	}
 	l.applyAttrs(rec, &v.enter)

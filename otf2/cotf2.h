@@ -74,6 +74,7 @@ typedef struct {
 	cp_ev* buf;
 	int n, cap;
 	uint32_t attr_id[CP_NATTR]; // global attribute ids, OTF2_UNDEFINED_ATTRIBUTE if absent
+	uint32_t own_metric;        // the critical-path metric of an archive cpath wrote (not counted as skipped)
 	uint64_t skipped[CP_NSKIP];
 	// The clock offsets of the location's local definitions.
 	uint64_t off_time[64];
@@ -108,5 +109,6 @@ int cp_read_defs(const char* anchor, uintptr_t handle, uint64_t* trace_id, char*
 OTF2_Archive* cp_archive_create(const char* dir, const char* name);
 OTF2_EvtWriter* cp_archive_evt_writer(OTF2_Archive* a, uint64_t location);
 int cp_archive_close_evt_writer(OTF2_Archive* a, OTF2_EvtWriter* w);
+int cp_def_locprop_u64(OTF2_GlobalDefWriter* w, uint64_t loc, uint32_t name, uint64_t v);
 
 #endif

@@ -65,8 +65,8 @@ func (l *locReader) mpiEvent(e *C.cp_ev) {
 	case C.CP_RMA_WIN_DESTROY, C.CP_RMA_OP_COMPLETE_BLOCKING, C.CP_RMA_OP_COMPLETE_NONBLOCKING:
 		l.window(rec, uint32(e.a), false)
 	case C.CP_RMA_COLL_END:
-		l.window(rec, uint32(e.c), rec.Op.Class() == trace.ClassCollective && rec.Op != trace.OpWinFree && rec.Op != trace.OpWinFence)
-		if w := l.winComm(uint32(e.c)); w != undef32 {
+		l.window(rec, uint32(e.c), false)
+		if w := l.winComm(uint32(e.c)); w != undef32 && rec.Op.IsRMA() {
 			rec.Root = l.root(w, uint32(e.d))
 		}
 	case C.CP_RMA_GROUP_SYNC:
@@ -162,6 +162,9 @@ func (l *locReader) winComm(win uint32) uint32 {
 // on win; created numbers the window, in the order the rank creates
 // them (as the logger does).
 func (l *locReader) window(rec *trace.Record, win uint32, created bool) {
+	if !rec.Op.IsRMA() {
+		return // a Wait's completion of a request of a window: not the Wait's
+	}
 	rr := l.rr
 	n, ok := rr.wins[win]
 	if created || !ok {
@@ -178,6 +181,9 @@ func (l *locReader) window(rec *trace.Record, win uint32, created bool) {
 // target sets an RMA call's target, a rank of its window's
 // communicator.
 func (l *locReader) target(rec *trace.Record, win, remote uint32) {
+	if !rec.Op.IsRMA() {
+		return
+	}
 	if c := l.winComm(win); c != undef32 && remote != undef32 {
 		rec.Peer = l.world(c, remote)
 	}

@@ -7,6 +7,7 @@ import "C"
 import (
 	"fmt"
 	"io"
+	"strings"
 	"unsafe"
 
 	"github.com/cpath/cpath/trace"
@@ -65,9 +66,38 @@ func (a *Archive) openRank(r int) (*rankReader, error) {
 			return nil, err
 		}
 		rr.locs = append(rr.locs, l)
+		rr.unwrappedProps(loc)
 	}
 	rr.clock()
 	return rr, nil
+}
+
+// unwrappedProps takes the counts of unwrapped calls an archive cpath
+// wrote keeps as location properties (cpath::unwrapped::NAME::calls and
+// ::ns): calls the logger counted but did not record.
+func (rr *rankReader) unwrappedProps(loc uint64) {
+	props := rr.a.d.locProps[loc]
+	for _, k := range sortedKeys(props) {
+		name, ok := strings.CutPrefix(k, "cpath::unwrapped::")
+		if !ok || !strings.HasSuffix(name, "::calls") {
+			continue
+		}
+		name = strings.TrimSuffix(name, "::calls")
+		rr.addUnwrapped(name, props[k], int64(props[unwrappedProp(name, "ns")]))
+	}
+}
+
+// addUnwrapped counts calls of an MPI function cpath has no operation
+// for, as the logger counts the calls it does not record.
+func (rr *rankReader) addUnwrapped(name string, calls uint64, ns int64) {
+	i, ok := rr.unwrapped[name]
+	if !ok {
+		i = len(rr.hdr.Unwrapped)
+		rr.unwrapped[name] = i
+		rr.hdr.Unwrapped = append(rr.hdr.Unwrapped, trace.UnwrappedCall{Name: name})
+	}
+	rr.hdr.Unwrapped[i].Calls += calls
+	rr.hdr.Unwrapped[i].Ns += ns
 }
 
 // clock puts the clock offsets of the rank's first location in the
@@ -274,6 +304,10 @@ func (rr *rankReader) openLoc(loc uint64, t uint16) (*locReader, error) {
 	l := &locReader{rr: rr, loc: loc, thread: t, c: c, buf: buf, evs: unsafe.Slice(buf, batchEvents), open: map[uint64]int32{}}
 	for i, id := range rr.a.attrIDs {
 		c.attr_id[i] = C.uint32_t(id)
+	}
+	c.own_metric = undef32
+	if rr.a.fromCPath {
+		c.own_metric = 0 // the class Export defines (exportdefs.go)
 	}
 	cs := cstr(rr.a.Anchor)
 	defer free(cs)

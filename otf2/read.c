@@ -267,8 +267,9 @@ static OTF2_CallbackCode e_program_begin(HEAD, OTF2_StringRef name, uint32_t nar
 	EV(CP_PROGRAM_BEGIN); e->a = name; return OTF2_CALLBACK_SUCCESS;
 }
 static OTF2_CallbackCode e_metric(HEAD, OTF2_MetricRef m, uint8_t n, const OTF2_Type* types, const OTF2_MetricValue* vals) {
-	(void)n; (void)types; (void)vals; (void)loc; (void)time; (void)pos; (void)al; (void)m;
-	((cp_reader*)ud)->skipped[CP_SKIP_METRIC]++;
+	(void)n; (void)types; (void)vals; (void)loc; (void)time; (void)pos; (void)al;
+	cp_reader* r = ud;
+	if (m != r->own_metric) r->skipped[CP_SKIP_METRIC]++;
 	return OTF2_CALLBACK_SUCCESS;
 }
 

@@ -126,3 +126,11 @@ int cp_write(cp_writer* w, const cp_ev* evs, int n) {
 	}
 	return n;
 }
+
+// cp_def_locprop_u64 writes an unsigned location property (the
+// attribute value is a union, awkward from Go).
+int cp_def_locprop_u64(OTF2_GlobalDefWriter* w, uint64_t loc, uint32_t name, uint64_t v) {
+	OTF2_AttributeValue av;
+	av.uint64 = v;
+	return OTF2_GlobalDefWriter_WriteLocationProperty(w, loc, name, OTF2_TYPE_UINT64, av) == OTF2_SUCCESS ? 0 : -1;
+}

@@ -64,7 +64,11 @@ logger (libcpathlog.so), one log per rank, for post-mortem analysis.
 
   cpath record -o LOGDIR -np 4 -- ./app ARGS   run ./app under mpirun with the logger
   cpath info LOGDIR                            summarise what was recorded
-  cpath LOGDIR  (or cpath analyze LOGDIR)      critical path, imbalance, wait states`,
+  cpath LOGDIR  (or cpath analyze LOGDIR)      critical path, imbalance, wait states
+  cpath export --otf2 OUTDIR LOGDIR            write the run as an OTF2 archive (Vampir)
+
+LOGDIR may also be an OTF2 archive (Score-P, TAU): its anchor file
+traces.otf2 or the directory holding it.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return fmt.Errorf("want one LOGDIR, got %d arguments (see cpath --help)", len(args))
@@ -84,6 +88,6 @@ logger (libcpathlog.so), one log per rank, for post-mortem analysis.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	addAnalyzeFlags(root, &o)
-	root.AddCommand(newAnalyzeCmd(stdout), newRecordCmd(), newInfoCmd(), newLoggerPathCmd(), newVersionCmd())
+	root.AddCommand(newAnalyzeCmd(stdout), newRecordCmd(), newInfoCmd(), newExportCmd(stdout), newLoggerPathCmd(), newVersionCmd())
 	return root
 }
