@@ -159,12 +159,18 @@ static cp_ev* next(void* ud, uint64_t time) {
 // attrs copies the cpath attributes (and the source code location) of an
 // event into e.
 static void attrs(cp_reader* r, cp_ev* e, OTF2_AttributeList* l) {
-	if (!l || OTF2_AttributeList_GetNumberOfElements(l) == 0) return;
-	for (int i = 0; i < CP_NATTR; i++) {
-		if (r->attr_id[i] == OTF2_UNDEFINED_ATTRIBUTE) continue;
+	if (!l) return;
+	// By index: a lookup by id of an attribute the list lacks is an
+	// error, which OTF2 formats (and serialises) for its error callback.
+	uint32_t n = OTF2_AttributeList_GetNumberOfElements(l);
+	for (uint32_t k = 0; k < n; k++) {
+		OTF2_AttributeRef id;
 		OTF2_Type t;
 		OTF2_AttributeValue v;
-		if (OTF2_AttributeList_GetAttributeByID(l, r->attr_id[i], &t, &v) != OTF2_SUCCESS) continue;
+		if (OTF2_AttributeList_GetAttributeByIndex(l, k, &id, &t, &v) != OTF2_SUCCESS) continue;
+		int i = 0;
+		while (i < CP_NATTR && r->attr_id[i] != id) i++;
+		if (i == CP_NATTR) continue;
 		uint64_t x;
 		switch (t) {
 		case OTF2_TYPE_UINT8: x = v.uint8; break;
