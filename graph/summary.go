@@ -27,7 +27,10 @@ type moduleSpan struct{ Base, Start, End uint64 }
 
 // funcPlace is the fixed part of a function of a module without a file
 // (a foreign trace's regions: trace.Module.Funcs).
-type funcPlace struct{ Line int64 }
+type funcPlace struct {
+	Line   int64
+	Offset uint64
+}
 
 // unwrappedCount is an unwrapped call's fixed part.
 type unwrappedCount struct {
@@ -79,7 +82,8 @@ func encodeSummaries(ss []rankSummary) []byte {
 			mpix.PutList(e, m.Funcs, func(e *mpix.Encoder, f *trace.Func) {
 				e.PutString(f.Name)
 				e.PutString(f.File)
-				mpix.PutRecord(e, funcPlace{int64(f.Line)})
+				e.PutString(f.Module)
+				mpix.PutRecord(e, funcPlace{int64(f.Line), f.Offset})
 			})
 		})
 		mpix.PutList(e, s.Unwrapped, func(e *mpix.Encoder, u *trace.UnwrappedCall) {
@@ -113,8 +117,9 @@ func decodeSummaries(b []byte) ([]rankSummary, error) {
 			sp := mpix.ReadRecord[moduleSpan](d)
 			m.Base, m.Start, m.End = sp.Base, sp.Start, sp.End
 			m.Funcs = mpix.ReadList(d, func(d *mpix.Decoder, f *trace.Func) {
-				f.Name, f.File = d.ReadString(), d.ReadString()
-				f.Line = int(mpix.ReadRecord[funcPlace](d).Line)
+				f.Name, f.File, f.Module = d.ReadString(), d.ReadString(), d.ReadString()
+				fp := mpix.ReadRecord[funcPlace](d)
+				f.Line, f.Offset = int(fp.Line), fp.Offset
 			})
 		})
 		s.Unwrapped = mpix.ReadList(d, func(d *mpix.Decoder, u *trace.UnwrappedCall) {

@@ -55,6 +55,10 @@ type visit struct {
 	enter  C.cp_ev // the ENTER event: the call's attributes
 	held   uint64  // the OTF2 request its post waits for, if waits
 	waits  bool
+	// newComm is the communicator a constructor made (CommCreate), if
+	// made, in an archive cpath wrote.
+	newComm uint32
+	made    bool
 }
 
 func (l *locReader) close() {
@@ -208,17 +212,20 @@ func (l *locReader) enter(e *C.cp_ev) {
 	case mpi:
 		l.inVisit, l.nested = true, 0
 		v := &l.v
-		v.region, v.enter, v.subs, v.waits = region, *e, v.subs[:0], false
-		scl := uint32(undef32)
+		v.region, v.enter, v.subs, v.waits, v.made = region, *e, v.subs[:0], false, false
+		scl, off := uint32(undef32), uint64(0)
 		if e.amask&(1<<C.CP_A_SCL) != 0 {
 			scl = uint32(e.av[C.CP_A_SCL])
+		}
+		if e.amask&(1<<C.CP_A_OFFSET) != 0 {
+			off = uint64(e.av[C.CP_A_OFFSET])
 		}
 		top := uint32(undef32)
 		if n := len(l.stack); n > 0 {
 			top = l.stack[n-1]
 		}
 		v.rec = trace.Record{Op: a.regionOp[region], Thread: l.thread, Start: a.ns(uint64(e.time)), Comm: trace.CommNone,
-			Peer: trace.PeerNone, Root: trace.PeerNone, CallSite: l.rr.site(top, scl)}
+			Peer: trace.PeerNone, Root: trace.PeerNone, CallSite: l.rr.site(top, scl, off)}
 	default:
 		l.stack = append(l.stack, region)
 	}
@@ -255,6 +262,9 @@ func (l *locReader) endVisit() {
 		return
 	}
 	l.applyAttrs(rec, &v.enter)
+	if v.made {
+		l.madeComm(rec)
+	}
 	if rec.Op.IsPoll() {
 		switch {
 		case v.enter.amask&(1<<C.CP_A_POLLS) != 0:

@@ -56,7 +56,7 @@ enum {
 // of cp_ev.amask says av[i] holds attribute i.
 enum {
 	CP_A_SEQ, CP_A_FLAGS, CP_A_POLLS, CP_A_REQ, CP_A_PEER, CP_A_TAG, CP_A_BYTES,
-	CP_A_ROOT, CP_A_COMM, CP_A_CRITICAL, CP_A_SCL, CP_NATTR
+	CP_A_ROOT, CP_A_COMM, CP_A_CRITICAL, CP_A_SCL, CP_A_OFFSET, CP_NATTR
 };
 
 typedef struct {

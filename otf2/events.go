@@ -93,11 +93,43 @@ func (l *locReader) mpiEvent(e *C.cp_ev) {
 			return
 		}
 		l.rr.count("ParameterUnsignedInt events", 1)
-	case C.CP_MPI_REQUEST_TEST, C.CP_MPI_COLL_BEGIN, C.CP_RMA_COLL_BEGIN, C.CP_COMM_CREATE, C.CP_COMM_DESTROY:
+	case C.CP_COMM_CREATE:
+		if rec.Op.Class() == trace.ClassCommCreate && l.rr.a.fromCPath {
+			v.made, v.newComm = true, uint32(e.a)
+		}
+	case C.CP_MPI_REQUEST_TEST, C.CP_MPI_COLL_BEGIN, C.CP_RMA_COLL_BEGIN, C.CP_COMM_DESTROY:
 		// A Test that completed nothing, the start of a collective (the
-		// call's), and the communicators a call made or freed (defined
-		// up front): nothing the call does not say already.
+		// call's), and the communicators a call freed (defined up front):
+		// nothing the call does not say already.
 	}
+}
+
+// madeComm puts back what a constructor of an archive cpath wrote says
+// of the communicator it made (CommCreate): its index in the rank's
+// table (Req, an idup's Tag) and its members as Member sub-records,
+// before the sub-records of its topology's neighbours, so that the
+// communicator table is built from the records as a log's is
+// (trace.CommBuilder), neighbours and all.
+func (l *locReader) madeComm(rec *trace.Record) {
+	v := &l.v
+	idx := l.comm(v.newComm)
+	if idx == trace.CommNone {
+		return
+	}
+	if rec.Op.IsNonblockingCommCreate() {
+		rec.Tag = int32(idx)
+	} else {
+		rec.Req = idx
+	}
+	c := &l.rr.a.tables[l.rr.rank][idx]
+	var m []trace.Record
+	for _, w := range c.Members {
+		m = append(m, trace.Record{Op: trace.OpMember, Thread: l.thread, Comm: trace.CommNone, Peer: w, Root: trace.PeerNone})
+	}
+	for _, w := range c.Remote {
+		m = append(m, trace.Record{Op: trace.OpMember, Thread: l.thread, Comm: trace.CommNone, Peer: w, Root: trace.PeerNone, Flags: trace.FlagRemote})
+	}
+	v.subs = append(m, v.subs...)
 }
 
 // p2p sets a point-to-point call's fields from its event.

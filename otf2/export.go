@@ -57,9 +57,9 @@ type exporter struct {
 	mu        sync.Mutex
 	strs      map[string]uint32
 	strList   []string
-	funcs     map[string]uint32 // function regions by name: id NumOps+i in the events
-	regionIDs map[uint32]uint32 // the regions' definitions by their ids in the events
-	funcList  []string
+	funcs     map[exportFunc]uint32 // function regions: id NumOps+i in the events
+	regionIDs map[uint32]uint32     // the regions' definitions by their ids in the events
+	funcList  []exportFunc
 	opUsed    [trace.NumOps]bool
 	scls      map[trace.Func]uint32
 	sclList   []trace.Func
@@ -82,6 +82,13 @@ type exportComm struct {
 	name            string
 	members, remote []int32
 	defined         bool
+}
+
+// exportFunc is the region of the calls made from a function, or from
+// a module no symbol names (code: role CODE, named after the module).
+type exportFunc struct {
+	name string
+	code bool
 }
 
 type winKey struct {
@@ -121,7 +128,7 @@ func Export(dir string, in ExportInput) (*ExportStats, error) {
 	cd, cn := cstr(dir), cstr("traces")
 	defer free(cd)
 	defer free(cn)
-	x := &exporter{in: in, tab: symbol.NewTable(), strs: map[string]uint32{}, funcs: map[string]uint32{},
+	x := &exporter{in: in, tab: symbol.NewTable(), strs: map[string]uint32{}, funcs: map[exportFunc]uint32{},
 		scls: map[trace.Func]uint32{}, comms: map[string]uint32{}, groups: map[string]uint32{}, wins: map[winKey]uint32{},
 		skipped: map[string]uint64{}, minTime: 1<<63 - 1, maxTime: -1 << 63}
 	x.arch = C.cp_archive_create(cd, cn)
@@ -330,28 +337,45 @@ func setAttr(e *C.cp_ev, i C.int, v uint64) {
 	e.av[i] = C.uint64_t(v)
 }
 
-// functionOf is the region and source location (undef32 for none) of a
-// call site of the rank, by its modules.
-func (x *exporter) functionOf(h *trace.Header, pc uint64) (region, scl uint32) {
-	region, scl = undef32, undef32
+// callSite is where a call was made, as the archive says it: the
+// region of its function, and its source location or, without one, its
+// offset in the function.
+type callSite struct {
+	region, scl uint32 // undef32 for none
+	offset      uint64
+}
+
+// functionOf is where call site pc of the rank is, by its modules: a
+// call site no symbol names is in a region named after its module, at
+// its offset there.
+func (x *exporter) functionOf(h *trace.Header, pc uint64) callSite {
+	cs := callSite{undef32, undef32, 0}
 	m, off := h.ModuleOf(pc)
 	if m == nil {
-		return
+		return cs
 	}
 	s, err := x.tab.Lookup(m, off)
-	if err != nil {
-		return
+	code := false
+	switch {
+	case err != nil || s.Func == "" && s.File == "":
+		s.Func, s.FuncOffset, code = filepath.Base(m.Path), off, true
+	case s.File == "":
+		s.FuncOffset = max(s.FuncOffset, 1) // a site at a function's first byte is still within it
+	default:
+		s.FuncOffset = 0
 	}
+	cs.offset = s.FuncOffset
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if s.Func != "" {
-		id, ok := x.funcs[s.Func]
+		k := exportFunc{s.Func, code}
+		id, ok := x.funcs[k]
 		if !ok {
 			id = uint32(trace.NumOps) + uint32(len(x.funcList))
-			x.funcs[s.Func] = id
-			x.funcList = append(x.funcList, s.Func)
+			x.funcs[k] = id
+			x.funcList = append(x.funcList, k)
 		}
-		region = id
+		cs.region = id
 	}
 	if s.File != "" {
 		k := trace.Func{File: s.File, Line: s.Line}
@@ -361,9 +385,9 @@ func (x *exporter) functionOf(h *trace.Header, pc uint64) (region, scl uint32) {
 			x.scls[k] = id
 			x.sclList = append(x.sclList, k)
 		}
-		scl = id
+		cs.scl = id
 	}
-	return
+	return cs
 }
 
 // commDef is the definition of communicator c of a rank's table,

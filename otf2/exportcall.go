@@ -18,7 +18,7 @@ type rankExport struct {
 	locs  []*locWriter // by thread
 	k     int32        // calls so far: the next is Marks[RankStart[r]+k]
 	comms []uint32     // by the rank's index: the definition, or unresolved
-	sites map[uint64][2]uint32
+	sites map[uint64]callSite
 	reqs  map[uint32]reqInfo
 	wins  map[int32]uint32 // by the rank's window number: the definition
 	evs   []C.cp_ev        // the call being written
@@ -50,7 +50,7 @@ func newRankExport(x *exporter, r int, h *trace.Header) *rankExport {
 	x.mu.Lock()
 	x.hosts[r] = h.Host
 	x.mu.Unlock()
-	return &rankExport{x: x, r: r, hdr: h, cb: trace.NewCommBuilder(h), sites: map[uint64][2]uint32{},
+	return &rankExport{x: x, r: r, hdr: h, cb: trace.NewCommBuilder(h), sites: map[uint64]callSite{},
 		reqs: map[uint32]reqInfo{}, wins: map[int32]uint32{}}
 }
 
@@ -150,12 +150,11 @@ func (re *rankExport) call(rec trace.Record, subs []trace.Record) error {
 	re.k++
 	site, ok := re.sites[rec.CallSite]
 	if !ok {
-		r, s := x.functionOf(re.hdr, rec.CallSite)
-		site = [2]uint32{r, s}
+		site = x.functionOf(re.hdr, rec.CallSite)
 		re.sites[rec.CallSite] = site
 	}
 	re.evs = re.evs[:0]
-	wrapped := site[0] != undef32
+	wrapped := site.region != undef32
 	from := rec.Start // the computation before the thread's first call is its launch, outside the archive
 	if l.started {
 		from = l.prevEnd
@@ -163,7 +162,7 @@ func (re *rankExport) call(rec trace.Record, subs []trace.Record) error {
 	}
 	if wrapped {
 		e := re.ev(C.CP_ENTER, from)
-		e.a = C.uint64_t(site[0])
+		e.a = C.uint64_t(site.region)
 		if mark&MarkBefore != 0 {
 			setAttr(e, C.CP_A_CRITICAL, 1)
 		}
@@ -172,8 +171,11 @@ func (re *rankExport) call(rec trace.Record, subs []trace.Record) error {
 	enter := len(re.evs)
 	e := re.ev(C.CP_ENTER, rec.Start)
 	e.a = C.uint64_t(rec.Op)
-	if site[1] != undef32 {
-		setAttr(e, C.CP_A_SCL, uint64(site[1]))
+	if site.scl != undef32 {
+		setAttr(e, C.CP_A_SCL, uint64(site.scl))
+	}
+	if site.offset != 0 {
+		setAttr(e, C.CP_A_OFFSET, site.offset)
 	}
 	if mark&MarkCall != 0 {
 		setAttr(e, C.CP_A_CRITICAL, 1)
@@ -182,7 +184,7 @@ func (re *rankExport) call(rec trace.Record, subs []trace.Record) error {
 	re.fields(&re.evs[enter], &rec, cv)
 	re.ev(C.CP_LEAVE, rec.End).a = C.uint64_t(rec.Op)
 	if wrapped {
-		re.ev(C.CP_LEAVE, rec.End).a = C.uint64_t(site[0])
+		re.ev(C.CP_LEAVE, rec.End).a = C.uint64_t(site.region)
 	}
 	x.mu.Lock()
 	x.opUsed[rec.Op] = true
@@ -230,11 +232,6 @@ func (re *rankExport) fields(e *C.cp_ev, rec *trace.Record, cv conveyed) {
 		setAttr(e, C.CP_A_POLLS, uint64(rec.Root))
 		cv.root = true
 	}
-	if rec.Op.Class() == trace.ClassCommCreate {
-		// Req, Root and Tag name the new communicator in the log's own
-		// table, which the archive's definitions replace.
-		cv.req, cv.root, cv.tag = true, true, true
-	}
 	if !cv.req && rec.Req != 0 {
 		setAttr(e, C.CP_A_REQ, uint64(rec.Req))
 	}
@@ -250,7 +247,7 @@ func (re *rankExport) fields(e *C.cp_ev, rec *trace.Record, cv conveyed) {
 	if !cv.root && rec.Root != trace.PeerNone {
 		setAttr(e, C.CP_A_ROOT, uint64(int64(rec.Root)))
 	}
-	if !cv.comm && rec.Comm != trace.CommNone && !rec.Op.IsWorldBarrier() {
+	if !cv.comm && rec.Comm != trace.CommNone {
 		if d := re.comm(rec.Comm); d != undef32 {
 			setAttr(e, C.CP_A_COMM, uint64(d))
 		} else {

@@ -185,7 +185,7 @@ func (d *defWriter) prepare() {
 		}
 	}
 	for _, f := range x.funcList {
-		x.strLocked(f)
+		x.strLocked(f.name)
 	}
 	for _, s := range x.sclList {
 		x.strLocked(s.File)
@@ -284,8 +284,12 @@ func (d *defWriter) regions() {
 			C.OTF2_PARADIGM_MPI, C.OTF2_REGION_FLAG_NONE, d.s("MPI"), 0, 0))
 	}
 	for i, f := range x.funcList {
-		n := d.s(f)
-		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.regionIDs[uint32(int(trace.NumOps)+i)]), n, n, d.s(""), C.OTF2_REGION_ROLE_FUNCTION,
+		n := d.s(f.name)
+		role := C.OTF2_RegionRole(C.OTF2_REGION_ROLE_FUNCTION)
+		if f.code {
+			role = C.OTF2_REGION_ROLE_CODE // a module's code no symbol names
+		}
+		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.regionIDs[uint32(int(trace.NumOps)+i)]), n, n, d.s(""), role,
 			C.OTF2_PARADIGM_USER, C.OTF2_REGION_FLAG_NONE, C.OTF2_UNDEFINED_STRING, 0, 0))
 	}
 	for i, s := range x.sclList {

@@ -15,7 +15,13 @@ func (re *rankExport) events(rec *trace.Record, subs []trace.Record) conveyed {
 	comm := re.comm(rec.Comm)
 	switch cls := rec.Op.Class(); {
 	case rec.Op.IsRMA():
-		re.rma(rec, subs, comm, &cv)
+		members := re.rma(rec, subs, comm, &cv)
+		for i := range subs {
+			if !members || subs[i].Op != trace.OpWinGroupMember {
+				re.generic(&subs[i], conveyed{}, rec.End)
+			}
+		}
+		return cv
 	case cls == trace.ClassSend, cls == trace.ClassSendRecv:
 		re.p2p(C.CP_MPI_SEND, rec.Start, rec, comm, &cv)
 		for i := range subs {
@@ -81,12 +87,18 @@ func (re *rankExport) events(rec *trace.Record, subs []trace.Record) conveyed {
 			if cls == trace.ClassCommFree {
 				re.ev(C.CP_COMM_DESTROY, rec.End).a = C.uint64_t(comm)
 			}
+			if cls == trace.ClassCommCreate && re.created(rec.Req, rec.End) {
+				cv.req = true
+			}
 		}
 	case cls == trace.ClassIcollective, rec.Op.IsNonblockingCommCreate():
 		if rec.Flags&trace.FlagNewReq != 0 && rec.Req != 0 {
 			re.ev(C.CP_NBC_REQUEST, rec.Start).a = C.uint64_t(rec.Req - 1)
 			cv.req, cv.flags = true, trace.FlagNewReq
 			re.reqs[rec.Req] = reqInfo{kind: reqColl, comm: comm, collOp: collOp(rec.Op), root: re.local(comm, rec.Root), bytes: rec.Bytes}
+		}
+		if rec.Op.IsNonblockingCommCreate() && rec.Tag > 0 && re.created(uint32(rec.Tag), rec.Start) {
+			cv.tag = true
 		}
 	case cls == trace.ClassFileIIO, cls == trace.ClassGrequest:
 		// Completed locally, by no message: their completions are
@@ -96,6 +108,19 @@ func (re *rankExport) events(rec *trace.Record, subs []trace.Record) conveyed {
 		re.generic(&subs[i], conveyed{}, rec.End)
 	}
 	return cv
+}
+
+// created appends the CommCreate event of the communicator a
+// constructor made, the rank's index idx: the import puts the
+// constructor's Req (or an idup's Tag) and Member sub-records back from
+// its definition. It says whether it did.
+func (re *rankExport) created(idx uint32, t int64) bool {
+	d := re.comm(idx)
+	if idx == 0 || d == undef32 {
+		return false
+	}
+	re.ev(C.CP_COMM_CREATE, t).a = C.uint64_t(d)
+	return true
 }
 
 // p2p appends a point-to-point event of kind carrying rec's peer, tag,
@@ -189,13 +214,8 @@ func (re *rankExport) generic(s *trace.Record, cv conveyed, t int64) {
 		re.subAttrs(s, cv)
 		return
 	}
-	if s.Op == trace.OpMember || s.Op == trace.OpNeighborSource || s.Op == trace.OpNeighborDest {
-		// A communicator's members are its definition's group; its
-		// topology's neighbours the archive does not hold.
-		if s.Op != trace.OpMember {
-			re.x.skip("topology neighbours of communicators (neighbourhood collectives are analysed without them)", 1)
-		}
-		return
+	if s.Op == trace.OpMember {
+		return // a communicator's members are its definition's group (the import's CommCreate)
 	}
 	e := re.ev(C.CP_PARAM_UINT, t)
 	e.a, e.b = 0, C.uint64_t(s.Op) // parameter 0: cpath::subrecord

@@ -10,8 +10,9 @@ import (
 // rma appends the events of a one-sided call: on its window's
 // definition, which the creating call defines (the window created by
 // collective Seq of its communicator: one per creation, as the logger's
-// window numbers count them).
-func (re *rankExport) rma(rec *trace.Record, subs []trace.Record, comm uint32, cv *conveyed) {
+// window numbers count them). It says whether the events carry the
+// call's WinGroupMember sub-records (the group of a post or start).
+func (re *rankExport) rma(rec *trace.Record, subs []trace.Record, comm uint32, cv *conveyed) bool {
 	var win uint32
 	switch rec.Op {
 	case trace.OpWinCreate, trace.OpWinAllocate, trace.OpWinAllocateShared, trace.OpWinCreateDynamic:
@@ -23,11 +24,11 @@ func (re *rankExport) rma(rec *trace.Record, subs []trace.Record, comm uint32, c
 		re.ev(C.CP_RMA_COLL_BEGIN, rec.Start)
 		re.ev(C.CP_RMA_WIN_CREATE, rec.End).a = C.uint64_t(win)
 		re.rmaCollEnd(rec, win, cv)
-		return
+		return false
 	}
 	win, ok := re.wins[rec.Tag]
 	if !ok || comm == undef32 {
-		return // a window not seen created (logging paused): its fields are attributes
+		return false // a window not seen created (logging paused): its fields are attributes
 	}
 	cv.comm, cv.tag = true, true
 	w := C.uint64_t(win)
@@ -75,12 +76,7 @@ func (re *rankExport) rma(rec *trace.Record, subs []trace.Record, comm uint32, c
 		}
 		e := re.ev(C.CP_RMA_GROUP_SYNC, rec.End)
 		e.a, e.b, e.c = C.OTF2_RMA_SYNC_LEVEL_PROCESS|C.OTF2_RMA_SYNC_LEVEL_MEMORY, w, C.uint64_t(re.x.groupDef(members))
-		for i := range subs {
-			if subs[i].Op != trace.OpWinGroupMember {
-				re.generic(&subs[i], conveyed{}, rec.End)
-			}
-		}
-		return
+		return true
 	default: // flushes, MPI_Win_sync, the ends of access and exposure epochs
 		t := C.uint64_t(C.OTF2_RMA_SYNC_TYPE_MEMORY)
 		switch rec.Op {
@@ -92,9 +88,7 @@ func (re *rankExport) rma(rec *trace.Record, subs []trace.Record, comm uint32, c
 		e := re.ev(C.CP_RMA_SYNC, rec.End)
 		e.a, e.b, e.c = w, C.uint64_t(remote), t
 	}
-	for i := range subs {
-		re.generic(&subs[i], conveyed{}, rec.End)
-	}
+	return false
 }
 
 // rmaCollEnd appends the end of a collective over window win.

@@ -56,6 +56,7 @@ var attrNames = [C.CP_NATTR]string{
 	C.CP_A_COMM:     "cpath::comm",
 	C.CP_A_CRITICAL: "cpath::critical",
 	C.CP_A_SCL:      "SOURCE_CODE_LOCATION", // Score-P's name
+	C.CP_A_OFFSET:   "cpath::function_offset",
 }
 
 // attrDescr say what each attribute holds, for the definitions a viewer
@@ -72,6 +73,7 @@ var attrDescr = [C.CP_NATTR]string{
 	C.CP_A_COMM:     "cpath: the call's communicator, where no event carries it",
 	C.CP_A_CRITICAL: "cpath: 1 on the MPI call or the computation before it (the enclosing region) on the critical path",
 	C.CP_A_SCL:      "Source code location",
+	C.CP_A_OFFSET:   "cpath: where in its function (the region around the call) a call site without a source line is",
 }
 
 // subParam is the parameter whose ParameterUnsignedInt events carry the

@@ -51,7 +51,10 @@ type rankReader struct {
 	done      bool
 }
 
-type siteKey struct{ region, scl uint32 }
+type siteKey struct {
+	region, scl uint32
+	offset      uint64
+}
 
 func (a *Archive) openRank(r int) (*rankReader, error) {
 	if r < 0 || r >= len(a.ranks) {
@@ -131,12 +134,14 @@ func (rr *rankReader) count(what string, n uint64) {
 
 // site is the call site of an MPI call made in region (the innermost
 // non-MPI region open around it, undef32 for none) at source location
-// scl (undef32: unknown): an address in the rank's regions module.
-func (rr *rankReader) site(region, scl uint32) uint64 {
+// scl (undef32: unknown) or offset off in the region's function (an
+// archive cpath wrote, for a site without a source line): an address in
+// the rank's regions module.
+func (rr *rankReader) site(region, scl uint32, off uint64) uint64 {
 	if region == undef32 && scl == undef32 {
 		return 0
 	}
-	k := siteKey{region, scl}
+	k := siteKey{region, scl, off}
 	if pc, ok := rr.sites[k]; ok {
 		return pc
 	}
@@ -144,10 +149,14 @@ func (rr *rankReader) site(region, scl uint32) uint64 {
 	var f trace.Func
 	if int(region) < len(d.regions) {
 		f.Name = d.str(d.regions[region].name)
+		if rr.a.fromCPath && d.regions[region].role == C.OTF2_REGION_ROLE_CODE {
+			f.Name, f.Module = "", f.Name // a module's code no symbol named (export.go)
+		}
 	}
 	if int(scl) < len(d.scls) && d.scls[scl].defined {
 		f.File, f.Line = d.str(d.scls[scl].file), int(d.scls[scl].line)
 	}
+	f.Offset = off
 	pc := uint64(siteBase + len(rr.funcs))
 	rr.funcs = append(rr.funcs, f)
 	rr.sites[k] = pc
@@ -241,7 +250,9 @@ func (rr *rankReader) finish() {
 		rr.hdr.NotMapped = append(rr.hdr.NotMapped, trace.NotMapped{What: w, Count: rr.notMapped[w]})
 	}
 	if len(rr.funcs) > 0 {
-		rr.hdr.Modules = []trace.Module{{Path: rr.a.Anchor + " (regions)", Base: siteBase, Start: siteBase,
+		// A module of its own for each rank: the ranks number their call
+		// sites apart, and names are cached by module and offset.
+		rr.hdr.Modules = []trace.Module{{Path: fmt.Sprintf("%s (regions of rank %d)", rr.a.Anchor, rr.rank), Base: siteBase, Start: siteBase,
 			End: siteBase + uint64(len(rr.funcs)), Funcs: rr.funcs}}
 	}
 	rr.trailer.Status = trace.EndNoFinalize

@@ -111,7 +111,7 @@ func (s *Symbolizer) resolve(m *trace.Module, off uint64) siteName {
 	site, err := s.tab.Lookup(m, off)
 	switch {
 	case err != nil || (site.Func == "" && site.File == ""):
-		return siteName{site: filepath.Base(m.Path) + "+0x" + strconv.FormatUint(off, 16)}
+		return siteName{site: filepath.Base(site.Module) + "+0x" + strconv.FormatUint(site.Offset, 16)}
 	case site.File != "":
 		return siteName{filepath.Base(site.File) + ":" + strconv.Itoa(site.Line), site.Func}
 	case site.Symbol == "":

@@ -125,6 +125,14 @@ type Func struct {
 	Name string `json:"name"`
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// Offset is where in the function the call site is, for one known
+	// without its source line: it is named function+0xoffset, as a
+	// symbol table names it.
+	Offset uint64 `json:"offset,omitempty"`
+	// Module, for a call site no symbol names, is the module it is in
+	// (Name is empty; Offset is its offset in the module): it is named
+	// module+0xoffset.
+	Module string `json:"module,omitempty"`
 }
 
 // Contains reports whether addr lies within the module's loaded segments.

@@ -107,6 +107,11 @@ func (t *Table) Lookup(m *trace.Module, off uint64) (Site, error) {
 		}
 		f := m.Funcs[off]
 		s.Func, s.File, s.Line = f.Name, f.File, f.Line
+		if f.Module != "" {
+			s.Module, s.Offset = f.Module, f.Offset
+		} else if f.Offset != 0 {
+			s.Symbol, s.FuncOffset = f.Name, f.Offset // named as a symbol table names it: function+0xoff
+		}
 		return s, nil
 	}
 	mod := t.open(m)
