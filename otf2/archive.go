@@ -46,7 +46,8 @@ type Archive struct {
 	// events do not carry is an attribute, so nothing is resolved
 	// across calls or counted (docs/otf2.md).
 	fromCPath bool
-	calls     []int64 // by rank: the calls the archive says it holds, -1 if it does not
+	calls     []int64           // by rank: the calls the archive says it holds, -1 if it does not
+	nevents   map[uint64]uint64 // by location: its events, as its definition counts them (0: not counted)
 }
 
 // commInfo is a communicator definition as cpath sees it.
@@ -81,6 +82,9 @@ func Open(anchor string) (*Archive, error) {
 		return nil, err
 	}
 	a.mapRegions()
+	if !slices.Contains(a.regionMPI, true) {
+		return nil, archiveErr(anchor, "no MPI regions in its definitions: the trace records no MPI calls")
+	}
 	a.mapComms()
 	for i, name := range attrNames {
 		a.attrIDs[i] = undef32
@@ -115,8 +119,10 @@ func (a *Archive) mapRanks() error {
 		return archiveErr(a.Anchor, "no MPI ranks in its definitions (no locations group of the MPI paradigm): not a trace of an MPI program")
 	}
 	byID := map[uint64]*location{}
+	a.nevents = map[uint64]uint64{}
 	for i := range d.locs {
 		byID[d.locs[i].id] = &d.locs[i]
+		a.nevents[d.locs[i].id] = d.locs[i].events
 	}
 	a.ranks = make([][]uint64, len(mpi))
 	a.calls = make([]int64, len(mpi))

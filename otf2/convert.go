@@ -74,9 +74,9 @@ func (l *locReader) close() {
 func (l *locReader) fill() error {
 	for l.ready == l.head && !l.eof {
 		var n C.uint64_t
-		if C.cp_reader_read(l.c, &n) != 0 {
-			return archiveErr(l.rr.a.evtFile(l.loc), "cannot read the events of location %d (rank %d) after event %d: truncated or corrupt (%s)",
-				l.loc, l.rr.rank, l.events, libError())
+		if ok, msg := locked(func() bool { return C.cp_reader_read(l.c, &n) == 0 }); !ok {
+			return archiveErr(l.rr.a.evtFile(l.loc), "cannot read the events of location %d (rank %d) after %d events: truncated or corrupt (%s)",
+				l.loc, l.rr.rank, l.events, msg)
 		}
 		l.events += uint64(n)
 		for i := 0; i < int(l.c.n); i++ {
@@ -84,6 +84,13 @@ func (l *locReader) fill() error {
 		}
 		// A read short of the batch is the last: OTF2 reads no further.
 		if n < batchEvents {
+			// The library may take a file cut short for one that ends
+			// there (it parses the rest of a chunk it did not read): the
+			// definitions say how many events the location has.
+			if want := l.rr.a.nevents[l.loc]; want > 0 && l.events != want {
+				return archiveErr(l.rr.a.evtFile(l.loc), "truncated or corrupt: %d of the %d events of location %d (rank %d) read",
+					l.events, want, l.loc, l.rr.rank)
+			}
 			l.eof = true
 			l.ready = len(l.calls)
 			break

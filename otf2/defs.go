@@ -193,8 +193,8 @@ func readDefs(anchor string) (*defs, error) {
 	defer free(cs)
 	var tid C.uint64_t
 	var creator [256]C.char
-	if C.cp_read_defs(cs, C.uintptr_t(h), &tid, &creator[0], C.int(len(creator))) != 0 {
-		return nil, archiveErr(anchor, "cannot read its definitions (%s)", libError())
+	if ok, msg := locked(func() bool { return C.cp_read_defs(cs, C.uintptr_t(h), &tid, &creator[0], C.int(len(creator))) == 0 }); !ok {
+		return nil, archiveErr(anchor, "cannot read its definitions (%s)", msg)
 	}
 	d.traceID, d.creator = uint64(tid), C.GoString(&creator[0])
 	return d, nil

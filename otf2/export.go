@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -131,9 +132,8 @@ func Export(dir string, in ExportInput) (*ExportStats, error) {
 	x := &exporter{in: in, tab: symbol.NewTable(), strs: map[string]uint32{}, funcs: map[exportFunc]uint32{},
 		scls: map[trace.Func]uint32{}, comms: map[string]uint32{}, groups: map[string]uint32{}, wins: map[winKey]uint32{},
 		skipped: map[string]uint64{}, minTime: 1<<63 - 1, maxTime: -1 << 63}
-	x.arch = C.cp_archive_create(cd, cn)
-	if x.arch == nil {
-		return nil, fmt.Errorf("%s: cannot create an OTF2 archive (%s)", anchor, libError())
+	if ok, msg := locked(func() bool { x.arch = C.cp_archive_create(cd, cn); return x.arch != nil }); !ok {
+		return nil, fmt.Errorf("%s: cannot create an OTF2 archive (%s)", anchor, msg)
 	}
 	for _, c := range in.Comms {
 		x.comms[c.Name] = uint32(len(x.commList))
@@ -157,6 +157,11 @@ func Export(dir string, in ExportInput) (*ExportStats, error) {
 		st.Calls += l.calls
 	}
 	st.Locations = len(x.locs)
+	// The definitions are written on one OS thread: the library keeps
+	// its messages per thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.cp_clear_error()
 	if err := x.definitions(); err != nil {
 		C.OTF2_Archive_Close(x.arch)
 		return nil, err
@@ -285,11 +290,11 @@ func (x *exporter) newLocWriter(r int, t uint16) (*locWriter, error) {
 	buf := (*C.cp_ev)(C.calloc(writeBatch, C.size_t(unsafe.Sizeof(C.cp_ev{}))))
 	l := &locWriter{id: id, thread: t, w: w, buf: buf, evs: unsafe.Slice(buf, writeBatch)}
 	x.mu.Lock()
-	w.evt = C.cp_archive_evt_writer(x.arch, C.uint64_t(id))
+	ok, msg := locked(func() bool { w.evt = C.cp_archive_evt_writer(x.arch, C.uint64_t(id)); return w.evt != nil })
 	x.mu.Unlock()
-	if w.evt == nil {
+	if !ok {
 		l.free()
-		return nil, fmt.Errorf("%s: cannot write location %d (%s)", x.in.Run.Dir, id, libError())
+		return nil, fmt.Errorf("%s: cannot write location %d (%s)", x.in.Run.Dir, id, msg)
 	}
 	w.attrs = C.OTF2_AttributeList_New()
 	for i := range w.attr_id {
@@ -310,11 +315,12 @@ func (l *locWriter) flush() error {
 	if l.n == 0 {
 		return nil
 	}
-	done := int(C.cp_write(l.w, l.buf, C.int(l.n)))
+	var done int
+	ok, msg := locked(func() bool { done = int(C.cp_write(l.w, l.buf, C.int(l.n))); return done == l.n })
 	l.events += uint64(done)
-	if done != l.n {
+	if !ok {
 		l.n = 0
-		return fmt.Errorf("location %d: the OTF2 library refused an event (%s)", l.id, libError())
+		return fmt.Errorf("location %d: the OTF2 library refused an event (%s)", l.id, msg)
 	}
 	l.n = 0
 	return nil

@@ -35,10 +35,10 @@ func (re *rankExport) finish(h *trace.Header) ([]exportLoc, error) {
 		var n C.uint64_t
 		C.OTF2_EvtWriter_GetNumberOfEvents(l.w.evt, &n)
 		x.mu.Lock()
-		bad := C.cp_archive_close_evt_writer(x.arch, l.w.evt) != 0
+		ok, msg := locked(func() bool { return C.cp_archive_close_evt_writer(x.arch, l.w.evt) == 0 })
 		x.mu.Unlock()
-		if bad {
-			return nil, fmt.Errorf("%s: location %d: cannot close its events (%s)", x.in.Run.Dir, l.id, libError())
+		if !ok {
+			return nil, fmt.Errorf("%s: location %d: cannot close its events (%s)", x.in.Run.Dir, l.id, msg)
 		}
 		el := exportLoc{id: l.id, rank: re.r, thread: uint16(t), events: uint64(n), calls: l.calls, clock: h.Clock,
 			start: l.start, end: l.end}

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -22,8 +23,22 @@ var quiet sync.Once
 // error cpath gives) rather than print them on stderr.
 func quietErrors() { quiet.Do(func() { C.cp_quiet() }) }
 
-// libError is the OTF2 library's last message on this thread, as the
-// detail of an error.
+// locked makes a call into the OTF2 library on one OS thread and, if it
+// fails (call returns false), returns the library's first message about
+// it: the library reports errors through a callback, which keeps them
+// per thread, and a goroutine may change threads between two cgo calls.
+func locked(call func() bool) (ok bool, msg string) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.cp_clear_error()
+	if call() {
+		return true, ""
+	}
+	return false, libError()
+}
+
+// libError is the OTF2 library's first message since it was cleared on
+// this thread, as the detail of an error.
 func libError() string {
 	s := C.GoString(C.cp_last_error())
 	if s == "" {

@@ -322,13 +322,14 @@ func (rr *rankReader) openLoc(loc uint64, t uint16) (*locReader, error) {
 	}
 	cs := cstr(rr.a.Anchor)
 	defer free(cs)
-	switch C.cp_reader_open(c, cs, C.uint64_t(loc), buf, batchEvents) {
-	case 0:
+	var code C.int
+	ok, msg := locked(func() bool { code = C.cp_reader_open(c, cs, C.uint64_t(loc), buf, batchEvents); return code == 0 })
+	if ok {
 		return l, nil
-	case -2:
-		l.close()
-		return nil, archiveErr(rr.a.Anchor, "location %d (rank %d): cannot read its local definitions (%s)", loc, rr.rank, libError())
 	}
 	l.close()
-	return nil, archiveErr(rr.a.evtFile(loc), "cannot open the events of location %d (rank %d) (%s)", loc, rr.rank, libError())
+	if code == -2 {
+		return nil, archiveErr(rr.a.Anchor, "location %d (rank %d): cannot read its local definitions (%s)", loc, rr.rank, msg)
+	}
+	return nil, archiveErr(rr.a.evtFile(loc), "cannot open the events of location %d (rank %d) (%s)", loc, rr.rank, msg)
 }

@@ -16,6 +16,8 @@ static __thread char cp_err[1024];
 static OTF2_ErrorCode cp_on_error(void* ud, const char* file, uint64_t line, const char* fn,
                                   OTF2_ErrorCode code, const char* fmt, va_list va) {
 	(void)ud; (void)file; (void)line; (void)fn;
+	// The first error says what went wrong; those after it, what gave up.
+	if (cp_err[0]) return code;
 	char msg[768];
 	msg[0] = 0;
 	if (fmt) vsnprintf(msg, sizeof msg, fmt, va);
