@@ -1,12 +1,6 @@
 package otf2
 
-// #include <stdlib.h>
-// #include "cotf2.h"
-import "C"
-
 import (
-	"unsafe"
-
 	"github.com/cpath/cpath/trace"
 )
 
@@ -23,9 +17,7 @@ type locReader struct {
 	rr     *rankReader
 	loc    uint64
 	thread uint16
-	c      *C.cp_reader // C memory: OTF2 keeps pointers into it
-	buf    *C.cp_ev
-	evs    []C.cp_ev
+	src    eventSource
 	eof    bool
 	events uint64 // read so far, for errors
 
@@ -52,8 +44,8 @@ type visit struct {
 	region uint32
 	rec    trace.Record
 	subs   []trace.Record
-	enter  C.cp_ev // the ENTER event: the call's attributes
-	held   uint64  // the OTF2 request its post waits for, if waits
+	enter  event  // the ENTER event: the call's attributes
+	held   uint64 // the OTF2 request its post waits for, if waits
 	waits  bool
 	// newComm is the communicator a constructor made (CommCreate), if
 	// made, in an archive cpath wrote.
@@ -62,28 +54,25 @@ type visit struct {
 }
 
 func (l *locReader) close() {
-	if l.c != nil {
-		C.cp_reader_close(l.c)
-		C.free(unsafe.Pointer(l.c))
-		C.free(unsafe.Pointer(l.buf))
-		l.c, l.buf, l.evs = nil, nil, nil
+	if l.src != nil {
+		l.src.close()
+		l.src = nil
 	}
 }
 
 // fill reads events until a call is ready to go or the location ends.
 func (l *locReader) fill() error {
 	for l.ready == l.head && !l.eof {
-		var n C.uint64_t
-		if ok, msg := locked(func() bool { return C.cp_reader_read(l.c, &n) == 0 }); !ok {
-			return archiveErr(l.rr.a.evtFile(l.loc), "cannot read the events of location %d (rank %d) after %d events: truncated or corrupt (%s)",
-				l.loc, l.rr.rank, l.events, msg)
+		evs, n, last, err := l.src.next()
+		if err != nil {
+			return archiveErr(l.rr.a.evtFile(l.loc), "cannot read the events of location %d (rank %d) after %d events: truncated or corrupt (%v)",
+				l.loc, l.rr.rank, l.events, err)
 		}
-		l.events += uint64(n)
-		for i := 0; i < int(l.c.n); i++ {
-			l.event(&l.evs[i])
+		l.events += n
+		for i := range evs {
+			l.event(&evs[i])
 		}
-		// A read short of the batch is the last: OTF2 reads no further.
-		if n < batchEvents {
+		if last {
 			// The library may take a file cut short for one that ends
 			// there (it parses the rest of a chunk it did not read): the
 			// definitions say how many events the location has.
@@ -186,13 +175,13 @@ func (l *locReader) release() {
 }
 
 // event takes one event of the location.
-func (l *locReader) event(e *C.cp_ev) {
+func (l *locReader) event(e *event) {
 	switch e.kind {
-	case C.CP_ENTER:
+	case evEnter:
 		l.enter(e)
-	case C.CP_LEAVE:
+	case evLeave:
 		l.leave(e)
-	case C.CP_PROGRAM_BEGIN:
+	case evProgramBegin:
 		if l.rr.hdr.Exe == "" {
 			l.rr.hdr.Exe = l.rr.a.d.str(uint32(e.a))
 		}
@@ -209,7 +198,7 @@ func (l *locReader) event(e *C.cp_ev) {
 	}
 }
 
-func (l *locReader) enter(e *C.cp_ev) {
+func (l *locReader) enter(e *event) {
 	a, region := l.rr.a, uint32(e.a)
 	mpi := int(region) < len(a.regionMPI) && a.regionMPI[region]
 	switch {
@@ -221,11 +210,11 @@ func (l *locReader) enter(e *C.cp_ev) {
 		v := &l.v
 		v.region, v.enter, v.subs, v.waits, v.made = region, *e, v.subs[:0], false, false
 		scl, off := uint32(undef32), uint64(0)
-		if e.amask&(1<<C.CP_A_SCL) != 0 {
-			scl = uint32(e.av[C.CP_A_SCL])
+		if e.has(aSCL) {
+			scl = uint32(e.av[aSCL])
 		}
-		if e.amask&(1<<C.CP_A_OFFSET) != 0 {
-			off = uint64(e.av[C.CP_A_OFFSET])
+		if e.has(aOffset) {
+			off = uint64(e.av[aOffset])
 		}
 		top := uint32(undef32)
 		if n := len(l.stack); n > 0 {
@@ -238,7 +227,7 @@ func (l *locReader) enter(e *C.cp_ev) {
 	}
 }
 
-func (l *locReader) leave(e *C.cp_ev) {
+func (l *locReader) leave(e *event) {
 	a, region := l.rr.a, uint32(e.a)
 	mpi := int(region) < len(a.regionMPI) && a.regionMPI[region]
 	switch {
@@ -274,8 +263,8 @@ func (l *locReader) endVisit() {
 	}
 	if rec.Op.IsPoll() {
 		switch {
-		case v.enter.amask&(1<<C.CP_A_POLLS) != 0:
-			if p := int32(v.enter.av[C.CP_A_POLLS]); p > 0 && len(v.subs) == 0 {
+		case v.enter.has(aPolls):
+			if p := int32(v.enter.av[aPolls]); p > 0 && len(v.subs) == 0 {
 				rec.Root = p
 			}
 		case !rr.a.fromCPath && len(v.subs) == 0:
@@ -295,35 +284,34 @@ func (l *locReader) endVisit() {
 
 // applyAttrs sets the fields of rec that e's cpath attributes give: an
 // archive cpath wrote carries there what its events do not.
-func (l *locReader) applyAttrs(rec *trace.Record, e *C.cp_ev) {
-	m := uint32(e.amask)
-	if m == 0 {
+func (l *locReader) applyAttrs(rec *trace.Record, e *event) {
+	if e.amask == 0 {
 		return
 	}
-	has := func(i C.int) bool { return m&(1<<i) != 0 }
-	if has(C.CP_A_SEQ) {
-		rec.Seq = uint32(e.av[C.CP_A_SEQ])
+	has := e.has
+	if has(aSeq) {
+		rec.Seq = uint32(e.av[aSeq])
 	}
-	if has(C.CP_A_FLAGS) {
-		rec.Flags = trace.Flags(e.av[C.CP_A_FLAGS])
+	if has(aFlags) {
+		rec.Flags = trace.Flags(e.av[aFlags])
 	}
-	if has(C.CP_A_REQ) {
-		rec.Req = uint32(e.av[C.CP_A_REQ])
+	if has(aReq) {
+		rec.Req = uint32(e.av[aReq])
 	}
-	if has(C.CP_A_PEER) {
-		rec.Peer = int32(int64(e.av[C.CP_A_PEER]))
+	if has(aPeer) {
+		rec.Peer = int32(int64(e.av[aPeer]))
 	}
-	if has(C.CP_A_TAG) {
-		rec.Tag = int32(int64(e.av[C.CP_A_TAG]))
+	if has(aTag) {
+		rec.Tag = int32(int64(e.av[aTag]))
 	}
-	if has(C.CP_A_BYTES) {
-		rec.Bytes = uint64(e.av[C.CP_A_BYTES])
+	if has(aBytes) {
+		rec.Bytes = uint64(e.av[aBytes])
 	}
-	if has(C.CP_A_ROOT) {
-		rec.Root = int32(int64(e.av[C.CP_A_ROOT]))
+	if has(aRoot) {
+		rec.Root = int32(int64(e.av[aRoot]))
 	}
-	if has(C.CP_A_COMM) {
-		rec.Comm = l.comm(uint32(e.av[C.CP_A_COMM]))
+	if has(aComm) {
+		rec.Comm = l.comm(uint32(e.av[aComm]))
 	}
 }
 
@@ -371,4 +359,4 @@ func containsRank(m []int32, r int) bool {
 }
 
 // req is a tool request id for OTF2 request id id (0 is none in cpath).
-func req(id C.uint64_t) uint32 { return uint32(id) + 1 }
+func req(id uint64) uint32 { return uint32(id) + 1 }

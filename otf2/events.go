@@ -1,8 +1,5 @@
 package otf2
 
-// #include "cotf2.h"
-import "C"
-
 import (
 	"github.com/cpath/cpath/trace"
 )
@@ -10,21 +7,21 @@ import (
 // mpiEvent takes an MPI event inside the visit: the call's fields, its
 // sub-records, or a completion that names an earlier post's
 // communicator.
-func (l *locReader) mpiEvent(e *C.cp_ev) {
+func (l *locReader) mpiEvent(e *event) {
 	v := &l.v
 	rec := &v.rec
 	cls := rec.Op.Class()
 	switch e.kind {
-	case C.CP_MPI_SEND:
+	case evMpiSend:
 		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
-	case C.CP_MPI_ISEND:
+	case evMpiIsend:
 		if cls == trace.ClassStart {
 			l.start(e.e, e)
 			return
 		}
 		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
 		rec.Req, rec.Flags = req(e.e), rec.Flags|trace.FlagNewReq
-	case C.CP_MPI_IRECV_REQUEST, C.CP_NBC_REQUEST:
+	case evMpiIrecvRequest, evNbcRequest:
 		if cls == trace.ClassStart {
 			l.start(e.a, e)
 			return
@@ -35,69 +32,69 @@ func (l *locReader) mpiEvent(e *C.cp_ev) {
 			// tag) only at the completion: the call waits for it.
 			v.held, v.waits = uint64(e.a), true
 		}
-	case C.CP_MPI_RECV:
+	case evMpiRecv:
 		if cls == trace.ClassSendRecv {
 			s := l.sub(trace.OpRecvPart, e)
 			s.Peer, s.Tag, s.Bytes = l.world(uint32(e.b), uint32(e.a)), int32(e.c), uint64(e.d)
 			return
 		}
 		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
-	case C.CP_MPI_IRECV:
+	case evMpiIrecv:
 		s := l.sub(trace.OpReqDone, e)
 		s.Req, s.Peer, s.Tag, s.Bytes = req(e.e), l.world(uint32(e.b), uint32(e.a)), int32(e.c), uint64(e.d)
 		if p := l.completes(uint64(e.e)); p != nil {
 			p.Comm, p.Peer, p.Tag, p.Bytes = l.comm(uint32(e.b)), s.Peer, s.Tag, s.Bytes
 		}
-	case C.CP_MPI_ISEND_COMPLETE:
+	case evMpiIsendComplete:
 		l.sub(trace.OpReqDone, e).Req = req(e.a)
-	case C.CP_MPI_REQUEST_CANCELLED:
+	case evMpiRequestCancelled:
 		s := l.sub(trace.OpReqDone, e)
 		s.Req, s.Flags = req(e.a), s.Flags|trace.FlagCancelled
-	case C.CP_MPI_COLL_END:
+	case evMpiCollEnd:
 		rec.Comm, rec.Root, rec.Bytes = l.comm(uint32(e.b)), l.root(uint32(e.b), uint32(e.c)), uint64(e.d)
-	case C.CP_NBC_COMPLETE:
+	case evNbcComplete:
 		l.sub(trace.OpReqDone, e).Req = req(e.f)
 		if p := l.completes(uint64(e.f)); p != nil {
 			p.Comm, p.Root, p.Bytes = l.comm(uint32(e.b)), l.root(uint32(e.b), uint32(e.c)), uint64(e.d)
 		}
-	case C.CP_RMA_WIN_CREATE:
+	case evRmaWinCreate:
 		l.window(rec, uint32(e.a), true)
-	case C.CP_RMA_WIN_DESTROY, C.CP_RMA_OP_COMPLETE_BLOCKING, C.CP_RMA_OP_COMPLETE_NONBLOCKING:
+	case evRmaWinDestroy, evRmaOpCompleteBlocking, evRmaOpCompleteNonblocking:
 		l.window(rec, uint32(e.a), false)
-	case C.CP_RMA_COLL_END:
+	case evRmaCollEnd:
 		l.window(rec, uint32(e.c), false)
 		if w := l.winComm(uint32(e.c)); w != undef32 && rec.Op.IsRMA() {
 			rec.Root = l.root(w, uint32(e.d))
 		}
-	case C.CP_RMA_GROUP_SYNC:
+	case evRmaGroupSync:
 		l.window(rec, uint32(e.b), false)
 		if g, ok := l.rr.a.group(uint32(e.c)); ok {
 			for _, m := range g.members {
 				l.sub(trace.OpWinGroupMember, nil).Peer = int32(m)
 			}
 		}
-	case C.CP_RMA_ACQUIRE_LOCK, C.CP_RMA_RELEASE_LOCK, C.CP_RMA_SYNC:
+	case evRmaAcquireLock, evRmaReleaseLock, evRmaSync:
 		l.window(rec, uint32(e.a), false)
 		l.target(rec, uint32(e.a), uint32(e.b))
-	case C.CP_RMA_PUT, C.CP_RMA_GET:
+	case evRmaPut, evRmaGet:
 		l.window(rec, uint32(e.a), false)
 		l.target(rec, uint32(e.a), uint32(e.b))
 		rec.Bytes = uint64(e.c)
-	case C.CP_RMA_ATOMIC:
+	case evRmaAtomic:
 		l.window(rec, uint32(e.a), false)
 		l.target(rec, uint32(e.a), uint32(e.b))
 		rec.Bytes = uint64(max(e.d, e.e))
-	case C.CP_PARAM_UINT:
+	case evParamUint:
 		if uint32(e.a) == l.rr.a.subParam && trace.Op(e.b).IsSub() {
 			l.sub(trace.Op(e.b), e)
 			return
 		}
 		l.rr.count("ParameterUnsignedInt events", 1)
-	case C.CP_COMM_CREATE:
+	case evCommCreate:
 		if rec.Op.Class() == trace.ClassCommCreate && l.rr.a.fromCPath {
 			v.made, v.newComm = true, uint32(e.a)
 		}
-	case C.CP_MPI_REQUEST_TEST, C.CP_MPI_COLL_BEGIN, C.CP_RMA_COLL_BEGIN, C.CP_COMM_DESTROY:
+	case evMpiRequestTest, evMpiCollBegin, evRmaCollBegin, evCommDestroy:
 		// A Test that completed nothing, the start of a collective (the
 		// call's), and the communicators a call freed (defined up front):
 		// nothing the call does not say already.
@@ -133,7 +130,7 @@ func (l *locReader) madeComm(rec *trace.Record) {
 }
 
 // p2p sets a point-to-point call's fields from its event.
-func (l *locReader) p2p(rec *trace.Record, comm, peer uint32, tag, length C.uint64_t) {
+func (l *locReader) p2p(rec *trace.Record, comm, peer uint32, tag, length uint64) {
 	rec.Comm, rec.Peer, rec.Tag, rec.Bytes = l.comm(comm), l.world(comm, peer), int32(tag), uint64(length)
 }
 
@@ -147,7 +144,7 @@ func (l *locReader) root(comm, root uint32) int32 {
 
 // start takes the request an MPI_Start or MPI_Startall starts: the
 // former names it, the latter has a sub-record for each.
-func (l *locReader) start(id C.uint64_t, e *C.cp_ev) {
+func (l *locReader) start(id uint64, e *event) {
 	rec := &l.v.rec
 	if rec.Op == trace.OpStart {
 		rec.Req = req(id)
@@ -158,7 +155,7 @@ func (l *locReader) start(id C.uint64_t, e *C.cp_ev) {
 
 // sub appends a sub-record to the visit's call, its fields from e's
 // attributes (if e is not nil).
-func (l *locReader) sub(op trace.Op, e *C.cp_ev) *trace.Record {
+func (l *locReader) sub(op trace.Op, e *event) *trace.Record {
 	v := &l.v
 	v.subs = append(v.subs, trace.Record{Op: op, Thread: l.thread, Comm: trace.CommNone, Peer: trace.PeerNone, Root: trace.PeerNone})
 	s := &v.subs[len(v.subs)-1]

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unsafe"
 
 	"github.com/cpath/cpath/trace"
 )
@@ -60,19 +59,37 @@ func (a *Archive) openRank(r int) (*rankReader, error) {
 	if r < 0 || r >= len(a.ranks) {
 		return nil, fmt.Errorf("%s: no rank %d (the archive has %d)", a.Anchor, r, len(a.ranks))
 	}
-	rr := &rankReader{a: a, rank: r, hdr: a.header(r), sites: map[siteKey]uint64{}, notMapped: map[string]uint64{},
-		unwrapped: map[string]int{}, seq: map[uint32]uint32{}, wins: map[uint32]int32{}}
+	srcs := make([]eventSource, 0, len(a.ranks[r]))
+	var offs []clockOffset
+	var nOffs uint64
 	for t, loc := range a.ranks[r] {
-		l, err := rr.openLoc(loc, uint16(t))
+		s, o, n, err := openSource(a, loc)
 		if err != nil {
-			rr.Close()
+			for _, s := range srcs {
+				s.close()
+			}
 			return nil, err
 		}
-		rr.locs = append(rr.locs, l)
+		if t == 0 {
+			offs, nOffs = o, n
+		}
+		srcs = append(srcs, s)
+	}
+	return newRankReader(a, r, srcs, offs, nOffs), nil
+}
+
+// newRankReader reads rank r from its locations' event sources (thread
+// t's is srcs[t]); offs are its clock offsets (of nOffs in all).
+func newRankReader(a *Archive, r int, srcs []eventSource, offs []clockOffset, nOffs uint64) *rankReader {
+	rr := &rankReader{a: a, rank: r, hdr: a.header(r), sites: map[siteKey]uint64{}, notMapped: map[string]uint64{},
+		unwrapped: map[string]int{}, seq: map[uint32]uint32{}, wins: map[uint32]int32{}}
+	for t, s := range srcs {
+		loc := a.ranks[r][t]
+		rr.locs = append(rr.locs, &locReader{rr: rr, loc: loc, thread: uint16(t), src: s, open: map[uint64]int32{}})
 		rr.unwrappedProps(loc)
 	}
-	rr.clock()
-	return rr, nil
+	rr.clock(offs, nOffs)
+	return rr
 }
 
 // unwrappedProps takes the counts of unwrapped calls an archive cpath
@@ -105,22 +122,19 @@ func (rr *rankReader) addUnwrapped(name string, calls uint64, ns int64) {
 
 // clock puts the clock offsets of the rank's first location in the
 // clock model: the first at Init, the last at Final (trace.Clock).
-func (rr *rankReader) clock() {
-	c := rr.locs[0].c
-	n := int(c.noff)
-	if n == 0 {
+func (rr *rankReader) clock(offs []clockOffset, all uint64) {
+	if len(offs) == 0 {
 		return
 	}
-	point := func(i int) trace.SyncPoint {
-		return trace.SyncPoint{LocalNs: rr.a.ns(uint64(c.off_time[i])), OffsetNs: rr.a.nsDelta(float64(c.off_value[i])),
-			ErrNs: rr.a.nsDelta(float64(c.off_stddev[i]))}
+	point := func(o clockOffset) trace.SyncPoint {
+		return trace.SyncPoint{LocalNs: rr.a.ns(o.time), OffsetNs: rr.a.nsDelta(float64(o.offset)), ErrNs: rr.a.nsDelta(o.stddev)}
 	}
-	rr.hdr.Clock.Init = point(0)
-	if n > 1 {
-		f := point(n - 1)
+	rr.hdr.Clock.Init = point(offs[0])
+	if len(offs) > 1 {
+		f := point(offs[len(offs)-1])
 		rr.hdr.Clock.Final = &f
 	}
-	if all := uint64(c.noff_all); all > 2 {
+	if all > 2 {
 		rr.count("clock offsets between the first and the last (cpath's clock model takes those two)", all-2)
 	}
 }
@@ -236,8 +250,8 @@ func (rr *rankReader) emit(rec *trace.Record) {
 func (rr *rankReader) finish() {
 	rr.done = true
 	for _, l := range rr.locs {
-		for k := 0; k < C.CP_NSKIP; k++ {
-			if n := uint64(l.c.skipped[k]); n > 0 {
+		for k, n := range l.src.skipped() {
+			if n > 0 {
 				rr.count(skipNames[k], n)
 			}
 		}
@@ -262,18 +276,18 @@ func (rr *rankReader) finish() {
 }
 
 // skipNames name the events the C side counts (cotf2.h CP_SKIP_*).
-var skipNames = [C.CP_NSKIP]string{
-	C.CP_SKIP_BUFFER_FLUSH:       "BufferFlush events",
-	C.CP_SKIP_MEASUREMENT_ON_OFF: "MeasurementOnOff events",
-	C.CP_SKIP_METRIC:             "Metric events",
-	C.CP_SKIP_PARAMETER:          "Parameter events",
-	C.CP_SKIP_PROGRAM_END:        "ProgramEnd events",
-	C.CP_SKIP_THREAD:             "thread events (fork, join, create, locks, tasks)",
-	C.CP_SKIP_OMP:                "OpenMP events",
-	C.CP_SKIP_CALLING_CONTEXT:    "calling-context (sampling) events",
-	C.CP_SKIP_IO:                 "I/O events",
-	C.CP_SKIP_RMA_OTHER:          "RMA lock requests, waits and tests",
-	C.CP_SKIP_UNKNOWN:            "events of kinds this OTF2 library does not know",
+var skipNames = [nSkip]string{
+	skipBufferFlush:      "BufferFlush events",
+	skipMeasurementOnOff: "MeasurementOnOff events",
+	skipMetric:           "Metric events",
+	skipParameter:        "Parameter events",
+	skipProgramEnd:       "ProgramEnd events",
+	skipThread:           "thread events (fork, join, create, locks, tasks)",
+	skipOmp:              "OpenMP events",
+	skipCallingContext:   "calling-context (sampling) events",
+	skipIO:               "I/O events",
+	skipRmaOther:         "RMA lock requests, waits and tests",
+	skipUnknown:          "events of kinds this OTF2 library does not know",
 }
 
 // Skim reads the rest, counting the calls (graph.RankReader).
@@ -305,31 +319,4 @@ func (rr *rankReader) Close() error {
 	}
 	rr.locs = nil
 	return nil
-}
-
-// openLoc opens location loc (the rank's thread t).
-func (rr *rankReader) openLoc(loc uint64, t uint16) (*locReader, error) {
-	quietErrors()
-	c := (*C.cp_reader)(C.calloc(1, C.size_t(unsafe.Sizeof(C.cp_reader{}))))
-	buf := (*C.cp_ev)(C.calloc(batchEvents, C.size_t(unsafe.Sizeof(C.cp_ev{}))))
-	l := &locReader{rr: rr, loc: loc, thread: t, c: c, buf: buf, evs: unsafe.Slice(buf, batchEvents), open: map[uint64]int32{}}
-	for i, id := range rr.a.attrIDs {
-		c.attr_id[i] = C.uint32_t(id)
-	}
-	c.own_metric = undef32
-	if rr.a.fromCPath {
-		c.own_metric = 0 // the class Export defines (exportdefs.go)
-	}
-	cs := cstr(rr.a.Anchor)
-	defer free(cs)
-	var code C.int
-	ok, msg := locked(func() bool { code = C.cp_reader_open(c, cs, C.uint64_t(loc), buf, batchEvents); return code == 0 })
-	if ok {
-		return l, nil
-	}
-	l.close()
-	if code == -2 {
-		return nil, archiveErr(rr.a.Anchor, "location %d (rank %d): cannot read its local definitions (%s)", loc, rr.rank, msg)
-	}
-	return nil, archiveErr(rr.a.evtFile(loc), "cannot open the events of location %d (rank %d) (%s)", loc, rr.rank, msg)
 }
