@@ -30,13 +30,22 @@ type locReader struct {
 	// sub-records: recs[calls[i]:calls[i+1]]. Those from head on are
 	// still to go; a call marked open waits for its completion to name
 	// its communicator, and holds back those after it.
-	recs   []trace.Record
-	calls  []int32
-	held   []bool
-	head   int
-	ready  int              // calls[head:ready] may go
-	open   map[uint64]int32 // by OTF2 request id: the index in calls of the post that waits
-	ending []int64          // by call index: its end, for the merge
+	recs  []trace.Record
+	calls []int32
+	held  []bool
+	head  int
+	ready int              // calls[head:ready] may go
+	open  map[uint64]int32 // by OTF2 request id: the index in calls of the post that waits
+	// sends are the location's send requests (by OTF2 request id), whose
+	// completions name only the request: their peer, tag and bytes.
+	sends  map[uint64]sendEnd
+	ending []int64 // by call index: its end, for the merge
+}
+
+// sendEnd is what a send request's completion says of its message.
+type sendEnd struct {
+	peer, tag int32
+	bytes     uint64
 }
 
 // visit is the MPI call being read.

@@ -15,6 +15,7 @@ func (l *locReader) mpiEvent(e *event) {
 	case evMpiSend:
 		l.p2p(rec, uint32(e.b), uint32(e.a), e.c, e.d)
 	case evMpiIsend:
+		l.sends[e.e] = sendEnd{l.world(uint32(e.b), uint32(e.a)), int32(e.c), e.d}
 		if cls == trace.ClassStart {
 			l.start(e.e, e)
 			return
@@ -46,7 +47,14 @@ func (l *locReader) mpiEvent(e *event) {
 			p.Comm, p.Peer, p.Tag, p.Bytes = l.comm(uint32(e.b)), s.Peer, s.Tag, s.Bytes
 		}
 	case evMpiIsendComplete:
-		l.sub(trace.OpReqDone, e).Req = req(e.a)
+		s := l.sub(trace.OpReqDone, e)
+		s.Req = req(e.a)
+		if m, ok := l.sends[e.a]; ok {
+			// Its fields came before its attributes: those win.
+			*s = trace.Record{Op: trace.OpReqDone, Thread: l.thread, Comm: trace.CommNone, Req: req(e.a), Peer: m.peer, Tag: m.tag, Bytes: m.bytes, Root: trace.PeerNone}
+			l.applyAttrs(s, e)
+			delete(l.sends, e.a) // a persistent one's next start names it again
+		}
 	case evMpiRequestCancelled:
 		s := l.sub(trace.OpReqDone, e)
 		s.Req, s.Flags = req(e.a), s.Flags|trace.FlagCancelled

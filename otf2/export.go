@@ -55,26 +55,26 @@ type exporter struct {
 	arch *C.OTF2_Archive
 	tab  *symbol.Table
 
-	mu        sync.Mutex
-	strs      map[string]uint32
-	strList   []string
-	funcs     map[exportFunc]uint32 // function regions: id NumOps+i in the events
-	regionIDs map[uint32]uint32     // the regions' definitions by their ids in the events
-	funcList  []exportFunc
-	opUsed    [trace.NumOps]bool
-	scls      map[trace.Func]uint32
-	sclList   []trace.Func
-	comms     map[string]uint32 // by name: definition (index in commList)
-	commList  []exportComm
-	groups    map[string]uint32 // RMA access and exposure groups by members: id
-	grpList   [][]int32
-	wins      map[winKey]uint32
-	winList   []uint32 // a window's communicator definition
-	locs      []exportLoc
-	skipped   map[string]uint64
-	hosts     []string // by rank
-	minTime   int64
-	maxTime   int64
+	mu       sync.Mutex
+	strs     map[string]uint32
+	strList  []string
+	funcs    map[exportFunc]uint32 // function regions: id NumOps+i in the events
+	ids      *finalIDs             // the definitions' ids in the archive (exportids.go)
+	funcList []exportFunc
+	opUsed   [trace.NumOps]bool
+	scls     map[trace.Func]uint32
+	sclList  []trace.Func
+	comms    map[string]uint32 // by name: definition (index in commList)
+	commList []exportComm
+	groups   map[string]uint32 // RMA access and exposure groups by members: id
+	grpList  [][]int32
+	wins     map[winKey]uint32
+	winList  []winKey // a window: its communicator and creating collective
+	locs     []exportLoc
+	skipped  map[string]uint64
+	hosts    []string // by rank
+	minTime  int64
+	maxTime  int64
 }
 
 // exportComm is a communicator's definition: its members, and the other
@@ -445,7 +445,7 @@ func (x *exporter) winDef(comm, seq uint32) uint32 {
 	if !ok {
 		id = uint32(len(x.winList))
 		x.wins[k] = id
-		x.winList = append(x.winList, comm)
+		x.winList = append(x.winList, k)
 	}
 	return id
 }

@@ -33,6 +33,7 @@ type reqInfo struct {
 	persistent bool
 	comm       uint32 // definition
 	peer       uint32 // rank in comm, undef32 for none
+	sendPeer   int32  // a send's peer as a world rank
 	tag        int32
 	bytes      uint64
 	collOp     uint32
@@ -144,8 +145,10 @@ func (re *rankExport) call(rec trace.Record, subs []trace.Record) error {
 	}
 	x := re.x
 	mark := uint8(0)
-	if g := int(x.in.RankStart[re.r]) + int(re.k); g < len(x.in.Marks) {
-		mark = x.in.Marks[g]
+	if re.r < len(x.in.RankStart) {
+		if g := int(x.in.RankStart[re.r]) + int(re.k); g < len(x.in.Marks) {
+			mark = x.in.Marks[g]
+		}
 	}
 	re.k++
 	site, ok := re.sites[rec.CallSite]

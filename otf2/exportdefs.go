@@ -65,32 +65,24 @@ func (x *exporter) definitions() error {
 	if C.OTF2_Archive_OpenDefFiles(x.arch) != C.OTF2_SUCCESS {
 		return x.defErr("opening the definition files")
 	}
-	// The events name a region by the operation's code (or NumOps and
-	// up, a function): each location's mapping table gives the regions'
-	// definitions, which are dense, as readers want them.
-	x.regionIDs = map[uint32]uint32{}
-	m := C.OTF2_IdMap_Create(C.OTF2_ID_MAP_SPARSE, C.uint64_t(len(x.funcList)+64))
-	defer C.OTF2_IdMap_Free(m)
-	add := func(local uint32) {
-		g := uint32(len(x.regionIDs))
-		x.regionIDs[local] = g
-		C.OTF2_IdMap_AddIdPair(m, C.uint64_t(local), C.uint64_t(g))
-	}
-	for op := range x.opUsed {
-		if x.opUsed[op] {
-			add(uint32(op))
+	// The ranks numbered the definitions as they met them: each
+	// location's mapping tables give their ids in the archive.
+	x.ids = x.number()
+	maps := x.ids.maps()
+	defer func() {
+		for _, m := range maps {
+			C.OTF2_IdMap_Free(m.m)
 		}
-	}
-	for i := range x.funcList {
-		add(uint32(int(trace.NumOps) + i))
-	}
+	}()
 	for _, l := range x.locs {
 		w := C.OTF2_Archive_GetDefWriter(x.arch, C.uint64_t(l.id))
 		if w == nil {
 			return x.defErr("a location's definitions")
 		}
-		if C.OTF2_DefWriter_WriteMappingTable(w, C.OTF2_MAPPING_REGION, m) != C.OTF2_SUCCESS {
-			return x.defErr("a location's mapping table")
+		for _, m := range maps {
+			if C.OTF2_DefWriter_WriteMappingTable(w, m.kind, m.m) != C.OTF2_SUCCESS {
+				return x.defErr("a location's mapping tables")
+			}
 		}
 		for _, p := range syncPoints(l.clock) {
 			C.OTF2_DefWriter_WriteClockOffset(w, C.uint64_t(p.LocalNs), C.int64_t(p.OffsetNs), C.double(max(p.ErrNs, 0)))
@@ -153,8 +145,8 @@ func (d *defWriter) prepare() {
 	x := d.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, s := range []string{"", "MPI", "machine", "node", "cpath", "critical path", "1 while the critical path runs on this location (cpath)",
-		subParam, callsProp, "MPI_COMM_WORLD", "Master thread"} {
+	for _, s := range []string{"", "MPI", "machine", "node", "critical path", "1 while the critical path runs on this location (cpath)",
+		subParam, callsProp, "Master thread"} {
 		x.strLocked(s)
 	}
 	for i := range attrNames {
@@ -184,16 +176,18 @@ func (d *defWriter) prepare() {
 			x.strLocked(trace.Op(op).String())
 		}
 	}
-	for _, f := range x.funcList {
-		x.strLocked(f.name)
+	// The rest in the order of their definitions' ids (exportids.go).
+	for _, i := range inverse(x.ids.funcs) {
+		x.strLocked(x.funcList[i].name)
 	}
-	for _, s := range x.sclList {
-		x.strLocked(s.File)
+	for _, i := range inverse(x.ids.scl) {
+		x.strLocked(x.sclList[i].File)
 	}
-	for i, c := range x.commList {
+	for _, i := range inverse(x.ids.comm) {
+		c := &x.commList[i]
 		x.strLocked(c.name)
 		if !c.defined && i < len(x.in.Comms) {
-			x.commList[i].members, x.commList[i].defined = x.in.Comms[i].Members, true
+			c.members, c.defined = x.in.Comms[i].Members, true
 		}
 	}
 	for i := range x.winList {
@@ -280,20 +274,22 @@ func (d *defWriter) regions() {
 			continue
 		}
 		n := d.s(trace.Op(op).String())
-		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.regionIDs[uint32(op)]), n, n, d.s(""), C.OTF2_REGION_ROLE_FUNCTION,
+		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.ids.region[uint32(op)]), n, n, d.s(""), C.OTF2_REGION_ROLE_FUNCTION,
 			C.OTF2_PARADIGM_MPI, C.OTF2_REGION_FLAG_NONE, d.s("MPI"), 0, 0))
 	}
-	for i, f := range x.funcList {
+	for _, i := range inverse(x.ids.funcs) {
+		f := x.funcList[i]
 		n := d.s(f.name)
 		role := C.OTF2_RegionRole(C.OTF2_REGION_ROLE_FUNCTION)
 		if f.code {
 			role = C.OTF2_REGION_ROLE_CODE // a module's code no symbol names
 		}
-		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.regionIDs[uint32(int(trace.NumOps)+i)]), n, n, d.s(""), role,
+		d.check("regions", C.OTF2_GlobalDefWriter_WriteRegion(g, C.uint32_t(x.ids.region[uint32(int(trace.NumOps)+i)]), n, n, d.s(""), role,
 			C.OTF2_PARADIGM_USER, C.OTF2_REGION_FLAG_NONE, C.OTF2_UNDEFINED_STRING, 0, 0))
 	}
-	for i, s := range x.sclList {
-		d.check("source code locations", C.OTF2_GlobalDefWriter_WriteSourceCodeLocation(g, C.uint32_t(i), d.s(s.File), C.uint32_t(s.Line)))
+	for _, i := range inverse(x.ids.scl) {
+		s := x.sclList[i]
+		d.check("source code locations", C.OTF2_GlobalDefWriter_WriteSourceCodeLocation(g, C.uint32_t(x.ids.scl[i]), d.s(s.File), C.uint32_t(s.Line)))
 	}
 }
 
@@ -308,26 +304,28 @@ func (d *defWriter) comms() {
 		locs[r] = locationID(r, 0)
 	}
 	d.group(0, C.OTF2_GROUP_TYPE_COMM_LOCATIONS, locs)
-	for i, m := range x.grpList {
-		d.group(uint32(i+1), C.OTF2_GROUP_TYPE_COMM_GROUP, ranks64(m))
+	for _, i := range inverse(x.ids.group) {
+		d.group(x.ids.group[i]+1, C.OTF2_GROUP_TYPE_COMM_GROUP, ranks64(x.grpList[i]))
 	}
 	next := uint32(len(x.grpList) + 1)
-	for i, c := range x.commList {
+	for _, i := range inverse(x.ids.comm) {
+		c := x.commList[i]
 		ga := next
 		d.group(ga, C.OTF2_GROUP_TYPE_COMM_GROUP, ranks64(c.members))
 		next++
 		if c.remote != nil {
 			d.group(next, C.OTF2_GROUP_TYPE_COMM_GROUP, ranks64(c.remote))
-			d.check("communicators", C.OTF2_GlobalDefWriter_WriteInterComm(d.g, C.uint32_t(i), d.s(c.name), C.uint32_t(ga),
+			d.check("communicators", C.OTF2_GlobalDefWriter_WriteInterComm(d.g, C.uint32_t(x.ids.comm[i]), d.s(c.name), C.uint32_t(ga),
 				C.uint32_t(next), C.OTF2_UNDEFINED_COMM, C.OTF2_COMM_FLAG_NONE))
 			next++
 			continue
 		}
-		d.check("communicators", C.OTF2_GlobalDefWriter_WriteComm(d.g, C.uint32_t(i), d.s(c.name), C.uint32_t(ga),
+		d.check("communicators", C.OTF2_GlobalDefWriter_WriteComm(d.g, C.uint32_t(x.ids.comm[i]), d.s(c.name), C.uint32_t(ga),
 			C.OTF2_UNDEFINED_COMM, C.OTF2_COMM_FLAG_NONE))
 	}
-	for i, comm := range x.winList {
-		d.check("windows", C.OTF2_GlobalDefWriter_WriteRmaWin(d.g, C.uint32_t(i), d.s("window "+strconv.Itoa(i)), C.uint32_t(comm), C.OTF2_RMA_WIN_FLAG_NONE))
+	for _, i := range inverse(x.ids.win) {
+		w, id := x.winList[i], x.ids.win[i]
+		d.check("windows", C.OTF2_GlobalDefWriter_WriteRmaWin(d.g, C.uint32_t(id), d.s("window "+strconv.Itoa(int(id))), C.uint32_t(x.ids.comm[w.comm]), C.OTF2_RMA_WIN_FLAG_NONE))
 	}
 }
 

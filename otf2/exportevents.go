@@ -41,7 +41,7 @@ func (re *rankExport) events(rec *trace.Record, subs []trace.Record) conveyed {
 		if re.p2p(C.CP_MPI_ISEND, rec.Start, rec, comm, &cv) && rec.Flags&trace.FlagNewReq != 0 {
 			re.evs[len(re.evs)-1].e = C.uint64_t(rec.Req - 1)
 			cv.req, cv.flags = true, trace.FlagNewReq
-			re.reqs[rec.Req] = reqInfo{kind: reqSend}
+			re.reqs[rec.Req] = reqInfo{kind: reqSend, sendPeer: rec.Peer, tag: rec.Tag, bytes: rec.Bytes}
 		}
 	case cls == trace.ClassIrecv, cls == trace.ClassMrecv && rec.Flags&trace.FlagNewReq != 0:
 		if rec.Flags&trace.FlagNewReq != 0 && rec.Req != 0 {
@@ -51,7 +51,7 @@ func (re *rankExport) events(rec *trace.Record, subs []trace.Record) conveyed {
 		}
 	case cls == trace.ClassSendInit, cls == trace.ClassRecvInit:
 		if rec.Req != 0 && rec.Op != trace.OpPsendInit && rec.Op != trace.OpPrecvInit {
-			q := reqInfo{kind: reqSend, persistent: true, comm: comm, peer: re.local(comm, rec.Peer), tag: rec.Tag, bytes: rec.Bytes}
+			q := reqInfo{kind: reqSend, persistent: true, comm: comm, peer: re.local(comm, rec.Peer), sendPeer: rec.Peer, tag: rec.Tag, bytes: rec.Bytes}
 			if cls == trace.ClassRecvInit {
 				q.kind = reqRecv
 			}
@@ -172,7 +172,8 @@ func (re *rankExport) completions(subs []trace.Record, t int64) {
 		case s.Op != trace.OpReqDone || !ok:
 		case q.kind == reqSend:
 			re.ev(C.CP_MPI_ISEND_COMPLETE, t).a = C.uint64_t(s.Req - 1)
-			cv.req, cv.peer, cv.tag = true, true, true // a send's completion is read by its request alone
+			// The import takes its peer, tag and bytes from the send.
+			cv.req, cv.peer, cv.tag, cv.bytes = true, s.Peer == q.sendPeer, s.Tag == q.tag, s.Bytes == q.bytes
 		case q.kind == reqRecv && s.Flags&trace.FlagCancelled != 0:
 			re.ev(C.CP_MPI_REQUEST_CANCELLED, t).a = C.uint64_t(s.Req - 1)
 			cv.req, cv.flags = true, trace.FlagCancelled

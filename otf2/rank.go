@@ -85,7 +85,7 @@ func newRankReader(a *Archive, r int, srcs []eventSource, offs []clockOffset, nO
 		unwrapped: map[string]int{}, seq: map[uint32]uint32{}, wins: map[uint32]int32{}}
 	for t, s := range srcs {
 		loc := a.ranks[r][t]
-		rr.locs = append(rr.locs, &locReader{rr: rr, loc: loc, thread: uint16(t), src: s, open: map[uint64]int32{}})
+		rr.locs = append(rr.locs, &locReader{rr: rr, loc: loc, thread: uint16(t), src: s, open: map[uint64]int32{}, sends: map[uint64]sendEnd{}})
 		rr.unwrappedProps(loc)
 	}
 	rr.clock(offs, nOffs)
