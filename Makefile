@@ -20,8 +20,12 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 
 # Debian packages: Open MPI and its headers, MPICH beside it (its logger and
 # tests), Fortran for the Fortran tests, LAMMPS as a real program to test
-# on, and what cgo and the Go module proxy need on a bare machine.
-DEB_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran lammps hpcc graphviz pkg-config gcc libc6-dev ca-certificates
+# on, the OTF2 library (cpath reads and writes OTF2 archives through it:
+# package otf2, cgo "pkg-config: otf2", which libotf2-trace-dev's
+# libopen-trace-format2-dev provides) with otf2-print and its Python
+# bindings for the tests, and what cgo and the Go module proxy need on a
+# bare machine.
+DEB_PACKAGES := openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran lammps hpcc graphviz libotf2-trace-dev otf2-tools python3-otf2 pkg-config gcc libc6-dev ca-certificates
 
 # Whether Open MPI is usable. Deliberately a recursive (=) variable: it is
 # evaluated when a recipe runs, so that `make deps demo` builds with MPI after
@@ -40,14 +44,14 @@ LOGGER_SRC := $(shell find logger trace -type f 2>/dev/null) go.mod go.sum
 
 DEMO_DIR ?= demo-logs
 
-.PHONY: all test vet deps demo clean check-mpi mpich-logger FORCE
+.PHONY: all test vet deps demo clean check-mpi check-otf2 mpich-logger FORCE
 
 all: bin/cpath lib/libcpathlog.so examples/halo mpich-logger
 
 # Go decides what is stale: always ask it. The version comes from git
 # describe; -buildvcs=false because go build fails outright where git
 # refuses the checkout (a CI clone owned by another user).
-bin/cpath: FORCE
+bin/cpath: FORCE | check-otf2
 	$(GO) build -buildvcs=false $(MPI_TAGS) -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/cpath
 
 # The analyzer (bin/cpath) links Open MPI through empi's cgo pkg-config
@@ -70,6 +74,11 @@ mpich-logger:
 
 examples/halo: examples/halo.c | check-mpi
 	$(MPICC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
+
+# cpath reads and writes OTF2 through the library (package otf2, cgo).
+check-otf2:
+	@pkg-config --exists otf2 2>/dev/null || { \
+	  echo "make: the OTF2 library not found (need pkg-config's otf2, from libotf2-trace-dev): run 'make deps' first" >&2; exit 1; }
 
 check-mpi:
 	@command -v $(MPICC) >/dev/null 2>&1 && pkg-config --exists ompi 2>/dev/null || { \
