@@ -364,10 +364,10 @@ func (x *exporter) functionOf(h *trace.Header, pc uint64) callSite {
 	code := false
 	switch {
 	case err != nil || s.Func == "" && s.File == "":
-		s.Func, s.FuncOffset, code = filepath.Base(m.Path), off, true
-	case s.File == "":
+		s.Func, s.FuncOffset, code = filepath.Base(s.Module), s.Offset, true // as the report names it
+	case s.File == "" && s.Symbol != "":
 		s.FuncOffset = max(s.FuncOffset, 1) // a site at a function's first byte is still within it
-	default:
+	default: // a source line, or a region's name (a module without a file: trace.Module.Funcs)
 		s.FuncOffset = 0
 	}
 	cs.offset = s.FuncOffset

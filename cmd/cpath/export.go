@@ -45,6 +45,10 @@ cpath reads the archive back like any log directory: cpath OUTDIR.`,
 // runExport analyses the run (as one process) for its critical path and
 // writes the archive.
 func runExport(outDir, dir string, stdout io.Writer) error {
+	if n := launchedAs(); n > 1 {
+		// Every copy would write the same archive.
+		return fmt.Errorf("export: started as %d processes: it runs as one (without mpirun)", n)
+	}
 	run, err := graph.Load(dir)
 	if err != nil {
 		return err

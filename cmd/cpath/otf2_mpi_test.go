@@ -51,7 +51,7 @@ func TestOtf2Job(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("mpirun -np %d: exit %d: %s", tc.np, code, errs)
 				}
-				one, job := decodeReport(t, sout), decodeReport(t, out)
+				one, job := decodeJSON(t, strings.TrimSpace(sout)), decodeJSON(t, strings.TrimSpace(out))
 				for _, k := range []string{"critical_path", "waitstates", "pop", "calls", "comm_matrix"} {
 					a, b := one[k], job[k]
 					if k == "critical_path" {
@@ -68,13 +68,4 @@ func TestOtf2Job(t *testing.T) {
 			})
 		}
 	}
-}
-
-func decodeReport(t *testing.T, s string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(s)), &m); err != nil {
-		t.Fatalf("not a JSON report: %v\n%.1000s", err, s)
-	}
-	return m
 }

@@ -359,3 +359,59 @@ func TestOtf2BadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestOtf2Export: cpath export writes an archive that cpath reads back to
+// the same report (cpath's own logs and a Score-P archive alike), and
+// refuses in one line what it cannot do.
+func TestOtf2Export(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	os.Mkdir(logs, 0o755)
+	writeRun(t, logs, 4)
+	for _, in := range []string{logs, filepath.Join(scorepDir, "ping-pong-otf2")} {
+		out := filepath.Join(t.TempDir(), "otf2")
+		code, stdout, errs := runCLI(t, "export", "--otf2", out, in)
+		if code != 0 || !strings.HasPrefix(stdout, "wrote "+filepath.Join(out, "traces.otf2")+": ") {
+			t.Fatalf("cpath export --otf2 %s %s: exit %d, stdout %q, stderr %q", out, in, code, stdout, errs)
+		}
+		_, want, _ := runCLI(t, "--json", "-", in)
+		_, got, _ := runCLI(t, "--json", "-", out)
+		a, b := decodeJSON(t, want), decodeJSON(t, got)
+		for _, k := range []string{"critical_path", "waitstates", "pop", "calls", "comm_matrix", "message_sizes"} {
+			if ja, jb := marshal(a[k]), marshal(b[k]); ja != jb {
+				t.Errorf("%s: %s differs after the export:\n%.400s\n%.400s", in, k, ja, jb)
+			}
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"export", logs}, `^cpath: export: want --otf2 OUTDIR`},
+		{[]string{"export", "--otf2", dir}, `^cpath: export: want --otf2 OUTDIR LOGDIR`},
+		{[]string{"export", "--otf2", dir, filepath.Join(dir, "nope")}, `nope: no such directory`},
+		{[]string{"export", "--otf2", filepath.Join(scorepDir, "ping-pong-otf2"), logs}, `traces\.otf2: already there: export into a directory without an archive`},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 1 || strings.Count(errs, "\n") != 1 || !regexp.MustCompile(tc.err).MatchString(errs) {
+			t.Errorf("cpath %s: exit %d, stderr %q: want 1 and one line matching %q", strings.Join(tc.args, " "), code, errs, tc.err)
+		}
+	}
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("not a JSON report: %v\n%.500s", err, s)
+	}
+	return m
+}
+
+func marshal(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "analyzer") // how the analysis went (rounds, bytes), not what it found
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
