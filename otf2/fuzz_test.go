@@ -102,7 +102,9 @@ func fuzzEvents(data []byte) []event {
 // through the log format's writer and reader. (go test -fuzz FuzzConvert
 // ./otf2)
 func FuzzConvert(f *testing.F) {
-	ev := func(kind uint32, dt, a, b, c, d, e byte) []byte { return []byte{byte(kind - 1), dt, a, b, c, d, e, 0, 0} }
+	ev := func(kind uint32, dt, a, b, c, d, e byte) []byte {
+		return []byte{byte(kind - 1), dt, a, b, c, d, e, 0, 0}
+	}
 	seed := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	region := func(name string) byte {
 		for i, n := range fakeRegions {
