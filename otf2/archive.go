@@ -324,6 +324,9 @@ func (a *Archive) checkFiles() error {
 // ns converts a timestamp to ns since the timer's global offset.
 func (a *Archive) ns(t uint64) int64 {
 	c := a.d.clock
+	if c.resolution == 1e9 {
+		return int64(t - c.offset) // a timer of ns (cpath's exports): no division
+	}
 	d := t - c.offset
 	neg := t < c.offset
 	if neg {

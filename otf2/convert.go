@@ -119,20 +119,6 @@ func (l *locReader) take(out []trace.Record, rr *rankReader) []trace.Record {
 	return out
 }
 
-// takeAll appends every call ready to out.
-func (l *locReader) takeAll(out []trace.Record, rr *rankReader) []trace.Record {
-	lo, _ := l.callRange(l.head)
-	hi, _ := l.callRange(l.ready)
-	n := len(out)
-	out = append(out, l.recs[lo:hi]...)
-	for i := n; i < len(out); i++ {
-		rr.emit(&out[i])
-	}
-	l.head = l.ready
-	l.compact()
-	return out
-}
-
 func (l *locReader) callRange(i int) (int32, int32) {
 	if i == len(l.calls) {
 		return int32(len(l.recs)), int32(len(l.recs))

@@ -33,7 +33,11 @@ type rankReader struct {
 	out  []trace.Record
 	// The rank's call sites, by region and source location: Funcs of
 	// its regions module.
-	sites map[siteKey]uint64
+	sites    map[siteKey]uint64
+	lastSite struct {
+		key siteKey
+		pc  uint64
+	}
 	funcs []trace.Func
 	// What the rank held that cpath does not take, by what.
 	notMapped map[string]uint64
@@ -156,7 +160,11 @@ func (rr *rankReader) site(region, scl uint32, off uint64) uint64 {
 		return 0
 	}
 	k := siteKey{region, scl, off}
+	if k == rr.lastSite.key && rr.lastSite.pc != 0 {
+		return rr.lastSite.pc // calls come from a few sites, often the same in a row
+	}
 	if pc, ok := rr.sites[k]; ok {
+		rr.lastSite.key, rr.lastSite.pc = k, pc
 		return pc
 	}
 	d := rr.a.d
@@ -188,6 +196,9 @@ func (rr *rankReader) Batch() ([]trace.Record, error) {
 	if rr.done {
 		return nil, io.EOF
 	}
+	if len(rr.locs) == 1 {
+		return rr.single()
+	}
 	rr.out = rr.out[:0]
 	for len(rr.out) < batchEvents {
 		// Every location with calls to come has one ready, so that the
@@ -209,13 +220,31 @@ func (rr *rankReader) Batch() ([]trace.Record, error) {
 			}
 			break
 		}
-		if len(rr.locs) == 1 {
-			rr.out = rr.locs[0].takeAll(rr.out, rr)
-		} else {
-			rr.out = rr.locs[best].take(rr.out, rr)
-		}
+		rr.out = rr.locs[best].take(rr.out, rr)
 	}
 	return rr.out, nil
+}
+
+// single is Batch for a rank of one thread: the calls ready, in place
+// (they stay valid until the next Batch).
+func (rr *rankReader) single() ([]trace.Record, error) {
+	l := rr.locs[0]
+	l.compact()
+	if err := l.fill(); err != nil {
+		return nil, err
+	}
+	if l.head == l.ready {
+		rr.finish()
+		return nil, io.EOF
+	}
+	lo, _ := l.callRange(l.head)
+	hi, _ := l.callRange(l.ready)
+	out := l.recs[lo:hi]
+	for i := range out {
+		rr.emit(&out[i])
+	}
+	l.head = l.ready
+	return out, nil
 }
 
 // emit counts a call handed out and numbers its collective on its
