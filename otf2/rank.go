@@ -182,6 +182,12 @@ func (rr *rankReader) site(region, scl uint32, off uint64) uint64 {
 	pc := uint64(siteBase + len(rr.funcs))
 	rr.funcs = append(rr.funcs, f)
 	rr.sites[k] = pc
+	// A module of its own for each rank: the ranks number their call
+	// sites apart, and names are cached by module and offset. It grows
+	// as the calls are read, as a log's module chunks come before the
+	// calls that need them.
+	rr.hdr.Modules = []trace.Module{{Path: fmt.Sprintf("%s (regions of rank %d)", rr.a.Anchor, rr.rank), Base: siteBase, Start: siteBase,
+		End: siteBase + uint64(len(rr.funcs)), Funcs: rr.funcs}}
 	return pc
 }
 
@@ -291,12 +297,6 @@ func (rr *rankReader) finish() {
 	rr.hdr.NotMapped = nil
 	for _, w := range rr.nmOrder {
 		rr.hdr.NotMapped = append(rr.hdr.NotMapped, trace.NotMapped{What: w, Count: rr.notMapped[w]})
-	}
-	if len(rr.funcs) > 0 {
-		// A module of its own for each rank: the ranks number their call
-		// sites apart, and names are cached by module and offset.
-		rr.hdr.Modules = []trace.Module{{Path: fmt.Sprintf("%s (regions of rank %d)", rr.a.Anchor, rr.rank), Base: siteBase, Start: siteBase,
-			End: siteBase + uint64(len(rr.funcs)), Funcs: rr.funcs}}
 	}
 	rr.trailer.Status = trace.EndNoFinalize
 	if rr.finalized {
