@@ -171,13 +171,7 @@ func NotMappedNote(ns []trace.NotMapped) string {
 	if len(ns) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("not analysed (the trace's content cpath has no meaning for): ")
-	for i, n := range ns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s ×%d", n.What, n.Count)
-	}
-	return b.String()
+	return listNote("not analysed (the trace's content cpath has no meaning for): ", len(ns), func(i int) string {
+		return fmt.Sprintf("%s ×%d", ns[i].What, ns[i].Count)
+	})
 }

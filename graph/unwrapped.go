@@ -67,17 +67,25 @@ func UnwrappedNote(us []UnwrappedCalls) string {
 	if len(us) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("unwrapped MPI calls (not recorded; their time counts as computation): ")
-	for i, u := range us {
-		if i > 0 {
-			b.WriteString(", ")
-		}
+	return listNote("unwrapped MPI calls (not recorded; their time counts as computation): ", len(us), func(i int) string {
+		u := us[i]
 		ranks := "rank"
 		if len(u.Ranks) > 1 {
 			ranks = "ranks"
 		}
-		fmt.Fprintf(&b, "%s ×%d on %s %s (%v)", u.Name, u.Calls, ranks, RankList(u.Ranks), time.Duration(u.Ns).Round(time.Microsecond))
+		return fmt.Sprintf("%s ×%d on %s %s (%v)", u.Name, u.Calls, ranks, RankList(u.Ranks), time.Duration(u.Ns).Round(time.Microsecond))
+	})
+}
+
+// listNote is a note listing n items after head, comma-separated.
+func listNote(head string, n int, item func(i int) string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(item(i))
 	}
 	return b.String()
 }

@@ -6,10 +6,10 @@ import "C"
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -136,8 +136,7 @@ func Export(dir string, in ExportInput) (*ExportStats, error) {
 		return nil, fmt.Errorf("%s: cannot create an OTF2 archive (%s)", anchor, msg)
 	}
 	for _, c := range in.Comms {
-		x.comms[c.Name] = uint32(len(x.commList))
-		x.commList = append(x.commList, exportComm{name: c.Name})
+		intern(x.comms, &x.commList, c.Name, exportComm{name: c.Name})
 	}
 	R := len(in.Run.Files)
 	x.hosts = make([]string, R)
@@ -207,13 +206,17 @@ func (x *exporter) str(s string) uint32 {
 	return x.strLocked(s)
 }
 
-func (x *exporter) strLocked(s string) uint32 {
-	if id, ok := x.strs[s]; ok {
+func (x *exporter) strLocked(s string) uint32 { return intern(x.strs, &x.strList, s, s) }
+
+// intern is the id of definition k: its index in list (where v is
+// appended the first time k is met), kept in ids.
+func intern[K comparable, V any](ids map[K]uint32, list *[]V, k K, v V) uint32 {
+	if id, ok := ids[k]; ok {
 		return id
 	}
-	id := uint32(len(x.strList))
-	x.strs[s] = id
-	x.strList = append(x.strList, s)
+	id := uint32(len(*list))
+	ids[k] = id
+	*list = append(*list, v)
 	return id
 }
 
@@ -230,36 +233,31 @@ func (x *exporter) rank(r int) ([]exportLoc, error) {
 	re := newRankExport(x, r, rd.Header())
 	defer re.close()
 	var group []trace.Record // the call being gathered: a timed record and its sub-records
-	for {
-		recs, err := rd.Batch()
-		for i := range recs {
-			rec := &recs[i]
-			re.cb.Add(rec)
-			if !rec.Op.IsSub() && len(group) > 0 {
-				if err := re.call(group[0], group[1:]); err != nil {
-					return nil, err
-				}
-				group = group[:0]
-			}
-			if rec.Op.IsSub() && len(group) == 0 {
-				continue // a sub-record without its call: a damaged log's
-			}
-			group = append(group, *rec)
+	var werr error
+	flush := func() {
+		if len(group) > 0 && werr == nil {
+			werr = re.call(group[0], group[1:])
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+		group = group[:0]
 	}
-	if err := rd.Incomplete(); err != nil {
+	_, err = rd.Skim(func(trace.Op) bool { return true }, func(rec *trace.Record) {
+		re.cb.Add(rec)
+		switch {
+		case !rec.Op.IsSub():
+			flush()
+		case len(group) == 0:
+			return // a sub-record without its call: a damaged log's
+		}
+		group = append(group, *rec)
+	})
+	if err == nil {
+		err = rd.Incomplete()
+	}
+	if err != nil {
 		return nil, err
 	}
-	if len(group) > 0 {
-		if err := re.call(group[0], group[1:]); err != nil {
-			return nil, err
-		}
+	if flush(); werr != nil {
+		return nil, werr
 	}
 	return re.finish(rd.Header())
 }
@@ -375,23 +373,11 @@ func (x *exporter) functionOf(h *trace.Header, pc uint64) callSite {
 	defer x.mu.Unlock()
 	if s.Func != "" {
 		k := exportFunc{s.Func, code}
-		id, ok := x.funcs[k]
-		if !ok {
-			id = uint32(trace.NumOps) + uint32(len(x.funcList))
-			x.funcs[k] = id
-			x.funcList = append(x.funcList, k)
-		}
-		cs.region = id
+		cs.region = uint32(trace.NumOps) + intern(x.funcs, &x.funcList, k, k)
 	}
 	if s.File != "" {
 		k := trace.Func{File: s.File, Line: s.Line}
-		id, ok := x.scls[k]
-		if !ok {
-			id = uint32(len(x.sclList))
-			x.scls[k] = id
-			x.sclList = append(x.sclList, k)
-		}
-		cs.scl = id
+		cs.scl = intern(x.scls, &x.sclList, k, k)
 	}
 	return cs
 }
@@ -405,12 +391,7 @@ func (x *exporter) commDef(c *trace.Comm) uint32 {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	id, ok := x.comms[c.Name]
-	if !ok {
-		id = uint32(len(x.commList))
-		x.comms[c.Name] = id
-		x.commList = append(x.commList, exportComm{name: c.Name})
-	}
+	id := intern(x.comms, &x.commList, c.Name, exportComm{name: c.Name})
 	if ec := &x.commList[id]; !ec.defined {
 		ec.members, ec.remote, ec.defined = c.Members, c.Remote, true
 	}
@@ -426,13 +407,7 @@ func (x *exporter) groupDef(members []int32) uint32 {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	id, ok := x.groups[b.String()]
-	if !ok {
-		id = uint32(len(x.grpList)) + 1
-		x.groups[b.String()] = id
-		x.grpList = append(x.grpList, append([]int32(nil), members...))
-	}
-	return id
+	return intern(x.groups, &x.grpList, b.String(), slices.Clone(members)) + 1
 }
 
 // winDef is the definition of the window created on communicator
@@ -441,11 +416,5 @@ func (x *exporter) winDef(comm, seq uint32) uint32 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	k := winKey{comm, seq}
-	id, ok := x.wins[k]
-	if !ok {
-		id = uint32(len(x.winList))
-		x.wins[k] = id
-		x.winList = append(x.winList, k)
-	}
-	return id
+	return intern(x.wins, &x.winList, k, k)
 }

@@ -225,31 +225,11 @@ func (re *rankExport) metric(l *locWriter, on bool, t int64) {
 // of rec that its events do not carry (cv), and that differ from what
 // the import takes without them.
 func (re *rankExport) fields(e *C.cp_ev, rec *trace.Record, cv conveyed) {
-	if rec.Seq != 0 {
-		setAttr(e, C.CP_A_SEQ, uint64(rec.Seq))
-	}
-	if rec.Flags != cv.flags {
-		setAttr(e, C.CP_A_FLAGS, uint64(rec.Flags))
-	}
 	if rec.Op.IsPoll() && rec.Unproductive() {
 		setAttr(e, C.CP_A_POLLS, uint64(rec.Root))
 		cv.root = true
 	}
-	if !cv.req && rec.Req != 0 {
-		setAttr(e, C.CP_A_REQ, uint64(rec.Req))
-	}
-	if !cv.peer && rec.Peer != trace.PeerNone {
-		setAttr(e, C.CP_A_PEER, uint64(int64(rec.Peer)))
-	}
-	if !cv.tag && rec.Tag != 0 {
-		setAttr(e, C.CP_A_TAG, uint64(int64(rec.Tag)))
-	}
-	if !cv.bytes && rec.Bytes != 0 {
-		setAttr(e, C.CP_A_BYTES, rec.Bytes)
-	}
-	if !cv.root && rec.Root != trace.PeerNone {
-		setAttr(e, C.CP_A_ROOT, uint64(int64(rec.Root)))
-	}
+	subFields(e, rec, cv)
 	if !cv.comm && rec.Comm != trace.CommNone {
 		if d := re.comm(rec.Comm); d != undef32 {
 			setAttr(e, C.CP_A_COMM, uint64(d))
@@ -259,9 +239,10 @@ func (re *rankExport) fields(e *C.cp_ev, rec *trace.Record, cv conveyed) {
 	}
 }
 
-// subFields puts on a sub-record's event the attributes for what it
-// does not carry, as fields does for a call; a sub-record with no event
-// of its own is a cpath::subrecord parameter event carrying everything.
+// subFields puts on a sub-record's event (or a call's ENTER: fields)
+// the attributes for what the events do not carry (cv) and differ from
+// the import's defaults; a sub-record with no event of its own is a
+// cpath::subrecord parameter event carrying everything.
 func subFields(e *C.cp_ev, s *trace.Record, cv conveyed) {
 	if !cv.req && s.Req != 0 {
 		setAttr(e, C.CP_A_REQ, uint64(s.Req))

@@ -321,14 +321,17 @@ var skipNames = [nSkip]string{
 
 // Skim reads the rest, counting the calls (graph.RankReader).
 func (rr *rankReader) Skim(want func(trace.Op) bool, fn func(*trace.Record)) (int, error) {
-	n := 0
+	n, wanted := 0, false
 	for {
 		recs, err := rr.Batch()
 		for i := range recs {
+			// As trace.Reader.Skim: the calls want selects, with their
+			// sub-records.
 			if !recs[i].Op.IsSub() {
 				n++
+				wanted = fn != nil && want(recs[i].Op)
 			}
-			if fn != nil && want(recs[i].Op) {
+			if wanted {
 				fn(&recs[i])
 			}
 		}

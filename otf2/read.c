@@ -341,17 +341,17 @@ SKIP(rma_wait_change, CP_SKIP_RMA_OTHER, OTF2_RmaWinRef w)
 SKIP(rma_op_test, CP_SKIP_RMA_OTHER, OTF2_RmaWinRef w, uint64_t id)
 SKIP(rma_op_remote, CP_SKIP_RMA_OTHER, OTF2_RmaWinRef w, uint64_t id)
 
-static OTF2_CallbackCode s_omp_join(OTF2_LocationRef loc, OTF2_TimeStamp time, uint64_t pos, void* ud, OTF2_AttributeList* al) {
-	(void)loc; (void)time; (void)pos; (void)al;
-	((cp_reader*)ud)->skipped[CP_SKIP_OMP]++;
-	return OTF2_CALLBACK_SUCCESS;
-}
+// SKIP0 is SKIP for the events of no fields.
+#define SKIP0(name, kind) \
+	static OTF2_CallbackCode s_##name(OTF2_LocationRef loc, OTF2_TimeStamp time, uint64_t pos, void* ud, \
+	                                  OTF2_AttributeList* al) { \
+		(void)loc; (void)time; (void)pos; (void)al; \
+		((cp_reader*)ud)->skipped[kind]++; \
+		return OTF2_CALLBACK_SUCCESS; \
+	}
 
-static OTF2_CallbackCode s_unknown(OTF2_LocationRef loc, OTF2_TimeStamp time, uint64_t pos, void* ud, OTF2_AttributeList* al) {
-	(void)loc; (void)time; (void)pos; (void)al;
-	((cp_reader*)ud)->skipped[CP_SKIP_UNKNOWN]++;
-	return OTF2_CALLBACK_SUCCESS;
-}
+SKIP0(omp_join, CP_SKIP_OMP)
+SKIP0(unknown, CP_SKIP_UNKNOWN)
 
 static OTF2_CallbackCode d_clock_offset(void* ud, OTF2_TimeStamp t, int64_t off, double sd) {
 	cp_reader* r = ud;
