@@ -30,7 +30,11 @@ logs, a file that is not an intact cpath log of this format version, logs of
 two different runs, or no log at all for some rank (the summary of the other
 ranks is still printed). A log cut short or from a rank that did not reach
 MPI_Finalize is reported as incomplete but is not an error: the analyzer can
-use what it holds.`,
+use what it holds.
+
+LOGDIR may also be an OTF2 archive (its anchor file traces.otf2 or the
+directory holding it): the summary then lists what cpath did not take of
+it (docs/otf2.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := graph.ReadLogSet(args[0])
