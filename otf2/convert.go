@@ -73,6 +73,13 @@ func (l *locReader) close() {
 func (l *locReader) fill() error {
 	for l.ready == l.head && !l.eof {
 		evs, n, last, err := l.src.next()
+		want := l.rr.a.nevents[l.loc]
+		if err != nil && want > 0 {
+			// The same words as for a count that falls short: which of the
+			// two a cut file gives depends on what the library finds after
+			// the end of what it read.
+			return l.cut(want)
+		}
 		if err != nil {
 			return archiveErr(l.rr.a.evtFile(l.loc), "cannot read the events of location %d (rank %d) after %d events: truncated or corrupt (%v)",
 				l.loc, l.rr.rank, l.events, err)
@@ -85,9 +92,8 @@ func (l *locReader) fill() error {
 			// The library may take a file cut short for one that ends
 			// there (it parses the rest of a chunk it did not read): the
 			// definitions say how many events the location has.
-			if want := l.rr.a.nevents[l.loc]; want > 0 && l.events != want {
-				return archiveErr(l.rr.a.evtFile(l.loc), "truncated or corrupt: %d of the %d events of location %d (rank %d) read",
-					l.events, want, l.loc, l.rr.rank)
+			if want > 0 && l.events != want {
+				return l.cut(want)
 			}
 			l.eof = true
 			l.ready = len(l.calls)
@@ -96,6 +102,12 @@ func (l *locReader) fill() error {
 		l.release()
 	}
 	return nil
+}
+
+// cut is the error for a location whose events (want of them, its
+// definition says) cannot all be read.
+func (l *locReader) cut(want uint64) error {
+	return archiveErr(l.rr.a.evtFile(l.loc), "truncated or corrupt: the %d events of location %d (rank %d) cannot all be read", want, l.loc, l.rr.rank)
 }
 
 // peek is the end of the next call to go, if any.

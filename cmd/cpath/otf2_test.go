@@ -307,14 +307,14 @@ var otf2Bads = []otf2Bad{
 		copyArchive(t, "ping-pong-otf2", d)
 		os.Truncate(filepath.Join(d, "traces", "1.evt"), 500)
 		return d
-	}, `traces/1\.evt: bad OTF2 archive: (cannot read the events of location 1 \(rank 1\) after 0 events: truncated or corrupt|truncated or corrupt: 0 of the 60 events of location 1 \(rank 1\) read)`},
+	}, `traces/1\.evt: bad OTF2 archive: truncated or corrupt: the 60 events of location 1 \(rank 1\) cannot all be read`},
 	{"event file cut at its end", func(t *testing.T, d string) string {
 		copyArchive(t, "ping-pong-otf2", d)
 		p := filepath.Join(d, "traces", "0.evt")
 		st, _ := os.Stat(p)
 		os.Truncate(p, st.Size()-40)
 		return d
-	}, `traces/0\.evt: bad OTF2 archive: (cannot read the events of location 0 \(rank 0\) after 0 events: truncated or corrupt|truncated or corrupt: \d+ of the 60 events of location 0 \(rank 0\) read)`},
+	}, `traces/0\.evt: bad OTF2 archive: truncated or corrupt: the 60 events of location 0 \(rank 0\) cannot all be read`},
 	{"missing event file", func(t *testing.T, d string) string {
 		copyArchive(t, "ping-pong-otf2", d)
 		os.Remove(filepath.Join(d, "traces", "0.evt"))
