@@ -257,6 +257,28 @@ var runs = []struct {
 		p.both(trace.OpWinFree, trace.CommWorld, 4, func(r int, x *trace.Record) { x.Tag = 1 })
 		return p
 	}},
+	{"partitioned", func() *prog {
+		p := newProg(2)
+		p.call(0, with(rec(trace.OpPsendInit), func(x *trace.Record) {
+			x.Peer, x.Tag, x.Bytes, x.Root, x.Req, x.Flags = 1, 5, 4096, 4, 40, trace.FlagNewReq|trace.FlagPersistent
+		}))
+		p.call(1, with(rec(trace.OpPrecvInit), func(x *trace.Record) {
+			x.Peer, x.Tag, x.Bytes, x.Root, x.Req, x.Flags = 0, 5, 4096, 4, 41, trace.FlagNewReq|trace.FlagPersistent
+		}))
+		p.call(0, with(rec(trace.OpStart), func(x *trace.Record) { x.Comm, x.Req = trace.CommNone, 40 }))
+		p.call(1, with(rec(trace.OpStart), func(x *trace.Record) { x.Comm, x.Req = trace.CommNone, 41 }))
+		p.call(0, with(rec(trace.OpPready), func(x *trace.Record) { x.Peer, x.Req, x.Tag, x.Bytes = 1, 40, 0, 0 }))
+		p.call(0, with(rec(trace.OpPreadyRange), func(x *trace.Record) { x.Peer, x.Req, x.Tag, x.Bytes = 1, 40, 1, 2 }))
+		p.call(0, with(rec(trace.OpPreadyList), func(x *trace.Record) { x.Peer, x.Req, x.Tag = 1, 40, 1 }),
+			sub(trace.OpPartition, func(s *trace.Record) { s.Tag = 3 }))
+		p.call(1, with(rec(trace.OpParrived), func(x *trace.Record) { x.Peer, x.Req, x.Tag, x.Root = 0, 41, 0, 2 }))
+		p.call(1, with(rec(trace.OpParrived), func(x *trace.Record) { x.Peer, x.Req, x.Tag, x.Bytes = 0, 41, 0, 1 }))
+		p.call(0, with(rec(trace.OpWait), func(x *trace.Record) { x.Comm = trace.CommNone }),
+			sub(trace.OpReqDone, func(s *trace.Record) { s.Req, s.Flags = 40, trace.FlagPersistent }))
+		p.call(1, with(rec(trace.OpWait), func(x *trace.Record) { x.Comm = trace.CommNone }),
+			sub(trace.OpReqDone, func(s *trace.Record) { s.Req, s.Peer, s.Tag, s.Bytes, s.Flags = 41, 0, 5, 4096, trace.FlagPersistent }))
+		return p
+	}},
 	{"threads", func() *prog {
 		p := newProg(2)
 		for r := 0; r < 2; r++ {
