@@ -22,6 +22,7 @@ func TestWireRecords(t *testing.T) {
 		commHead{}:       8,
 		moduleSpan{}:     24,
 		unwrappedCount{}: 16,
+		funcPlace{}:      16,
 		hubCount{}:       16,
 		hubTime{}:        16,
 		syncHead{}:       24,
