@@ -27,8 +27,9 @@ func replayRun(st *state) (*replay.Result, error) {
 	}
 	ro := replay.Options{Scenarios: o.Scenarios, NoDefaults: o.NoDefaults, Schedule: st.sched,
 		Path: st.res.Path, PathCalls: st.calls, Names: st.names,
-		// Only the timeline reads the graph's edges after the replay.
-		ReleaseEdges: o.Timeline == ""}
+		// Only the timeline reads more of the graph than its summary
+		// after the replay.
+		Release: o.Timeline == ""}
 	if o.Window != nil {
 		ro.Window = &st.win
 	}

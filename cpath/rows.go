@@ -50,13 +50,11 @@ func (r *Rows) Frames() int { return len(r.exitPos) }
 // Rows copies the part's rows (g's) in the schedule's order, keeping
 // labels[e] of each edge (nil: none). It needs every owned vertex
 // ordered (Unordered 0). With drop, the copy takes the place of the
-// graph's edges rather than sits beside them: the arrays are copied one
-// at a time, and drop is called with each of the graph's that is no
-// longer read (the sources, the weights, the labels, then the row
-// starts), for the caller to let go of it, and its memory to serve the
-// next (the schedule lets go of its own references first); the graph's
-// rows are then no longer there for the schedule's own sweeps.
-func (s *Schedule) Rows(labels []uint8, drop func(RowArray)) (*Rows, error) {
+// graph's rows: the schedule lets go of its references to them and of
+// what only its own sweeps and the exact path need, and drop is called
+// for the caller to let go of its own (its memory then serves the
+// sweeps); the schedule's own sweeps (Forward, DAGPath) no longer work.
+func (s *Schedule) Rows(labels []uint8, drop func()) (*Rows, error) {
 	if s.Unordered > 0 {
 		return nil, fmt.Errorf("cpath: rows: %d vertices are on or after a cycle", s.Unordered)
 	}
@@ -71,55 +69,35 @@ func (s *Schedule) Rows(labels []uint8, drop func(RowArray)) (*Rows, error) {
 		r.Start[i+1] = r.Start[i] + g.InStart[l+1] - g.InStart[l]
 	}
 	m := r.Start[n]
-	done := func(a RowArray) {
-		if drop != nil {
-			drop(a)
-			runtime.GC()
-		}
-	}
-	inStart := g.InStart
-	copyRows := func(fill func(x, e int32, l int32)) {
-		parts := 4 * workers()
-		b := par.Bounds(n, parts)
-		par.Do(parts, func(k int) {
-			for i := b[k]; i < b[k+1]; i++ {
-				l := r.Order[i]
-				x := r.Start[i]
-				for e := inStart[l]; e < inStart[l+1]; e++ {
-					fill(x, e, l)
-					x++
-				}
-			}
-		})
-	}
 	r.Src = make([]int32, m)
-	copyRows(func(x, e, l int32) {
-		switch u, lu := g.InSrc[e], g.InSrc[e]-s.lo; {
-		case u == s.Entry(l):
-			r.Src[x] = -1
-		case uint32(lu) < uint32(s.nv):
-			r.Src[x] = at[lu]
-		default:
-			r.Src[x] = int32(n) + s.remoteSlot[s.remote.rank(e)]
-		}
-	})
-	if drop != nil {
-		s.remote, s.remoteSlot = edgeSet{}, nil
-		g.InSrc = nil
-	}
-	done(RowSources)
 	r.Weight = graph.Weights{W: make([]int32, m), Big: g.InWeight.Big}
-	copyRows(func(x, e, l int32) { r.Weight.W[x] = g.InWeight.W[e] })
-	if drop != nil {
-		g.InWeight = graph.Weights{}
-	}
-	done(RowWeights)
 	if labels != nil {
 		r.Label = make([]uint8, m)
-		copyRows(func(x, e, l int32) { r.Label[x] = labels[e] })
-		labels = nil
 	}
-	done(RowLabels)
+	parts := 4 * workers()
+	b := par.Bounds(n, parts)
+	par.Do(parts, func(k int) {
+		for i := b[k]; i < b[k+1]; i++ {
+			l := r.Order[i]
+			entry := s.Entry(l)
+			x := r.Start[i]
+			for e := g.InStart[l]; e < g.InStart[l+1]; e++ {
+				switch u, lu := g.InSrc[e], g.InSrc[e]-s.lo; {
+				case u == entry:
+					r.Src[x] = -1
+				case uint32(lu) < uint32(s.nv):
+					r.Src[x] = at[lu]
+				default:
+					r.Src[x] = int32(n) + s.remoteSlot[s.remote.rank(e)]
+				}
+				r.Weight.W[x] = g.InWeight.W[e]
+				if labels != nil {
+					r.Label[x] = labels[e]
+				}
+				x++
+			}
+		}
+	})
 	r.sendPos = make([]int32, len(s.send))
 	for i, x := range s.send {
 		r.sendPos[i] = at[x.Local]
@@ -143,21 +121,13 @@ func (s *Schedule) Rows(labels []uint8, drop func(RowArray)) (*Rows, error) {
 		r.askedPos[q][a.Index] = at[a.Local]
 	}
 	if drop != nil {
-		s.g, s.segs, s.unordered = nil, nil, edgeSet{}
+		s.g, s.segs, s.unordered, s.split = nil, nil, edgeSet{}, nil
+		s.remote, s.remoteSlot, s.from = edgeSet{}, nil, nil
+		drop()
+		runtime.GC()
 	}
-	done(RowStarts)
 	return r, nil
 }
-
-// RowArray names an array of the graph's rows, for Schedule.Rows' drop.
-type RowArray int
-
-const (
-	RowSources RowArray = iota
-	RowWeights
-	RowLabels
-	RowStarts
-)
 
 // order lays the positions out: the schedule's segments in order, each
 // round's runs of one frame merged, cut into the schedule's chunks; at is
@@ -169,7 +139,7 @@ func (r *Rows) order(at []int32) {
 		bounds := []int32{0}
 		for c := 0; c+1 < len(ch); c++ {
 			for _, sg := range s.segs[ch[c]:ch[c+1]] {
-				k := s.FrameOf(sg.Lo)
+				k := sg.Frame
 				pos := int32(len(r.Order))
 				if m := len(runs); m > int(bounds[len(bounds)-1]) && runs[m-1].Frame == k && runs[m-1].Hi == pos {
 					runs[m-1].Hi += sg.Hi - sg.Lo

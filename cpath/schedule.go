@@ -76,18 +76,24 @@ type Schedule struct {
 	sendStart []int32
 	asked     *asked // what the other ranks want of this one's vertices
 
+	// from is, by owned vertex and slot, its longest distance from a
+	// source in its frame's terms, taken as the vertex was ordered
+	// (rounds): the exact path's sweep (DAGPath).
+	from []int64
+
 	// Unordered is the number of owned vertices no round could take:
 	// vertices on a cycle or after one; unordered marks them (nil words
 	// if none).
 	Unordered int
 	unordered edgeSet
 	// Stats of the construction.
-	Rounds int
+	Rounds         int
+	bytes0, calls0 int64 // the Comm's counts when it began
 }
 
 // Segment is a run of consecutive owned vertices [Lo, Hi) (local
-// indices) of one frame, in a sweep's order.
-type Segment struct{ Lo, Hi int32 }
+// indices) of frame Frame, in a sweep's order.
+type Segment struct{ Lo, Hi, Frame int32 }
 
 // sendSlot is an owned vertex whose value rank q needs: its local index
 // and its index among q's wants from this rank.
@@ -181,6 +187,7 @@ func NewSchedule(c mpix.Comm, g *DistGraph, in *SplitInput, streams []int32) (*S
 		return nil, err
 	}
 	s := &Schedule{c: c, g: g, rank: c.Rank(), size: c.Size(), lo: g.Lo, nv: g.Hi - g.Lo}
+	s.bytes0, s.calls0 = c.Stats()
 	err := s.frames(in)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
@@ -188,7 +195,11 @@ func NewSchedule(c mpix.Comm, g *DistGraph, in *SplitInput, streams []int32) (*S
 	if err := s.mergeSources(); err != nil {
 		return nil, err
 	}
-	err = s.slots()
+	if c.Size() > 1 {
+		err = s.slots()
+	} else {
+		s.slotBase, s.want = []int32{0, 0}, [][]wanted{nil}
+	}
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}

@@ -12,10 +12,10 @@ import (
 // orderer takes the vertices of one rank in a Schedule's rounds: take
 // emits, in topological order, every vertex whose causes are all taken
 // (its own vertices) or have arrived (other ranks' slots), frame by
-// frame; arrived says that a slot's value has; left is how many vertices
-// it has not taken.
+// frame, with its frame; arrived says that a slot's value has; left is
+// how many vertices it has not taken.
 type orderer interface {
-	take(emit func(l int32))
+	take(emit func(l, k int32))
 	arrived(slot int32)
 	left() int
 }
@@ -65,24 +65,49 @@ func (s *Schedule) orderRounds(streams []int32) error {
 }
 
 // rounds runs o in rounds: each rank takes what it can, then ships the
-// other ranks the index of each vertex it took that they want (ask), and
-// hands o what arrived. It ends when a round ships nothing or every rank
-// has taken all; every rank runs the same rounds.
+// other ranks, for each vertex it took that they want (ask), its index
+// among their wants and its distance, and hands o what arrived. It ends
+// when a round ships nothing or every rank has taken all; every rank
+// runs the same rounds. Each vertex's longest distance from a source, in
+// its frame's terms, is taken as it is taken (s.from): its row was just
+// read, and the sweep of the exact path needs no pass of its own.
 func (s *Schedule) rounds(o orderer, ask *asked) error {
+	g := s.g
 	s.segs = nil
 	s.sendStart = []int32{0}
+	s.from = make([]int64, int(s.nv)+s.Slots())
+	from := s.from
 	var sends []sendSlot
 	var sendRank []int32
 	first := 0 // this round's first segment
-	emit := func(v int32) {
-		if n := len(s.segs); n > first && s.segs[n-1].Hi == v && s.FrameOf(v) == s.FrameOf(s.segs[n-1].Lo) {
+	emit := func(v, k int32) {
+		if n := len(s.segs); n > first && s.segs[n-1].Hi == v && s.segs[n-1].Frame == k {
 			s.segs[n-1].Hi++
 		} else {
-			s.segs = append(s.segs, Segment{v, v + 1})
+			s.segs = append(s.segs, Segment{v, v + 1, k})
 		}
-		for _, a := range ask.of(v) {
-			sends = append(sends, sendSlot{v, a.Index})
-			sendRank = append(sendRank, a.Rank)
+		lo, hi := g.InStart[v], g.InStart[v+1]
+		d := int64(0) // a source's
+		if lo < hi {
+			d = Unreached
+			entry := int32(-1)
+			if k > 0 {
+				entry = s.exit[k-1]
+			}
+			for e := lo; e < hi; e++ {
+				x := int64(0)
+				if i := s.Source(e, g.InSrc[e], entry); i >= 0 {
+					x = from[i]
+				}
+				d = max(d, x+g.InWeight.At(e))
+			}
+		}
+		from[v] = d
+		if ask.marks.has(v) {
+			for _, a := range ask.of(v) {
+				sends = append(sends, sendSlot{v, a.Index})
+				sendRank = append(sendRank, a.Rank)
+			}
 		}
 	}
 	for {
@@ -92,28 +117,28 @@ func (s *Schedule) rounds(o orderer, ask *asked) error {
 		s.chunks = append(s.chunks, s.chunkBounds(first, len(s.segs)))
 		// This round's sends, by destination, after a header: whether this
 		// rank sent anything and whether it has vertices left.
-		out := make([][]int32, s.size)
+		out := make([][]orderSend, s.size)
 		for q := range out {
-			out[q] = []int32{0, 0}
+			out[q] = []orderSend{{}}
 		}
 		for q := int32(0); q < int32(s.size); q++ {
 			for i, x := range sends {
 				if sendRank[i] == q {
 					s.send = append(s.send, x)
-					out[q] = append(out[q], x.Index)
+					out[q] = append(out[q], orderSend{Index: x.Index, D: from[x.Local]})
 				}
 			}
 			s.sendStart = append(s.sendStart, int32(len(s.send)))
 		}
-		sent, left := int32(0), int32(0)
+		var head orderSend
 		if len(sends) > 0 {
-			sent = 1
+			head.Index |= 1 // sent
 		}
 		if o.left() > 0 {
-			left = 1
+			head.Index |= 2 // vertices left
 		}
 		for q := range out {
-			out[q][0], out[q][1] = sent, left
+			out[q][0] = head
 		}
 		got, err := mpix.Ship(s.c, out)
 		if err != nil {
@@ -121,16 +146,18 @@ func (s *Schedule) rounds(o orderer, ask *asked) error {
 		}
 		anySent, anyLeft := false, false
 		for q, b := range got {
-			xs, err := mpix.FromBytes[int32](b)
-			if err != nil || len(xs) < 2 {
+			xs, err := mpix.FromBytes[orderSend](b)
+			if err != nil || len(xs) < 1 {
 				return fmt.Errorf("cpath: schedule: rank %d shipped a malformed round", q)
 			}
-			anySent, anyLeft = anySent || xs[0] != 0, anyLeft || xs[1] != 0
-			for _, i := range xs[2:] {
-				if i < 0 || int(i) >= len(s.want[q]) {
-					return fmt.Errorf("cpath: schedule: rank %d shipped slot %d of %d", q, i, len(s.want[q]))
+			anySent, anyLeft = anySent || xs[0].Index&1 != 0, anyLeft || xs[0].Index&2 != 0
+			for _, x := range xs[1:] {
+				if x.Index < 0 || int(x.Index) >= len(s.want[q]) {
+					return fmt.Errorf("cpath: schedule: rank %d shipped slot %d of %d", q, x.Index, len(s.want[q]))
 				}
-				o.arrived(s.slotBase[q] + i)
+				k := s.slotBase[q] + x.Index
+				from[s.nv+k] = x.D
+				o.arrived(k)
 			}
 		}
 		if !anySent || !anyLeft {
@@ -138,6 +165,16 @@ func (s *Schedule) rounds(o orderer, ask *asked) error {
 			return nil
 		}
 	}
+}
+
+// orderSend is what an ordering round ships of a vertex another rank
+// takes from: the index it has among that rank's wants and its distance
+// (the first of a part is a header: Index's bits say whether the sender
+// sent anything and has vertices left).
+type orderSend struct {
+	Index int32
+	_     int32
+	D     int64
 }
 
 // runOrder takes each frame's runs (the streams cut where the frame
@@ -150,6 +187,7 @@ func (s *Schedule) rounds(o orderer, ask *asked) error {
 type runOrder struct {
 	s               *Schedule
 	start, cur, end []int32 // by run: its first vertex, its next, its end (local indices)
+	frame           []int32 // by run: its frame
 	scan            []int32 // by run: the edge of its next vertex to check next
 	frameStart      []int32 // the runs of frame k are frameRuns[frameStart[k]:frameStart[k+1]]
 	frameRuns       []int32
@@ -184,7 +222,15 @@ func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
 	}
 	o := &runOrder{s: s, done: newEdgeSet(int(s.nv)), arrivedAt: newEdgeSet(s.Slots())}
 	var frame []int32 // by run
-	for i := 0; i+1 < len(streams); i++ {
+	if s.split == nil {
+		// One frame: the streams are the runs.
+		for i := 0; i+1 < len(streams); i++ {
+			if streams[i] < streams[i+1] {
+				o.start, o.end, frame = append(o.start, streams[i]), append(o.end, streams[i+1]), append(frame, 0)
+			}
+		}
+	}
+	for i := 0; i+1 < len(streams) && s.split != nil; i++ {
 		for l := streams[i]; l < streams[i+1]; {
 			k := s.FrameOf(l)
 			m := l + 1
@@ -195,7 +241,7 @@ func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
 			l = m
 		}
 	}
-	o.cur = slices.Clone(o.start)
+	o.cur, o.frame = slices.Clone(o.start), frame
 	o.runWait = make([]int32, len(o.start))
 	for i := range o.runWait {
 		o.runWait[i] = -1
@@ -243,8 +289,7 @@ func (o *runOrder) runOf(k, l int32) int32 {
 	return runs[i-1]
 }
 
-func (o *runOrder) take(emit func(l int32)) {
-	s := o.s
+func (o *runOrder) take(emit func(l, k int32)) {
 	var work []int32
 	if !o.started {
 		o.started = true
@@ -252,7 +297,7 @@ func (o *runOrder) take(emit func(l int32)) {
 	} else {
 		work = o.runnable
 		slices.SortFunc(work, func(a, b int32) int {
-			return cmp.Or(cmp.Compare(s.FrameOf(o.start[a]), s.FrameOf(o.start[b])), cmp.Compare(a, b))
+			return cmp.Or(cmp.Compare(o.frame[a], o.frame[b]), cmp.Compare(a, b))
 		})
 		work = slices.Compact(work)
 		o.runnable = nil
@@ -273,13 +318,19 @@ func (o *runOrder) take(emit func(l int32)) {
 }
 
 // advance takes run r's vertices until one waits for a cause not taken,
-// waking (onto stack) the runs that waited for those it takes.
-func (o *runOrder) advance(r int32, stack []int32, emit func(l int32)) []int32 {
+// waking (onto stack) the runs that waited for those it takes. The edges
+// between owned vertices are taken to keep to their frames (graph.Splits
+// makes them: the remote ones are checked by their owners, the rest by
+// the Kahn order where the runs' is given up).
+func (o *runOrder) advance(r int32, stack []int32, emit func(l, k int32)) []int32 {
 	s := o.s
 	g := s.g
-	first := o.start[r]
+	first, k := o.start[r], o.frame[r]
+	entry := int32(-1)
+	if k > 0 {
+		entry = s.exit[k-1]
+	}
 	for l := o.cur[r]; l < o.end[r]; l++ {
-		entry := s.Entry(l)
 		for e := o.scan[r]; e < g.InStart[l+1]; e++ {
 			u := g.InSrc[e]
 			if u == entry {
@@ -287,27 +338,24 @@ func (o *runOrder) advance(r int32, stack []int32, emit func(l int32)) []int32 {
 			}
 			if lu := u - s.lo; uint32(lu) < uint32(s.nv) {
 				if lu >= first && lu < l {
-					continue // before l in its own run: taken, and of its frame
-				}
-				if k := s.FrameOf(l); s.FrameOf(lu) != k && o.err == nil {
-					o.err = crossError(u, l+s.lo, s.FrameOf(lu), k)
+					continue // before l in its own run: taken
 				}
 				if !o.done.has(lu) {
 					o.cur[r], o.scan[r] = l, e
 					// A wait on a vertex ahead in its own run is for ever:
 					// left to the fallback.
-					if q := o.runOf(s.FrameOf(l), lu); q != r {
+					if q := o.runOf(k, lu); q != r {
 						o.wait(&o.runWait[q], lu, r)
 					}
 					return stack
 				}
-			} else if k := s.remoteSlot[s.remote.rank(e)]; !o.arrivedAt.has(k) {
+			} else if x := s.remoteSlot[s.remote.rank(e)]; !o.arrivedAt.has(x) {
 				o.cur[r], o.scan[r] = l, e
-				o.wait(&o.slotWait[k], k, r)
+				o.wait(&o.slotWait[x], x, r)
 				return stack
 			}
 		}
-		emit(l)
+		emit(l, k)
 		o.done.set(l)
 		o.taken++
 		o.scan[r] = g.InStart[l+1]
@@ -414,7 +462,7 @@ func (o *kahnOrder) arrived(k int32) {
 	}
 }
 
-func (o *kahnOrder) take(emit func(l int32)) {
+func (o *kahnOrder) take(emit func(l, k int32)) {
 	s := o.s
 	slices.SortStableFunc(o.seeds, func(a, b int32) int { return cmp.Compare(s.FrameOf(a), s.FrameOf(b)) })
 	for _, x := range o.seeds {
@@ -422,7 +470,7 @@ func (o *kahnOrder) take(emit func(l int32)) {
 		for len(o.stack) > 0 {
 			v := o.stack[len(o.stack)-1]
 			o.stack = o.stack[:len(o.stack)-1]
-			emit(v)
+			emit(v, s.FrameOf(v))
 			o.taken++
 			for _, w := range o.outDst[o.outStart[v]:o.outStart[v+1]] {
 				if o.pending[w]--; o.pending[w] == 0 {
@@ -447,10 +495,11 @@ func (s *Schedule) chunkBounds(first, last int) []int32 {
 		return append(b, int32(last))
 	}
 	size := max(int32(chunkMin), n/int32(4*workers()))
+
 	var at int32 // vertices in the chunk so far
 	for i := first + 1; i < last; i++ {
 		at += s.segs[i-1].Hi - s.segs[i-1].Lo
-		if at >= size && s.split[s.segs[i].Lo] != s.split[s.segs[i-1].Lo] {
+		if at >= size && s.segs[i].Frame != s.segs[i-1].Frame {
 			b = append(b, int32(i))
 			at = 0
 		}

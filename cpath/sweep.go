@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync/atomic"
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
@@ -30,7 +29,11 @@ func (s *Schedule) Forward(vals []int64, width int, solve func(entry, lo, hi int
 	for r, ch := range s.chunks {
 		par.Do(len(ch)-1, func(i int) {
 			for _, g := range s.segs[ch[i]:ch[i+1]] {
-				solve(s.Entry(g.Lo), g.Lo, g.Hi)
+				entry := int32(-1)
+				if g.Frame > 0 {
+					entry = s.exit[g.Frame-1]
+				}
+				solve(entry, g.Lo, g.Hi)
 			}
 		})
 		if r == len(s.chunks)-1 {
@@ -142,9 +145,9 @@ func (s *Schedule) exitValues(vals []int64, width int, pos []int32) ([]int64, er
 }
 
 // DAGPath is the exact critical path on the schedule: DAG's path, vertex
-// for vertex, at any number of ranks, without gathering the graph. One
-// forward sweep gives every vertex its longest distance from a source
-// (in its frame's terms); then, backwards from the target and every
+// for vertex, at any number of ranks, without gathering the graph. The
+// order gave every vertex its longest distance from a source (in its
+// frame's terms) as it took it; then, backwards from the target and every
 // frame's exit (each on every path to the target), the edges on which
 // those distances are tight mark the vertices on some longest path to the
 // target, each keeping its smallest marked successor: Solver.DAGPath's
@@ -156,37 +159,15 @@ func (s *Schedule) exitValues(vals []int64, width int, pos []int32) ([]int64, er
 // as for the other algorithms, all that reach it: no search finds those).
 func (s *Schedule) DAGPath() (*DistResult, error) {
 	c, g := s.c, s.g
-	_, calls0 := c.Stats()
-	bytes0, _ := c.Stats()
+	// The work and the exchanges counted from the schedule's start: the
+	// ordering is the sweep.
+	bytes0, calls0 := s.bytes0, s.calls0
 	if err := s.checkTarget(); err != nil {
 		return nil, err
 	}
-	from := make([]int64, int(s.nv)+s.Slots())
-	var relax atomic.Int64
-	err := s.Forward(from, 1, func(entry, first, end int32) {
-		var n int64
-		for l := first; l < end; l++ {
-			lo, hi := g.InStart[l], g.InStart[l+1]
-			n += int64(hi - lo)
-			d := int64(0) // a source's
-			if lo < hi {
-				d = Unreached
-			}
-			for e := lo; e < hi; e++ {
-				x := int64(0)
-				if i := s.Source(e, g.InSrc[e], entry); i >= 0 {
-					x = from[i]
-				}
-				d = max(d, x+g.InWeight.At(e))
-			}
-			from[l] = d
-		}
-		relax.Add(n)
-	})
-	if err != nil {
-		return nil, err
-	}
-	graph.Timings().Mark(c.Rank(), "sweep")
+	// The distances from the sources were taken as the vertices were
+	// ordered (Schedule.rounds): one relaxation of every edge.
+	from := s.from
 	exits, err := s.ExitValues(from, 1)
 	if err != nil {
 		return nil, err
@@ -197,7 +178,7 @@ func (s *Schedule) DAGPath() (*DistResult, error) {
 	}
 	ds := newDistSearchNoDist(c, g)
 	ds.bytes0 = bytes0
-	ds.st.Relaxations = relax.Load()
+	ds.st.Relaxations = int64(len(g.InSrc))
 	ds.st.Pops = int64(int(s.nv) - s.Unordered)
 	if err := s.markTight(ds, from); err != nil {
 		return nil, err
@@ -207,6 +188,15 @@ func (s *Schedule) DAGPath() (*DistResult, error) {
 	_, calls1 := c.Stats()
 	ds.st.Rounds = calls1 - calls0
 	return ds.finish()
+}
+
+// Scratch hands over the exact path's distances (from the ordering), for
+// a caller's sweeps to reuse as their scratch (its length is that of a
+// sweep's values of width 1); the schedule no longer has them.
+func (s *Schedule) Scratch() []int64 {
+	b := s.from
+	s.from = nil
+	return b
 }
 
 // checkTarget fails on every rank if the target is on or after a cycle.

@@ -407,6 +407,20 @@ func (p *PAG) CompletesFileIO(c int32) bool {
 	return c >= p.CallLo && c < p.CallHi && len(p.fileDone) > 0 && p.fileDone.has(int(c-p.CallLo))
 }
 
+// Release lets go of everything the part holds per call and per message
+// but the calls' operations (the calls' times, sites, communicators and
+// bytes, the waits, the matched messages, collective members and epochs,
+// the splits), for a caller that needs no more of p than its Summary, its
+// edges (ReleaseEdges lets go of those) and the operations: the replay,
+// once it has taken what it needs of the calls, before it copies the
+// edges, so that the copy takes their pages rather than fresh ones.
+func (p *PAG) Release() {
+	p.Calls, p.fileDone, p.waitUnknown, p.HubTime = Calls{Op: p.Op}, nil, nil, nil
+	p.Waits, p.PartitionWaits, p.LateComplete, p.Epochs = nil, nil, nil, nil
+	p.MsgSend, p.MsgRecv, p.MsgBytes = nil, nil, nil
+	p.CollPost, p.CollDone, p.PostStart, p.DoneEnd, p.PostBytes, p.Split = nil, nil, nil, nil, nil, nil
+}
+
 // ReleaseEdges lets go of the edges into the owned vertices, for a
 // caller that has copied what it needs of them (the replay's rows, in
 // its sweeps' order) and after which nothing reads them: the copy then

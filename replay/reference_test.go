@@ -115,7 +115,7 @@ func TestSweepAgainstReference(t *testing.T) {
 		scen := []planned{{Scenario: Scenario{Kind: Transfers, Factor: 0}}, {Scenario: Scenario{Kind: RankScale, Rank: 1, Factor: 3}},
 			{Scenario: Scenario{Kind: Balance, Rank: 0, Factor: 0.25}}, {Scenario: Scenario{Kind: Callsite, Factor: 0.5}, Set: 0}}
 		set := []site{{Rank: 0, PC: whole.Calls.CallSite(whole.RankStart[0] + 3)}, {Rank: 2, PC: whole.Calls.CallSite(whole.RankStart[2] + 4)}}
-		wj := newJobs(&sweeper{p: whole}, infos, [][]site{set})
+		wj := newJobs(whole, infos, [][]site{set})
 		type answer struct {
 			Length int64
 			Ranks  []RankNs
@@ -146,14 +146,16 @@ func TestSweepAgainstReference(t *testing.T) {
 						return err
 					}
 					infos := rankInfos(p, false, 0, 0)
-					w, err := newSweeper(c, p, sched, true) // the edges let go of, as the analyzer does
+					j := newJobs(p, infos, [][]site{set})
+					p.Release() // as the analyzer lets go of the PAG
+					w, err := newSweeper(c, p, sched, true)
 					if err != nil {
 						return err
 					}
-					if p.InSrc != nil || p.InStart != nil {
-						return fmt.Errorf("rank %d kept the PAG's edges", c.Rank())
+					if p.InSrc != nil || p.InStart != nil || p.Start != nil {
+						return fmt.Errorf("rank %d kept the PAG's edges or calls", c.Rank())
 					}
-					j := newJobs(w, infos, [][]site{set})
+					j.w = w
 					for _, r := range append([]*rule{identity(p.CallLo), j.ideal()}, func() (rs []*rule) {
 						for k := range scen {
 							rs = append(rs, j.ruleOf(&scen[k]))

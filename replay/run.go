@@ -18,6 +18,7 @@ package replay
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -47,10 +48,11 @@ type Options struct {
 	// Schedule is the part's order of the graph (the path search's, or
 	// one made for the replay), on every rank.
 	Schedule *cpath.Schedule
-	// ReleaseEdges: nothing after the replay reads the PAG's edges, so it
-	// lets go of them (PAG.ReleaseEdges) once it has its copy of them.
-	// Every rank passes the same.
-	ReleaseEdges bool
+	// Release: nothing after the replay reads more of the PAG than its
+	// Summary, so the replay lets go of the rest (PAG.Release, then
+	// PAG.ReleaseEdges) as soon as it has what it needs of it, the edges
+	// once it has its copy of them. Every rank passes the same.
+	Release bool
 }
 
 // Names is how the report names a rank's call sites (report.Symbolizer):
@@ -179,15 +181,23 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		return nil, err
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
-	w, err := newSweeper(c, p, o.Schedule, o.ReleaseEdges)
-	if err = mpix.Agree(c, err); err != nil {
-		return nil, err
-	}
+	// What the solves need of the calls, before they go.
+	j := newJobs(p, mine, told.sets)
 	var wr *windowRun
 	if o.Window != nil {
 		wr = newWindowRun(p, from, to, mine)
 	}
-	out, err := newJobs(w, mine, told.sets).run(told, int(x), wr)
+	if o.Release {
+		p.Release()
+		runtime.GC()
+	}
+	w, err := newSweeper(c, p, o.Schedule, o.Release)
+	if err = mpix.Agree(c, err); err != nil {
+		return nil, err
+	}
+	j.w = w
+	graph.Timings().Mark(c.Rank(), "replay-rows")
+	out, err := j.run(told, int(x), wr)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}

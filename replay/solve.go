@@ -8,6 +8,7 @@ import (
 // jobs are what every rank solves, in the same order: the scenarios the
 // plan holds, each under its rule over the part's calls.
 type jobs struct {
+	p         *graph.PAG
 	w         *sweeper
 	infos     []rankInfo // the part's ranks'
 	notUseful bits       // by owned call: outside the POP window (before MPI_Init's end, after MPI_Finalize's start)
@@ -15,10 +16,12 @@ type jobs struct {
 	sites     []bits     // by call-site set: the owned calls at its sites
 }
 
-func newJobs(w *sweeper, infos []rankInfo, sets [][]site) *jobs {
-	p := w.p
+// newJobs marks the part's calls for the scenarios' rules (the call-site
+// sets, the POP window); the solves (run) then need no more of them than
+// their operations. The sweeper is set before run.
+func newJobs(p *graph.PAG, infos []rankInfo, sets [][]site) *jobs {
 	n := int(p.CallHi - p.CallLo)
-	j := &jobs{w: w, infos: infos, notUseful: newBits(n), fixed: newBits(n)}
+	j := &jobs{p: p, infos: infos, notUseful: newBits(n), fixed: newBits(n)}
 	for _, ri := range infos {
 		if ri.Empty {
 			continue
@@ -42,11 +45,11 @@ func newJobs(w *sweeper, infos []rankInfo, sets [][]site) *jobs {
 }
 
 // ideal is the rule of the POP ideal run.
-func (j *jobs) ideal() *rule { return usefulOnly(j.w.p.CallLo, j.notUseful) }
+func (j *jobs) ideal() *rule { return usefulOnly(j.p.CallLo, j.notUseful) }
 
 // ruleOf is the rule of scenario s.
 func (j *jobs) ruleOf(s *planned) *rule {
-	p := j.w.p
+	p := j.p
 	r := identity(p.CallLo)
 	switch s.Kind {
 	case Balance, RankScale:
@@ -90,6 +93,7 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 	if out.idealNs, _, _, err = w.solve(ideal); err != nil {
 		return nil, err
 	}
+	graph.Timings().Mark(w.c.Rank(), "replay-ideal")
 	if out.baselineNs < 0 {
 		// No exact path given: the run as it was is one more solve.
 		if out.baselineNs, _, _, err = w.solve(identity(w.p.CallLo)); err != nil {
@@ -112,10 +116,12 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 		if err != nil {
 			return nil, err
 		}
+		graph.Timings().Mark(w.c.Rank(), "replay-solve")
 		ranks, ops, err := w.profile(r, end, endPos)
 		if err != nil {
 			return nil, err
 		}
+		graph.Timings().Mark(w.c.Rank(), "replay-walk")
 		out.whatIf = append(out.whatIf, solvedWhatIf{length, ranks, ops})
 	}
 	return out, nil
@@ -130,7 +136,7 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 // on every rank.
 func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
 	w := j.w
-	p := w.p
+	p := j.p
 	callPhase := make([]int32, p.CallHi-p.CallLo) // of S(c); E(c)'s is one more if c is a mark
 	marks := newBits(len(callPhase))
 	for _, ri := range j.infos {

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 	"github.com/cpath/cpath/trace"
 )
 
@@ -30,8 +32,8 @@ type sweeper struct {
 }
 
 // newSweeper copies the part's rows in the schedule's order; with
-// release it lets go of the PAG's edges as the copy takes their place
-// (PAG.ReleaseEdges, an array at a time).
+// release it lets go of the PAG's edges once the copy takes their place
+// (PAG.ReleaseEdges).
 func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sweeper, error) {
 	if s.Owned() != int(p.Bounds[p.Part+1]-p.Bounds[p.Part]) {
 		return nil, fmt.Errorf("replay: the schedule orders %d vertices, the part holds %d", s.Owned(), p.Bounds[p.Part+1]-p.Bounds[p.Part])
@@ -51,26 +53,19 @@ func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sw
 	if err != nil {
 		return nil, err
 	}
-	var drop func(cpath.RowArray)
+	var drop func()
 	if release {
-		drop = func(a cpath.RowArray) {
-			switch a {
-			case cpath.RowSources:
-				p.InSrc = nil
-			case cpath.RowWeights:
-				p.InWeight = graph.Weights{}
-			case cpath.RowLabels:
-				p.InKind, kinds = nil, nil
-			case cpath.RowStarts:
-				p.ReleaseEdges()
-			}
+		drop = func() {
+			p.ReleaseEdges()
+			kinds = nil
 		}
 	}
+	vals := s.Scratch() // the exact path's distances, done with
 	rows, err := s.Rows(kinds, drop)
 	if err != nil {
 		return nil, err
 	}
-	return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: s.Slots()}, nil
+	return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: s.Slots(), vals: vals[:0]}, nil
 }
 
 // scratch is the sweeps' buffer for width values a position and slot.
@@ -269,61 +264,27 @@ func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) 
 		}
 	}
 	byRank := make([]int64, p.Ranks+258) // by rank, then by operation: 256 computation, 257 launch
-	byOp := byRank[p.Ranks:]
-	wr := newWeigher(r)
-	rank := 0
 	for {
+		// The walks of a round on every core, each goroutine with its own
+		// sums and hand-offs, added up after.
+		parts := max(1, min(len(walks), 4*runtime.GOMAXPROCS(0)))
+		sums := make([][]int64, parts)
+		outs := make([][][]handoff, parts)
+		bounds := par.Bounds(len(walks), parts)
+		par.Do(parts, func(k int) {
+			sums[k] = make([]int64, len(byRank))
+			outs[k] = make([][]handoff, w.c.Size())
+			for _, wk := range walks[bounds[k]:bounds[k+1]] {
+				w.walk(r, wk, vals, sums[k], outs[k])
+			}
+		})
 		out := make([][]handoff, w.c.Size())
-		for _, wk := range walks {
-			for l := wk.Pos; ; {
-				lo, hi := rows.Start[l], rows.Start[l+1]
-				if lo == hi {
-					break // a source
-				}
-				v := rows.Vertex(l)
-				wr.row(w.calls, v)
-				pred, predE, predW := int32(-1), int32(-1), int64(0)
-				for e := lo; e < hi; e++ {
-					x := int64(0)
-					if i := rows.Src[e]; i >= 0 {
-						x = vals[i]
-					}
-					we := wr.at(rows, e)
-					if x+we != vals[l] {
-						continue
-					}
-					if u := rows.SourceVertex(e, wk.Frame); pred < 0 || u < pred {
-						pred, predE, predW = u, e, we
-					}
-				}
-				if pred < 0 {
-					break // cannot happen: the distance came over some edge
-				}
-				if v < 2*w.calls && predW != 0 {
-					c := v >> 1
-					if c < p.RankStart[rank] || c >= p.RankStart[rank+1] {
-						rank = p.Rank(c)
-					}
-					byRank[rank] += predW
-					switch w.kind(predE) {
-					case graph.EdgeProgram:
-						byOp[256] += predW
-					case graph.EdgeLaunch:
-						byOp[257] += predW
-					default:
-						byOp[p.Op[c-p.CallLo]] += predW
-					}
-				}
-				x := rows.Src[predE]
-				if x < 0 {
-					break // the frame's entry: its own frame's walk goes on
-				}
-				if x >= w.n {
-					q, i := rows.SlotOwner(x - w.n)
-					out[q] = append(out[q], handoff{i, wk.Frame})
-					break
-				}
-				l = x
+		for k := range parts {
+			for i, x := range sums[k] {
+				byRank[i] += x
+			}
+			for q := range out {
+				out[q] = append(out[q], outs[k][q]...)
 			}
 		}
 		got, err := mpix.Ship(w.c, out)
@@ -355,7 +316,78 @@ func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) 
 	if err := w.c.Allreduce(byRank, mpix.Sum); err != nil {
 		return nil, nil, err
 	}
-	return topRanks(byRank[:p.Ranks]), topOps(byOp), nil
+	return topRanks(byRank[:p.Ranks]), topOps(byRank[p.Ranks:]), nil
+}
+
+// walk follows walk wk back along the path the last solve (under r)
+// found, adding each edge's time to its rank's and its operation's in
+// byRank (ranks, then operations: 256 computation, 257 launch), until it
+// reaches its frame's entry or a source, or another rank's vertex (then
+// handed to that rank in out).
+func (w *sweeper) walk(r *rule, wk walk, vals []int64, byRank []int64, out [][]handoff) {
+	p, rows := w.p, w.rows
+	byOp := byRank[p.Ranks:]
+	wr := newWeigher(r)
+	rank := 0
+	for l := wk.Pos; ; {
+		lo, hi := rows.Start[l], rows.Start[l+1]
+		if lo == hi {
+			return // a source
+		}
+		v := rows.Vertex(l)
+		wr.row(w.calls, v)
+		// The tight edge from the smallest source id: the ids are looked
+		// up only where a row has more than one tight edge.
+		predE, predU, predW := int32(-1), int32(-1), int64(0)
+		for e := lo; e < hi; e++ {
+			x := int64(0)
+			if i := rows.Src[e]; i >= 0 {
+				x = vals[i]
+			}
+			we := wr.at(rows, e)
+			if x+we != vals[l] {
+				continue
+			}
+			if predE < 0 {
+				predE, predW = e, we
+				continue
+			}
+			if predU < 0 {
+				predU = rows.SourceVertex(predE, wk.Frame)
+			}
+			if u := rows.SourceVertex(e, wk.Frame); u < predU {
+				predE, predU, predW = e, u, we
+			}
+		}
+		if predE < 0 {
+			return // cannot happen: the distance came over some edge
+		}
+		if v < 2*w.calls && predW != 0 {
+			c := v >> 1
+			if c < p.RankStart[rank] || c >= p.RankStart[rank+1] {
+				rank = p.Rank(c)
+			}
+			byRank[rank] += predW
+			switch w.kind(predE) {
+			case graph.EdgeProgram:
+				byOp[256] += predW
+			case graph.EdgeLaunch:
+				byOp[257] += predW
+			default:
+				byOp[p.Op[c-p.CallLo]] += predW
+			}
+		}
+		x := rows.Src[predE]
+		if x < 0 {
+			return // the frame's entry: its own frame's walk goes on
+		}
+		if x >= w.n {
+			q, i := rows.SlotOwner(x - w.n)
+			out[q] = append(out[q], handoff{i, wk.Frame})
+			return
+		}
+		l = x
+	}
 }
 
 // frameOf is, on every rank, the frame of the vertex at endPos on the
