@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/internal/par"
 )
 
 // orderer takes the vertices of one rank in a Schedule's rounds: take
@@ -15,9 +16,55 @@ import (
 // frame, with its frame; arrived says that a slot's value has; left is
 // how many vertices it has not taken.
 type orderer interface {
-	take(emit func(l, k int32))
+	take(emitters func(n int) []*emitter)
 	arrived(slot int32)
 	left() int
+}
+
+// emitter takes the vertices an orderer emits on one core: their segments
+// in order, their distances (Schedule.from) and the sends they make.
+type emitter struct {
+	s        *Schedule
+	ask      *asked
+	segs     []Segment
+	sends    []sendSlot
+	sendRank []int32
+}
+
+// emit takes vertex v of frame k: its distance from its causes' (all
+// taken), and its sends.
+func (em *emitter) emit(v, k int32) {
+	s := em.s
+	g := s.g
+	if n := len(em.segs); n > 0 && em.segs[n-1].Hi == v && em.segs[n-1].Frame == k {
+		em.segs[n-1].Hi++
+	} else {
+		em.segs = append(em.segs, Segment{v, v + 1, k})
+	}
+	from := s.from
+	lo, hi := g.InStart[v], g.InStart[v+1]
+	d := int64(0) // a source's
+	if lo < hi {
+		d = Unreached
+		entry := int32(-1)
+		if k > 0 {
+			entry = s.exit[k-1]
+		}
+		for e := lo; e < hi; e++ {
+			x := int64(0)
+			if i := s.Source(e, g.InSrc[e], entry); i >= 0 {
+				x = from[i]
+			}
+			d = max(d, x+g.InWeight.At(e))
+		}
+	}
+	from[v] = d
+	if em.ask.marks.has(v) {
+		for _, a := range em.ask.of(v) {
+			em.sends = append(em.sends, sendSlot{v, a.Index})
+			em.sendRank = append(em.sendRank, a.Rank)
+		}
+	}
 }
 
 // orderRounds orders the owned vertices in rounds, following the runs of
@@ -36,9 +83,6 @@ func (s *Schedule) orderRounds(streams []int32) error {
 		return err
 	}
 	if err := s.rounds(ro, ask); err != nil {
-		return err
-	}
-	if err := mpix.Agree(s.c, ro.err); err != nil {
 		return err
 	}
 	stuck, err := mpix.Any(s.c, ro.left() > 0)
@@ -72,48 +116,29 @@ func (s *Schedule) orderRounds(streams []int32) error {
 // its frame's terms, is taken as it is taken (s.from): its row was just
 // read, and the sweep of the exact path needs no pass of its own.
 func (s *Schedule) rounds(o orderer, ask *asked) error {
-	g := s.g
 	s.segs = nil
 	s.sendStart = []int32{0}
 	s.from = make([]int64, int(s.nv)+s.Slots())
 	from := s.from
 	var sends []sendSlot
 	var sendRank []int32
-	first := 0 // this round's first segment
-	emit := func(v, k int32) {
-		if n := len(s.segs); n > first && s.segs[n-1].Hi == v && s.segs[n-1].Frame == k {
-			s.segs[n-1].Hi++
-		} else {
-			s.segs = append(s.segs, Segment{v, v + 1, k})
-		}
-		lo, hi := g.InStart[v], g.InStart[v+1]
-		d := int64(0) // a source's
-		if lo < hi {
-			d = Unreached
-			entry := int32(-1)
-			if k > 0 {
-				entry = s.exit[k-1]
-			}
-			for e := lo; e < hi; e++ {
-				x := int64(0)
-				if i := s.Source(e, g.InSrc[e], entry); i >= 0 {
-					x = from[i]
-				}
-				d = max(d, x+g.InWeight.At(e))
-			}
-		}
-		from[v] = d
-		if ask.marks.has(v) {
-			for _, a := range ask.of(v) {
-				sends = append(sends, sendSlot{v, a.Index})
-				sendRank = append(sendRank, a.Rank)
-			}
-		}
-	}
 	for {
-		first = len(s.segs)
+		first := len(s.segs)
+		var ems []*emitter
+		o.take(func(n int) []*emitter {
+			ems = make([]*emitter, n)
+			for i := range ems {
+				ems[i] = &emitter{s: s, ask: ask}
+			}
+			return ems
+		})
+		// The pieces' vertices in their order: frame by frame.
 		sends, sendRank = sends[:0], sendRank[:0]
-		o.take(emit)
+		for _, em := range ems {
+			s.segs = append(s.segs, em.segs...)
+			sends = append(sends, em.sends...)
+			sendRank = append(sendRank, em.sendRank...)
+		}
 		s.chunks = append(s.chunks, s.chunkBounds(first, len(s.segs)))
 		// This round's sends, by destination, after a header: whether this
 		// rank sent anything and whether it has vertices left.
@@ -183,7 +208,8 @@ type orderSend struct {
 // walk along the runs, as the run itself went, that touches each row
 // about once and reads the graph's arrays in their order. A run that
 // waits for a vertex of another run waits on that run (runWait), which
-// wakes it once it has taken the vertex.
+// wakes it once it has taken the vertex. The frames are independent: a
+// round's are taken on every core, a piece of consecutive frames each.
 type runOrder struct {
 	s               *Schedule
 	start, cur, end []int32 // by run: its first vertex, its next, its end (local indices)
@@ -191,27 +217,18 @@ type runOrder struct {
 	scan            []int32 // by run: the edge of its next vertex to check next
 	frameStart      []int32 // the runs of frame k are frameRuns[frameStart[k]:frameStart[k+1]]
 	frameRuns       []int32
-	done            edgeSet // by owned vertex: taken
-	// The runs waiting, as lists in waits: for a vertex of run q from
-	// runWait[q], for the value of slot k from slotWait[k] (-1: none).
-	runWait, slotWait []int32
-	waits             []waiter
-	arrivedAt         edgeSet // by slot: its value has arrived
-	runnable          []int32 // runs to resume in the next round
-	started           bool
-	taken             int
-	err               error // an edge between frames not out of an entry
+	// The runs waiting: for a vertex of run q in runWait[q], for the value
+	// of slot k in slotWait[k] (a slot feeds one frame's vertices).
+	runWait   [][]waiter
+	slotWait  [][]int32
+	arrivedAt edgeSet // by slot: its value has arrived
+	runnable  []int32 // runs to resume in the next round
+	started   bool
+	taken     int
 }
 
-// waiter is run Run waiting for vertex V (or a slot's value), the next
-// waiter of its list at Next (-1: none).
-type waiter struct{ V, Run, Next int32 }
-
-// wait adds run r, waiting for v, to the list at *head.
-func (o *runOrder) wait(head *int32, v, r int32) {
-	o.waits = append(o.waits, waiter{v, r, *head})
-	*head = int32(len(o.waits) - 1)
-}
+// waiter is run Run waiting for vertex V of another.
+type waiter struct{ V, Run int32 }
 
 func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
 	if streams == nil {
@@ -220,17 +237,9 @@ func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
 	if len(streams) < 2 || streams[0] != 0 || streams[len(streams)-1] != s.nv || !slices.IsSorted(streams) {
 		return nil, fmt.Errorf("cpath: schedule: streams %v do not cut [0,%d)", streams[:min(len(streams), 8)], s.nv)
 	}
-	o := &runOrder{s: s, done: newEdgeSet(int(s.nv)), arrivedAt: newEdgeSet(s.Slots())}
+	o := &runOrder{s: s, arrivedAt: newEdgeSet(s.Slots())}
 	var frame []int32 // by run
-	if s.split == nil {
-		// One frame: the streams are the runs.
-		for i := 0; i+1 < len(streams); i++ {
-			if streams[i] < streams[i+1] {
-				o.start, o.end, frame = append(o.start, streams[i]), append(o.end, streams[i+1]), append(frame, 0)
-			}
-		}
-	}
-	for i := 0; i+1 < len(streams) && s.split != nil; i++ {
+	for i := 0; i+1 < len(streams); i++ {
 		for l := streams[i]; l < streams[i+1]; {
 			k := s.FrameOf(l)
 			m := l + 1
@@ -242,18 +251,12 @@ func newRunOrder(s *Schedule, streams []int32) (*runOrder, error) {
 		}
 	}
 	o.cur, o.frame = slices.Clone(o.start), frame
-	o.runWait = make([]int32, len(o.start))
-	for i := range o.runWait {
-		o.runWait[i] = -1
-	}
-	o.slotWait = make([]int32, s.Slots())
-	for i := range o.slotWait {
-		o.slotWait[i] = -1
-	}
 	o.scan = make([]int32, len(o.cur))
 	for r, l := range o.cur {
 		o.scan[r] = s.g.InStart[l]
 	}
+	o.runWait = make([][]waiter, len(o.start))
+	o.slotWait = make([][]int32, s.Slots())
 	// The runs by frame (counting sort: runs are in stream order).
 	o.frameStart = make([]int32, s.Frames()+1)
 	for _, k := range frame {
@@ -275,10 +278,8 @@ func (o *runOrder) left() int { return int(o.s.nv) - o.taken }
 
 func (o *runOrder) arrived(k int32) {
 	o.arrivedAt.set(k)
-	for i := o.slotWait[k]; i >= 0; i = o.waits[i].Next {
-		o.runnable = append(o.runnable, o.waits[i].Run)
-	}
-	o.slotWait[k] = -1
+	o.runnable = append(o.runnable, o.slotWait[k]...)
+	o.slotWait[k] = nil
 }
 
 // runOf is the run of frame k that holds owned vertex l (a frame's runs
@@ -289,7 +290,7 @@ func (o *runOrder) runOf(k, l int32) int32 {
 	return runs[i-1]
 }
 
-func (o *runOrder) take(emit func(l, k int32)) {
+func (o *runOrder) take(emitters func(n int) []*emitter) {
 	var work []int32
 	if !o.started {
 		o.started = true
@@ -302,19 +303,51 @@ func (o *runOrder) take(emit func(l, k int32)) {
 		work = slices.Compact(work)
 		o.runnable = nil
 	}
-	// work is in frame order, and a run wakes only runs of its own frame:
-	// each one with all it wakes at once keeps the round frame by frame.
-	var stack []int32
-	for _, r := range work {
-		if o.cur[r] == o.end[r] {
-			continue
+	// Pieces of consecutive frames, about four a core (one piece where
+	// the graph is one frame: its runs wait on each other).
+	n := 1
+	if o.s.split != nil && len(work) > 0 {
+		n = min(4*workers(), len(work))
+	}
+	cuts := []int{0}
+	for i := 1; i < n; i++ {
+		c := i * len(work) / n
+		for c < len(work) && c > cuts[len(cuts)-1] && o.frame[work[c]] == o.frame[work[c-1]] {
+			c++
 		}
-		stack = append(stack[:0], r)
-		for len(stack) > 0 {
-			r := stack[len(stack)-1]
-			stack = o.advance(r, stack[:len(stack)-1], emit)
+		if c > cuts[len(cuts)-1] && c < len(work) {
+			cuts = append(cuts, c)
 		}
 	}
+	cuts = append(cuts, len(work))
+	ems := emitters(len(cuts) - 1)
+	taken := make([]int, len(ems))
+	par.Do(len(ems), func(i int) {
+		// work is in frame order, and a run wakes only runs of its own
+		// frame: each one with all it wakes at once keeps the piece frame
+		// by frame.
+		var stack []int32
+		for _, r := range work[cuts[i]:cuts[i+1]] {
+			if o.cur[r] == o.end[r] {
+				continue
+			}
+			stack = append(stack[:0], r)
+			for len(stack) > 0 {
+				r := stack[len(stack)-1]
+				stack = o.advance(r, stack[:len(stack)-1], ems[i], &taken[i])
+			}
+		}
+	})
+	for _, t := range taken {
+		o.taken += t
+	}
+}
+
+// taken reports whether owned vertex lu of frame k is taken: its run's
+// next vertex is past it.
+func (o *runOrder) isTaken(k, lu int32) (bool, int32) {
+	q := o.runOf(k, lu)
+	return o.cur[q] > lu, q
 }
 
 // advance takes run r's vertices until one waits for a cause not taken,
@@ -322,7 +355,7 @@ func (o *runOrder) take(emit func(l, k int32)) {
 // between owned vertices are taken to keep to their frames (graph.Splits
 // makes them: the remote ones are checked by their owners, the rest by
 // the Kahn order where the runs' is given up).
-func (o *runOrder) advance(r int32, stack []int32, emit func(l, k int32)) []int32 {
+func (o *runOrder) advance(r int32, stack []int32, em *emitter, taken *int) []int32 {
 	s := o.s
 	g := s.g
 	first, k := o.start[r], o.frame[r]
@@ -340,33 +373,35 @@ func (o *runOrder) advance(r int32, stack []int32, emit func(l, k int32)) []int3
 				if lu >= first && lu < l {
 					continue // before l in its own run: taken
 				}
-				if !o.done.has(lu) {
+				if done, q := o.isTaken(k, lu); !done {
 					o.cur[r], o.scan[r] = l, e
 					// A wait on a vertex ahead in its own run is for ever:
 					// left to the fallback.
-					if q := o.runOf(k, lu); q != r {
-						o.wait(&o.runWait[q], lu, r)
+					if q != r {
+						o.runWait[q] = append(o.runWait[q], waiter{lu, r})
 					}
 					return stack
 				}
 			} else if x := s.remoteSlot[s.remote.rank(e)]; !o.arrivedAt.has(x) {
 				o.cur[r], o.scan[r] = l, e
-				o.wait(&o.slotWait[x], x, r)
+				o.slotWait[x] = append(o.slotWait[x], r)
 				return stack
 			}
 		}
-		emit(l, k)
-		o.done.set(l)
-		o.taken++
-		o.scan[r] = g.InStart[l+1]
+		em.emit(l, k)
+		*taken++
+		o.cur[r], o.scan[r] = l+1, g.InStart[l+1]
 		// Wake those waiting for l (or before it: taken too).
-		for at := &o.runWait[r]; *at >= 0; {
-			if w := &o.waits[*at]; w.V <= l {
-				stack = append(stack, w.Run)
-				*at = w.Next
-			} else {
-				at = &w.Next
+		if ws := o.runWait[r]; len(ws) > 0 {
+			keep := ws[:0]
+			for _, w := range ws {
+				if w.V <= l {
+					stack = append(stack, w.Run)
+				} else {
+					keep = append(keep, w)
+				}
 			}
+			o.runWait[r] = keep
 		}
 	}
 	o.cur[r] = o.end[r]
@@ -462,15 +497,16 @@ func (o *kahnOrder) arrived(k int32) {
 	}
 }
 
-func (o *kahnOrder) take(emit func(l, k int32)) {
+func (o *kahnOrder) take(emitters func(n int) []*emitter) {
 	s := o.s
+	em := emitters(1)[0]
 	slices.SortStableFunc(o.seeds, func(a, b int32) int { return cmp.Compare(s.FrameOf(a), s.FrameOf(b)) })
 	for _, x := range o.seeds {
 		o.stack = append(o.stack[:0], x)
 		for len(o.stack) > 0 {
 			v := o.stack[len(o.stack)-1]
 			o.stack = o.stack[:len(o.stack)-1]
-			emit(v, s.FrameOf(v))
+			em.emit(v, s.FrameOf(v))
 			o.taken++
 			for _, w := range o.outDst[o.outStart[v]:o.outStart[v+1]] {
 				if o.pending[w]--; o.pending[w] == 0 {
