@@ -55,14 +55,15 @@ func benchSweeper(b *testing.B) *sweeper {
 // the walk back along its path.
 func BenchmarkSolve(b *testing.B) {
 	w := benchSweeper(b)
-	half := identity(0)
+	half := identity()
 	half.mul[graph.EdgeProgram] = 0.5
-	sites := identity(0)
-	sites.sites, sites.siteMul = newBits(w.p.NumCalls()), 0.5
+	sites := identity()
+	sites.siteSet, sites.siteMul = 1, 0.5
+	w.attrs = make([]cattr, w.ncalls)
 	for _, tc := range []struct {
 		name string
 		r    *rule
-	}{{"identity", identity(0)}, {"scaled", half}, {"callsite", sites}} {
+	}{{"identity", identity()}, {"scaled", half}, {"callsite", sites}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
 				if _, _, _, err := w.solve(tc.r); err != nil {

@@ -20,6 +20,7 @@ import (
 type reference struct {
 	p     *graph.PAG
 	order []int32
+	attrs []cattr // by call
 }
 
 func newReference(t *testing.T, p *graph.PAG) *reference {
@@ -34,7 +35,11 @@ func newReference(t *testing.T, p *graph.PAG) *reference {
 // weight is edge e's (into v) under r.
 func (ref *reference) weight(r *rule, v, e int32) int64 {
 	modes, tab := r.modes(), r.mul
-	m, mode := rowRule(r, &modes, r.perCall(), int32(ref.p.NumCalls()), v, &tab)
+	var a cattr
+	if int(v) < 2*ref.p.NumCalls() {
+		a = ref.attrs[v>>1]
+	}
+	m, mode := rowRule(r, &modes, r.perCall(), int32(ref.p.NumCalls()), v, a, &tab)
 	switch mode {
 	case plainRow:
 		return ref.p.InWeight.At(e)
@@ -115,14 +120,18 @@ func TestSweepAgainstReference(t *testing.T) {
 		scen := []planned{{Scenario: Scenario{Kind: Transfers, Factor: 0}}, {Scenario: Scenario{Kind: RankScale, Rank: 1, Factor: 3}},
 			{Scenario: Scenario{Kind: Balance, Rank: 0, Factor: 0.25}}, {Scenario: Scenario{Kind: Callsite, Factor: 0.5}, Set: 0}}
 		set := []site{{Rank: 0, PC: whole.Calls.CallSite(whole.RankStart[0] + 3)}, {Rank: 2, PC: whole.Calls.CallSite(whole.RankStart[2] + 4)}}
-		wj := newJobs(whole, infos, [][]site{set})
+		wj, err := newJobs(whole, infos, [][]site{set}, false, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.attrs = wj.attrs
 		type answer struct {
 			Length int64
 			Ranks  []RankNs
 			Ops    []OpNs
 		}
 		var want []answer
-		for _, r := range append([]*rule{identity(0), wj.ideal()}, func() (rs []*rule) {
+		for _, r := range append([]*rule{identity(), wj.ideal()}, func() (rs []*rule) {
 			for k := range scen {
 				rs = append(rs, wj.ruleOf(&scen[k]))
 			}
@@ -146,7 +155,10 @@ func TestSweepAgainstReference(t *testing.T) {
 						return err
 					}
 					infos := rankInfos(p, false, 0, 0)
-					j := newJobs(p, infos, [][]site{set})
+					j, err := newJobs(p, infos, [][]site{set}, false, 0, 0)
+					if err != nil {
+						return err
+					}
 					p.Release() // as the analyzer lets go of the PAG
 					w, err := newSweeper(c, p, sched, true)
 					if err != nil {
@@ -155,8 +167,8 @@ func TestSweepAgainstReference(t *testing.T) {
 					if p.InSrc != nil || p.InStart != nil || p.Start != nil {
 						return fmt.Errorf("rank %d kept the PAG's edges or calls", c.Rank())
 					}
-					j.w = w
-					for _, r := range append([]*rule{identity(p.CallLo), j.ideal()}, func() (rs []*rule) {
+					j.w, w.attrs = w, j.attrs
+					for _, r := range append([]*rule{identity(), j.ideal()}, func() (rs []*rule) {
 						for k := range scen {
 							rs = append(rs, j.ruleOf(&scen[k]))
 						}

@@ -21,8 +21,8 @@ import (
 const none = math.MinInt64 / 4
 
 // attribute gives every position, and every slot, a value that the
-// calls' vertices have of their own (own, given the owned vertex's local
-// index) and a hub inherits from its first member, the cause with the
+// calls' vertices have of their own (own, given the position) and a hub
+// inherits from its first member, the cause with the
 // smallest id, if that edge is a hub's in-edge (else, and for the start
 // vertex, it has outside). A hub's first member may be a frame's entry,
 // whose value the first sweep learns: the second has it. exits is, by
@@ -41,7 +41,7 @@ func (w *sweeper) attribute(own func(l int32) int64, outside int64) (vals, exits
 		err := rows.Forward(vals, 1, func(k, first, end int32) {
 			for l := first; l < end; l++ {
 				if v := rows.Order[l] + lo; v < 2*w.calls {
-					vals[l] = own(rows.Order[l])
+					vals[l] = own(l)
 					continue
 				}
 				vals[l] = outside
@@ -114,7 +114,7 @@ func (w *sweeper) restartSweep(r *rule, cross func(k, l, e, i int32) bool, start
 				vals[2*l], vals[2*l+1] = none, none
 				continue
 			}
-			wr.row(w.calls, rows.Vertex(l))
+			wr.row(w.calls, rows.Vertex(l), w.attr(l))
 			for e := rows.Start[l]; e < rows.Start[l+1]; e++ {
 				i := rows.Src[e]
 				if !cross(k, l, e, i) {

@@ -1,29 +1,51 @@
 package replay
 
-import "github.com/cpath/cpath/graph"
+import (
+	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/trace"
+)
 
 // rule is the weights of one solve, each edge's weight times a factor: by
 // kind, and for program edges (the computation before a call) also by the
-// call: its rank's vertex range, whether its call site is in a set, and
-// whether it lies in the POP window.
+// call: its rank's vertex range, and what the call's attributes say
+// (cattr): whether its call site is in a set, and whether it lies in the
+// POP window.
 type rule struct {
-	// callLo is the first call the bitsets below hold: they are over the
-	// calls of one analyzer rank's part, call c at bit c - callLo.
-	callLo         int32
 	mul            [numKinds]float64
 	rankLo, rankHi int32 // program edges into these vertices: times rankMul
 	rankMul        float64
-	sites          bits // program edges into S(c) for c in sites: times siteMul
+	siteSet        uint16 // program edges into S(c) for c at a site of this set (a bit of cattr.Sites): times siteMul
 	siteMul        float64
-	// Program edges into S(c) for c in notUseful, outside the POP window,
-	// are times outside instead: 0 in the ideal run, 1 (unchanged) when a
-	// rank's useful computation is balanced.
-	notUseful bits
-	outside   float64
-	// The MPI calls in fixed (MPI_Init, MPI_Finalize, anything outside the
-	// window) keep the weights of the edges into their ends.
-	fixed bits
+	// With outsideRule, program edges into S(c) for c outside the POP
+	// window (cattr: attrOutside) are times outside instead: 0 in the ideal
+	// run, 1 (unchanged) when a rank's useful computation is balanced.
+	outsideRule bool
+	outside     float64
+	// With fixedRule, the MPI calls fixed (attrFixed: MPI_Init,
+	// MPI_Finalize, anything outside the window) keep the weights of the
+	// edges into their ends.
+	fixedRule bool
 }
+
+// cattr is what the rules and the walks ask of the call a vertex belongs
+// to (the zero cattr for hubs and the start vertex): its operation, its
+// flags and the call-site sets of the scenarios it is at.
+type cattr struct {
+	Op    trace.Op
+	Flags uint8
+	Sites uint16 // bit i: its call site is in the plan's call-site set i
+}
+
+// The flags of a cattr.
+const (
+	attrOutside = 1 << iota // its computation is outside the POP window (before MPI_Init's end, after MPI_Finalize's start)
+	attrFixed               // its MPI time stays under transfers=F (MPI_Init, MPI_Finalize, outside the window)
+	attrStartIn             // it starts inside the --from/--to window
+	attrEndIn               // it ends inside it
+)
+
+// maxSiteSets is how many call-site sets cattr.Sites holds.
+const maxSiteSets = 16
 
 const numKinds = int(graph.EdgeRMA) + 1
 
@@ -34,10 +56,9 @@ var ones = func() (m [numKinds]float64) {
 	return m
 }()
 
-// identity is the rule of the run as it was, for a part whose calls
-// start at callLo.
-func identity(callLo int32) *rule {
-	return &rule{callLo: callLo, mul: ones, rankMul: 1, siteMul: 1, outside: 1}
+// identity is the rule of the run as it was.
+func identity() *rule {
+	return &rule{mul: ones, rankMul: 1, siteMul: 1, outside: 1}
 }
 
 // transferKinds are the weights the POP ideal network makes free: the
@@ -50,23 +71,23 @@ var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph
 
 // usefulOnly is the rule of the POP ideal run: only the useful computation
 // (program edges in the window) weighs.
-func usefulOnly(callLo int32, notUseful bits) *rule {
-	r := &rule{callLo: callLo, rankMul: 1, siteMul: 1, notUseful: notUseful, outside: 0}
+func usefulOnly() *rule {
+	r := &rule{rankMul: 1, siteMul: 1, outsideRule: true, outside: 0}
 	r.mul[graph.EdgeProgram] = 1
 	return r
 }
 
-// progMul is the factor of the program edges into vertex v (an S vertex).
-func (r *rule) progMul(v int32) float64 {
+// progMul is the factor of the program edges into vertex v (an S vertex)
+// of a call with attributes a.
+func (r *rule) progMul(v int32, a cattr) float64 {
 	m := r.mul[graph.EdgeProgram]
-	c := v>>1 - r.callLo
-	if r.notUseful != nil && r.notUseful.get(c) {
+	if r.outsideRule && a.Flags&attrOutside != 0 {
 		return m * r.outside
 	}
 	if v >= r.rankLo && v < r.rankHi {
 		m *= r.rankMul
 	}
-	if r.sites != nil && r.sites.get(c) {
+	if a.Sites&r.siteSet != 0 {
 		m *= r.siteMul
 	}
 	return m
@@ -80,8 +101,8 @@ func (r *rule) isIdentity() bool {
 // perCall reports whether the factors of program edges or of MPI calls'
 // edges depend on the call.
 func (r *rule) perCall() bool {
-	return r.rankLo < r.rankHi && r.rankMul != 1 || r.sites != nil && r.siteMul != 1 ||
-		r.notUseful != nil && r.outside != r.mul[graph.EdgeProgram] || r.fixed != nil
+	return r.rankLo < r.rankHi && r.rankMul != 1 || r.siteSet != 0 && r.siteMul != 1 ||
+		r.outsideRule && r.outside != r.mul[graph.EdgeProgram] || r.fixedRule
 }
 
 // scale is weight w (non-negative) times m, rounded: exact for m = 1
@@ -89,13 +110,14 @@ func (r *rule) perCall() bool {
 func scale(w int64, m float64) int64 { return int64(float64(w)*m + 0.5) }
 
 // rowRule is how the edges into vertex v (vertex ids below 2·calls are
-// the calls' S and E, the rest hubs and the start) are taken under r: their
+// the calls' S and E, the rest hubs and the start), of a call with
+// attributes a, are taken under r: their
 // factors by kind (tab, a copy of r.mul that perCall rules change) and
 // the mode.
-func rowRule(r *rule, modes *rowModes, perCall bool, calls, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+func rowRule(r *rule, modes *rowModes, perCall bool, calls, v int32, a cattr, tab *[numKinds]float64) (*[numKinds]float64, int) {
 	switch {
 	case perCall:
-		return row(r, modes, calls, v, tab)
+		return row(r, modes, calls, v, a, tab)
 	case v >= 2*calls:
 		return tab, plainRow
 	case v&1 == 0:
@@ -145,12 +167,12 @@ func (r *rule) modes() rowModes {
 // row is how the edges into vertex v are taken under r: their factors by
 // kind (tab, with its program entry set for a call's start) and the mode.
 // Hubs' rows (edges of weight 0 from their members) are plain.
-func row(r *rule, rm *rowModes, calls, v int32, tab *[numKinds]float64) (*[numKinds]float64, int) {
+func row(r *rule, rm *rowModes, calls, v int32, a cattr, tab *[numKinds]float64) (*[numKinds]float64, int) {
 	switch {
 	case v >= 2*calls:
 		return tab, plainRow
 	case v&1 == 0:
-		p := r.progMul(v)
+		p := r.progMul(v, a)
 		tab[graph.EdgeProgram] = p
 		switch {
 		case p == 1 && rm.launch == 1:
@@ -159,7 +181,7 @@ func row(r *rule, rm *rowModes, calls, v int32, tab *[numKinds]float64) (*[numKi
 			return tab, zeroRow
 		}
 		return tab, scaledRow
-	case r.fixed != nil && r.fixed.get(v>>1-r.callLo):
+	case r.fixedRule && a.Flags&attrFixed != 0:
 		return &ones, plainRow
 	}
 	return tab, rm.end

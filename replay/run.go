@@ -182,10 +182,13 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	}
 	graph.Timings().Mark(c.Rank(), "replay-plan")
 	// What the solves need of the calls, before they go.
-	j := newJobs(p, mine, told.sets)
+	j, err := newJobs(p, mine, told.sets, o.Window != nil, from, to)
+	if err = mpix.Agree(c, err); err != nil {
+		return nil, err
+	}
 	var wr *windowRun
 	if o.Window != nil {
-		wr = newWindowRun(p, from, to, mine)
+		wr = newWindowRun(from, to, mine)
 	}
 	if o.Release {
 		p.Release()
@@ -195,7 +198,7 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	j.w = w
+	j.w, w.attrs = w, j.attrs
 	graph.Timings().Mark(c.Rank(), "replay-rows")
 	out, err := j.run(told, int(x), wr)
 	if err = mpix.Agree(c, err); err != nil {

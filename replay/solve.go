@@ -1,70 +1,89 @@
 package replay
 
 import (
+	"fmt"
+
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
 )
 
 // jobs are what every rank solves, in the same order: the scenarios the
-// plan holds, each under its rule over the part's calls.
+// plan holds, each under its rule, whose per-call parts read the owned
+// calls' attributes (cattr).
 type jobs struct {
-	p         *graph.PAG
-	w         *sweeper
-	infos     []rankInfo // the part's ranks'
-	notUseful bits       // by owned call: outside the POP window (before MPI_Init's end, after MPI_Finalize's start)
-	fixed     bits       // notUseful and the MPI_Finalize calls: their MPI time stays under transfers=F
-	sites     []bits     // by call-site set: the owned calls at its sites
+	p     *graph.PAG
+	w     *sweeper
+	infos []rankInfo // the part's ranks'
+	attrs []cattr    // by owned call (c - CallLo)
 }
 
-// newJobs marks the part's calls for the scenarios' rules (the call-site
-// sets, the POP window); the solves (run) then need no more of them than
-// their operations. The sweeper is set before run.
-func newJobs(p *graph.PAG, infos []rankInfo, sets [][]site) *jobs {
+// newJobs takes what the rules need of the part's calls (their
+// operations, the POP window, the call-site sets, the --from/--to window
+// [from, to] in global ns if win): the solves (run) then need nothing
+// more of them. The sweeper is set before run.
+func newJobs(p *graph.PAG, infos []rankInfo, sets [][]site, win bool, from, to int64) (*jobs, error) {
+	if len(sets) > maxSiteSets {
+		return nil, fmt.Errorf("--what-if: %d call-site scenarios, at most %d at once", len(sets), maxSiteSets)
+	}
 	n := int(p.CallHi - p.CallLo)
-	j := &jobs{p: p, infos: infos, notUseful: newBits(n), fixed: newBits(n)}
+	j := &jobs{p: p, infos: infos, attrs: make([]cattr, n)}
+	for l := range j.attrs {
+		j.attrs[l].Op = p.Op[l]
+		if win {
+			if x := p.Start[l]; x >= from && x <= to {
+				j.attrs[l].Flags |= attrStartIn
+			}
+			if x := p.End[l]; x >= from && x <= to {
+				j.attrs[l].Flags |= attrEndIn
+			}
+		}
+	}
 	for _, ri := range infos {
 		if ri.Empty {
 			continue
 		}
 		for c := p.RankStart[ri.Rank]; c <= ri.Init; c++ {
-			j.notUseful.set(c - p.CallLo)
-			j.fixed.set(c - p.CallLo)
+			j.attrs[c-p.CallLo].Flags |= attrOutside | attrFixed
 		}
 		for c := ri.Fin + 1; c < p.RankStart[ri.Rank+1]; c++ {
-			j.notUseful.set(c - p.CallLo)
-			j.fixed.set(c - p.CallLo)
+			j.attrs[c-p.CallLo].Flags |= attrOutside | attrFixed
 		}
 		if ri.Finalized {
-			j.fixed.set(ri.Fin - p.CallLo)
+			j.attrs[ri.Fin-p.CallLo].Flags |= attrFixed
 		}
 	}
-	for _, set := range sets {
-		j.sites = append(j.sites, markSites(p, set))
+	for i, set := range sets {
+		at := markSites(p, set)
+		for l := range j.attrs {
+			if at.get(int32(l)) {
+				j.attrs[l].Sites |= 1 << i
+			}
+		}
 	}
-	return j
+	return j, nil
 }
 
 // ideal is the rule of the POP ideal run.
-func (j *jobs) ideal() *rule { return usefulOnly(j.p.CallLo, j.notUseful) }
+func (j *jobs) ideal() *rule { return usefulOnly() }
 
 // ruleOf is the rule of scenario s.
 func (j *jobs) ruleOf(s *planned) *rule {
 	p := j.p
-	r := identity(p.CallLo)
+	r := identity()
 	switch s.Kind {
 	case Balance, RankScale:
 		r.rankLo, r.rankHi, r.rankMul = 2*p.RankStart[s.Rank], 2*p.RankStart[s.Rank+1], s.Factor
 		if s.Kind == Balance {
 			// Only its useful computation: that is what the mean is of.
-			r.notUseful = j.notUseful
+			r.outsideRule = true
 		}
 	case Callsite:
-		r.sites, r.siteMul = j.sites[s.Set], s.Factor
+		r.siteSet, r.siteMul = 1<<s.Set, s.Factor
 	case Transfers:
 		for _, k := range transferKinds {
 			r.mul[k] = s.Factor
 		}
-		r.fixed = j.fixed // MPI_Init and MPI_Finalize stay
+		r.fixedRule = true // MPI_Init and MPI_Finalize stay
 	}
 	return r
 }
@@ -96,7 +115,7 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 	graph.Timings().Mark(w.c.Rank(), "replay-ideal")
 	if out.baselineNs < 0 {
 		// No exact path given: the run as it was is one more solve.
-		if out.baselineNs, _, _, err = w.solve(identity(w.p.CallLo)); err != nil {
+		if out.baselineNs, _, _, err = w.solve(identity()); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +172,8 @@ func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
 			}
 		}
 	}
-	phase, exitPhase, err := w.attribute(func(l int32) int64 {
+	phase, exitPhase, err := w.attribute(func(pos int32) int64 {
+		l := w.rows.Order[pos]
 		c := l >> 1
 		ph := int64(callPhase[c])
 		if l&1 == 1 && marks.get(c) {

@@ -29,6 +29,19 @@ type sweeper struct {
 	calls int32   // the run's: vertex ids below 2·calls are the calls' S and E
 	vals  []int64 // the sweeps' scratch, reused
 	slots int
+	// attrs is the owned calls' attributes (by c - CallLo), ncalls their
+	// number: a position's is that of its vertex's call (attr).
+	attrs  []cattr
+	ncalls int32
+}
+
+// attr is the attributes of the call of the vertex at position l (the
+// zero cattr for a hub or the start vertex).
+func (w *sweeper) attr(l int32) cattr {
+	if v := w.rows.Order[l]; v < 2*w.ncalls {
+		return w.attrs[v>>1]
+	}
+	return cattr{}
 }
 
 // newSweeper copies the part's rows in the schedule's order; with
@@ -65,7 +78,8 @@ func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sw
 	if err != nil {
 		return nil, err
 	}
-	return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: s.Slots(), vals: vals[:0]}, nil
+	return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: s.Slots(), vals: vals[:0],
+		ncalls: p.CallHi - p.CallLo}, nil
 }
 
 // scratch is the sweeps' buffer for width values a position and slot.
@@ -96,9 +110,10 @@ func newWeigher(r *rule) weigher {
 	return weigher{r: r, modes: r.modes(), perCall: r.perCall(), tab: r.mul}
 }
 
-// row sets the weigher for the edges into vertex v (a global id).
-func (wr *weigher) row(calls, v int32) {
-	wr.m, wr.mode = rowRule(wr.r, &wr.modes, wr.perCall, calls, v, &wr.tab)
+// row sets the weigher for the edges into vertex v (a global id) of a
+// call with attributes a.
+func (wr *weigher) row(calls, v int32, a cattr) {
+	wr.m, wr.mode = rowRule(wr.r, &wr.modes, wr.perCall, calls, v, a, &wr.tab)
 }
 
 // at is edge e's weight in the row set last.
@@ -140,7 +155,7 @@ func (w *sweeper) solve(r *rule) (length int64, end, endPos int32, err error) {
 			lo, hi := rows.Start[l], rows.Start[l+1]
 			d := int64(0) // a source's
 			if lo < hi {
-				wr.row(w.calls, rows.Vertex(l))
+				wr.row(w.calls, rows.Vertex(l), w.attr(l))
 				d = math.MinInt64
 				// One loop a mode: the rule's choice made once a row.
 				switch wr.mode {
@@ -335,7 +350,8 @@ func (w *sweeper) walk(r *rule, wk walk, vals []int64, byRank []int64, out [][]h
 			return // a source
 		}
 		v := rows.Vertex(l)
-		wr.row(w.calls, v)
+		a := w.attr(l)
+		wr.row(w.calls, v, a)
 		// The tight edge from the smallest source id: the ids are looked
 		// up only where a row has more than one tight edge.
 		predE, predU, predW := int32(-1), int32(-1), int64(0)
@@ -374,7 +390,7 @@ func (w *sweeper) walk(r *rule, wk walk, vals []int64, byRank []int64, out [][]h
 			case graph.EdgeLaunch:
 				byOp[257] += predW
 			default:
-				byOp[p.Op[c-p.CallLo]] += predW
+				byOp[a.Op] += predW
 			}
 		}
 		x := rows.Src[predE]

@@ -1,9 +1,6 @@
 package replay
 
-import (
-	"github.com/cpath/cpath/graph"
-	"github.com/cpath/cpath/internal/mpix"
-)
+import "github.com/cpath/cpath/internal/mpix"
 
 // The window (Options.Window, the report's --from/--to) is a stretch of
 // the run whose POP factors are wanted as well as the run's and the
@@ -30,22 +27,6 @@ type clipped struct {
 	Ns   int64
 }
 
-// windowBits marks which of the part's calls start (in) and end (out)
-// inside the window [from, to] (global ns).
-func windowBits(p *graph.PAG, from, to int64) (starts, ends bits) {
-	n := int(p.CallHi - p.CallLo)
-	starts, ends = newBits(n), newBits(n)
-	for l := int32(0); int(l) < n; l++ {
-		if s := p.Start[l]; s >= from && s <= to {
-			starts.set(l)
-		}
-		if e := p.End[l]; e >= from && e <= to {
-			ends.set(l)
-		}
-	}
-	return starts, ends
-}
-
 // clip adds the program edge of weight wt from E(a) at tE into S(c) at tS
 // to the rank's window info: the window [from, to] (global ns), the
 // rank's own [lo, hi] within it.
@@ -67,20 +48,18 @@ func (wi *windowInfo) clip(a, c int32, tE, tS, wt, from, to, lo, hi int64) {
 	}
 }
 
-// windowRun is a part's window: which of its calls start and end in it,
-// and its ranks' stretches across its edges.
+// windowRun is a part's window: its ranks' stretches across its edges
+// (which of its calls start and end in it are the calls' attributes).
 type windowRun struct {
 	from, to       int64 // global ns
-	starts, ends   bits  // by owned call: S, E inside the window
 	entries, exits map[int32]int64
 	span           int64
 }
 
-// newWindowRun marks the part's calls inside the window [from, to]
-// (global ns) and takes in its ranks' stretches across its edges.
-func newWindowRun(p *graph.PAG, from, to int64, infos []rankInfo) *windowRun {
+// newWindowRun takes in the part's ranks' stretches across the window's
+// edges.
+func newWindowRun(from, to int64, infos []rankInfo) *windowRun {
 	wr := &windowRun{from: from, to: to, entries: map[int32]int64{}, exits: map[int32]int64{}}
-	wr.starts, wr.ends = windowBits(p, from, to)
 	for _, ri := range infos {
 		wi := ri.win
 		if wi == nil {
@@ -104,12 +83,12 @@ func newWindowRun(p *graph.PAG, from, to int64, infos []rankInfo) *windowRun {
 // is inside with its first member. The same on every rank.
 func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
 	rows := w.rows
-	in, exitIn, err := w.attribute(func(l int32) int64 {
-		c := l >> 1
-		if l&1 == 0 {
-			return b2i(wr.starts.get(c))
+	in, exitIn, err := w.attribute(func(pos int32) int64 {
+		flag := uint8(attrEndIn)
+		if w.rows.Order[pos]&1 == 0 {
+			flag = attrStartIn
 		}
-		return b2i(wr.ends.get(c))
+		return b2i(w.attr(pos).Flags&flag != 0)
 	}, 0)
 	if err != nil {
 		return 0, err
