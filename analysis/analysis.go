@@ -227,6 +227,7 @@ type state struct {
 	res   *cpath.DistResult
 	topo  *cpath.TopoResult
 	sched *cpath.Schedule // the search's order of the graph, for the replay's sweeps
+	rows  *cpath.Rows     // or its rows redistributed by frame
 	calls graph.CallTable
 	names *report.Symbolizer // rank 0: how the report and the scenarios name call sites
 	dot   []report.DOTEdge
@@ -378,7 +379,7 @@ func (st *state) drawing() (err error) {
 // replay computes the POP factors and the what-if predictions.
 func (st *state) replay() error {
 	rr, err := replayRun(st)
-	st.sched = nil
+	st.sched, st.rows = nil, nil
 	if err != nil {
 		return err
 	}

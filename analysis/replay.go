@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"os"
+
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/replay"
@@ -15,17 +17,25 @@ func replayRun(st *state) (*replay.Result, error) {
 	if !o.replays() {
 		return nil, nil
 	}
-	if st.sched == nil {
+	if st.sched == nil && st.rows == nil {
 		in, err := splitInput(c, p)
 		if err != nil {
 			return nil, err
 		}
-		if st.sched, err = cpath.NewSchedule(c, distGraph(p), in, p.Streams()); err != nil {
-			return nil, err
+		ok := false
+		if c.Size() > 1 && os.Getenv("CPATH_FRAMES") != "off" {
+			if st.rows, ok, err = cpath.FrameRows(c, distGraph(p), in, kinds(p)); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			if st.sched, err = cpath.NewSchedule(c, distGraph(p), in, p.Streams()); err != nil {
+				return nil, err
+			}
 		}
 		graph.Timings().Mark(c.Rank(), "replay-order")
 	}
-	ro := replay.Options{Scenarios: o.Scenarios, NoDefaults: o.NoDefaults, Schedule: st.sched,
+	ro := replay.Options{Scenarios: o.Scenarios, NoDefaults: o.NoDefaults, Schedule: st.sched, Rows: st.rows,
 		Path: st.res.Path, PathCalls: st.calls, Names: st.names,
 		// Only the timeline reads more of the graph than its summary
 		// after the replay.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -75,10 +76,7 @@ func (st *state) search() error {
 	var err error
 	switch o.Algo {
 	case "dag":
-		var splitIn *cpath.SplitInput
-		if splitIn, err = splitInput(c, p); err == nil {
-			res, st.sched, err = cpath.SweepDAG(c, g, splitIn, p.Streams())
-		}
+		res, err = st.dag(g)
 	case "dijkstra":
 		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
 		res, err = cpath.ParallelDijkstra(c, g)
@@ -121,6 +119,34 @@ func (st *state) search() error {
 	// what the report takes, which would otherwise come from fresh pages).
 	runtime.GC()
 	return nil
+}
+
+// dag is the exact path by the sweep: at more than one rank on the rows
+// redistributed by frame where they balance (FrameDAG), else ordering
+// each rank's part in rounds (SweepDAG); what it sweeps stays for the
+// replay.
+func (st *state) dag(g *cpath.DistGraph) (*cpath.DistResult, error) {
+	c, p := st.c, st.p
+	in, err := splitInput(c, p)
+	if err != nil {
+		return nil, err
+	}
+	if c.Size() > 1 && os.Getenv("CPATH_FRAMES") != "off" {
+		res, rows, ok, err := cpath.FrameDAG(c, g, in, kinds(p))
+		if err != nil || ok {
+			st.rows = rows
+			return res, err
+		}
+	}
+	res, sched, err := cpath.SweepDAG(c, g, in, p.Streams())
+	st.sched = sched
+	return res, err
+}
+
+// kinds is the part's edge kinds as the labels cpath's rows keep.
+func kinds(p *graph.PAG) []uint8 {
+	k, _ := mpix.FromBytes[uint8](mpix.Bytes(p.InKind)) // one byte each: never fails
+	return k
 }
 
 // topoSearch runs the topological heuristics, then the exact path to

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/par"
 )
 
@@ -19,8 +20,13 @@ import (
 // schedule's slots), -1 for the frame's entry, whose distance in the
 // frame is 0.
 type Rows struct {
-	s      *Schedule
-	Order  []int32 // by position: the owned vertex (local index)
+	s      *Schedule // the rank's schedule the rows follow (nil for rows redistributed by frame: FrameRows)
+	c      mpix.Comm
+	exit   []int32 // by frame: its exit (global id)
+	lo     int32   // the first owned vertex (Order's local indices are from it)
+	vert   []int32 // by position: the vertex's global id, where Order is not a local index (FrameRows)
+	slots  int
+	Order  []int32 // by position: the owned vertex (local index), or its index among those received (FrameRows)
 	Start  []int32 // by position: its edges are [Start[i], Start[i+1])
 	Src    []int32 // by edge: the source's position (see Rows)
 	Weight graph.Weights
@@ -31,12 +37,17 @@ type Rows struct {
 	sendPos  []int32      // the schedule's sends' vertices, as positions
 	exitPos  []int32      // by frame: its exit's position if this rank owns it, else -1
 	askedPos [][]int32    // by rank q: the position of the vertex q asked for as its i-th
+	frames   *frameShuffle // FrameRows': the routes the rows came by (TakeAt)
 }
 
 // frameRun is positions [Lo, Hi) of frame Frame.
 type frameRun struct {
 	Frame, Lo, Hi int32
 }
+
+// Redistributed reports whether the rows are whole frames shipped to
+// this rank (FrameRows) rather than the rank's own part.
+func (r *Rows) Redistributed() bool { return r.frames != nil }
 
 // Len is the number of positions (the owned vertices ordered).
 func (r *Rows) Len() int { return len(r.Order) }
@@ -60,7 +71,7 @@ func (s *Schedule) Rows(labels []uint8, drop func()) (*Rows, error) {
 	}
 	g := s.g
 	n := int(s.nv)
-	r := &Rows{s: s, Order: make([]int32, 0, n)}
+	r := &Rows{s: s, c: s.c, exit: s.exit, lo: s.lo, slots: s.Slots(), Order: make([]int32, 0, n)}
 	at := make([]int32, n) // by owned vertex: its position
 	r.order(at)
 	// The rows, each range of positions on a core, an array at a time.
@@ -164,8 +175,8 @@ func (r *Rows) order(at []int32) {
 // -1: 0, the entry's in the frame).
 func (r *Rows) Forward(vals []int64, width int, solve func(k, lo, hi int32)) error {
 	s := r.s
-	if width < 1 || len(vals) != (r.Len()+s.Slots())*width {
-		return fmt.Errorf("cpath: sweep: %d values for %d vertices and %d slots of width %d", len(vals), r.Len(), s.Slots(), width)
+	if width < 1 || len(vals) != (r.Len()+r.slots)*width {
+		return fmt.Errorf("cpath: sweep: %d values for %d vertices and %d slots of width %d", len(vals), r.Len(), r.slots, width)
 	}
 	for i, ch := range r.chunks {
 		runs := r.runs[i]
@@ -186,8 +197,12 @@ func (r *Rows) Forward(vals []int64, width int, solve func(k, lo, hi int32)) err
 
 // ExitValues is Schedule.ExitValues over the copy.
 func (r *Rows) ExitValues(vals []int64, width int) ([]int64, error) {
-	return r.s.exitValues(vals, width, r.exitPos)
+	return exitValues(r.c, len(r.exit), vals, width, r.exitPos)
 }
+
+// Slots is the number of other ranks' vertices whose values the sweeps
+// take (values after the positions').
+func (r *Rows) Slots() int { return r.slots }
 
 // Asked is the position of the vertex rank q asked for as its i-th (the
 // slot Rows.Src gives it on q, less q's slot base for this rank), -1 if
@@ -236,14 +251,19 @@ func (r *Rows) SlotVertex(k int32) int32 {
 }
 
 // Vertex is the global id of the vertex at position i.
-func (r *Rows) Vertex(i int32) int32 { return r.s.lo + r.Order[i] }
+func (r *Rows) Vertex(i int32) int32 {
+	if r.vert != nil {
+		return r.vert[i]
+	}
+	return r.lo + r.Order[i]
+}
 
 // SourceVertex is the global id of edge e's source, for a vertex of frame
 // k.
 func (r *Rows) SourceVertex(e, k int32) int32 {
 	switch x := r.Src[e]; {
 	case x < 0:
-		return r.s.exit[k-1]
+		return r.exit[k-1]
 	case int(x) < r.Len():
 		return r.Vertex(x)
 	default:

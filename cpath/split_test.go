@@ -41,6 +41,14 @@ func splitAlgos(sg splitGraph) []distAlgo {
 		res, _, err := SweepDAG(c, g, in, nil)
 		return res, err
 	}})
+	out = append(out, distAlgo{"frames", func(c mpix.Comm, g *DistGraph) (*DistResult, error) {
+		in := &SplitInput{Split: sg.split[g.Lo:g.Hi], Exit: slices.Clone(sg.exit)}
+		res, _, ok, err := FrameDAG(c, g, in, nil)
+		if err == nil && !ok {
+			res, _, err = SweepDAG(c, g, in, nil)
+		}
+		return res, err
+	}})
 	return append(out, distAlgo{"distdag", DistDAG})
 }
 
@@ -122,7 +130,7 @@ func TestSplitFullPAG(t *testing.T) {
 func checkWork(t *testing.T, name, algo string, st DistStats, edges int) {
 	t.Helper()
 	bound := int64(edges)
-	if strings.HasPrefix(algo, "split/par") || strings.HasPrefix(algo, "sweep") || algo == "distdag" {
+	if strings.HasPrefix(algo, "split/par") || strings.HasPrefix(algo, "sweep") || algo == "distdag" || algo == "frames" {
 		bound *= 2 // two passes: the sweep, and the marking of the tight edges into the path's vertices
 	}
 	if st.Relaxations > bound {
@@ -321,6 +329,65 @@ func TestSplitRoundBudget(t *testing.T) {
 				return Split(c, d, &SplitInput{Split: make([]int32, d.Hi-d.Lo), Exit: []int32{tc.target}}, ParPar)
 			})
 			checkDistCycle(t, name, tc, res, errs)
+		}
+	}
+}
+
+// TestFrameDAG: on full-PAG-like graphs with many frames, the rows
+// redistributed by frame give DAG's path at 2-4 ranks (where the frames
+// balance; the test fails if they never do), and a graph of one frame
+// is not redistributed.
+func TestFrameDAG(t *testing.T) {
+	defer func(m int) { chunkMin = m }(chunkMin)
+	chunkMin = 1
+	rng := rand.New(rand.NewSource(5))
+	used := 0
+	for i, c := range []struct{ procs, steps, every int }{{3, 60, 3}, {8, 80, 4}, {5, 200, 10}, {2, 50, 1}} {
+		es, split, exit, target := cpathtest.FullPAG(rng, c.procs, c.steps, c.every)
+		g := &Graph{N: len(split)}
+		g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(len(split), es)
+		ref, err := DAG(g, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for P := 2; P <= 4; P++ {
+			oks := make([]bool, P)
+			res, errs := distRun(distShares(g, target, distRandomBounds(rng, g.N, P)), func(cm mpix.Comm, d *DistGraph) (*DistResult, error) {
+				in := &SplitInput{Split: split[d.Lo:d.Hi], Exit: slices.Clone(exit)}
+				r, _, ok, err := FrameDAG(cm, d, in, nil)
+				oks[cm.Rank()] = ok
+				if err == nil && !ok {
+					r, _, err = SweepDAG(cm, d, in, nil)
+				}
+				return r, err
+			})
+			name := fmt.Sprintf("case %d %+v/P=%d", i, c, P)
+			checkDistResult(t, name+"/frames", ref, res, errs)
+			for q := range oks {
+				if oks[q] != oks[0] {
+					t.Fatalf("%s: ranks disagree on redistributing", name)
+				}
+			}
+			if oks[0] {
+				used++
+			}
+		}
+	}
+	if used == 0 {
+		t.Fatal("the frames never balanced: nothing was redistributed")
+	}
+	// One frame: nothing to share out.
+	g := build(6, []edge{{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}})
+	_, errs := distRun(distShares(g, 5, distEvenBounds(6, 2)), func(cm mpix.Comm, d *DistGraph) (*DistResult, error) {
+		_, _, ok, err := FrameDAG(cm, d, &SplitInput{Split: make([]int32, d.Hi-d.Lo), Exit: []int32{5}}, nil)
+		if err == nil && ok {
+			err = fmt.Errorf("one frame shared out")
+		}
+		return nil, err
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

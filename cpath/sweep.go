@@ -99,30 +99,31 @@ func (s *Schedule) ship(vals []int64, width int, r int, pos []int32) error {
 // is the exits' before it composed: their sum, for a sweep of distances
 // from the sources.
 func (s *Schedule) ExitValues(vals []int64, width int) ([]int64, error) {
-	return s.exitValues(vals, width, nil)
-}
-
-// exitValues is ExitValues, with vals by position if pos gives the exits'
-// positions by frame (-1: another rank's).
-func (s *Schedule) exitValues(vals []int64, width int, pos []int32) ([]int64, error) {
-	var mine []int64 // frame, values
+	pos := make([]int32, len(s.exit))
 	for k, x := range s.exit {
-		at := int(x - s.lo)
-		if pos != nil {
-			at = int(pos[k])
-		} else if uint32(at) >= uint32(s.nv) {
-			at = -1
-		}
-		if at >= 0 {
-			mine = append(mine, int64(k))
-			mine = append(mine, vals[at*width:(at+1)*width]...)
+		pos[k] = x - s.lo
+		if uint32(pos[k]) >= uint32(s.nv) {
+			pos[k] = -1
 		}
 	}
-	all, err := s.c.Allgatherv(mpix.Bytes(mine))
+	return exitValues(s.c, len(s.exit), vals, width, pos)
+}
+
+// exitValues is ExitValues of frames exits, by the index in vals of each
+// frame's exit (-1: another rank's).
+func exitValues(c mpix.Comm, frames int, vals []int64, width int, pos []int32) ([]int64, error) {
+	var mine []int64 // frame, values
+	for k, at := range pos {
+		if at >= 0 {
+			mine = append(mine, int64(k))
+			mine = append(mine, vals[int(at)*width:int(at+1)*width]...)
+		}
+	}
+	all, err := c.Allgatherv(mpix.Bytes(mine))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, len(s.exit)*width)
+	out := make([]int64, frames*width)
 	seen := 0
 	for q, b := range all {
 		xs, err := mpix.FromBytes[int64](b)
@@ -131,15 +132,15 @@ func (s *Schedule) exitValues(vals []int64, width int, pos []int32) ([]int64, er
 		}
 		for j := 0; j < len(xs); j += 1 + width {
 			k := xs[j]
-			if k < 0 || int(k) >= len(s.exit) {
-				return nil, fmt.Errorf("cpath: sweep: rank %d shipped the exit of frame %d of %d", q, k, len(s.exit))
+			if k < 0 || int(k) >= frames {
+				return nil, fmt.Errorf("cpath: sweep: rank %d shipped the exit of frame %d of %d", q, k, frames)
 			}
 			copy(out[int(k)*width:], xs[j+1:j+1+width])
 			seen++
 		}
 	}
-	if seen != len(s.exit) {
-		return nil, fmt.Errorf("cpath: sweep: %d exits shipped for %d frames", seen, len(s.exit))
+	if seen != frames {
+		return nil, fmt.Errorf("cpath: sweep: %d exits shipped for %d frames", seen, frames)
 	}
 	return out, nil
 }

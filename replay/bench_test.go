@@ -44,7 +44,7 @@ func benchSweeper(b *testing.B) *sweeper {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := newSweeper(c, p, sched, false)
+	w, err := newSweeper(c, p, sched, nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cpath/cpath/bench/gen"
@@ -102,6 +103,12 @@ func (ref *reference) profile(r *rule, dist []int64, end int32) ([]RankNs, []OpN
 // scenario's solve and walk, and the window's ideal run, at 1-4 analyzer
 // ranks, give the reference's answers.
 func TestSweepAgainstReference(t *testing.T) {
+	var redistributed atomic.Int64 // runs on rows redistributed by frame
+	defer func() {
+		if redistributed.Load() == 0 {
+			t.Error("no run's frames balanced: the rows redistributed by frame were not tried")
+		}
+	}()
 	for i, pat := range []gen.Pattern{gen.Halo, gen.Collectives, gen.RandomP2P, gen.Imbalanced} {
 		dir := t.TempDir()
 		if err := gen.Write(gen.Spec{Dir: dir, Ranks: 3 + i, CallsPerRank: 300, Pattern: pat, Seed: int64(i + 1)}); err != nil {
@@ -142,57 +149,68 @@ func TestSweepAgainstReference(t *testing.T) {
 			want = append(want, answer{length, ranks, ops})
 		}
 		for P := 1; P <= 4; P++ {
-			got := make([][]answer, P)
-			errs := make([]error, P)
-			mpixtest.Run(P, func(c mpix.Comm) {
-				errs[c.Rank()] = func() error {
-					p, err := graph.Build(c, run)
-					if err != nil {
-						return err
-					}
-					_, sched, err := pathOf(c, p)
-					if err != nil {
-						return err
-					}
-					infos := rankInfos(p, false, 0, 0)
-					j, err := newJobs(p, infos, [][]site{set}, false, 0, 0)
-					if err != nil {
-						return err
-					}
-					p.Release() // as the analyzer lets go of the PAG
-					w, err := newSweeper(c, p, sched, true)
-					if err != nil {
-						return err
-					}
-					if p.InSrc != nil || p.InStart != nil || p.Start != nil {
-						return fmt.Errorf("rank %d kept the PAG's edges or calls", c.Rank())
-					}
-					j.w, w.attrs = w, j.attrs
-					for _, r := range append([]*rule{identity(), j.ideal()}, func() (rs []*rule) {
-						for k := range scen {
-							rs = append(rs, j.ruleOf(&scen[k]))
-						}
-						return rs
-					}()...) {
-						length, end, at, err := w.solve(r)
-						if err != nil {
-							return err
-						}
-						ranks, ops, err := w.profile(r, end, at)
-						if err != nil {
-							return err
-						}
-						got[c.Rank()] = append(got[c.Rank()], answer{length, ranks, ops})
-					}
-					return nil
-				}()
-			})
-			for q := range P {
-				if errs[q] != nil {
-					t.Fatalf("%s P=%d rank %d: %v", pat, P, q, errs[q])
+			for _, frames := range []bool{false, true} {
+				if frames && P == 1 {
+					continue
 				}
-				if !reflect.DeepEqual(got[q], want) {
-					t.Fatalf("%s P=%d rank %d:\n%v\nthe reference's\n%v", pat, P, q, fmt.Sprint(got[q]), fmt.Sprint(want))
+				got := make([][]answer, P)
+				errs := make([]error, P)
+				mpixtest.Run(P, func(c mpix.Comm) {
+					errs[c.Rank()] = func() error {
+						p, err := graph.Build(c, run)
+						if err != nil {
+							return err
+						}
+						_, sched, rows, err := pathIn(c, p, frames)
+						if err != nil {
+							return err
+						}
+						if rows != nil && c.Rank() == 0 {
+							redistributed.Add(1)
+						}
+						infos := rankInfos(p, false, 0, 0)
+						j, err := newJobs(p, infos, [][]site{set}, false, 0, 0)
+						if err != nil {
+							return err
+						}
+						p.Release() // as the analyzer lets go of the PAG
+						w, err := newSweeper(c, p, sched, rows, true)
+						if err != nil {
+							return err
+						}
+						if p.InSrc != nil || p.InStart != nil || p.Start != nil {
+							return fmt.Errorf("rank %d kept the PAG's edges or calls", c.Rank())
+						}
+						j.w = w
+						if err := w.setAttrs(j.attrs); err != nil {
+							return err
+						}
+						for _, r := range append([]*rule{identity(), j.ideal()}, func() (rs []*rule) {
+							for k := range scen {
+								rs = append(rs, j.ruleOf(&scen[k]))
+							}
+							return rs
+						}()...) {
+							length, end, at, err := w.solve(r)
+							if err != nil {
+								return err
+							}
+							ranks, ops, err := w.profile(r, end, at)
+							if err != nil {
+								return err
+							}
+							got[c.Rank()] = append(got[c.Rank()], answer{length, ranks, ops})
+						}
+						return nil
+					}()
+				})
+				for q := range P {
+					if errs[q] != nil {
+						t.Fatalf("%s P=%d frames=%v rank %d: %v", pat, P, frames, q, errs[q])
+					}
+					if !reflect.DeepEqual(got[q], want) {
+						t.Fatalf("%s P=%d frames=%v rank %d:\n%v\nthe reference's\n%v", pat, P, frames, q, fmt.Sprint(got[q]), fmt.Sprint(want))
+					}
 				}
 			}
 		}

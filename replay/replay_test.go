@@ -164,13 +164,32 @@ func replayWith(t *testing.T, dir string, P int, scenarios []Scenario, givePath 
 // pathOf is the exact critical path of p's run and the schedule it was
 // found on, as the analyzer has them.
 func pathOf(c mpix.Comm, p *graph.PAG) (*cpath.DistResult, *cpath.Schedule, error) {
+	res, s, _, err := pathIn(c, p, false)
+	return res, s, err
+}
+
+// pathIn is pathOf, with frames on the rows redistributed by frame
+// where they balance (FrameDAG; the schedule is nil then).
+func pathIn(c mpix.Comm, p *graph.PAG, frames bool) (*cpath.DistResult, *cpath.Schedule, *cpath.Rows, error) {
 	if err := p.Splits(c); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	me := p.Part
 	dg := &cpath.DistGraph{N: p.NumVertices(), Bounds: p.Bounds, Lo: p.Bounds[me], Hi: p.Bounds[me+1],
 		InStart: p.InStart, InSrc: p.InSrc, InWeight: p.InWeight, Target: p.Target}
-	return cpath.SweepDAG(c, dg, &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}, p.Streams())
+	in := &cpath.SplitInput{Split: p.Split, Exit: append(slices.Clone(p.SyncHub), p.Target)}
+	if frames {
+		kinds, err := mpix.FromBytes[uint8](mpix.Bytes(p.InKind))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		res, rows, ok, err := cpath.FrameDAG(c, dg, in, kinds)
+		if err != nil || ok {
+			return res, nil, rows, err
+		}
+	}
+	res, s, err := cpath.SweepDAG(c, dg, in, p.Streams())
+	return res, s, nil, err
 }
 
 // hexNames names call sites by their addresses, in no function.

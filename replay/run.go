@@ -45,8 +45,11 @@ type Options struct {
 	// Window, if set, is a stretch of the run whose POP factors are
 	// wanted too (every rank passes the same).
 	Window *graph.Window
-	// Schedule is the part's order of the graph (the path search's, or
-	// one made for the replay), on every rank.
+	// Rows are the graph's rows redistributed by frame (cpath.FrameRows,
+	// the path search's), or nil: Schedule is then the part's order of the
+	// graph (the path search's, or one made for the replay). The same kind
+	// on every rank.
+	Rows     *cpath.Rows
 	Schedule *cpath.Schedule
 	// Release: nothing after the replay reads more of the PAG than its
 	// Summary, so the replay lets go of the rest (PAG.Release, then
@@ -194,11 +197,14 @@ func Run(c mpix.Comm, p *graph.PAG, o Options) (*Result, error) {
 		p.Release()
 		runtime.GC()
 	}
-	w, err := newSweeper(c, p, o.Schedule, o.Release)
+	w, err := newSweeper(c, p, o.Schedule, o.Rows, o.Release)
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
-	j.w, w.attrs = w, j.attrs
+	j.w = w
+	if err := w.setAttrs(j.attrs); err != nil {
+		return nil, err
+	}
 	graph.Timings().Mark(c.Rank(), "replay-rows")
 	out, err := j.run(told, int(x), wr)
 	if err = mpix.Agree(c, err); err != nil {

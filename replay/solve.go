@@ -172,15 +172,21 @@ func (j *jobs) solvePhases(r *rule, phases int) ([]int64, error) {
 			}
 		}
 	}
-	phase, exitPhase, err := w.attribute(func(pos int32) int64 {
-		l := w.rows.Order[pos]
+	byVertex, err := perVertex(w, func(l int32) int64 {
+		if l >= 2*w.ncalls {
+			return -1
+		}
 		c := l >> 1
 		ph := int64(callPhase[c])
 		if l&1 == 1 && marks.get(c) {
 			ph++
 		}
 		return ph
-	}, -1)
+	})
+	if err != nil {
+		return nil, err
+	}
+	phase, exitPhase, err := w.attribute(func(pos int32) int64 { return byVertex[w.rows.Order[pos]] }, -1)
 	if err != nil {
 		return nil, err
 	}

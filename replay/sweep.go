@@ -30,24 +30,61 @@ type sweeper struct {
 	vals  []int64 // the sweeps' scratch, reused
 	slots int
 	// attrs is the owned calls' attributes (by c - CallLo), ncalls their
-	// number: a position's is that of its vertex's call (attr).
+	// number: a position's is that of its vertex's call (attr); vattrs
+	// each received vertex's, where the rows are redistributed.
 	attrs  []cattr
+	vattrs []cattr
 	ncalls int32
 }
 
 // attr is the attributes of the call of the vertex at position l (the
 // zero cattr for a hub or the start vertex).
 func (w *sweeper) attr(l int32) cattr {
+	if w.vattrs != nil {
+		return w.vattrs[w.rows.Order[l]]
+	}
 	if v := w.rows.Order[l]; v < 2*w.ncalls {
 		return w.attrs[v>>1]
 	}
 	return cattr{}
 }
 
-// newSweeper copies the part's rows in the schedule's order; with
-// release it lets go of the PAG's edges once the copy takes their place
+// setAttrs takes the owned calls' attributes (by c - CallLo): where the
+// rows are another rank's vertices (FrameRows), each vertex's is shipped
+// to it.
+func (w *sweeper) setAttrs(attrs []cattr) error {
+	w.attrs = attrs
+	if !w.rows.Redistributed() {
+		return nil
+	}
+	var err error
+	w.vattrs, err = cpath.TakeAt(w.rows, func(l int32) cattr {
+		if l < 2*w.ncalls {
+			return attrs[l>>1]
+		}
+		return cattr{}
+	})
+	return err
+}
+
+// perVertex gives, by the rows' Order index, value(l) of each owned
+// vertex (local index): shipped where the rows are redistributed.
+func perVertex[T any](w *sweeper, value func(l int32) T) ([]T, error) {
+	return cpath.TakeAt(w.rows, value)
+}
+
+// newSweeper sweeps the rows given (redistributed by frame: FrameRows),
+// or copies the part's rows in the schedule's order; with release it lets
+// go of the PAG's edges once the copy takes their place
 // (PAG.ReleaseEdges).
-func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sweeper, error) {
+func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, rows *cpath.Rows, release bool) (*sweeper, error) {
+	if rows != nil {
+		if release {
+			p.ReleaseEdges()
+		}
+		return &sweeper{c: c, p: p, rows: rows, n: int32(rows.Len()), calls: int32(p.NumCalls()), slots: rows.Slots(),
+			ncalls: p.CallHi - p.CallLo}, nil
+	}
 	if s.Owned() != int(p.Bounds[p.Part+1]-p.Bounds[p.Part]) {
 		return nil, fmt.Errorf("replay: the schedule orders %d vertices, the part holds %d", s.Owned(), p.Bounds[p.Part+1]-p.Bounds[p.Part])
 	}
@@ -74,7 +111,7 @@ func newSweeper(c mpix.Comm, p *graph.PAG, s *cpath.Schedule, release bool) (*sw
 		}
 	}
 	vals := s.Scratch() // the exact path's distances, done with
-	rows, err := s.Rows(kinds, drop)
+	rows, err = s.Rows(kinds, drop)
 	if err != nil {
 		return nil, err
 	}

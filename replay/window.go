@@ -85,7 +85,7 @@ func (w *sweeper) solveWindow(r *rule, wr *windowRun) (int64, error) {
 	rows := w.rows
 	in, exitIn, err := w.attribute(func(pos int32) int64 {
 		flag := uint8(attrEndIn)
-		if w.rows.Order[pos]&1 == 0 {
+		if w.rows.Vertex(pos)&1 == 0 {
 			flag = attrStartIn
 		}
 		return b2i(w.attr(pos).Flags&flag != 0)
