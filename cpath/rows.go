@@ -32,11 +32,11 @@ type Rows struct {
 	Weight graph.Weights
 	Label  []uint8 // by edge: the labels the copy was asked to keep (nil: none)
 
-	runs     [][]frameRun // by round: its runs of one frame, in order
-	chunks   [][]int32    // by round: the bounds of its chunks of runs
-	sendPos  []int32      // the schedule's sends' vertices, as positions
-	exitPos  []int32      // by frame: its exit's position if this rank owns it, else -1
-	askedPos [][]int32    // by rank q: the position of the vertex q asked for as its i-th
+	runs     [][]frameRun  // by round: its runs of one frame, in order
+	chunks   [][]int32     // by round: the bounds of its chunks of runs
+	sendPos  []int32       // the schedule's sends' vertices, as positions
+	exitPos  []int32       // by frame: its exit's position if this rank owns it, else -1
+	askedPos [][]int32     // by rank q: the position of the vertex q asked for as its i-th
 	frames   *frameShuffle // FrameRows': the routes the rows came by (TakeAt)
 }
 
