@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/internal/par"
 )
@@ -62,6 +63,7 @@ func (r *Rows) dagPath(target int32, edges, bytes0, calls0 int64) (*DistResult, 
 	for _, x := range exits {
 		length += x
 	}
+	graph.Timings().Mark(c.Rank(), "frame-sweep")
 	pieces, marked, relax, err := r.markFrames(from, target)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,9 @@ func FrameRows(c mpix.Comm, g *DistGraph, in *SplitInput, labels []uint8) (r *Ro
 	if err := f.ship(); err != nil {
 		return nil, false, err
 	}
+	graph.Timings().Mark(c.Rank(), "frame-ship")
 	r, err = f.rows()
+	graph.Timings().Mark(c.Rank(), "frame-rows")
 	cyclic, aerr := mpix.Any(c, err == errFrameCycle)
 	if aerr != nil {
 		return nil, false, aerr
@@ -114,18 +116,9 @@ func shareFrames(c mpix.Comm, lab *Schedule) (owner []int32, ok bool, err error)
 var errFrameCycle = fmt.Errorf("cpath: frame rows: a cycle within a frame")
 
 // frameVertex is a vertex shipped to its frame's rank: its global id, its
-// frame and its number of edges (which follow in the edges' array).
+// frame and its number of edges (which follow in the edges' arrays).
 type frameVertex struct {
-	V, Frame, Deg, _ int32
-}
-
-// frameEdge is an edge shipped with its vertex: its source (global id),
-// label and weight.
-type frameEdge struct {
-	Src   int32
-	Label uint8
-	_     [3]byte
-	W     int64
+	V, Frame, Deg int32
 }
 
 // frameShuffle is FrameRows' state.
@@ -133,25 +126,41 @@ type frameShuffle struct {
 	lab    *Schedule
 	owner  []int32 // by frame: its rank
 	labels []uint8
-	// By rank, where the owned vertices go: the run of owned vertices
+	// Where the owned vertices go: the run of owned vertices
 	// [routeLo[i], routeLo[i+1]) to rank routeTo[i].
 	routeLo []int32
 	routeTo []int32
-	// Received, in the order of the vertices' ids (merged from the
-	// senders' parts): their ids, frames and edges.
+	// What came from the other ranks, by sender: the vertices (each
+	// sender's in the order of their ids) and their edges' sources,
+	// weights (a large one as -1-i for the i-th of big), labels.
+	in                  []frameVertex
+	inCount             []int
+	inSrc, inW          []int32
+	inLabel             []uint8
+	inBig               []int64
+	inBigCount, inEdge  []int
+	inEdgeOff, inBigOff []int // where each sender's edges and large weights start
+	// The rank's frames' vertices in the order of their ids (merged from
+	// the senders' and the rank's own): their ids and frames, and where
+	// their rows are: kept[m] >= 0 for an owned vertex (its local index:
+	// its row in the graph), else -1-(the index of its first edge in the
+	// received arrays).
 	ids, frame []int32
-	edgeLo     []int32 // by received vertex: its edges are edges[edgeLo[m]:edgeLo[m+1]]
-	edges      []frameEdge
-	arrival    [][]int32 // by sender: the received index of its i-th vertex
+	row        []int32
+	deg        []int32
+	// arrival is, by sender, the index each of its vertices has here; the
+	// rank's own by local index where they stay (mine, -1 elsewhere).
+	arrival [][]int32
+	mine    []int32
 }
 
-// ship sends every owned vertex and its edges to its frame's rank.
+// ship sends every owned vertex whose frame another rank holds, with its
+// edges, to that rank; those of the rank's own frames stay where they are.
 func (f *frameShuffle) ship() error {
 	s := f.lab
 	g := s.g
-	size := s.size
+	size, me := s.size, int32(s.rank)
 	nv := int(s.nv)
-	// The routes: runs of owned vertices with one destination.
 	for l := 0; l < nv; l++ {
 		q := f.owner[s.split[l]]
 		if n := len(f.routeTo); n == 0 || f.routeTo[n-1] != q {
@@ -159,41 +168,75 @@ func (f *frameShuffle) ship() error {
 		}
 	}
 	f.routeLo = append(f.routeLo, int32(nv))
-	vcount, ecount := make([]int, size), make([]int, size)
+	vcount, ecount, bcount := make([]int, size), make([]int, size), make([]int, size)
 	for i, q := range f.routeTo {
+		if q == me {
+			continue
+		}
 		lo, hi := f.routeLo[i], f.routeLo[i+1]
 		vcount[q] += int(hi - lo)
 		ecount[q] += int(g.InStart[hi] - g.InStart[lo])
+		for e := g.InStart[lo]; e < g.InStart[hi]; e++ {
+			if g.InWeight.W[e] < 0 {
+				bcount[q]++
+			}
+		}
 	}
-	voff, eoff := offsetsOf(vcount), offsetsOf(ecount)
-	vs := make([]frameVertex, nv)
-	es := make([]frameEdge, len(g.InSrc))
+	voff, eoff, boff := offsetsOf(vcount), offsetsOf(ecount), offsetsOf(bcount)
+	bstart := slices.Clone(boff)
+	vs := make([]frameVertex, voff[size-1]+vcount[size-1])
+	src := make([]int32, eoff[size-1]+ecount[size-1])
+	w := make([]int32, len(src))
+	var lab []uint8
+	if f.labels != nil {
+		lab = make([]uint8, len(src))
+	}
+	big := make([]int64, boff[size-1]+bcount[size-1])
 	for i, q := range f.routeTo {
+		if q == me {
+			continue
+		}
 		for l := f.routeLo[i]; l < f.routeLo[i+1]; l++ {
 			lo, hi := g.InStart[l], g.InStart[l+1]
 			vs[voff[q]] = frameVertex{V: l + s.lo, Frame: s.split[l], Deg: hi - lo}
 			voff[q]++
 			for e := lo; e < hi; e++ {
-				x := frameEdge{Src: g.InSrc[e], W: g.InWeight.At(e)}
-				if f.labels != nil {
-					x.Label = f.labels[e]
+				x := eoff[q]
+				src[x] = g.InSrc[e]
+				if wt := g.InWeight.W[e]; wt >= 0 {
+					w[x] = wt
+				} else {
+					big[boff[q]] = g.InWeight.At(e)
+					w[x] = -1 - int32(boff[q]-bstart[q])
+					boff[q]++
 				}
-				es[eoff[q]] = x
+				if lab != nil {
+					lab[x] = f.labels[e]
+				}
 				eoff[q]++
 			}
 		}
 	}
-	rv, rvCounts, err := mpix.ShipFlat(s.c, vs, vcount)
-	if err != nil {
+	var err error
+	if f.in, f.inCount, err = mpix.ShipFlat(s.c, vs, vcount); err != nil {
 		return err
 	}
-	vs = nil
-	re, _, err := mpix.ShipFlat(s.c, es, ecount)
-	if err != nil {
+	if f.inSrc, f.inEdge, err = mpix.ShipFlat(s.c, src, ecount); err != nil {
 		return err
 	}
-	es = nil
-	return f.merge(rv, rvCounts, re)
+	if f.inW, _, err = mpix.ShipFlat(s.c, w, ecount); err != nil {
+		return err
+	}
+	if lab != nil {
+		if f.inLabel, _, err = mpix.ShipFlat(s.c, lab, ecount); err != nil {
+			return err
+		}
+	}
+	if f.inBig, f.inBigCount, err = mpix.ShipFlat(s.c, big, bcount); err != nil {
+		return err
+	}
+	f.inEdgeOff, f.inBigOff = offsetsOf(f.inEdge), offsetsOf(f.inBigCount)
+	return f.merge()
 }
 
 // offsetsOf is where each part starts when parts of counts are laid out
@@ -208,54 +251,98 @@ func offsetsOf(counts []int) []int {
 	return off
 }
 
-// merge takes the received vertices in the order of their ids: each
-// sender's are in that order, so that merging the senders' parts sorts
-// them all.
-func (f *frameShuffle) merge(rv []frameVertex, counts []int, re []frameEdge) error {
-	size := len(counts)
-	n := len(rv)
-	voff := offsetsOf(counts)
-	// Each sender's edges start where the edges of the senders before end.
-	eStart := make([]int, size+1)
+// merge takes the rank's frames' vertices in the order of their ids: the
+// senders' come in that order, and so do the rank's own.
+func (f *frameShuffle) merge() error {
+	s := f.lab
+	g := s.g
+	size, me := s.size, s.rank
+	voff := offsetsOf(f.inCount)
+	// Each sender's edges start where those of the senders before end.
+	eStart := offsetsOf(f.inEdge)
 	for q := 0; q < size; q++ {
-		var d int
-		for _, v := range rv[voff[q] : voff[q]+counts[q]] {
+		d := 0
+		for _, v := range f.in[voff[q] : voff[q]+f.inCount[q]] {
 			if v.Deg < 0 {
 				return fmt.Errorf("cpath: frame rows: rank %d shipped a vertex of %d edges", q, v.Deg)
 			}
 			d += int(v.Deg)
 		}
-		eStart[q+1] = eStart[q] + d
+		if d != f.inEdge[q] {
+			return fmt.Errorf("cpath: frame rows: rank %d shipped %d edges for rows of %d", q, f.inEdge[q], d)
+		}
 	}
-	if eStart[size] != len(re) {
-		return fmt.Errorf("cpath: frame rows: %d edges shipped for rows of %d", len(re), eStart[size])
-	}
-	f.ids, f.frame = make([]int32, 0, n), make([]int32, 0, n)
-	f.edgeLo = make([]int32, 0, n+1)
-	f.edges = make([]frameEdge, 0, len(re))
-	f.arrival = make([][]int32, size)
-	at := make([]int, size) // by sender: its next vertex
-	eat := slices.Clone(eStart[:size])
-	f.edgeLo = append(f.edgeLo, 0)
-	for len(f.ids) < n {
-		q := -1
-		for p := 0; p < size; p++ {
-			if at[p] < counts[p] && (q < 0 || rv[voff[p]+at[p]].V < rv[voff[q]+at[q]].V) {
-				q = p
+	// The rank's own that stay, in order.
+	var keep []int32
+	for i, q := range f.routeTo {
+		if int(q) == me {
+			for l := f.routeLo[i]; l < f.routeLo[i+1]; l++ {
+				keep = append(keep, l)
 			}
 		}
-		v := rv[voff[q]+at[q]]
-		if m := len(f.ids); m > 0 && v.V <= f.ids[m-1] {
-			return fmt.Errorf("cpath: frame rows: vertex %d shipped out of order or twice", v.V)
+	}
+	n := len(f.in) + len(keep)
+	f.ids, f.frame, f.row, f.deg = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+	f.arrival = make([][]int32, size)
+	f.mine = make([]int32, s.nv)
+	for l := range f.mine {
+		f.mine[l] = -1
+	}
+	at := make([]int, size) // by sender: its next vertex
+	eat := slices.Clone(eStart)
+	k := 0 // the next kept
+	for len(f.ids) < n {
+		q, v := -1, int32(0)
+		for p := 0; p < size; p++ {
+			if at[p] < f.inCount[p] {
+				if x := f.in[voff[p]+at[p]].V; q < 0 || x < v {
+					q, v = p, x
+				}
+			}
+		}
+		if k < len(keep) && (q < 0 || keep[k]+s.lo < v) {
+			l := keep[k]
+			f.mine[l] = int32(len(f.ids))
+			f.ids, f.frame = append(f.ids, l+s.lo), append(f.frame, s.split[l])
+			f.row, f.deg = append(f.row, l), append(f.deg, g.InStart[l+1]-g.InStart[l])
+			k++
+			continue
+		}
+		x := f.in[voff[q]+at[q]]
+		if m := len(f.ids); m > 0 && x.V <= f.ids[m-1] {
+			return fmt.Errorf("cpath: frame rows: vertex %d shipped out of order or twice", x.V)
 		}
 		f.arrival[q] = append(f.arrival[q], int32(len(f.ids)))
-		f.ids, f.frame = append(f.ids, v.V), append(f.frame, v.Frame)
-		f.edges = append(f.edges, re[eat[q]:eat[q]+int(v.Deg)]...)
-		f.edgeLo = append(f.edgeLo, int32(len(f.edges)))
+		f.ids, f.frame = append(f.ids, x.V), append(f.frame, x.Frame)
+		f.row, f.deg = append(f.row, -1-int32(eat[q])), append(f.deg, x.Deg)
 		at[q]++
-		eat[q] += int(v.Deg)
+		eat[q] += int(x.Deg)
 	}
+	f.in = nil
 	return nil
+}
+
+// edges is where the rank's vertex m's edges are: its row in the graph
+// (local, true) or in the received arrays.
+func (f *frameShuffle) edges(m int32) (lo, hi int32, local bool) {
+	if l := f.row[m]; l >= 0 {
+		g := f.lab.g
+		return g.InStart[l], g.InStart[l+1], true
+	}
+	x := -1 - f.row[m]
+	return x, x + f.deg[m], false
+}
+
+// bigIndex is where the large weight a weight w (< 0) names is in the
+// rows' large weights: the graph's first, then each sender's; e is the
+// edge's index among the received (for a received edge).
+func (f *frameShuffle) bigIndex(w int32, e int32, local bool) int32 {
+	i := -1 - w
+	if local {
+		return i
+	}
+	q := sort.Search(len(f.inEdge), func(q int) bool { return f.inEdgeOff[q]+f.inEdge[q] > int(e) })
+	return int32(len(f.lab.g.InWeight.Big)+f.inBigOff[q]) + i
 }
 
 // idRuns indexes sorted ids by their runs of consecutive values: a rank's
@@ -286,44 +373,63 @@ func (x *idRuns) index(v int32) int32 {
 	return x.at[j] + v - x.first[j]
 }
 
-// rows orders each frame received (depth first over its edges: each
-// vertex after its causes) and copies the rows in that order.
+// rows orders each of the rank's frames (depth first over its edges:
+// each vertex after its causes) and copies the rows in that order.
 func (f *frameShuffle) rows() (*Rows, error) {
 	s := f.lab
 	n := len(f.ids)
 	idx := newIDRuns(f.ids)
-	// The sources as received indices (-1: the frame's entry).
-	src := make([]int32, len(f.edges))
-	var bad error
-	for m := 0; m < n && bad == nil; m++ {
-		k := f.frame[m]
-		for e := f.edgeLo[m]; e < f.edgeLo[m+1]; e++ {
-			u := f.edges[e].Src
-			if k > 0 && u == s.exit[k-1] {
-				src[e] = -1
-				continue
+	// The sources as indices here (-1: the frame's entry), the rows' starts.
+	edgeLo := make([]int32, n+1)
+	for m := 0; m < n; m++ {
+		edgeLo[m+1] = edgeLo[m] + f.deg[m]
+	}
+	src := make([]int32, edgeLo[n])
+	g := s.g
+	bads := make([]error, workers())
+	par.Do(workers(), func(part int) {
+		b := par.Bounds(n, workers())
+		for m := b[part]; m < b[part+1]; m++ {
+			k, x := f.frame[m], edgeLo[m]
+			entry := int32(-1)
+			if k > 0 {
+				entry = s.exit[k-1]
 			}
-			x := idx.index(u)
-			if x < 0 || f.frame[x] != k {
-				bad = fmt.Errorf("cpath: frame rows: edge %d->%d leads from outside vertex %d's split %d, not out of its entry", u, f.ids[m], f.ids[m], k)
-				break
+			lo, hi, local := f.edges(int32(m))
+			srcs := f.inSrc
+			if local {
+				srcs = g.InSrc
 			}
-			src[e] = x
+			for e := lo; e < hi; e, x = e+1, x+1 {
+				u := srcs[e]
+				if u == entry {
+					src[x] = -1
+					continue
+				}
+				v := idx.index(u)
+				if v < 0 || f.frame[v] != k {
+					if bads[part] == nil {
+						bads[part] = fmt.Errorf("cpath: frame rows: edge %d->%d leads from outside vertex %d's split %d, not out of its entry", u, f.ids[m], f.ids[m], k)
+					}
+					v = -1
+				}
+				src[x] = v
+			}
+		}
+	})
+	for _, err := range bads {
+		if err != nil {
+			return nil, err
 		}
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	// The received vertices by frame (in id order within each).
-	byFrame := f.byFrame()
 	// Each frame ordered on its own, on every core.
+	byFrame := f.byFrame()
 	order := make([]int32, n)
 	state := make([]uint8, n) // 0 new, 1 on the stack, 2 done
 	cyclic := make([]bool, len(byFrame.frames))
 	par.Do(len(byFrame.frames), func(i int) {
-		ms := byFrame.of(i)
 		out := order[byFrame.start[i]:byFrame.start[i]:byFrame.start[i+1]]
-		if !topoFrame(ms, f.edgeLo, src, state, &out) {
+		if !topoFrame(byFrame.of(i), edgeLo, src, state, &out) {
 			cyclic[i] = true
 		}
 	})
@@ -338,10 +444,10 @@ func (f *frameShuffle) rows() (*Rows, error) {
 	}
 	r.Start = make([]int32, n+1)
 	for i, m := range order {
-		r.Start[i+1] = r.Start[i] + f.edgeLo[m+1] - f.edgeLo[m]
+		r.Start[i+1] = r.Start[i] + f.deg[m]
 	}
 	r.Src = make([]int32, len(src))
-	w := make([]int64, len(src))
+	r.Weight = graph.Weights{W: make([]int32, len(src)), Big: append(slices.Clone(g.InWeight.Big), f.inBig...)}
 	if f.labels != nil {
 		r.Label = make([]uint8, len(src))
 	}
@@ -349,22 +455,29 @@ func (f *frameShuffle) rows() (*Rows, error) {
 		b := par.Bounds(n, workers())
 		for i := b[part]; i < b[part+1]; i++ {
 			m := order[i]
-			x := r.Start[i]
-			for e := f.edgeLo[m]; e < f.edgeLo[m+1]; e++ {
-				if u := src[e]; u >= 0 {
-					r.Src[x] = pos[u]
+			x, y := r.Start[i], edgeLo[m]
+			lo, hi, local := f.edges(m)
+			ws, labels := f.inW, f.inLabel
+			if local {
+				ws, labels = g.InWeight.W, f.labels
+			}
+			for e := lo; e < hi; e, x, y = e+1, x+1, y+1 {
+				if v := src[y]; v >= 0 {
+					r.Src[x] = pos[v]
 				} else {
 					r.Src[x] = -1
 				}
-				w[x] = f.edges[e].W
-				if r.Label != nil {
-					r.Label[x] = f.edges[e].Label
+				if w := ws[e]; w >= 0 {
+					r.Weight.W[x] = w
+				} else {
+					r.Weight.W[x] = -1 - f.bigIndex(w, e, local)
 				}
-				x++
+				if r.Label != nil {
+					r.Label[x] = labels[e]
+				}
 			}
 		}
 	})
-	r.Weight = graph.WeightsOf(w)
 	// One round: a run per frame, in chunks of frames.
 	var runs []frameRun
 	for i, k := range byFrame.frames {
@@ -390,7 +503,8 @@ func (f *frameShuffle) rows() (*Rows, error) {
 		}
 	}
 	r.frames = f
-	f.edges, f.edgeLo = nil, nil
+	// What the rows were made of: only the routes stay, for TakeAt.
+	f.inSrc, f.inW, f.inLabel, f.inBig, f.row, f.deg, f.frame = nil, nil, nil, nil, nil, nil, nil
 	return r, nil
 }
 
@@ -488,15 +602,22 @@ func TakeAt[T any](r *Rows, value func(l int32) T) ([]T, error) {
 		}
 		return out, nil
 	}
-	size := f.lab.size
+	size, me := f.lab.size, f.lab.rank
+	out := make([]T, len(f.ids))
 	counts := make([]int, size)
 	for i, q := range f.routeTo {
-		counts[q] += int(f.routeLo[i+1] - f.routeLo[i])
+		if int(q) != me {
+			counts[q] += int(f.routeLo[i+1] - f.routeLo[i])
+		}
 	}
 	off := offsetsOf(counts)
-	flat := make([]T, f.routeLo[len(f.routeLo)-1])
+	flat := make([]T, off[size-1]+counts[size-1])
 	for i, q := range f.routeTo {
 		for l := f.routeLo[i]; l < f.routeLo[i+1]; l++ {
+			if int(q) == me {
+				out[f.mine[l]] = value(l)
+				continue
+			}
 			flat[off[q]] = value(l)
 			off[q]++
 		}
@@ -505,7 +626,6 @@ func TakeAt[T any](r *Rows, value func(l int32) T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, len(f.ids))
 	at := 0
 	for q, k := range gotCounts {
 		if k != len(f.arrival[q]) {
