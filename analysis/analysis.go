@@ -43,6 +43,12 @@ type Options struct {
 	Delta     int64           // --algo=delta's bucket width, ns (0: from the run's span)
 	SplitMode cpath.SplitMode // --algo=split's mode ("": par-par)
 	Compress  bool            // --algo=topo-shuffle: LZ4-compress the shuffled intervals
+	// Frames asks dag and the replay, at more than one rank, to sweep the
+	// graph's rows redistributed by frame (cpath.FrameRows: one pass with
+	// no rounds between the ranks, for about as much memory again as the
+	// rank's part) rather than each rank's part in rounds (cpath.Schedule).
+	// Where the frames do not balance over the ranks, the rounds it is.
+	Frames bool
 
 	// Scenarios are the what-if questions asked (ParseWhatIf); NoDefaults
 	// leaves out the default ones, NoReplay the replay altogether (no POP

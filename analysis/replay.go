@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"os"
-
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/replay"
@@ -23,10 +21,11 @@ func replayRun(st *state) (*replay.Result, error) {
 			return nil, err
 		}
 		ok := false
-		if c.Size() > 1 && os.Getenv("CPATH_FRAMES") != "off" {
+		if c.Size() > 1 && o.Frames {
 			if st.rows, ok, err = cpath.FrameRows(c, distGraph(p), in, kinds(p)); err != nil {
 				return nil, err
 			}
+			st.in.Analyzer.Frames = ok
 		}
 		if !ok {
 			if st.sched, err = cpath.NewSchedule(c, distGraph(p), in, p.Streams()); err != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -121,20 +120,21 @@ func (st *state) search() error {
 	return nil
 }
 
-// dag is the exact path by the sweep: at more than one rank on the rows
-// redistributed by frame where they balance (FrameDAG), else ordering
-// each rank's part in rounds (SweepDAG); what it sweeps stays for the
-// replay.
+// dag is the exact path by the sweep: ordering each rank's part in rounds
+// (SweepDAG), or with --frames at more than one rank on the rows
+// redistributed by frame where they balance (FrameDAG); what it sweeps
+// stays for the replay.
 func (st *state) dag(g *cpath.DistGraph) (*cpath.DistResult, error) {
 	c, p := st.c, st.p
 	in, err := splitInput(c, p)
 	if err != nil {
 		return nil, err
 	}
-	if c.Size() > 1 && os.Getenv("CPATH_FRAMES") != "off" {
+	if c.Size() > 1 && st.o.Frames {
 		res, rows, ok, err := cpath.FrameDAG(c, g, in, kinds(p))
 		if err != nil || ok {
 			st.rows = rows
+			st.in.Analyzer.Frames = ok
 			return res, err
 		}
 	}

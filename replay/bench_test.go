@@ -59,7 +59,9 @@ func BenchmarkSolve(b *testing.B) {
 	half.mul[graph.EdgeProgram] = 0.5
 	sites := identity()
 	sites.siteSet, sites.siteMul = 1, 0.5
-	w.attrs = make([]cattr, w.ncalls)
+	if err := w.setAttrs(make([]cattr, w.ncalls)); err != nil {
+		b.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		r    *rule

@@ -29,42 +29,47 @@ type sweeper struct {
 	calls int32   // the run's: vertex ids below 2·calls are the calls' S and E
 	vals  []int64 // the sweeps' scratch, reused
 	slots int
-	// attrs is the owned calls' attributes (by c - CallLo), ncalls their
-	// number: a position's is that of its vertex's call (attr); vattrs
-	// each received vertex's, where the rows are redistributed.
+	// attrs is, by position, the attributes of its vertex's call (the
+	// zero cattr for a hub or the start vertex): looked up once, in the
+	// positions' order, rather than by vertex in every sweep, where the
+	// schedule's rounds take the vertices far out of their order.
 	attrs  []cattr
-	vattrs []cattr
 	ncalls int32
 }
 
-// attr is the attributes of the call of the vertex at position l (the
-// zero cattr for a hub or the start vertex).
-func (w *sweeper) attr(l int32) cattr {
-	if w.vattrs != nil {
-		return w.vattrs[w.rows.Order[l]]
-	}
-	if v := w.rows.Order[l]; v < 2*w.ncalls {
-		return w.attrs[v>>1]
-	}
-	return cattr{}
-}
+// attr is the attributes of the call of the vertex at position l.
+func (w *sweeper) attr(l int32) cattr { return w.attrs[l] }
 
-// setAttrs takes the owned calls' attributes (by c - CallLo): where the
-// rows are another rank's vertices (FrameRows), each vertex's is shipped
-// to it.
+// setAttrs takes the owned calls' attributes (by c - CallLo) and lays
+// them out by position: where the rows are another rank's vertices
+// (FrameRows), each vertex's is shipped to it.
 func (w *sweeper) setAttrs(attrs []cattr) error {
-	w.attrs = attrs
-	if !w.rows.Redistributed() {
-		return nil
-	}
-	var err error
-	w.vattrs, err = cpath.TakeAt(w.rows, func(l int32) cattr {
+	of := func(l int32) cattr {
 		if l < 2*w.ncalls {
 			return attrs[l>>1]
 		}
 		return cattr{}
+	}
+	byOrder := []cattr(nil) // by the Order index of a received vertex
+	if w.rows.Redistributed() {
+		var err error
+		if byOrder, err = cpath.TakeAt(w.rows, of); err != nil {
+			return err
+		}
+	}
+	w.attrs = make([]cattr, w.n)
+	b := par.Bounds(w.n, 4*runtime.GOMAXPROCS(0))
+	par.Do(len(b)-1, func(k int) {
+		for l := b[k]; l < b[k+1]; l++ {
+			i := w.rows.Order[l]
+			if byOrder != nil {
+				w.attrs[l] = byOrder[i]
+			} else {
+				w.attrs[l] = of(i)
+			}
+		}
 	})
-	return err
+	return nil
 }
 
 // perVertex gives, by the rows' Order index, value(l) of each owned

@@ -97,6 +97,9 @@ type AnalyzerStats struct {
 	Edges              int64   `json:"edges"`
 	RelaxationsPerEdge float64 `json:"relaxations_per_edge"`
 	ExactAlgo          string  `json:"exact_algo,omitempty"` // the exact algorithm agreement was measured against
+	// Frames is whether dag and the replay swept the rows redistributed
+	// by frame (--frames) rather than each rank's part in rounds.
+	Frames bool `json:"frames,omitempty"`
 }
 
 // Segment is a stretch of the critical path on one rank.

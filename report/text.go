@@ -42,6 +42,9 @@ func WriteText(w io.Writer, r *Report, top int) {
 		if a.Edges > 0 {
 			fmt.Fprintf(w, "; %.2f relaxations per edge", a.RelaxationsPerEdge)
 		}
+		if a.Frames {
+			fmt.Fprint(w, "; swept by frame")
+		}
 		fmt.Fprintln(w)
 	}
 	if cp.Agreement != nil {

@@ -17,6 +17,7 @@ type analyzeOpts struct {
 	delta     int64
 	splitMode string
 	compress  bool
+	frames    bool
 	json      string
 	dot       string
 	matrix    string
@@ -39,6 +40,10 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns of vertex time for --algo=delta (0: the run's span over max(64, vertices/256) buckets)")
 	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
+	f.BoolVar(&o.frames, "frames", false, "at more than one analyzer rank: dag and the replay redistribute the graph's rows by frame\n"+
+		"(the stretches between global synchronisations) and sweep them in one pass, instead of each rank\n"+
+		"sweeping its own part in rounds: faster where the frames are many and small, for about twice the\n"+
+		"memory per rank (where the frames cannot be shared out evenly, the rounds it is)")
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
 	f.StringVar(&o.matrix, "matrix", "", "draw the communication matrix (bytes per source and destination rank, point-to-point\n"+
@@ -121,7 +126,7 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 
 // options turns the flags into the analysis's options, checked.
 func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
-	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress,
+	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
 		JSON: o.json, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
 		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
 	if err := ao.ParseWhatIf(o.whatIf); err != nil {

@@ -162,13 +162,32 @@ func TestSameReportEveryP(t *testing.T) {
 				t.Fatalf("one process: exit %d: %s", code, errs)
 			}
 			json1 := analyzeJSON(t, dir)
+			framed := false
 			for np := 1; np <= 4; np++ {
-				code, text, errs := mpiCPath(t, np, dir)
-				if code != 0 {
-					t.Fatalf("np=%d: exit %d: %s", np, code, errs)
+				// With --frames, dag and the replay sweep the rows
+				// redistributed by frame instead of in rounds.
+				for _, flags := range [][]string{nil, {"--frames"}} {
+					if np == 1 && flags != nil {
+						continue
+					}
+					what := strings.TrimSpace(fmt.Sprintf("np=%d %s", np, strings.Join(flags, " ")))
+					code, text, errs := mpiCPath(t, np, append(flags, dir)...)
+					if code != 0 {
+						t.Fatalf("%s: exit %d: %s", what, code, errs)
+					}
+					sameText(t, what, text, text1)
+					r := mpiReport(t, np, append(flags, dir)...)
+					sameAnalysis(t, what, r, json1)
+					if flags == nil && r.CriticalPath.Analyzer.Frames {
+						t.Errorf("%s: swept by frame without --frames", what)
+					}
+					framed = framed || r.CriticalPath.Analyzer.Frames
 				}
-				sameText(t, fmt.Sprintf("np=%d", np), text, text1)
-				sameAnalysis(t, fmt.Sprintf("np=%d", np), mpiReport(t, np, dir), json1)
+			}
+			// The generated halo's frames are many and even: --frames
+			// must have been taken there, or its path went untested.
+			if name == string(gen.Halo) && !framed {
+				t.Errorf("--frames never swept by frame")
 			}
 		})
 	}
@@ -176,7 +195,7 @@ func TestSameReportEveryP(t *testing.T) {
 
 // exactAlgos are the exact distributed algorithms with their flags.
 var exactAlgos = [][]string{
-	{"--algo=dag"}, {"--algo=dijkstra"}, {"--algo=delta"},
+	{"--algo=dag"}, {"--algo=dag", "--frames"}, {"--algo=dijkstra"}, {"--algo=delta"},
 	{"--algo=split", "--split-mode=par-par"}, {"--algo=split", "--split-mode=seq-par"},
 	{"--algo=split", "--split-mode=par-seq"}, {"--algo=split", "--split-mode=seq-seq"},
 }
