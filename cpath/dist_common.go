@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +63,36 @@ func (s *distSearch) reachedAt(i int) (int64, bool) {
 	}
 	d := s.dist[i]
 	return d, d != Unreached
+}
+
+// nextReached is the first owned vertex after i (-1: from the start)
+// that reaches the target, or -1 past the last: over marked vertices
+// (onPath) a word of 64 at a time, since the path's are few.
+func (s *distSearch) nextReached(i int) int {
+	nv := int(s.hi - s.lo)
+	i++
+	if s.onPath == nil {
+		for ; i < nv; i++ {
+			if s.dist[i] != Unreached {
+				return i
+			}
+		}
+		return -1
+	}
+	words := s.onPath.words
+	for w := i >> 6; w < len(words); w++ {
+		x := words[w]
+		if w == i>>6 {
+			x &^= 1<<(uint(i)&63) - 1
+		}
+		if x != 0 {
+			if j := w<<6 + bits.TrailingZeros64(x); j < nv {
+				return j
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // checkLocal checks this rank's share in O(its vertices and edges): the
@@ -400,11 +431,8 @@ func (s *distSearch) finish() (*DistResult, error) {
 	nv := int(s.hi - s.lo)
 	// Step 1.
 	bestSrc, bestDist := NoVertex, Unreached
-	for i := 0; i < nv; i++ {
-		d, ok := s.reachedAt(i)
-		if !ok {
-			continue
-		}
+	for i := s.nextReached(-1); i >= 0; i = s.nextReached(i) {
+		d, _ := s.reachedAt(i)
 		s.reached++
 		if g.InStart[i] == g.InStart[i+1] && (bestSrc == NoVertex || d > bestDist) {
 			bestSrc, bestDist = s.lo+int32(i), d
@@ -452,11 +480,8 @@ func (s *distSearch) finish() (*DistResult, error) {
 		walkEnd = append(walkEnd, res)
 		return res
 	}
-	for i := 0; i < nv; i++ {
+	for i := s.nextReached(-1); i >= 0; i = s.nextReached(i) {
 		v := s.lo + int32(i)
-		if _, ok := s.reachedAt(i); !ok {
-			continue
-		}
 		entry := v == bestSrc
 		if !entry {
 			for j := g.InStart[i]; j < g.InStart[i+1]; j++ {

@@ -38,7 +38,7 @@ func main() {
 	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
 	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
-	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if)")
+	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if, +frames for --frames; in any order)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	coresPerRank := flag.Int("cores-per-rank", 0, "cores each analyzer rank's Go runtime may use (GOMAXPROCS, passed by mpirun -x); 0: Go's default, every core the rank may run on. With N cores per rank, P ranks are compared fairly on a machine of P×N cores or more")
 	compare := flag.String("compare", "", "`LABEL=BIN,...`: cpath binaries (built with the mpi tag) to run beside this tree's, each algorithm and np interleaved with it")
@@ -203,10 +203,13 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	// path, millions here), to a file; +all: every output there is (JSON,
 	// CSV tables, matrix heatmap, timeline, what-if), to files.
 	args := append(slices.Clone(mpirunArgs), "-np", fmt.Sprint(np), "/usr/bin/time", "-f", "maxrss=%M cpu=%U+%S", bin, "analyze")
-	a, withJSON := strings.CutSuffix(algo, "+json")
-	a, withAll := strings.CutSuffix(a, "+all")
-	a, bare := strings.CutSuffix(a, "+bare")
-	if bare {
+	a, mods, _ := strings.Cut(algo, "+")
+	has := func(m string) bool { return slices.Contains(strings.Split(mods, "+"), m) }
+	withJSON, withAll, compress := has("json"), has("all"), has("compress")
+	if has("frames") {
+		args = append(args, "--frames")
+	}
+	if has("bare") {
 		args = append(args, "--what-if", "off") // the text report alone: no POP factors or what-if replay
 	}
 	if withJSON || withAll {
@@ -222,7 +225,6 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 			args = append(args, allOutputs...)
 		}
 	}
-	a, compress := strings.CutSuffix(a, "+compress")
 	if name, mode, ok := strings.Cut(a, ":"); ok {
 		args = append(args, "--algo="+name, "--split-mode="+mode)
 	} else {
