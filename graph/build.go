@@ -326,6 +326,35 @@ type builder struct {
 	runStart  map[int32]int64 // by owned call completing after unproductive polls: the polls' start
 	runOf     map[int32]int32 // by owned unproductive poll: the call its run led to
 	lateOps   []lateOp        // by owned MPI_Win_wait/test: the origins' last transfers to its rank (graph/pscw.go)
+	// eagerLimit is the largest eager limit any rank's log records
+	// (runEagerLimit): a send above it was a rendezvous.
+	eagerLimit uint64
+}
+
+// defaultEagerLimit is the eager limit of a run whose logs record none
+// (a foreign trace, an MPI without them): Open MPI's TCP limit, MPICH's
+// is about twice it.
+const defaultEagerLimit = 64 << 10
+
+// runEagerLimit sets b.eagerLimit, the same on every rank: the largest
+// of the logs' eager limits, since a send below it may have gone eagerly
+// on some transport, or defaultEagerLimit.
+func (b *builder) runEagerLimit() error {
+	x := int64(-1)
+	for _, d := range b.rankLogs {
+		for _, v := range d.hdr.EagerLimits {
+			x = max(x, v.Value)
+		}
+	}
+	x, err := mpix.AllreduceOne(b.c, x, mpix.Max)
+	if err != nil {
+		return err
+	}
+	if x < 0 {
+		x = defaultEagerLimit
+	}
+	b.eagerLimit = uint64(x)
+	return nil
 }
 
 // partMsg is a matched message into an owned rank (40 bytes: 8 M of them
@@ -342,8 +371,18 @@ type partMsg struct {
 	// matched by order of initialisation; its partitions' dependencies
 	// follow the messages' in deps (partitionDeps).
 	partitioned bool
-	bytes       uint64 // what the send logged
+	// rendezvous: a standard send (not partitioned) above the run's
+	// eager limit whose receive was posted after it started, and which
+	// completed after that post: it waited for the post, as a synchronous
+	// send does (a Late Receiver by RuleSynchronous, which the POP ideal
+	// run keeps).
+	rendezvous bool
+	bytes      uint64 // what the send logged
 }
+
+// waitsForPost says whether the send waited for its receive's post: a
+// Late Receiver dependency on it.
+func (m *partMsg) waitsForPost() bool { return m.sync || m.rendezvous }
 
 // heldApart says whether the send was held until a receiver's call other
 // than the one a synchronous send waits for anyway (match clears heldBy
@@ -396,6 +435,9 @@ func (b *builder) addCause(cause int32, start int64) int32 {
 // owners) with the owned receives, as Build's match does.
 func (b *builder) match() error {
 	p, c := b.p, b.c
+	if err := b.runEagerLimit(); err != nil {
+		return err
+	}
 	// Sized first: these arrays hold every message end of the owned
 	// ranks, each owned rank's at places of its own, so that the ranks'
 	// ends are gathered in parallel: its receives (recvAt) and, for
@@ -649,16 +691,18 @@ func (b *builder) match() error {
 			}
 			if s.Mode&mayHold != 0 {
 				pm.heldBy = b.heldBy(s, &r)
-				if pm.sync && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
+				post := p.Start[r.Post-p.CallLo]
+				pm.rendezvous = !pm.sync && !pm.partitioned && s.Bytes > b.eagerLimit && post > s.Start && s.DoneEnd > post
+				if pm.waitsForPost() && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
 					pm.heldBy = -1
 				}
 			}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
 			}
-			if pm.sync || pm.heldApart() {
+			if pm.waitsForPost() || pm.heldApart() {
 				q := p.Owner(pm.sendDone)
-				if pm.sync {
+				if pm.waitsForPost() {
 					lrs[q]++
 				}
 				if pm.heldApart() {
@@ -697,7 +741,7 @@ func (b *builder) match() error {
 		at := slices.Clone(lrOf[k*P : (k+1)*P])
 		for x := t.at; x < t.at+t.m1-t.m0; x++ {
 			m := &b.msgs[x]
-			if !m.sync && !m.heldApart() {
+			if !m.waitsForPost() && !m.heldApart() {
 				continue
 			}
 			kind := wireKind(LateReceiver, RuleSynchronous)
@@ -705,7 +749,7 @@ func (b *builder) match() error {
 				kind |= wirePartitioned
 			}
 			q := p.Owner(m.sendDone)
-			if m.sync {
+			if m.waitsForPost() {
 				cause := b.lateReceiverCause(m.recvPost)
 				lr[q][at[q]] = wireDep{Done: m.sendDone, Cause: cause, Kind: kind, Comm: m.comm,
 					Start: p.Start[cause-p.CallLo]}

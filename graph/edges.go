@@ -414,6 +414,9 @@ func depEdge(d *dep) EdgeKind {
 	case LateSender:
 		return EdgeLateSender
 	case LateReceiver:
+		if d.rule == RuleProgress {
+			return EdgeHeldSend
+		}
 		return EdgeLateReceiver
 	case LatePost, EarlyWait:
 		return EdgeRMA

@@ -66,9 +66,18 @@ const (
 	// S(MPI_Win_post) → E(the origin's call that waited for it),
 	// S(MPI_Win_complete) → E(the target's MPI_Win_wait or MPI_Win_test).
 	EdgeRMA
+	// EdgeHeldSend is a send held by its receiver's progress (a Late
+	// Receiver by RuleProgress): S(the receiver's call that let it go) →
+	// E(the send's completion). MPI's semantics did not make it wait: the
+	// POP ideal run leaves it out. What they did make a send wait for, the
+	// receive's post (a synchronous send, or a rendezvous whose receive
+	// was posted late), is EdgeLateReceiver.
+	EdgeHeldSend
+	// NumEdgeKinds is the number of edge kinds.
+	NumEdgeKinds = iota
 )
 
-var edgeNames = [...]string{"none", "program", "call", "late sender", "late receiver", "collective", "launch", "hub in", "hub out", "rma"}
+var edgeNames = [NumEdgeKinds]string{"none", "program", "call", "late sender", "late receiver", "collective", "launch", "hub in", "hub out", "rma", "held send"}
 
 func (k EdgeKind) String() string { return edgeNames[k] }
 
@@ -105,7 +114,7 @@ type WaitRule uint8
 
 const (
 	RuleNone        WaitRule = iota
-	RuleSynchronous          // a synchronous send completes only once its receive is posted
+	RuleSynchronous          // a synchronous send (or a rendezvous: a standard send above the eager limit, posted late) completes only once its receive is posted
 	RuleProgress             // the send completed as soon as the receiver entered MPI: it was held until then
 	// RuleObserved: a member of a collective with counts per pair
 	// (trace.Op.PairCounts) may not have needed this member, and a

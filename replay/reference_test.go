@@ -33,6 +33,12 @@ func newReference(t *testing.T, p *graph.PAG) *reference {
 	return ref
 }
 
+// drops says whether edge e is no dependency under r: a send held by its
+// receiver's progress, in the POP ideal run.
+func (ref *reference) drops(r *rule, e int32) bool {
+	return r.dropHeld && ref.p.InKind[e] == graph.EdgeHeldSend
+}
+
 // weight is edge e's (into v) under r.
 func (ref *reference) weight(r *rule, v, e int32) int64 {
 	modes, tab := r.modes(), r.mul
@@ -55,7 +61,9 @@ func (ref *reference) solve(r *rule) (dist []int64, length int64, end int32) {
 	dist = make([]int64, p.NumVertices())
 	for _, v := range ref.order {
 		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
-			dist[v] = max(dist[v], dist[p.InSrc[e]]+ref.weight(r, v, e))
+			if !ref.drops(r, e) {
+				dist[v] = max(dist[v], dist[p.InSrc[e]]+ref.weight(r, v, e))
+			}
 		}
 	}
 	end = -1
@@ -77,7 +85,7 @@ func (ref *reference) profile(r *rule, dist []int64, end int32) ([]RankNs, []OpN
 	for v := end; p.InStart[v] < p.InStart[v+1]; {
 		pick := int32(-1)
 		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
-			if u := p.InSrc[e]; dist[u]+ref.weight(r, v, e) == dist[v] && (pick < 0 || u < p.InSrc[pick]) {
+			if u := p.InSrc[e]; !ref.drops(r, e) && dist[u]+ref.weight(r, v, e) == dist[v] && (pick < 0 || u < p.InSrc[pick]) {
 				pick = e
 			}
 		}

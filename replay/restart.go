@@ -117,7 +117,7 @@ func (w *sweeper) restartSweep(r *rule, cross func(k, l, e, i int32) bool, start
 			wr.row(w.calls, rows.Vertex(l), w.attr(l))
 			for e := rows.Start[l]; e < rows.Start[l+1]; e++ {
 				i := rows.Src[e]
-				if !cross(k, l, e, i) {
+				if !cross(k, l, e, i) || wr.drops(rows, e) {
 					continue
 				}
 				we := wr.at(rows, e)

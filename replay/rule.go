@@ -25,6 +25,11 @@ type rule struct {
 	// MPI_Finalize, anything outside the window) keep the weights of the
 	// edges into their ends.
 	fixedRule bool
+	// With dropHeld, the sends held by their receivers' progress where
+	// MPI did not make them wait (graph.EdgeHeldSend) are no
+	// dependencies: the POP ideal network delivers a message as soon as it
+	// is sent.
+	dropHeld bool
 }
 
 // cattr is what the rules and the walks ask of the call a vertex belongs
@@ -47,7 +52,7 @@ const (
 // maxSiteSets is how many call-site sets cattr.Sites holds.
 const maxSiteSets = 16
 
-const numKinds = int(graph.EdgeRMA) + 1
+const numKinds = int(graph.NumEdgeKinds)
 
 var ones = func() (m [numKinds]float64) {
 	for k := range m {
@@ -67,12 +72,13 @@ func identity() *rule {
 // transfers of messages, collectives and one-sided synchronisations.
 // Waiting has no weight in the PAG: it comes back as the longest path's
 // slack.
-var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA}
+var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA, graph.EdgeHeldSend}
 
 // usefulOnly is the rule of the POP ideal run: only the useful computation
-// (program edges in the window) weighs.
+// (program edges in the window) weighs, and only the dependencies MPI's
+// semantics impose hold (dropHeld).
 func usefulOnly() *rule {
-	r := &rule{rankMul: 1, siteMul: 1, outsideRule: true, outside: 0}
+	r := &rule{rankMul: 1, siteMul: 1, outsideRule: true, outside: 0, dropHeld: true}
 	r.mul[graph.EdgeProgram] = 1
 	return r
 }
@@ -126,12 +132,13 @@ func rowRule(r *rule, modes *rowModes, perCall bool, calls, v int32, a cattr, ta
 	return tab, modes.end
 }
 
-// How a row's weights are taken: as they are, all 0, or each times its
-// factor.
+// How a row's weights are taken: as they are, all 0, each times its
+// factor, or that with the held sends left out (rule.dropHeld).
 const (
 	plainRow = iota
 	zeroRow
 	scaledRow
+	droppingRow
 )
 
 // rowModes is what a rule makes of the rows of calls' starts (program
@@ -156,6 +163,8 @@ func (r *rule) modes() rowModes {
 		zeros = zeros && r.mul[k] == 0
 	}
 	switch {
+	case r.dropHeld:
+		rm.end = droppingRow
 	case ones:
 		rm.end = plainRow
 	case zeros:

@@ -169,6 +169,12 @@ func (wr *weigher) at(rows *cpath.Rows, e int32) int64 {
 	return scale(rows.Weight.At(e), wr.m[rows.Label[e]])
 }
 
+// drops reports whether edge e, in the row set last, is no dependency
+// under the rule (rule.dropHeld).
+func (wr *weigher) drops(rows *cpath.Rows, e int32) bool {
+	return wr.mode == droppingRow && graph.EdgeKind(rows.Label[e]) == graph.EdgeHeldSend
+}
+
 // best is a frame's longest distance (in its terms) and the smallest
 // vertex id that has it.
 type best struct {
@@ -217,7 +223,7 @@ func (w *sweeper) solve(r *rule) (length int64, end, endPos int32, err error) {
 						}
 						d = max(d, x)
 					}
-				default:
+				case scaledRow:
 					m := wr.m
 					for e := lo; e < hi; e++ {
 						x := int64(0)
@@ -225,6 +231,21 @@ func (w *sweeper) solve(r *rule) (length int64, end, endPos int32, err error) {
 							x = vals[i]
 						}
 						d = max(d, x+scale(rows.Weight.At(e), m[label[e]]))
+					}
+				default:
+					m := wr.m
+					for e := lo; e < hi; e++ {
+						if graph.EdgeKind(label[e]) == graph.EdgeHeldSend {
+							continue
+						}
+						x := int64(0)
+						if i := src[e]; i >= 0 {
+							x = vals[i]
+						}
+						d = max(d, x+scale(rows.Weight.At(e), m[label[e]]))
+					}
+					if d == math.MinInt64 {
+						d = 0 // its causes all left out: a source
 					}
 				}
 			}
@@ -401,6 +422,9 @@ func (w *sweeper) walk(r *rule, wk walk, vals []int64, byRank []int64, out [][]h
 			x := int64(0)
 			if i := rows.Src[e]; i >= 0 {
 				x = vals[i]
+			}
+			if wr.drops(rows, e) {
+				continue
 			}
 			we := wr.at(rows, e)
 			if x+we != vals[l] {

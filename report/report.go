@@ -224,8 +224,9 @@ type WaitTimes struct {
 	LateReceiverNs int64 `json:"late_receiver_ns"`
 	WrongOrderNs   int64 `json:"wrong_order_ns"` // the part of late_sender_ns where messages arrived in the wrong order
 	// The parts of late_receiver_ns by the rule that decided them: a
-	// synchronous send waited for its receive to be posted; a send was
-	// held until its receiver entered MPI (docs/analysis.md).
+	// synchronous send, or a rendezvous (a standard send above the run's
+	// eager limit), waited for its receive to be posted; a send was held
+	// until its receiver entered MPI (docs/analysis.md).
 	LateReceiverSynchronousNs int64 `json:"late_receiver_synchronous_ns"`
 	LateReceiverProgressNs    int64 `json:"late_receiver_progress_ns"`
 	WaitAtBarrierNs           int64 `json:"wait_at_barrier_ns"`
