@@ -187,8 +187,18 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
-	calls := slices.Clone(r.Calls)
+	// Ranked by waiting; a call no member waited in is balanced, not a
+	// row of this table.
+	var calls []Collective
+	for _, c := range r.Calls {
+		if c.WaitBeforeNs+c.WaitAfterNs > 0 {
+			calls = append(calls, c)
+		}
+	}
 	slices.SortFunc(calls, func(a, b Collective) int { return cmpI(b.WaitBeforeNs+b.WaitAfterNs, a.WaitBeforeNs+a.WaitAfterNs) })
+	if len(calls) == 0 && len(r.Calls) > 0 {
+		fmt.Fprintf(w, "\nMost imbalanced collective calls: none (no member waited in any of the run's %d)\n", len(r.Calls))
+	}
 	if len(calls) > 0 {
 		fmt.Fprintln(w, "\nMost imbalanced collective calls (waits summed over members):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cpath/cpath/graph"
+	"github.com/cpath/cpath/trace"
 	"github.com/cpath/cpath/traffic"
 )
 
@@ -114,6 +115,11 @@ func writeTraffic(w io.Writer, r *Report, top int) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t\n", c.Name, c.Size, c.Calls, ns(c.TimeNs), memberList(c.Members, 8))
 		}
 		tw.Flush()
+		shown := cs
+		if top >= 0 && top < len(cs) {
+			shown = cs[:top]
+		}
+		fmt.Fprintln(w, commLegend(shown))
 	}
 	s := &r.MessageSizes
 	if len(s.P2P)+len(s.Collective) > 0 {
@@ -178,4 +184,25 @@ func sizeRange(lo, hi uint64) string {
 		return strconv.FormatUint(lo, 10)
 	}
 	return strconv.FormatUint(lo, 10) + "-" + strconv.FormatUint(hi, 10)
+}
+
+// commLegend says how the communicators' names are made, with the letters
+// of those listed: a constructor's names after mpisee's.
+func commLegend(cs []Communicator) string {
+	var letters []byte
+	for _, c := range cs {
+		if c.Name != "" && !slices.Contains(letters, c.Name[0]) {
+			letters = append(letters, c.Name[0])
+		}
+	}
+	slices.Sort(letters)
+	var says []string
+	for _, l := range letters {
+		if n := trace.CommLetterName(l); n != "" {
+			says = append(says, string(l)+" "+n)
+		}
+	}
+	return "names (as mpisee's): the constructor's letter, the world rank of the communicator's rank 0, and that\n" +
+		"rank's creation counter (an MPI_Comm_idup's: its letter, the parent's name, its number on the parent)\n" +
+		"letters: " + strings.Join(says, ", ")
 }

@@ -1,6 +1,9 @@
 package trace
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Comm is one entry of a rank's communicator table.
 type Comm struct {
@@ -139,4 +142,23 @@ func (b *CommBuilder) Comms() []Comm {
 		b.cur, b.idx, b.left, b.pending = cur, idx, left, true
 	}
 	return b.comms
+}
+
+// CommLetterName is what the letter a communicator's name starts with
+// (Comm.Name) stands for: MPI_COMM_WORLD, MPI_COMM_SELF or the
+// constructors that have it ("" for none).
+func CommLetterName(l byte) string {
+	switch l {
+	case 'W':
+		return "MPI_COMM_WORLD"
+	case 's':
+		return "MPI_COMM_SELF"
+	}
+	var names []string
+	for o := Op(0); o < NumOps; o++ {
+		if l != 0 && o.CommLetter() == l {
+			names = append(names, o.String())
+		}
+	}
+	return strings.Join(names, " or ")
 }
