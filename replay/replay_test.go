@@ -294,7 +294,8 @@ func TestReplay(t *testing.T) {
 			}{
 				{"rank:0=0", 4730, false, 0, 1},              // rank 1 alone: 100+100+1+3300+9+100+1+100+14+1000+5
 				{"callsite:0x3000=0.5", 3980, false, 0, 1},   // 1650 before rank 1's Allreduce
-				{"transfers=0", 5605, false, 0, 1},           // only MPI_Init and MPI_Finalize's own times stay
+				{"transfers=0", 5607, false, 0, 1},           // the calls' own times stay (the Pcontrols' 1 each, the Recv's 14 off the path)
+				{"mpi=0", 5628, false, 0, 1},                 // the hub's 9 and the message's 14 stay, the Pcontrols' 1 each go
 				{"balance:1", 4530, false, 0, 1},             // rank 1's useful computation × 0.75
 				{"callsite:0x3000=0.5", 3980, true, 3300, 1}, // the path's longest stretches, halved
 				{"callsite:0x5000=0.5", 5130, true, 1000, 1},
@@ -320,7 +321,7 @@ func TestReplay(t *testing.T) {
 					t.Errorf("what-if %s: the new path's ranks %v sum to %d, not its length %d", got.Scenario, got.Ranks, sum, got.RuntimeNs)
 				}
 			}
-			if b := res.WhatIf[3]; !strings.Contains(b.Description, "0.75") {
+			if b := res.WhatIf[4]; !strings.Contains(b.Description, "0.75") {
 				t.Errorf("balance:1: %q does not give the factor 0.75", b.Description)
 			}
 			if first == nil {

@@ -353,6 +353,7 @@ func makePlan(g *graph.PAG, infos []rankInfo, o *Options) (*plan, error) {
 	}
 	if !o.NoDefaults {
 		add(Scenario{Text: "transfers=0", Kind: Transfers}, true, 0)
+		add(Scenario{Text: "mpi=0", Kind: MPITime}, true, 0)
 		if heavy := slices.Index(pl.useful, slices.Max(pl.useful)); pl.useful[heavy] > 0 && float64(pl.useful[heavy]) > mean {
 			add(Scenario{Text: fmt.Sprintf("balance:%d", heavy), Kind: Balance, Rank: heavy}, true, 0)
 		}

@@ -21,10 +21,15 @@ const (
 	// call site X, on every rank, by F: the stretches the report names
 	// "before the call at X".
 	Callsite
-	// Transfers (transfers=F) scales the transfer weights (transferKinds:
-	// the MPI calls' own time and the messages' and collectives'
-	// transfers) by F; transfers=0 is the POP ideal network.
+	// Transfers (transfers=F) scales the transfers of messages,
+	// collectives and one-sided synchronisations (transferKinds but the
+	// calls' own time) by F.
 	Transfers
+	// MPITime (mpi=F) scales the MPI calls' own time (what a call did
+	// that was not waiting or a transfer: copies, protocol) by F. With
+	// transfers=0 as well, the network is about POP's ideal one (which
+	// also leaves out the sends held by their receivers' progress).
+	MPITime
 )
 
 // Scenario is one what-if question.
@@ -37,11 +42,12 @@ type Scenario struct {
 }
 
 // ScenarioSyntax is the what-if scenarios' syntax, for help and errors.
-const ScenarioSyntax = "balance:RANK, rank:RANK=FACTOR, callsite:SITE=FACTOR or transfers=FACTOR"
+const ScenarioSyntax = "balance:RANK, rank:RANK=FACTOR, callsite:SITE=FACTOR, transfers=FACTOR or mpi=FACTOR"
 
 // Parse reads a scenario: balance:R, rank:R=F, callsite:X=F (X a call
 // site as the report names it, "file.c:42", a function, or its hex
-// address "0x4011d6"), transfers=F. Factors are non-negative numbers.
+// address "0x4011d6"), transfers=F, mpi=F. Factors are non-negative
+// numbers.
 func Parse(s string) (Scenario, error) {
 	bad := func(why string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("--what-if %q: %s (want %s)", s, why, ScenarioSyntax)
@@ -92,6 +98,12 @@ func Parse(s string) (Scenario, error) {
 			return bad("FACTOR is not a non-negative number")
 		}
 		return Scenario{Text: s, Kind: Transfers, Factor: f}, nil
+	case strings.HasPrefix(s, "mpi="):
+		f, ok := factor(strings.TrimPrefix(s, "mpi="))
+		if !ok {
+			return bad("FACTOR is not a non-negative number")
+		}
+		return Scenario{Text: s, Kind: MPITime, Factor: f}, nil
 	}
 	return bad("unknown scenario")
 }
@@ -105,9 +117,14 @@ func (s *Scenario) describe() string {
 		return fmt.Sprintf("rank %d's computation × %g", s.Rank, s.Factor)
 	case Callsite:
 		return fmt.Sprintf("the computation before the calls at %s × %g", s.Site, s.Factor)
+	case MPITime:
+		if s.Factor == 0 {
+			return "MPI calls' own time free (transfers and waits unchanged)"
+		}
+		return fmt.Sprintf("MPI calls' own time × %g", s.Factor)
 	}
 	if s.Factor == 0 {
-		return "transfers free (an ideal network)"
+		return "transfers free (MPI calls' own time unchanged)"
 	}
 	return fmt.Sprintf("transfers × %g", s.Factor)
 }

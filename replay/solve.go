@@ -81,9 +81,14 @@ func (j *jobs) ruleOf(s *planned) *rule {
 		r.siteSet, r.siteMul = 1<<s.Set, s.Factor
 	case Transfers:
 		for _, k := range transferKinds {
-			r.mul[k] = s.Factor
+			if k != graph.EdgeCall {
+				r.mul[k] = s.Factor
+			}
 		}
 		r.fixedRule = true // MPI_Init and MPI_Finalize stay
+	case MPITime:
+		r.mul[graph.EdgeCall] = s.Factor
+		r.fixedRule = true
 	}
 	return r
 }

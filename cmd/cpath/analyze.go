@@ -57,8 +57,9 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.StringArrayVar(&o.whatIf, "what-if", nil, "predict the run time if `SCENARIO` were so, by re-solving the longest path with changed\n"+
 		"weights (repeatable): balance:RANK (its computation scaled to the ranks' mean), rank:RANK=FACTOR\n"+
 		"(its computation scaled), callsite:SITE=FACTOR (the computation before the calls at SITE, as the\n"+
-		"report names it or 0xADDRESS, scaled), transfers=FACTOR (MPI's own time and the transfers scaled;\n"+
-		"0: an ideal network). Besides these, the report always answers transfers=0, balance of the\n"+
+		"report names it or 0xADDRESS, scaled), transfers=FACTOR (the transfers of messages, collectives and\n"+
+		"one-sided synchronisations scaled), mpi=FACTOR (the MPI calls' own time scaled: copies, protocol).\n"+
+		"Besides these, the report always answers transfers=0, mpi=0, balance of the\n"+
 		"heaviest rank and halving the critical path's three longest stretches of computation by call\n"+
 		"site; \"none\" leaves those out, \"off\" the POP factors too (no replay)")
 	addTimelineFlags(cmd, &o.timelineOpts)

@@ -66,7 +66,7 @@ func TestWhatIf(t *testing.T) {
 			t.Errorf("%s: runtime %d + gain %d is not the run's longest path %d", w.Scenario, w.RuntimeNs, w.GainNs, rep.CriticalPath.LengthNs)
 		}
 	}
-	// The defaults: transfers free, the heaviest rank balanced (the ranks'
+	// The defaults: transfers free, MPI's own time free, the heaviest rank balanced (the ranks'
 	// clocks differ by a few µs, so their computation does), and no
 	// stretches to halve (the calls have no call sites).
 	heavy := 0
@@ -75,7 +75,7 @@ func TestWhatIf(t *testing.T) {
 			heavy = r
 		}
 	}
-	want := []string{"rank:0=2", "transfers=0.5", "balance:3", "transfers=0", fmt.Sprintf("balance:%d", heavy)}
+	want := []string{"rank:0=2", "transfers=0.5", "balance:3", "transfers=0", "mpi=0", fmt.Sprintf("balance:%d", heavy)}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("what_if scenarios %q, want %q", got, want)
 	}
