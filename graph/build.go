@@ -794,11 +794,15 @@ func (b *builder) match() error {
 	if err := b.addDeps(gotLR); err != nil {
 		return err
 	}
-	counts := []int64{int64(len(b.msgs)), int64(unmatched), int64(violations)}
+	var polls int64
+	for _, d := range b.rankLogs {
+		polls += d.polls
+	}
+	counts := []int64{int64(len(b.msgs)), int64(unmatched), int64(violations), polls}
 	if err := c.Allreduce(counts, mpix.Sum); err != nil {
 		return err
 	}
-	p.Messages, p.Unmatched, p.ClockViolations = int(counts[0]), int(counts[1]), int(counts[2])
+	p.Messages, p.Unmatched, p.ClockViolations, p.CoalescedPolls = int(counts[0]), int(counts[1]), int(counts[2]), counts[3]
 	if p.Unmatched > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
 	}

@@ -605,6 +605,9 @@ func TestPollingIsWaiting(t *testing.T) {
 	writeLogs(t, dir, recs)
 	g := mustBuild(t, dir)
 	checkEdges(t, g)
+	if g.CoalescedPolls != 4999 {
+		t.Errorf("CoalescedPolls = %d, want 4999: the record of 5000 polls is one call of the graph", g.CoalescedPolls)
+	}
 	testCall := g.RankStart[1] + 3
 	w := waitOf(g, testCall)
 	if w == nil || w.Kind != graph.LateSender || w.Ns != 800 {
@@ -1006,7 +1009,7 @@ func comparePartsTo(t *testing.T, what string, one *graph.PAG, parts []*graph.PA
 	colls := 0
 	for q, p := range parts {
 		if p.NumVertices() != one.NumVertices() || p.Target != one.Target || p.StartVertex != one.StartVertex ||
-			p.T0 != one.T0 || p.T1 != one.T1 || p.Messages != one.Messages || p.Unmatched != one.Unmatched ||
+			p.T0 != one.T0 || p.T1 != one.T1 || p.Messages != one.Messages || p.CoalescedPolls != one.CoalescedPolls || p.Unmatched != one.Unmatched ||
 			p.ClockViolations != one.ClockViolations || p.Inconsistent != one.Inconsistent {
 			t.Fatalf("%s: part %d's counts differ from one process's", what, q)
 		}

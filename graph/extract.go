@@ -108,6 +108,7 @@ type rankData struct {
 	trailer trace.Trailer
 	comms   []trace.Comm
 	n       int32 // calls
+	polls   int64 // the calls its coalesced polls stand for beyond their one record each (PAG.CoalescedPolls)
 	firsts  int32 // calls that are the first of their thread (the number of threads)
 	ordered bool  // each call starts no earlier than the one before ends, and ends no earlier than it starts
 	keys    []keyList
@@ -327,6 +328,7 @@ func (x *extractor) add(rec *trace.Record) {
 	}
 	if rec.Unproductive() {
 		x.unproductive.setAtomic(int(x.base + c)) // ranks are read in parallel
+		x.polls += int64(rec.Polls()) - 1
 	}
 	if cls == trace.ClassComplete && rec.Count == 0 && !rec.Op.IsPoll() && len(x.waitUnknown) > 0 {
 		x.waitUnknown.setAtomic(int(x.base + c))

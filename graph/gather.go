@@ -137,7 +137,7 @@ func (p *PAG) Summary(colls []Collective) *PAG {
 	return &PAG{Ranks: p.Ranks, RunID: p.RunID, RankStart: p.RankStart, PartRanks: p.PartRanks, Part: -1,
 		Bounds: p.Bounds, Hubs: p.Hubs, StartVertex: p.StartVertex, Comms: p.Comms, Colls: colls,
 		Syncs: p.Syncs, SyncHub: p.SyncHub,
-		Messages: p.Messages, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, ClockCorrections: p.ClockCorrections, ClockShiftMax: p.ClockShiftMax, Inconsistent: p.Inconsistent, EpochPairs: p.EpochPairs,
+		Messages: p.Messages, CoalescedPolls: p.CoalescedPolls, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, ClockCorrections: p.ClockCorrections, ClockShiftMax: p.ClockShiftMax, Inconsistent: p.Inconsistent, EpochPairs: p.EpochPairs,
 		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress,
 		Modules: p.Modules, Notes: p.Notes, Unwrapped: p.Unwrapped}
 }

@@ -278,6 +278,11 @@ type PAG struct {
 	Split   []int32
 
 	Messages, Unmatched, ClockViolations, Inconsistent int
+	// CoalescedPolls is how many more MPI calls the run made than the
+	// graph has: the logger writes a run of unproductive polls (MPI_Test…,
+	// MPI_Iprobe that found nothing) as one call, so the run made
+	// NumCalls() + CoalescedPolls calls, as cpath info counts them.
+	CoalescedPolls int64
 	// ClockCorrections is how many dependencies (messages, collectives,
 	// every kind) ran backwards on the synchronised clocks, a call ending
 	// before something it needed started, and ClockShiftMax the largest

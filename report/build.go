@@ -65,7 +65,7 @@ func Build(in *Input) *Report {
 	g := in.PAG
 	r := &Report{RuntimeNs: g.T1 - g.T0}
 	calls := int(g.RankStart[g.Ranks])
-	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, Messages: g.Messages,
+	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, CoalescedPolls: g.CoalescedPolls, Messages: g.Messages,
 		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, ClockCorrections: g.ClockCorrections, ClockCorrectionMaxNs: g.ClockShiftMax, RMAEpochPairs: g.EpochPairs, Skipped: g.Notes}
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}

@@ -29,7 +29,12 @@ type RunInfo struct {
 	LogDir          string `json:"log_dir"`
 	RunID           string `json:"run_id"`
 	Ranks           int    `json:"ranks"`
+	// Calls are the calls the analysis took, a run of unproductive polls
+	// (MPI_Test…, MPI_Iprobe that found nothing) as one, as the logger
+	// wrote it; CoalescedPolls the calls such runs stand for besides:
+	// the run made Calls + CoalescedPolls MPI calls, cpath info's count.
 	Calls           int    `json:"calls"`
+	CoalescedPolls  int64  `json:"coalesced_polls"`
 	Messages        int    `json:"messages"`         // matched point-to-point messages
 	Unmatched       int    `json:"unmatched"`        // sends or receives without a partner in the logs
 	ClockViolations int    `json:"clock_violations"` // receives that ended before their send started, corrected
