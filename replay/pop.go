@@ -23,9 +23,9 @@ type Factors struct {
 	From, To                int64   // the window, ns since the run's start
 	RuntimeNs               int64   // To - From
 	IdealRuntimeNs          int64   // the longest path of useful computation
-	UsefulNs                []int64 // by rank
-	AvgUsefulNs             float64
-	MaxUsefulNs             int64
+	UsefulNs                []int64 // by rank (a rank's threads together)
+	AvgUsefulNs             float64 // over the units of work: the ranks, or the threads of a rank of several
+	MaxUsefulNs             int64   // the busiest unit's
 }
 
 // Phase is one stretch of the run between consecutive MPI_Pcontrol calls
@@ -49,16 +49,18 @@ type POP struct {
 	Window *Factors
 }
 
-// factors computes the ratios.
-func factors(useful []int64, from, to, ideal int64) Factors {
+// factors computes the ratios, from the useful computation of each unit
+// of work (a rank, or each thread of a rank of several: rankInfo.units);
+// useful (by rank, a rank's threads together) is reported.
+func factors(useful, units []int64, from, to, ideal int64) Factors {
 	f := Factors{From: from, To: to, RuntimeNs: max(0, to-from), IdealRuntimeNs: ideal, UsefulNs: useful}
 	var sum int64
-	for _, u := range useful {
+	for _, u := range units {
 		sum += u
 		f.MaxUsefulNs = max(f.MaxUsefulNs, u)
 	}
-	if len(useful) > 0 {
-		f.AvgUsefulNs = float64(sum) / float64(len(useful))
+	if len(units) > 0 {
+		f.AvgUsefulNs = float64(sum) / float64(len(units))
 	}
 	maxU, rt, id := float64(f.MaxUsefulNs), float64(f.RuntimeNs), float64(ideal)
 	f.LoadBalance = ratio(f.AvgUsefulNs, maxU)

@@ -61,20 +61,8 @@ type testCall struct {
 // writeTestRun writes the run's logs into a new directory.
 func writeTestRun(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	ranks := make([][]trace.Record, len(testRanks))
 	for r, calls := range testRanks {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bw := bufio.NewWriter(f)
-		h := &trace.Header{RunID: "replay-test", Rank: r, Size: len(testRanks), Host: "test", PID: 1 + r,
-			Exe: "/test/replay", Logger: "replay test", Clock: trace.Clock{Method: "pingpong"}}
-		w, err := trace.NewWriter(bw, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var recs []trace.Record
 		for _, c := range calls {
 			rec := trace.Record{Op: c.op, Start: c.start, End: c.end, CallSite: c.site, Comm: trace.CommNone,
 				Peer: trace.PeerNone, Root: trace.PeerNone}
@@ -88,7 +76,28 @@ func writeTestRun(t *testing.T) string {
 			case trace.OpRecv:
 				rec.Comm, rec.Peer, rec.Tag, rec.Bytes = trace.CommWorld, 0, 5, 8
 			}
-			recs = append(recs, rec)
+			ranks[r] = append(ranks[r], rec)
+		}
+	}
+	return writeRecs(t, ranks)
+}
+
+// writeRecs writes a run's logs, ranks[r] rank r's records, into a new
+// directory.
+func writeRecs(t *testing.T, ranks [][]trace.Record) string {
+	t.Helper()
+	dir := t.TempDir()
+	for r, recs := range ranks {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank-%06d.cplog", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := bufio.NewWriter(f)
+		h := &trace.Header{RunID: "replay-test", Rank: r, Size: len(ranks), Host: "test", PID: 1 + r,
+			Exe: "/test/replay", Logger: "replay test", Clock: trace.Clock{Method: "pingpong"}}
+		w, err := trace.NewWriter(bw, h)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if err := w.WriteRecords(recs); err != nil {
 			t.Fatal(err)
@@ -464,6 +473,44 @@ func TestReplayWindow(t *testing.T) {
 				}
 				checkFactors(t, "window", *res.POP.Window, tc.want)
 			})
+		}
+	}
+}
+
+// TestThreadedPOP: a rank of two threads computing at once (rank 0: 1100
+// and 1000 ns of useful computation, rank 1 110) has POP factors within
+// [0, 1], its threads the units of work as in POP's hybrid model: the
+// ranks' sum (2100) would give communication 1.89 in a window of 1112.
+// Worked by hand: units 1100, 1000, 110 (max 1100, mean 736.67); the
+// ideal run is thread 0's 1000 and 100 (rank 1 waits for its sends), 1100.
+//
+//	rank 0 thread 0: Init [0,100]  1000  Send(5)→1 [1100,1110]  100  Finalize [1210,1220]
+//	rank 0 thread 1:      Send(7)→1 [100,105]  1000  Send(8)→1 [1105,1110]
+//	rank 1:          Init [0,100]  Recv(7) [100,106]  10  Recv(8) [116,1111]  Recv(5) [1111,1112]  100  Finalize [1212,1220]
+func TestThreadedPOP(t *testing.T) {
+	rec := func(op trace.Op, thread uint16, start, end int64, peer, tag int32) trace.Record {
+		r := trace.Record{Op: op, Thread: thread, Start: start, End: end, CallSite: 0x100, Comm: trace.CommNone,
+			Peer: trace.PeerNone, Root: trace.PeerNone}
+		if op == trace.OpSend || op == trace.OpRecv {
+			r.Comm, r.Peer, r.Tag, r.Bytes = trace.CommWorld, peer, tag, 8
+		}
+		return r
+	}
+	dir := writeRecs(t, [][]trace.Record{
+		{rec(trace.OpInitThread, 0, 0, 100, 0, 0), rec(trace.OpSend, 1, 100, 105, 1, 7), rec(trace.OpSend, 0, 1100, 1110, 1, 5),
+			rec(trace.OpSend, 1, 1105, 1110, 1, 8), rec(trace.OpFinalize, 0, 1210, 1220, 0, 0)},
+		{rec(trace.OpInit, 0, 0, 100, 0, 0), rec(trace.OpRecv, 0, 100, 106, 0, 7), rec(trace.OpRecv, 0, 116, 1111, 0, 8),
+			rec(trace.OpRecv, 0, 1111, 1112, 0, 5), rec(trace.OpFinalize, 0, 1212, 1220, 0, 0)},
+	})
+	for _, P := range []int{1, 2} {
+		res, err := replayAt(t, dir, P, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFactors(t, fmt.Sprintf("P=%d", P), res.POP.Factors, wantFactors{100, 1212, 1100, []int64{2100, 110},
+			(2210.0 / 3) / 1100, 1, 1100.0 / 1112})
+		if f := res.POP.Factors; f.MaxUsefulNs != 1100 {
+			t.Errorf("P=%d: max useful %d, want thread 0's 1100", P, f.MaxUsefulNs)
 		}
 	}
 }

@@ -128,7 +128,52 @@ type rankInfo struct {
 	PhaseTo   []int64
 	Sites     []uint64 // its calls' distinct call sites
 	WinUseful int64    // with Options.Window: its useful computation inside it
-	win       *windowInfo
+	// ThreadUseful is, for a rank of several threads, each thread's
+	// useful computation by phase (Useful sums them), and
+	// WinThreadUseful each thread's inside the window: POP's units of
+	// work are then the threads (nil for a rank of one).
+	ThreadUseful    [][]int64
+	WinThreadUseful []int64
+	win             *windowInfo
+}
+
+// units appends the rank's units of POP work in phase ph (wholeRun, or
+// inWindow): its threads' useful computation if it has several, else its
+// own (POP's hybrid model, whose units are the threads). A thread's
+// computation is a chain of the graph, so that none exceeds the ideal
+// run; the threads' sum may.
+func (ri *rankInfo) units(out []int64, ph int) []int64 {
+	if ri.ThreadUseful == nil {
+		return append(out, usefulIn(ri.Useful, ri.WinUseful, ph))
+	}
+	for t, tu := range ri.ThreadUseful {
+		out = append(out, usefulIn(tu, ri.WinThreadUseful[t], ph))
+	}
+	return out
+}
+
+// The phases of units besides the phases' own indices.
+const (
+	wholeRun = -1 // every phase
+	inWindow = -2 // the --from/--to window
+)
+
+// usefulIn is the useful computation of phase ph (or wholeRun, or
+// inWindow: win) of byPhase; 0 for a phase the rank has not.
+func usefulIn(byPhase []int64, win int64, ph int) int64 {
+	switch {
+	case ph == inWindow:
+		return win
+	case ph == wholeRun:
+		var u int64
+		for _, x := range byPhase {
+			u += x
+		}
+		return u
+	case ph < len(byPhase):
+		return byPhase[ph]
+	}
+	return 0
 }
 
 // site is a call site of a rank.
@@ -275,15 +320,30 @@ func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
 	// MPI_Init up to MPI_Finalize, each in the phase of the call it
 	// starts after (and with a window, their parts inside it).
 	winLo, winHi := max(from, ri.From), min(to, ri.To)
+	// The threads, by id: each its useful computation (a rank has few).
+	threads := map[uint16]int{}
+	for c := ri.Init + 1; c <= ri.Fin; c++ {
+		if _, ok := threads[p.Thread[c-p.CallLo]]; !ok {
+			threads[p.Thread[c-p.CallLo]] = len(threads)
+		}
+	}
+	if len(threads) > 1 {
+		ri.ThreadUseful = make([][]int64, len(threads))
+		for t := range ri.ThreadUseful {
+			ri.ThreadUseful[t] = make([]int64, k+1)
+		}
+		ri.WinThreadUseful = make([]int64, len(threads))
+	}
 	for c := ri.Init + 1; c <= ri.Fin; c++ {
 		v := 2 * (c - p.CallLo) // S(c)'s row
 		for e := p.InStart[v]; e < p.InStart[v+1]; e++ {
 			if p.InKind[e] != graph.EdgeProgram {
 				continue
 			}
+			var in int64
 			if ri.win != nil {
 				if a := p.InSrc[e] >> 1; a >= p.CallLo && a < c {
-					ri.win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
+					in = ri.win.clip(a, c, p.End[a-p.CallLo], p.Start[c-p.CallLo], p.InWeight.At(e), from, to, winLo, winHi)
 				}
 			}
 			ph := 0
@@ -292,6 +352,11 @@ func rankInfoOf(p *graph.PAG, r int, windowed bool, from, to int64) rankInfo {
 				ph = sort.Search(k, func(i int) bool { return ri.Marks[i].Call > a })
 			}
 			ri.Useful[ph] += p.InWeight.At(e)
+			if ri.ThreadUseful != nil {
+				t := threads[p.Thread[c-p.CallLo]]
+				ri.ThreadUseful[t][ph] += p.InWeight.At(e)
+				ri.WinThreadUseful[t] += in
+			}
 		}
 	}
 	if ri.win != nil {

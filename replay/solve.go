@@ -230,7 +230,7 @@ func (pl *plan) result(out *solved) *Result {
 	if from > to {
 		from, to = g.T0, g.T0
 	}
-	res.POP.Factors = factors(pl.useful, from-g.T0, to-g.T0, out.idealNs)
+	res.POP.Factors = factors(pl.useful, pl.units(wholeRun), from-g.T0, to-g.T0, out.idealNs)
 	if pl.phases > 1 {
 		res.POP.Phases = pl.phaseFactors(out.phases)
 	}
@@ -243,7 +243,7 @@ func (pl *plan) result(out *solved) *Result {
 		if wFrom > wTo {
 			wFrom, wTo = pl.window.From, pl.window.From // the window holds none of the POP window: nothing to measure
 		}
-		f := factors(useful, wFrom-g.T0, wTo-g.T0, out.windowNs)
+		f := factors(useful, pl.units(inWindow), wFrom-g.T0, wTo-g.T0, out.windowNs)
 		res.POP.Window = &f
 	}
 	res.WhatIf = make([]WhatIf, len(pl.scenarios))
@@ -292,7 +292,16 @@ func (pl *plan) phaseFactors(longest []int64) []Phase {
 		if from[k] > to[k] {
 			from[k], to[k] = g.T0, g.T0
 		}
-		out[k] = Phase{Index: k, Level: levels[k], Factors: factors(useful[k], from[k]-g.T0, to[k]-g.T0, longest[k])}
+		out[k] = Phase{Index: k, Level: levels[k], Factors: factors(useful[k], pl.units(k), from[k]-g.T0, to[k]-g.T0, longest[k])}
+	}
+	return out
+}
+
+// units is the run's units of POP work in phase ph (rankInfo.units).
+func (pl *plan) units(ph int) []int64 {
+	var out []int64
+	for i := range pl.infos {
+		out = pl.infos[i].units(out, ph)
 	}
 	return out
 }

@@ -29,11 +29,11 @@ type clipped struct {
 
 // clip adds the program edge of weight wt from E(a) at tE into S(c) at tS
 // to the rank's window info: the window [from, to] (global ns), the
-// rank's own [lo, hi] within it.
-func (wi *windowInfo) clip(a, c int32, tE, tS, wt, from, to, lo, hi int64) {
+// rank's own [lo, hi] within it. It returns the edge's part inside.
+func (wi *windowInfo) clip(a, c int32, tE, tS, wt, from, to, lo, hi int64) int64 {
 	in := min(tS, hi) - max(tE, lo)
 	if in <= 0 {
-		return
+		return 0
 	}
 	in = min(in, wt)
 	wi.Useful += in
@@ -46,6 +46,7 @@ func (wi *windowInfo) clip(a, c int32, tE, tS, wt, from, to, lo, hi int64) {
 	case !srcIn && !dstIn:
 		wi.Span = max(wi.Span, in)
 	}
+	return in
 }
 
 // windowRun is a part's window: its ranks' stretches across its edges

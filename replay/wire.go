@@ -26,6 +26,8 @@ func putRankInfos(e *mpix.Encoder, ris []rankInfo) {
 		mpix.PutRecords(e, ri.PhaseFrom)
 		mpix.PutRecords(e, ri.PhaseTo)
 		mpix.PutRecords(e, ri.Sites)
+		mpix.PutList(e, ri.ThreadUseful, func(e *mpix.Encoder, tu *[]int64) { mpix.PutRecords(e, *tu) })
+		mpix.PutRecords(e, ri.WinThreadUseful)
 	})
 }
 
@@ -38,9 +40,19 @@ func readRankInfos(d *mpix.Decoder, ranks int) []rankInfo {
 		*ri = rankInfo{Rank: int(h.Rank), Init: h.Init, Fin: h.Fin, From: h.From, To: h.To, WinUseful: h.WinUseful,
 			Empty: h.Empty, Finalized: h.Finalized,
 			Marks: mpix.ReadRecords[Mark](d), Useful: mpix.ReadRecords[int64](d),
-			PhaseFrom: mpix.ReadRecords[int64](d), PhaseTo: mpix.ReadRecords[int64](d), Sites: mpix.ReadRecords[uint64](d)}
+			PhaseFrom: mpix.ReadRecords[int64](d), PhaseTo: mpix.ReadRecords[int64](d), Sites: mpix.ReadRecords[uint64](d),
+			ThreadUseful:    mpix.ReadList(d, func(d *mpix.Decoder, tu *[]int64) { *tu = mpix.ReadRecords[int64](d) }),
+			WinThreadUseful: mpix.ReadRecords[int64](d)}
 		if d.Err() != nil {
 			return
+		}
+		if len(ri.WinThreadUseful) != len(ri.ThreadUseful) {
+			d.Fail("replay: rank %d's %d threads and %d in the window", h.Rank, len(ri.ThreadUseful), len(ri.WinThreadUseful))
+		}
+		for _, tu := range ri.ThreadUseful {
+			if len(tu) != len(ri.Marks)+1 {
+				d.Fail("replay: rank %d's %d marks and a thread's %d phases", h.Rank, len(ri.Marks), len(tu))
+			}
 		}
 		if h.Rank < 0 || h.Rank >= int64(ranks) {
 			d.Fail("replay: rank %d of %d", h.Rank, ranks)

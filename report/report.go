@@ -26,18 +26,18 @@ type Report struct {
 
 // RunInfo says what was analysed and what had to be skipped or corrected.
 type RunInfo struct {
-	LogDir          string `json:"log_dir"`
-	RunID           string `json:"run_id"`
-	Ranks           int    `json:"ranks"`
+	LogDir string `json:"log_dir"`
+	RunID  string `json:"run_id"`
+	Ranks  int    `json:"ranks"`
 	// Calls are the calls the analysis took, a run of unproductive polls
 	// (MPI_Test…, MPI_Iprobe that found nothing) as one, as the logger
 	// wrote it; CoalescedPolls the calls such runs stand for besides:
 	// the run made Calls + CoalescedPolls MPI calls, cpath info's count.
-	Calls           int    `json:"calls"`
-	CoalescedPolls  int64  `json:"coalesced_polls"`
-	Messages        int    `json:"messages"`         // matched point-to-point messages
-	Unmatched       int    `json:"unmatched"`        // sends or receives without a partner in the logs
-	ClockViolations int    `json:"clock_violations"` // receives that ended before their send started, corrected
+	Calls           int   `json:"calls"`
+	CoalescedPolls  int64 `json:"coalesced_polls"`
+	Messages        int   `json:"messages"`         // matched point-to-point messages
+	Unmatched       int   `json:"unmatched"`        // sends or receives without a partner in the logs
+	ClockViolations int   `json:"clock_violations"` // receives that ended before their send started, corrected
 	// ClockCorrections counts the dependencies that ran backwards on the
 	// synchronised clocks (a call ended before something it needed
 	// started: any kind, clock_violations' included), by at most
@@ -324,9 +324,9 @@ type POPFactors struct {
 	WindowNs                [2]int64 `json:"window_ns"`                // [from, to], ns since the run's start
 	RuntimeNs               int64    `json:"runtime_ns"`               // to - from
 	IdealRuntimeNs          int64    `json:"ideal_runtime_ns"`
-	UsefulNs                []int64  `json:"useful_ns"` // by rank
-	AvgUsefulNs             float64  `json:"avg_useful_ns"`
-	MaxUsefulNs             int64    `json:"max_useful_ns"`
+	UsefulNs                []int64  `json:"useful_ns"`     // by rank
+	AvgUsefulNs             float64  `json:"avg_useful_ns"` // over the units of work: ranks, or each thread of a rank of several
+	MaxUsefulNs             int64    `json:"max_useful_ns"` // the busiest unit's
 }
 
 // POPPhase is one phase: phase 0 runs up to each rank's first
