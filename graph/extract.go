@@ -330,7 +330,7 @@ func (x *extractor) add(rec *trace.Record) {
 		x.unproductive.setAtomic(int(x.base + c)) // ranks are read in parallel
 		x.polls += int64(rec.Polls()) - 1
 	}
-	if cls == trace.ClassComplete && rec.Count == 0 && !rec.Op.IsPoll() && len(x.waitUnknown) > 0 {
+	if cls == trace.ClassComplete && rec.Count == 0 && !rec.Op.IsPoll() && rec.Flags&trace.FlagNullRequests == 0 && len(x.waitUnknown) > 0 {
 		x.waitUnknown.setAtomic(int(x.base + c))
 	}
 	comm := rec.Comm

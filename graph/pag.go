@@ -408,8 +408,9 @@ func (g *PAG) Times() []int64 {
 // WaitsUnknown reports whether owned call c (global number) is a blocking
 // Wait call that completed no request the logs hold: one the logger did
 // not see made (an unwrapped call's, such as a persistent collective's,
-// or one made while logging was paused), or MPI_REQUEST_NULL. What it
-// waited for is not in the graph.
+// or one made while logging was paused). What it waited for is not in the
+// graph. A Wait given only MPI_REQUEST_NULL (trace.FlagNullRequests)
+// waited for nothing, and is not one.
 func (p *PAG) WaitsUnknown(c int32) bool {
 	return c >= p.CallLo && c < p.CallHi && len(p.waitUnknown) > 0 && p.waitUnknown.has(int(c-p.CallLo))
 }

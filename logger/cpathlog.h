@@ -48,7 +48,8 @@ typedef struct cp_path {
 #define CP_F_INPLACE 8
 #define CP_F_ERROR 16
 #define CP_F_REMOTE 32
-#define CP_F_CANCELLED 64
+#define CP_F_CANCELLED 64 /* ReqDone, a receive: cancelled */
+#define CP_F_NULLREQS 64 /* a Wait/Test call given no request but MPI_REQUEST_NULL (trace.FlagNullRequests) */
 #define CP_F_PERSISTENT 128
 
 #define CP_PEER_NONE (-1)
@@ -135,6 +136,7 @@ typedef struct cp_pre {
 	int n;
 	cp_req small[8];
 	cp_req *ents;   /* n entries; id 0 where the handle was null or unknown */
+	int nonnull;    /* the handles that were not MPI_REQUEST_NULL */
 } cp_pre;
 
 /* Runtime API used by the generated wrappers (runtime.c). */

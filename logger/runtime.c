@@ -1373,6 +1373,7 @@ void cp_pre_reqs(cp_pre *p, int n, const MPI_Request *reqs) {
 		p->ents[i].h = reqs[i]; /* the handle still identifies the request to cp_poll */
 		missing += reqs[i] != MPI_REQUEST_NULL;
 	}
+	p->nonnull = missing;
 	cp_thr *t = cp_self();
 	if (!t || !missing)
 		return;
@@ -1615,9 +1616,13 @@ void cp_complete(int op, int64_t t0, int64_t t1, uint64_t cs, cp_pre *p, int ndo
 			k++;
 	}
 	if (k == 0) {
-		/* no request the logger knows: one record, no table to change */
+		/* no request the logger knows: one record, no table to change;
+		 * one given none but MPI_REQUEST_NULL (or a count of 0) says so,
+		 * as it waited for nothing */
 		cp_rec r1;
 		cp_call1(t, &r1, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+		if (p->nonnull == 0)
+			r1.flags |= CP_F_NULLREQS;
 		cp_end1(t, &r1);
 		return;
 	}

@@ -66,9 +66,15 @@ const (
 	FlagInPlace                      // MPI_IN_PLACE was passed
 	FlagError                        // the MPI call returned an error code
 	FlagRemote                       // Member sub-record: rank of the remote group of an intercommunicator
-	FlagCancelled                    // ReqDone: the request was cancelled
+	FlagCancelled                    // ReqDone, a receive: the request was cancelled (on a Wait/Test call: FlagNullRequests)
 	FlagPersistent                   // the request is persistent (Send_init…)
 )
+
+// FlagNullRequests on a Wait/Test call (class Complete): every request it
+// was given was MPI_REQUEST_NULL, or it was given none (count 0), so it
+// waited for nothing. It is FlagCancelled's bit, which Wait/Test calls do
+// not otherwise carry (ReqDone sub-records and receives do).
+const FlagNullRequests = FlagCancelled
 
 // Special peer and root values.
 const (
