@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,7 +146,40 @@ func Load(dir string) (*Run, error) {
 	for i, h := range hs {
 		run.Files[h.Rank], run.Headers[h.Rank], run.Calls[h.Rank] = files[i], *h, calls[i]
 	}
+	run.Notes = append(run.Notes, Oversubscribed(run.Headers)...)
 	return run, nil
+}
+
+// Oversubscribed says, for each host that ran more ranks than it had CPUs
+// online (as the logs' headers record them), that its ranks shared CPUs:
+// their waits and transfers then hold time they were descheduled, which
+// transfer efficiency and transfers=0 take for the network's.
+func Oversubscribed(hs []trace.Header) []string {
+	type host struct{ ranks, cpus int }
+	by := map[string]*host{}
+	var names []string
+	for i := range hs {
+		h := &hs[i]
+		if h.HostCPUs <= 0 {
+			continue // not recorded
+		}
+		x := by[h.Host]
+		if x == nil {
+			x = &host{}
+			by[h.Host] = x
+			names = append(names, h.Host)
+		}
+		x.ranks++
+		x.cpus = max(x.cpus, h.HostCPUs)
+	}
+	slices.Sort(names)
+	var notes []string
+	for _, n := range names {
+		if x := by[n]; x.ranks > x.cpus {
+			notes = append(notes, fmt.Sprintf("host %s ran %d ranks on %d CPUs: they shared CPUs, so their waits and transfers hold time they were descheduled, which transfer efficiency and transfers=0 take for the network's", n, x.ranks, x.cpus))
+		}
+	}
+	return notes
 }
 
 // openLog opens a log file and reads its preamble and header.

@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -263,6 +264,7 @@ func cpathGoInit(provided C.int, t0 C.int64_t, threads C.int) C.int {
 	libName, _, _ := strings.Cut(strings.TrimRight(C.GoStringN(&lib[0], libLen), "\x00"), "\n")
 	st.hdr = trace.Header{
 		RunID: hex.EncodeToString(idb[:]), Rank: rank, Size: size, Host: host, PID: os.Getpid(),
+		CPUs: runtime.NumCPU(), HostCPUs: hostCPUs(),
 		Exe: exe, LoadAddress: uint64(C.cp_load_address()), StartUnixNs: time.Now().UnixNano(),
 		T0: localNow(), ThreadLevel: int(provided), MPILibrary: strings.TrimSpace(libName), Logger: Version,
 		Clock:   trace.Clock{Method: method, AllreduceOffsetNs: arOff, Init: sp},
@@ -474,4 +476,28 @@ func cpathGoFinish(status, info C.int) {
 	}
 	st.f.Close()
 	st.f = nil
+}
+
+// hostCPUs is how many CPUs the host has online (/sys's list, "0-3,6"),
+// 0 where that cannot be read.
+func hostCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if isRange {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a {
+			return 0
+		}
+		n += z - a + 1
+	}
+	return n
 }

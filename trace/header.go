@@ -18,12 +18,17 @@ const Magic = "CPATHLOG"
 // Header describes one rank's log. It is stored as JSON right after the
 // preamble so that it can grow without a format change.
 type Header struct {
-	Version     int    `json:"version"`
-	RunID       string `json:"run_id"` // the same for every rank of one run (chosen by rank 0)
-	Rank        int    `json:"rank"`   // rank in MPI_COMM_WORLD
-	Size        int    `json:"size"`   // size of MPI_COMM_WORLD
-	Host        string `json:"host"`
-	PID         int    `json:"pid"`
+	Version int    `json:"version"`
+	RunID   string `json:"run_id"` // the same for every rank of one run (chosen by rank 0)
+	Rank    int    `json:"rank"`   // rank in MPI_COMM_WORLD
+	Size    int    `json:"size"`   // size of MPI_COMM_WORLD
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+	// CPUs is how many CPUs the process could run on (its affinity at
+	// start), HostCPUs how many the host had online: ranks of one host
+	// more than its CPUs shared them. 0: not recorded (older loggers).
+	CPUs        int    `json:"cpus,omitempty"`
+	HostCPUs    int    `json:"host_cpus,omitempty"`
 	Exe         string `json:"exe"`          // executable path
 	LoadAddress uint64 `json:"load_address"` // where the executable is mapped, to symbolize call sites
 	StartUnixNs int64  `json:"start_unix_ns"`

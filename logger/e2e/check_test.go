@@ -147,6 +147,9 @@ func checkHeaders(t *testing.T, logs []*trace.Log, np int, exe string) {
 		if h.Host == "" || h.PID <= 0 {
 			t.Errorf("rank %d: header host %q pid %d", rank, h.Host, h.PID)
 		}
+		if h.CPUs <= 0 || h.HostCPUs < h.CPUs {
+			t.Errorf("rank %d: header cpus %d, host_cpus %d: want the process's at most the host's, both recorded", rank, h.CPUs, h.HostCPUs)
+		}
 		key := h.Host + ":" + strconv.Itoa(h.PID)
 		if prev, ok := pids[key]; ok {
 			t.Errorf("ranks %d and %d both claim process %s", prev, rank, key)
