@@ -438,6 +438,16 @@ func (b *builder) match() error {
 	if err := b.runEagerLimit(); err != nil {
 		return err
 	}
+	p.RMATraffic = nil
+	for i, d := range b.rankLogs {
+		for target, t := range d.rmaTo {
+			t.Origin, t.Target = int32(p.RankLo+i), target
+			p.RMATraffic = append(p.RMATraffic, t)
+		}
+	}
+	slices.SortFunc(p.RMATraffic, func(a, b RMAPair) int {
+		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.Target, b.Target))
+	})
 	// Sized first: these arrays hold every message end of the owned
 	// ranks, each owned rank's at places of its own, so that the ranks'
 	// ends are gathered in parallel: its receives (recvAt) and, for

@@ -107,10 +107,11 @@ type rankData struct {
 	hdr     trace.Header // with the clock measured at MPI_Finalize, if any
 	trailer trace.Trailer
 	comms   []trace.Comm
-	n       int32 // calls
-	polls   int64 // the calls its coalesced polls stand for beyond their one record each (PAG.CoalescedPolls)
-	firsts  int32 // calls that are the first of their thread (the number of threads)
-	ordered bool  // each call starts no earlier than the one before ends, and ends no earlier than it starts
+	n       int32             // calls
+	polls   int64             // the calls its coalesced polls stand for beyond their one record each (PAG.CoalescedPolls)
+	rmaTo   map[int32]RMAPair // by target world rank: its one-sided transfers (PAG.RMATraffic)
+	firsts  int32             // calls that are the first of their thread (the number of threads)
+	ordered bool              // each call starts no earlier than the one before ends, and ends no earlier than it starts
 	keys    []keyList
 	ends    endStore
 	colls   []collEnd
@@ -317,6 +318,15 @@ func (x *extractor) add(rec *trace.Record) {
 	if int(c) >= len(x.op) {
 		x.cls = trace.ClassOther // more calls than counted: an error (readRank)
 		return
+	}
+	if rec.Op.IsRMATransfer() && rec.Peer >= 0 && rec.Flags&trace.FlagError == 0 {
+		if x.rmaTo == nil {
+			x.rmaTo = map[int32]RMAPair{}
+		}
+		t := x.rmaTo[rec.Peer]
+		t.Count++
+		t.Bytes += int64(rec.Bytes)
+		x.rmaTo[rec.Peer] = t
 	}
 	x.op[c] = rec.Op
 	x.thread[c] = rec.Thread

@@ -278,6 +278,9 @@ type PAG struct {
 	Split   []int32
 
 	Messages, Unmatched, ClockViolations, Inconsistent int
+	// RMATraffic is the one-sided transfers (trace.Op.IsRMATransfer) of
+	// the owned ranks, by (origin, target) world rank, ascending.
+	RMATraffic []RMAPair
 	// CoalescedPolls is how many more MPI calls the run made than the
 	// graph has: the logger writes a run of unproductive polls (MPI_Test…,
 	// MPI_Iprobe that found nothing) as one call, so the run made
@@ -442,4 +445,12 @@ func (p *PAG) Release() {
 // takes their place rather than sits beside them.
 func (p *PAG) ReleaseEdges() {
 	p.InStart, p.InSrc, p.InWeight, p.InKind = nil, nil, Weights{}, nil
+}
+
+// RMAPair is the one-sided transfers from an origin rank to a target
+// rank: how many, and the bytes their calls logged (Get's the origin
+// receives, Put's and the accumulates' it sends).
+type RMAPair struct {
+	Origin, Target int32
+	Count, Bytes   int64
 }

@@ -181,9 +181,8 @@ func (l *pscwLog) call(rec *trace.Record, c int32) {
 			}
 			o.expoLo, o.expoHi = -1, -1
 		}
-	case trace.OpPut, trace.OpGet, trace.OpAccumulate, trace.OpGetAccumulate, trace.OpFetchAndOp, trace.OpCompareAndSwap,
-		trace.OpRput, trace.OpRget, trace.OpRaccumulate, trace.OpRgetAccumulate:
-		if o.accLo >= 0 && rec.Peer >= 0 {
+	default:
+		if rec.Op.IsRMATransfer() && o.accLo >= 0 && rec.Peer >= 0 {
 			l.ops = append(l.ops, rmaOp{rec.Tag, rec.Peer, c})
 		}
 	}

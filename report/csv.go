@@ -65,6 +65,9 @@ var csvTables = []csvTable{
 		for _, p := range r.CommMatrix.Collective {
 			row("collective", itoa(p.Src), itoa(p.Dst), i64(p.Count), i64(p.Bytes))
 		}
+		for _, p := range r.CommMatrix.OneSided {
+			row("one-sided", itoa(p.Src), itoa(p.Dst), i64(p.Count), i64(p.Bytes))
+		}
 	}},
 	{"communicators", []string{"name", "size", "members", "calls", "time_ns"}, func(r *Report, row func(...string)) {
 		for _, c := range r.Communicators {

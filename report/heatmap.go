@@ -66,6 +66,9 @@ func WriteHeatmap(w io.Writer, r *Report, name string) error {
 	if len(r.CommMatrix.Collective) > 0 {
 		panels = append(panels, panel{"collective bytes (by data flow): %d transfers, %s", r.CommMatrix.Collective})
 	}
+	if len(r.CommMatrix.OneSided) > 0 {
+		panels = append(panels, panel{"one-sided bytes (origin to target): %d transfers, %s", r.CommMatrix.OneSided})
+	}
 	const width, height, barWidth = 6.5 * vg.Inch, 5.5 * vg.Inch, 1.1 * vg.Inch
 	var cw vg.CanvasWriterTo
 	W := width * vg.Length(len(panels))

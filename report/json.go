@@ -130,6 +130,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.pairs(r.CommMatrix.P2P)
 	j.raw(`,"collective":`)
 	j.pairs(r.CommMatrix.Collective)
+	j.raw(`,"one_sided":`)
+	j.pairs(r.CommMatrix.OneSided)
 	j.raw(`},"communicators":`)
 	j.value(r.Communicators)
 	j.raw(`,"message_sizes":`)

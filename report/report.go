@@ -263,6 +263,7 @@ type WaitTimes struct {
 type CommMatrix struct {
 	P2P        []Pair `json:"p2p"`
 	Collective []Pair `json:"collective"`
+	OneSided   []Pair `json:"one_sided"` // by (origin, target): MPI_Put, MPI_Get, the accumulates…
 }
 
 // Pair is one cell of the communication matrix.

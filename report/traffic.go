@@ -18,7 +18,7 @@ import (
 // addTraffic fills the report's communication matrix, communicators and
 // message sizes from the run's traffic (nil: none measured, empty lists).
 func addTraffic(r *Report, g *graph.PAG, t *traffic.Result) {
-	r.CommMatrix = CommMatrix{P2P: []Pair{}, Collective: []Pair{}}
+	r.CommMatrix = CommMatrix{P2P: []Pair{}, Collective: []Pair{}, OneSided: []Pair{}}
 	r.Communicators = []Communicator{}
 	r.MessageSizes = MessageSizes{P2P: []SizeBucket{}, Collective: []SizeBucket{}}
 	if t == nil {
@@ -26,6 +26,7 @@ func addTraffic(r *Report, g *graph.PAG, t *traffic.Result) {
 	}
 	r.CommMatrix.P2P = pairs(&t.P2P)
 	r.CommMatrix.Collective = pairs(&t.Coll)
+	r.CommMatrix.OneSided = pairs(&t.RMA)
 	for i, c := range g.Comms {
 		var st traffic.Comm
 		if i < len(t.Comms) {
@@ -65,15 +66,15 @@ type topPair struct {
 	Pair
 }
 
-// topPairs returns the n pairs that moved the most bytes, point-to-point
-// and collective together (ties: more count, then kind, source,
+// topPairs returns the n pairs that moved the most bytes, point-to-point,
+// collective and one-sided together (ties: more count, then kind, source,
 // destination).
 func topPairs(m *CommMatrix, n int) []topPair {
 	var all []topPair
 	for _, k := range []struct {
 		kind string
 		ps   []Pair
-	}{{"p2p", m.P2P}, {"collective", m.Collective}} {
+	}{{"p2p", m.P2P}, {"collective", m.Collective}, {"one-sided", m.OneSided}} {
 		for _, p := range k.ps {
 			all = append(all, topPair{k.kind, p})
 		}
@@ -89,9 +90,9 @@ func topPairs(m *CommMatrix, n int) []topPair {
 // pairs by bytes, the communicators by time and the message sizes.
 func writeTraffic(w io.Writer, r *Report, top int) {
 	m := &r.CommMatrix
-	if len(m.P2P)+len(m.Collective) > 0 {
-		fmt.Fprintf(w, "\nTop pairs by bytes (%d point-to-point, %d collective pairs; collectives by data flow, see docs/analysis.md):\n",
-			len(m.P2P), len(m.Collective))
+	if len(m.P2P)+len(m.Collective)+len(m.OneSided) > 0 {
+		fmt.Fprintf(w, "\nTop pairs by bytes (%d point-to-point, %d collective, %d one-sided pairs; collectives by data flow, one-sided by origin and target, see docs/analysis.md):\n",
+			len(m.P2P), len(m.Collective), len(m.OneSided))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "kind\tsource\tdestination\tcount\tbytes\t")
 		for _, p := range topPairs(m, top) {

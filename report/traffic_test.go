@@ -148,23 +148,25 @@ func TestWriteCSV(t *testing.T) {
 }
 
 // TestTopPairs: the text report's top pairs are the pairs with the most
-// bytes, point-to-point and collective together, at most top of them.
+// bytes, point-to-point, collective and one-sided together, at most top
+// of them.
 func TestTopPairs(t *testing.T) {
 	m := &CommMatrix{
 		P2P:        []Pair{{0, 1, 5, 100}, {1, 0, 1, 300}, {2, 0, 9, 50}},
 		Collective: []Pair{{0, 2, 2, 300}, {1, 2, 1, 200}},
+		OneSided:   []Pair{{2, 1, 4, 400}},
 	}
-	got := topPairs(m, 3)
-	want := []topPair{{"collective", Pair{0, 2, 2, 300}}, {"p2p", Pair{1, 0, 1, 300}}, {"collective", Pair{1, 2, 1, 200}}}
+	got := topPairs(m, 4)
+	want := []topPair{{"one-sided", Pair{2, 1, 4, 400}}, {"collective", Pair{0, 2, 2, 300}}, {"p2p", Pair{1, 0, 1, 300}}, {"collective", Pair{1, 2, 1, 200}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%v, want %v", got, want)
 	}
 	var b strings.Builder
 	r := &Report{CommMatrix: *m, Communicators: []Communicator{{Name: "W0.0", Size: 3, Members: []int32{0, 1, 2}, Calls: 7, TimeNs: 2000}}}
-	writeTraffic(&b, r, 2)
+	writeTraffic(&b, r, 3)
 	out := b.String()
-	for _, s := range []string{"Top pairs by bytes (3 point-to-point, 2 collective pairs", "collective  0       2            2      300 B",
-		"p2p         1       0            1      300 B", "W0.0  3     7      2.0 µs  0 1 2"} {
+	for _, s := range []string{"Top pairs by bytes (3 point-to-point, 2 collective, 1 one-sided pairs", "one-sided   2       1            4      400 B",
+		"collective  0       2            2      300 B", "p2p         1       0            1      300 B", "W0.0  3     7      2.0 µs  0 1 2"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("no %q in\n%s", s, out)
 		}

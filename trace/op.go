@@ -400,6 +400,10 @@ const (
 	// attrWorldBarrier: MPI_Init and MPI_Init_thread, a barrier over
 	// MPI_COMM_WORLD as the logger records them (see IsWorldBarrier).
 	attrWorldBarrier
+	// attrRMATransfer: a one-sided transfer (Put, Get, the accumulates,
+	// Fetch_and_op, Compare_and_swap, and their request forms): Peer is
+	// its target, Bytes what it moved.
+	attrRMATransfer
 )
 
 var ops = [NumOps]opInfo{
@@ -573,16 +577,16 @@ var ops = [NumOps]opInfo{
 	OpWinCreateDynamic:  {"MPI_Win_create_dynamic", ClassCollective, 0, attrRMA, 0},
 	OpWinFree:           {"MPI_Win_free", ClassCollective, 0, attrRMA, 0},
 	OpWinFence:          {"MPI_Win_fence", ClassCollective, 0, attrRMA, FlowFence},
-	OpPut:               {"MPI_Put", ClassRMA, 0, attrRMA, 0},
-	OpGet:               {"MPI_Get", ClassRMA, 0, attrRMA, 0},
-	OpAccumulate:        {"MPI_Accumulate", ClassRMA, 0, attrRMA, 0},
-	OpGetAccumulate:     {"MPI_Get_accumulate", ClassRMA, 0, attrRMA, 0},
-	OpFetchAndOp:        {"MPI_Fetch_and_op", ClassRMA, 0, attrRMA, 0},
-	OpCompareAndSwap:    {"MPI_Compare_and_swap", ClassRMA, 0, attrRMA, 0},
-	OpRput:              {"MPI_Rput", ClassRMARequest, 0, attrRMA, 0},
-	OpRget:              {"MPI_Rget", ClassRMARequest, 0, attrRMA, 0},
-	OpRaccumulate:       {"MPI_Raccumulate", ClassRMARequest, 0, attrRMA, 0},
-	OpRgetAccumulate:    {"MPI_Rget_accumulate", ClassRMARequest, 0, attrRMA, 0},
+	OpPut:               {"MPI_Put", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpGet:               {"MPI_Get", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpAccumulate:        {"MPI_Accumulate", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpGetAccumulate:     {"MPI_Get_accumulate", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpFetchAndOp:        {"MPI_Fetch_and_op", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpCompareAndSwap:    {"MPI_Compare_and_swap", ClassRMA, 0, attrRMA | attrRMATransfer, 0},
+	OpRput:              {"MPI_Rput", ClassRMARequest, 0, attrRMA | attrRMATransfer, 0},
+	OpRget:              {"MPI_Rget", ClassRMARequest, 0, attrRMA | attrRMATransfer, 0},
+	OpRaccumulate:       {"MPI_Raccumulate", ClassRMARequest, 0, attrRMA | attrRMATransfer, 0},
+	OpRgetAccumulate:    {"MPI_Rget_accumulate", ClassRMARequest, 0, attrRMA | attrRMATransfer, 0},
 	OpWinLock:           {"MPI_Win_lock", ClassRMA, 0, attrRMA, 0},
 	OpWinUnlock:         {"MPI_Win_unlock", ClassRMA, 0, attrRMA, 0},
 	OpWinLockAll:        {"MPI_Win_lock_all", ClassRMA, 0, attrRMA, 0},
@@ -705,6 +709,11 @@ func (o Op) Flow() Flow {
 // creation and free, MPI_Win_fence (collectives over the window's
 // communicator), the transfers and the synchronisation calls.
 func (o Op) IsRMA() bool { return o < NumOps && ops[o].attr&attrRMA != 0 }
+
+// IsRMATransfer reports whether the op is a one-sided transfer (Put,
+// Get, the accumulates, Fetch_and_op, Compare_and_swap and their request
+// forms), whose Peer is its target.
+func (o Op) IsRMATransfer() bool { return o < NumOps && ops[o].attr&attrRMATransfer != 0 }
 
 // CommLetter is the mpisee-style letter of a communicator constructor, 0
 // for other ops.

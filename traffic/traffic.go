@@ -32,6 +32,10 @@
 //     d such neighbours (exact for allgather(v) and alltoall, an average
 //     for the v/w forms).
 //
+// One-sided transfers (Put, Get, the accumulates, Fetch_and_op,
+// Compare_and_swap and their request forms) count by (origin, target),
+// with the bytes their calls logged, whichever way the data went.
+//
 // Barriers and communicator constructors move no data: they count on their
 // communicator, not in the matrix or the sizes. Collectives on
 // intercommunicators count in the sizes and on their communicator, not in
@@ -115,6 +119,7 @@ type Comm struct {
 type Result struct {
 	P2P       Pairs
 	Coll      Pairs
+	RMA       Pairs     // one-sided transfers, by (origin, target): how many, and the bytes their calls logged
 	P2PSizes  Histogram // one per matched message, by its bytes
 	CollSizes Histogram // one per member call of a collective instance that moves data, by its bytes
 	Comms     []Comm    // by index in the PAG's Comms
@@ -162,6 +167,12 @@ func Analyze(p *graph.PAG) *Result {
 	res.P2P = p2p.pairs()
 
 	res.Coll = collectives(p, &res.CollSizes)
+
+	rma := newPairTable(len(p.RMATraffic))
+	for _, t := range p.RMATraffic {
+		rma.add(t.Origin, t.Target, t.Count, t.Bytes)
+	}
+	res.RMA = rma.pairs()
 
 	for l, comm := range p.Comm {
 		if comm >= 0 && onComm[p.Op[l]] {
@@ -321,9 +332,9 @@ func (a *flowAcc) expand(t *pairTable) {
 // Merge sums the shares of the analyzer ranks into the run's traffic.
 func Merge(shares []*Result) *Result {
 	res := &Result{}
-	var p2p, coll []*Pairs
+	var p2p, coll, rma []*Pairs
 	for _, s := range shares {
-		p2p, coll = append(p2p, &s.P2P), append(coll, &s.Coll)
+		p2p, coll, rma = append(p2p, &s.P2P), append(coll, &s.Coll), append(rma, &s.RMA)
 		for k := range s.P2PSizes {
 			res.P2PSizes[k] += s.P2PSizes[k]
 			res.CollSizes[k] += s.CollSizes[k]
@@ -336,7 +347,7 @@ func Merge(shares []*Result) *Result {
 			res.Comms[i].TimeNs += c.TimeNs
 		}
 	}
-	res.P2P, res.Coll = mergePairs(p2p), mergePairs(coll)
+	res.P2P, res.Coll, res.RMA = mergePairs(p2p), mergePairs(coll), mergePairs(rma)
 	return res
 }
 

@@ -8,7 +8,7 @@ import "github.com/cpath/cpath/internal/mpix"
 
 // Put puts r in e's message; ReadResult reads it back.
 func (r *Result) Put(e *mpix.Encoder) {
-	for _, m := range []*Pairs{&r.P2P, &r.Coll} {
+	for _, m := range []*Pairs{&r.P2P, &r.Coll, &r.RMA} {
 		mpix.PutRecords(e, m.Src)
 		mpix.PutRecords(e, m.Dst)
 		mpix.PutRecords(e, m.Count)
@@ -23,7 +23,7 @@ func (r *Result) Put(e *mpix.Encoder) {
 // d's: a matrix whose arrays differ in length is one.
 func ReadResult(d *mpix.Decoder) *Result {
 	r := &Result{}
-	for _, m := range []*Pairs{&r.P2P, &r.Coll} {
+	for _, m := range []*Pairs{&r.P2P, &r.Coll, &r.RMA} {
 		m.Src = mpix.ReadRecords[int32](d)
 		m.Dst = mpix.ReadRecords[int32](d)
 		m.Count = mpix.ReadRecords[int64](d)
