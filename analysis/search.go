@@ -76,12 +76,19 @@ func (st *state) search() error {
 	switch o.Algo {
 	case "dag":
 		res, err = st.dag(g)
-	case "dijkstra":
-		g.Time = p.Times() // latest first, as the paper says: about one relaxation per edge
-		res, err = cpath.ParallelDijkstra(c, g)
-	case "delta":
-		g.Time = p.Times() // buckets of time
-		res, err = cpath.ParallelDeltaStepping(c, g, o.Delta)
+	case "dijkstra", "delta":
+		// By distance label, or with vertex times by time (Orders); the
+		// report names which.
+		order := cmp.Or(o.Order, Orders[0])
+		st.in.Algo = o.Algo + "/" + order
+		if order == "time" {
+			g.Time = p.Times()
+		}
+		if o.Algo == "dijkstra" {
+			res, err = cpath.ParallelDijkstra(c, g)
+		} else {
+			res, err = cpath.ParallelDeltaStepping(c, g, o.Delta)
+		}
 	case "split":
 		st.in.Algo = "split/" + string(o.SplitMode)
 		var splitIn *cpath.SplitInput

@@ -15,6 +15,7 @@ import (
 type analyzeOpts struct {
 	algo      string
 	delta     int64
+	order     string
 	splitMode string
 	compress  bool
 	frames    bool
@@ -37,7 +38,11 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 		"dag (exact: the longest path in topological order, pipelined over the ranks), dijkstra, delta\n"+
 		"(exact, label-correcting), split (exact, cut at global synchronisation points), topo, topo-shuffle\n"+
 		"(heuristics; the report gives their agreement)")
-	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns of vertex time for --algo=delta (0: the run's span over max(64, vertices/256) buckets)")
+	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns for --algo=delta, of distance or, with --order time, of vertex time (0: from the graph:\n"+
+		"1/64 of its weights' sum, at least their mean; with --order time the run's span over max(64, vertices/256) buckets)")
+	f.StringVar(&o.order, "order", "", "how --algo=dijkstra and --algo=delta take their vertices: `ORDER` time (by vertex time, latest first:\n"+
+		"the default, about one relaxation per edge) or distance (by distance label, as the paper describes them:\n"+
+		"exact too, but a vertex is taken again each time its distance grows, far slower on real logs)")
 	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
 	f.BoolVar(&o.frames, "frames", false, "at more than one analyzer rank: dag and the replay redistribute the graph's rows by frame\n"+
@@ -127,7 +132,7 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 
 // options turns the flags into the analysis's options, checked.
 func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
-	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
+	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, Order: o.order, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
 		JSON: o.json, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
 		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
 	if err := ao.ParseWhatIf(o.whatIf); err != nil {
