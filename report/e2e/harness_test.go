@@ -257,3 +257,12 @@ func retryUntilDesigned(t *testing.T, run func(logDir string) (gate string)) (lo
 	}
 	return logDir, gate
 }
+
+// reportedAlgo is how the report names --algo=algo: dijkstra and delta
+// with their order, by time unless asked otherwise.
+func reportedAlgo(algo string) string {
+	if algo == "dijkstra" || algo == "delta" {
+		return algo + "/time"
+	}
+	return algo
+}
