@@ -357,6 +357,13 @@ func (a *Archive) header(r int) trace.Header {
 	h := trace.Header{Version: trace.Version, RunID: fmt.Sprintf("otf2-%016x", d.traceID), Rank: r, Size: len(a.ranks),
 		Logger: d.creator, Threads: len(a.ranks[r]) > 1, Comms: a.tables[r], Clock: trace.Clock{Method: "otf2"}}
 	loc := a.ranks[r][0]
+	props := d.locProps[loc]
+	h.CPUs, h.HostCPUs = int(min(props[cpusProp], 1<<20)), int(min(props[hostCPUsProp], 1<<20))
+	for _, k := range sortedKeys(props) {
+		if name, ok := strings.CutPrefix(k, eagerPrefix); ok && props[k] <= 1<<62 {
+			h.EagerLimits = append(h.EagerLimits, trace.ControlVar{Name: name, Value: int64(props[k])})
+		}
+	}
 	for _, l := range d.locs {
 		if l.id == loc && int(l.group) < len(d.lgroups) {
 			if p := d.lgroups[l.group].parent; int(p) < len(d.nodes) {
@@ -375,6 +382,7 @@ func (a *Archive) Run() *graph.Run {
 	for r := range a.ranks {
 		run.Files[r], run.Headers[r] = a.evtFile(a.ranks[r][0]), a.header(r)
 	}
+	run.Notes = append(run.Notes, graph.Oversubscribed(run.Headers)...)
 	return run
 }
 

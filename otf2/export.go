@@ -106,6 +106,7 @@ type exportLoc struct {
 	calls      uint64
 	clock      trace.Clock
 	unwrapped  []trace.UnwrappedCall
+	props      []rankProp // the rank's first location: what its header says besides (rankProps)
 	first      bool
 	start, end int64
 }

@@ -44,11 +44,9 @@ func (re *rankExport) finish(h *trace.Header) ([]exportLoc, error) {
 			start: l.start, end: l.end}
 		if t == 0 {
 			el.unwrapped = h.Unwrapped
+			el.props = rankProps(h)
 		}
 		out = append(out, el)
-	}
-	if len(h.EagerLimits) > 0 {
-		x.skip("the MPI's eager limits (read at MPI_Finalize)", 1)
 	}
 	if len(h.Modules) > 0 {
 		x.skip("module lists of the ranks (the call sites are named by their functions' regions)", 1)
@@ -170,6 +168,9 @@ func (d *defWriter) prepare() {
 			x.strLocked(unwrappedProp(u.Name, "calls"))
 			x.strLocked(unwrappedProp(u.Name, "ns"))
 		}
+		for _, p := range l.props {
+			x.strLocked(p.name)
+		}
 	}
 	for op := range x.opUsed {
 		if x.opUsed[op] {
@@ -258,7 +259,42 @@ func (d *defWriter) systemTree() {
 			d.locProp(l.id, unwrappedProp(u.Name, "calls"), u.Calls)
 			d.locProp(l.id, unwrappedProp(u.Name, "ns"), uint64(max(u.Ns, 0)))
 		}
+		for _, p := range l.props {
+			d.locProp(l.id, p.name, p.v)
+		}
 	}
+}
+
+// The location properties that keep what a rank's header says besides
+// its events: the CPUs it and its host had, and the MPI's eager limits
+// (which decide which late-posted sends were rendezvous).
+const (
+	cpusProp     = "cpath::cpus"
+	hostCPUsProp = "cpath::host_cpus"
+	eagerPrefix  = "cpath::eager::"
+)
+
+// rankProp is one of them.
+type rankProp struct {
+	name string
+	v    uint64
+}
+
+// rankProps are the properties of header h that are set.
+func rankProps(h *trace.Header) []rankProp {
+	var ps []rankProp
+	if h.CPUs > 0 {
+		ps = append(ps, rankProp{cpusProp, uint64(h.CPUs)})
+	}
+	if h.HostCPUs > 0 {
+		ps = append(ps, rankProp{hostCPUsProp, uint64(h.HostCPUs)})
+	}
+	for _, v := range h.EagerLimits {
+		if v.Value >= 0 {
+			ps = append(ps, rankProp{eagerPrefix + v.Name, uint64(v.Value)})
+		}
+	}
+	return ps
 }
 
 func (d *defWriter) locProp(loc uint64, name string, v uint64) {
