@@ -182,7 +182,7 @@ func (f *frameShuffle) ship() error {
 			}
 		}
 	}
-	voff, eoff, boff := offsetsOf(vcount), offsetsOf(ecount), offsetsOf(bcount)
+	voff, eoff, boff := mpix.Offsets(vcount), mpix.Offsets(ecount), mpix.Offsets(bcount)
 	bstart := slices.Clone(boff)
 	vs := make([]frameVertex, voff[size-1]+vcount[size-1])
 	src := make([]int32, eoff[size-1]+ecount[size-1])
@@ -235,20 +235,8 @@ func (f *frameShuffle) ship() error {
 	if f.inBig, f.inBigCount, err = mpix.ShipFlat(s.c, big, bcount); err != nil {
 		return err
 	}
-	f.inEdgeOff, f.inBigOff = offsetsOf(f.inEdge), offsetsOf(f.inBigCount)
+	f.inEdgeOff, f.inBigOff = mpix.Offsets(f.inEdge), mpix.Offsets(f.inBigCount)
 	return f.merge()
-}
-
-// offsetsOf is where each part starts when parts of counts are laid out
-// one after another.
-func offsetsOf(counts []int) []int {
-	off := make([]int, len(counts))
-	at := 0
-	for q, n := range counts {
-		off[q] = at
-		at += n
-	}
-	return off
 }
 
 // merge takes the rank's frames' vertices in the order of their ids: the
@@ -257,9 +245,9 @@ func (f *frameShuffle) merge() error {
 	s := f.lab
 	g := s.g
 	size, me := s.size, s.rank
-	voff := offsetsOf(f.inCount)
+	voff := mpix.Offsets(f.inCount)
 	// Each sender's edges start where those of the senders before end.
-	eStart := offsetsOf(f.inEdge)
+	eStart := mpix.Offsets(f.inEdge)
 	for q := 0; q < size; q++ {
 		d := 0
 		for _, v := range f.in[voff[q] : voff[q]+f.inCount[q]] {
@@ -610,7 +598,7 @@ func TakeAt[T any](r *Rows, value func(l int32) T) ([]T, error) {
 			counts[q] += int(f.routeLo[i+1] - f.routeLo[i])
 		}
 	}
-	off := offsetsOf(counts)
+	off := mpix.Offsets(counts)
 	flat := make([]T, off[size-1]+counts[size-1])
 	for i, q := range f.routeTo {
 		for l := f.routeLo[i]; l < f.routeLo[i+1]; l++ {

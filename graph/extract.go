@@ -306,6 +306,21 @@ var opClass = func() (t [256]trace.Class) {
 	return t
 }()
 
+// rmaTransfer counts a one-sided call (ClassRMA or ClassRMARequest) that
+// is a transfer to its target (PAG.RMATraffic).
+func (x *extractor) rmaTransfer(rec *trace.Record) {
+	if !rec.Op.IsRMATransfer() || rec.Peer < 0 || rec.Flags&trace.FlagError != 0 {
+		return
+	}
+	if x.rmaTo == nil {
+		x.rmaTo = map[int32]RMAPair{}
+	}
+	t := x.rmaTo[rec.Peer]
+	t.Count++
+	t.Bytes += int64(rec.Bytes)
+	x.rmaTo[rec.Peer] = t
+}
+
 // add takes the next record of the log.
 func (x *extractor) add(rec *trace.Record) {
 	cls := opClass[rec.Op]
@@ -318,15 +333,6 @@ func (x *extractor) add(rec *trace.Record) {
 	if int(c) >= len(x.op) {
 		x.cls = trace.ClassOther // more calls than counted: an error (readRank)
 		return
-	}
-	if rec.Op.IsRMATransfer() && rec.Peer >= 0 && rec.Flags&trace.FlagError == 0 {
-		if x.rmaTo == nil {
-			x.rmaTo = map[int32]RMAPair{}
-		}
-		t := x.rmaTo[rec.Peer]
-		t.Count++
-		t.Bytes += int64(rec.Bytes)
-		x.rmaTo[rec.Peer] = t
 	}
 	x.op[c] = rec.Op
 	x.thread[c] = rec.Thread
@@ -393,6 +399,7 @@ func (x *extractor) add(rec *trace.Record) {
 		trace.ClassCollInit:
 		if cls == trace.ClassRMARequest {
 			x.pscw.call(rec, c)
+			x.rmaTransfer(rec)
 		}
 		if rec.Flags&trace.FlagNewReq != 0 {
 			q := x.newReq(rec.Req)
@@ -423,6 +430,7 @@ func (x *extractor) add(rec *trace.Record) {
 		}
 	case trace.ClassRMA:
 		x.pscw.call(rec, c)
+		x.rmaTransfer(rec)
 	case trace.ClassRMAGroup:
 		x.pscw.group(rec, c)
 	case trace.ClassStart:

@@ -260,3 +260,15 @@ func Gather[T any](c Comm, put func(e *Encoder), read func(d *Decoder) T) ([]T, 
 	}
 	return out, nil
 }
+
+// Offsets is where each part starts when parts of sizes are laid out one
+// after another (an Alltoallv's displacements).
+func Offsets(sizes []int) []int {
+	off := make([]int, len(sizes))
+	at := 0
+	for p, k := range sizes {
+		off[p] = at
+		at += k
+	}
+	return off
+}

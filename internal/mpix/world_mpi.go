@@ -185,7 +185,7 @@ func (w *world) alltoallv(sb []byte, sizes []int, rb []byte, got []int) error {
 func (w *world) alltoallvRounds(sb []byte, sizes []int, rb []byte, got []int, rounds int) error {
 	n := w.size
 	L := roundPart(n)
-	soff, roff := offsets(sizes), offsets(got)
+	soff, roff := Offsets(sizes), Offsets(got)
 	stage, rstage := make([]byte, 0, min(n*L, len(sb))), make([]byte, min(n*L, len(rb)))
 	rs, rg := make([]int, n), make([]int, n)
 	for r := 0; r < rounds; r++ {
@@ -225,18 +225,6 @@ func SetRoundLimit(n int) { roundLimit = max(1, min(n, maxPart)) }
 func roundPart(n int) int { return max(1, roundLimit/n) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// offsets returns where each part starts when they are laid out one
-// after another.
-func offsets(sizes []int) []int {
-	off := make([]int, len(sizes))
-	at := 0
-	for p, k := range sizes {
-		off[p] = at
-		at += k
-	}
-	return off
-}
 
 // Allgatherv is one MPI_Allgather of the sizes, then one MPI_Allgatherv,
 // or, when every rank would receive more than MPI's int counts allow,
@@ -297,7 +285,7 @@ func (w *world) gatherRounds(name string, b []byte, sizes []int, rb []byte, tota
 	for _, k := range sizes {
 		largest = max(largest, k)
 	}
-	roff := offsets(sizes)
+	roff := Offsets(sizes)
 	var stage []byte
 	if rb != nil {
 		stage = make([]byte, min(n*L, total))
