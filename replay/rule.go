@@ -66,13 +66,16 @@ func identity() *rule {
 	return &rule{mul: ones, rankMul: 1, siteMul: 1, outside: 1}
 }
 
-// transferKinds are the weights the POP ideal network makes free: the
-// time inside MPI calls that is not waiting (their own activity: copies,
-// protocol, the collective's work once everyone is there) and the
-// transfers of messages, collectives and one-sided synchronisations.
-// Waiting has no weight in the PAG: it comes back as the longest path's
-// slack.
-var transferKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA, graph.EdgeHeldSend}
+// endKinds are the edges into calls' ends, the weights the POP ideal
+// network makes free: the time inside MPI calls that is not waiting
+// (call edges: their own activity, copies, protocol, the collective's
+// work once everyone is there; mpi=F), then the transfers of messages,
+// collectives and one-sided synchronisations (transferKinds;
+// transfers=F). Waiting has no weight in the PAG: it comes back as the
+// longest path's slack.
+var endKinds = []graph.EdgeKind{graph.EdgeCall, graph.EdgeLateSender, graph.EdgeLateReceiver, graph.EdgeCollective, graph.EdgeHubOut, graph.EdgeRMA, graph.EdgeHeldSend}
+
+var transferKinds = endKinds[1:]
 
 // usefulOnly is the rule of the POP ideal run: only the useful computation
 // (program edges in the window) weighs, and only the dependencies MPI's
@@ -158,7 +161,7 @@ func (r *rule) modes() rowModes {
 		rm.start = zeroRow
 	}
 	ones, zeros := true, true
-	for _, k := range transferKinds {
+	for _, k := range endKinds {
 		ones = ones && r.mul[k] == 1
 		zeros = zeros && r.mul[k] == 0
 	}

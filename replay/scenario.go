@@ -22,7 +22,7 @@ const (
 	// "before the call at X".
 	Callsite
 	// Transfers (transfers=F) scales the transfers of messages,
-	// collectives and one-sided synchronisations (transferKinds but the
+	// collectives and one-sided synchronisations (transferKinds, not the
 	// calls' own time) by F.
 	Transfers
 	// MPITime (mpi=F) scales the MPI calls' own time (what a call did

@@ -81,9 +81,7 @@ func (j *jobs) ruleOf(s *planned) *rule {
 		r.siteSet, r.siteMul = 1<<s.Set, s.Factor
 	case Transfers:
 		for _, k := range transferKinds {
-			if k != graph.EdgeCall {
-				r.mul[k] = s.Factor
-			}
+			r.mul[k] = s.Factor
 		}
 		r.fixedRule = true // MPI_Init and MPI_Finalize stay
 	case MPITime:

@@ -223,19 +223,10 @@ func (w *sweeper) solve(r *rule) (length int64, end, endPos int32, err error) {
 						}
 						d = max(d, x)
 					}
-				case scaledRow:
-					m := wr.m
+				default: // scaledRow, droppingRow
+					m, drop := wr.m, wr.mode == droppingRow
 					for e := lo; e < hi; e++ {
-						x := int64(0)
-						if i := src[e]; i >= 0 {
-							x = vals[i]
-						}
-						d = max(d, x+scale(rows.Weight.At(e), m[label[e]]))
-					}
-				default:
-					m := wr.m
-					for e := lo; e < hi; e++ {
-						if graph.EdgeKind(label[e]) == graph.EdgeHeldSend {
+						if drop && graph.EdgeKind(label[e]) == graph.EdgeHeldSend {
 							continue
 						}
 						x := int64(0)
