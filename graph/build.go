@@ -198,7 +198,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	}
 	p.Calls, p.fileDone, p.waitUnknown = lg.Calls, lg.fileDone, lg.waitUnknown
 
-	b := &builder{p: p, c: c, lg: lg, rankLogs: rankLogs, gids: gidsAll[p.RankLo:p.RankHi]}
+	b := &builder{p: p, c: c, lg: lg, rankLogs: rankLogs, gids: gidsAll[p.RankLo:p.RankHi], threads: make([]bool, R)}
+	for r := range b.threads {
+		b.threads[r] = run.Headers[r].Threads
+	}
 	open := 0
 	for i, d := range rankLogs {
 		lg.multi[i], lg.ordered[i] = d.firsts > 1, d.ordered
@@ -294,6 +297,10 @@ type builder struct {
 	lg       *rankCalls // the owned calls with local numbers
 	rankLogs []*rankData
 	gids     [][]int32 // by owned rank: local communicator index → global
+	// threads is, by logged rank, whether its threads called MPI at once
+	// (trace.Header.Threads): its calls' order in the log is then not the
+	// order it posted messages in (postOrder).
+	threads []bool
 
 	msgs []partMsg // the messages into the owned ranks, by key then order
 	deps []dep     // the dependencies of the owned calls
@@ -421,6 +428,18 @@ type wireEnd struct {
 
 func (b *builder) local(c int32) bool { return c >= b.p.CallLo && c < b.p.CallHi }
 
+// sendOrder orders two sends of one rank by when they were posted: as
+// postOrder does, by their starts where the rank's threads called MPI at
+// once.
+func (b *builder) sendOrder(s, t *wireEnd) int {
+	if b.threads[s.Src] {
+		if c := cmp.Compare(s.Start, t.Start); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(s.Post, t.Post)
+}
+
 // addCause gives a cause another rank owns a slot in the cache of cause
 // starts (an owned cause's start is read from the calls: -1).
 func (b *builder) addCause(cause int32, start int64) int32 {
@@ -525,7 +544,8 @@ func (b *builder) match() error {
 			if l.unsorted {
 				ends = ends[:0]
 				each(func(x *msgEnd) { ends = append(ends, *x) })
-				slices.SortStableFunc(ends, func(a, b msgEnd) int { return cmp.Compare(a.post, b.post) })
+				st := p.Start[base-p.CallLo:]
+				slices.SortStableFunc(ends, func(a, b msgEnd) int { return postOrder(d.hdr.Threads, st, a.post, b.post) })
 				each = func(f func(x *msgEnd)) {
 					for k := range ends {
 						f(&ends[k])
@@ -596,7 +616,7 @@ func (b *builder) match() error {
 	var sendRuns []endRun
 	for i := 0; i < len(sends); {
 		j := i + 1
-		for j < len(sends) && sameKeyEnds(&sends[j-1], &sends[j]) && sends[j-1].Post < sends[j].Post {
+		for j < len(sends) && sameKeyEnds(&sends[j-1], &sends[j]) && b.sendOrder(&sends[j-1], &sends[j]) < 0 {
 			j++
 		}
 		s := &sends[i]
@@ -606,10 +626,13 @@ func (b *builder) match() error {
 	// Pair the keys' runs in key order (the order of the messages in the
 	// PAG), and within a key the sends and receives in posting order:
 	// sorting the few runs, not the many ends.
-	sendPost := func(e int32) int32 { return sends[e].Post }
-	recvPost := func(e int32) int32 { return recvs[e].post }
-	sortEndRuns(sendRuns, sendPost)
-	sortEndRuns(recvRuns, recvPost)
+	sendOrder := func(x, y int32) int { return b.sendOrder(&sends[x], &sends[y]) }
+	recvOrder := func(x, y int32) int { // one rank's receives
+		r := rankOf(p.RankStart, p.Ranks, recvs[x].post)
+		return postOrder(b.threads[r], p.Start, recvs[x].post-p.CallLo, recvs[y].post-p.CallLo)
+	}
+	sortEndRuns(sendRuns, sendOrder)
+	sortEndRuns(recvRuns, recvOrder)
 	// The keys' pairs first (a walk of the few runs), each with its place
 	// in msgs; then the messages themselves, in parallel: the pairing of
 	// 8 M messages took a third of a second in one loop.
@@ -650,10 +673,16 @@ func (b *builder) match() error {
 		unmatched += ns + nr - 2*n
 		t := pairTask{slo: sendRuns[i].lo, rlo: recvRuns[j].lo, remote: !b.local(sends[sendRuns[i].lo].Post)}
 		if i2 > i+1 { // a key in several runs: its ends merged
-			t.sends = keyEnds(sendRuns[i:i2], sendPost)
+			t.sends = keyEnds(sendRuns[i:i2], sendOrder)
 		}
 		if j2 > j+1 {
-			t.recvs = keyEnds(recvRuns[j:j2], recvPost)
+			t.recvs = keyEnds(recvRuns[j:j2], recvOrder)
+		}
+		if b.threads[recvRuns[j].dst] {
+			t.recvs = recvsByMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr),
+				func(e int32) int64 { return sends[e].Start },
+				func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] },
+				func(e int32) int64 { return p.End[recvs[e].done-p.CallLo] })
 		}
 		for m := 0; m < n; m += pairChunk { // long keys in chunks, for the workers
 			t.m0, t.m1, t.at = m, min(n, m+pairChunk), nmsg+m
@@ -838,23 +867,37 @@ func (a *endRun) cmpKey(b *endRun) int {
 }
 
 // sortEndRuns orders runs by key, and runs of one key (not what the
-// extractor makes, but handled) by their first end's post.
-func sortEndRuns(runs []endRun, post func(e int32) int32) {
+// extractor makes, but handled) by their first ends' posting order
+// (order compares two ends).
+func sortEndRuns(runs []endRun, order func(a, b int32) int) {
 	slices.SortFunc(runs, func(a, b endRun) int {
-		return cmp.Or(a.cmpKey(&b), cmp.Compare(post(a.lo), post(b.lo)))
+		return cmp.Or(a.cmpKey(&b), order(a.lo, b.lo))
 	})
 }
 
 // keyEnds returns the ends of one key's runs (sorted by sortEndRuns), in
 // posting order: the runs merged, ties kept in run order.
-func keyEnds(runs []endRun, post func(e int32) int32) []int32 {
+func keyEnds(runs []endRun, order func(a, b int32) int) []int32 {
 	var seq []int32
 	for _, r := range runs {
 		for e := r.lo; e < r.hi; e++ {
 			seq = append(seq, e)
 		}
 	}
-	slices.SortStableFunc(seq, func(a, b int32) int { return cmp.Compare(post(a), post(b)) })
+	slices.SortStableFunc(seq, order)
+	return seq
+}
+
+// endSeq is a key's ends in posting order: seq, or when it is nil (the
+// key is one run) the n ends from lo on.
+func endSeq(seq []int32, lo int32, n int) []int32 {
+	if seq != nil {
+		return seq
+	}
+	seq = make([]int32, n)
+	for k := range seq {
+		seq[k] = lo + int32(k)
+	}
 	return seq
 }
 

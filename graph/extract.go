@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -172,6 +173,7 @@ func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
 	defer rd.Close()
 	d := &rankData{}
 	x := newExtractor(d, g, i, trace.NewCommBuilder(rd.Header()))
+	x.threads = rd.Header().Threads
 	for {
 		var recs []trace.Record
 		recs, err = rd.Batch()
@@ -249,6 +251,7 @@ type extractor struct {
 	activeSeq [][]uint32
 	keyTab    []int32 // open addressing into keys
 	base      int32   // the rank's first call among the analyzer rank's
+	threads   bool    // the log's threads called MPI at once (trace.Header.Threads)
 	// unproductive marks the coalesced runs of polls that completed
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
@@ -649,13 +652,33 @@ func (x *extractor) addEnd(k msgKey, post, done int32, mode int32, bytes uint64)
 		l.head = e
 	} else {
 		t := x.ends.at(l.tail)
-		if post < t.post {
+		if x.postedBefore(post, t.post) {
 			l.unsorted = true
 		}
 		t.next = e
 	}
 	l.tail = e
 	l.n++
+}
+
+// postedBefore reports whether call a posted its message end before call
+// b (local ids). On one thread at a time that is the log's order; with
+// MPI_THREAD_MULTIPLE the log holds the threads' calls in the order they
+// ended, and the order they were posted in, the one MPI matches in, is
+// their starts'.
+func (x *extractor) postedBefore(a, b int32) bool {
+	return postOrder(x.threads, x.start, a, b) < 0
+}
+
+// postOrder orders two calls that posted message ends by when they were
+// posted (postedBefore), start holding the calls' starts by id.
+func postOrder(threads bool, start []int64, a, b int32) int {
+	if threads {
+		if c := cmp.Compare(start[a], start[b]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
 }
 
 // endStore holds a rank's message ends in blocks, so that they are never

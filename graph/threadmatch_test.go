@@ -1,0 +1,46 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestRecvsByMatch: the receives of one key on a rank whose threads
+// called MPI at once, in the order they matched the key's sends.
+func TestRecvsByMatch(t *testing.T) {
+	type end struct{ start, end int64 }
+	for _, tc := range []struct {
+		name  string
+		sends []int64 // starts, in posting order
+		recvs []end   // in posting order
+		want  []int32 // the receive of each send
+	}{
+		{"posted together: the completions say which got which", []int64{100, 200, 300},
+			[]end{{0, 350}, {1, 150}, {2, 250}}, []int32{1, 2, 0}},
+		{"posted apart: MPI's order, though a late Wait completed the first", []int64{100, 200},
+			[]end{{0, 1000}, {50, 250}}, []int32{0, 1}},
+		{"a receive that completed before the next send started had this one", []int64{100, 300},
+			[]end{{0, 400}, {1, 150}}, []int32{1, 0}},
+		{"posted after the send started: the first posted after", []int64{100, 200},
+			[]end{{150, 160}, {170, 250}}, []int32{0, 1}},
+		{"more receives than sends", []int64{100},
+			[]end{{0, 500}, {1, 120}, {2, 130}}, []int32{1}},
+		{"more sends than receives", []int64{100, 200, 300},
+			[]end{{0, 150}, {1, 250}}, []int32{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sends, recvs := make([]int32, len(tc.sends)), make([]int32, len(tc.recvs))
+			for i := range sends {
+				sends[i] = int32(i)
+			}
+			for i := range recvs {
+				recvs[i] = int32(i)
+			}
+			got := recvsByMatch(sends, recvs, func(e int32) int64 { return tc.sends[e] },
+				func(e int32) int64 { return tc.recvs[e].start }, func(e int32) int64 { return tc.recvs[e].end })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
