@@ -16,9 +16,12 @@
  *
  * SEND: send (MPI_Send), isend (MPI_Isend + MPI_Wait), ssend (MPI_Ssend),
  *       psend, pbsend, pssend (MPI_Send_init, MPI_Bsend_init,
- *       MPI_Ssend_init once, then MPI_Start + MPI_Wait per message).
+ *       MPI_Ssend_init once, then MPI_Start + MPI_Wait per message),
+ *       mixed (MPI_Ssend from even senders, MPI_Send from odd ones).
  * RECV: recv (MPI_Recv from 0, tag 7), any (MPI_Recv from MPI_ANY_SOURCE
- *       with MPI_ANY_TAG), irecv (MPI_Irecv + MPI_Wait).
+ *       with MPI_ANY_TAG), irecv (MPI_Irecv + MPI_Wait), late (MPI_Recv,
+ *       receiver j posting its first at DELAY_MS + (NT + j) GAP_US, once
+ *       the senders' first messages are all sent).
  *
  * The design: the receivers post their first receives at once, POST_MS
  * after the start, so that nothing outside MPI says in which order it
@@ -26,8 +29,15 @@
  * first message waits for it DELAY_MS - POST_MS + k GAP_US, a Late
  * Sender. The senders' calls
  * interleave, so that the order in which the threads' calls end (the
- * log's) is not the order in which they sent. The waiting is by
- * clock_nanosleep: the check is about dependencies, not CPU. */
+ * log's) is not the order in which they sent.
+ *
+ * With mixed and late, even sender k's first MPI_Ssend waits (NT - k)
+ * GAP_US, until receiver 0 posts its first receive and takes the
+ * messages already sent, one by one (a Late Receiver), while the odd
+ * senders' MPI_Send return at once: the log holds each even sender's first send
+ * after the odd sender's that followed it, though MPI matched it first.
+ * The waiting is by clock_nanosleep: the check is about dependencies,
+ * not CPU. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -103,9 +113,9 @@ static void *sender(void *arg) {
 	for (int i = 0; i < NM; i++) {
 		take_turn(NT * i + k);
 		msg[1] = i;
-		if (!strcmp(smode, "send"))
+		if (!strcmp(smode, "send") || (!strcmp(smode, "mixed") && k % 2))
 			MPI_Send(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
-		else if (!strcmp(smode, "ssend"))
+		else if (!strcmp(smode, "ssend") || !strcmp(smode, "mixed"))
 			MPI_Ssend(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
 		else if (!strcmp(smode, "isend")) {
 			MPI_Isend(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD, &req);
@@ -123,10 +133,13 @@ static void *sender(void *arg) {
 static void *receiver(void *arg) {
 	int j = (int)(long)arg;
 	mark(j);
-	sleep_until(POST_MS * 1000L);
+	if (!strcmp(rmode, "late"))
+		sleep_until(DELAY_MS * 1000L + (long)(NT + j) * GAP_US);
+	else
+		sleep_until(POST_MS * 1000L);
 	for (int m = 0; m < NM; m++) {
 		int *buf = got[j][m];
-		if (!strcmp(rmode, "recv"))
+		if (!strcmp(rmode, "recv") || !strcmp(rmode, "late"))
 			MPI_Recv(buf, 2, MPI_INT, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		else if (!strcmp(rmode, "any"))
 			MPI_Recv(buf, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -141,14 +154,15 @@ static void *receiver(void *arg) {
 
 int main(int argc, char **argv) {
 	int provided, size;
-	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend"};
-	static const char *rmodes[] = {"recv", "any", "irecv"};
-	int ok = argc == 3, okr = 0;
-	for (int i = 0; ok && i < 6; i++)
-		okr |= !strcmp(argv[1], smodes[i]);
-	ok = ok && okr && (!strcmp(argv[2], rmodes[0]) || !strcmp(argv[2], rmodes[1]) || !strcmp(argv[2], rmodes[2]));
-	if (!ok) {
-		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend recv|any|irecv\n");
+	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend", "mixed"};
+	static const char *rmodes[] = {"recv", "any", "irecv", "late"};
+	int ok = argc == 3, oks = 0, okr = 0;
+	for (int i = 0; ok && i < 7; i++)
+		oks |= !strcmp(argv[1], smodes[i]);
+	for (int i = 0; ok && i < 4; i++)
+		okr |= !strcmp(argv[2], rmodes[i]);
+	if (!ok || !oks || !okr) {
+		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend|mixed recv|any|irecv|late\n");
 		return 2;
 	}
 	smode = argv[1];
