@@ -301,6 +301,9 @@ type builder struct {
 	// (trace.Header.Threads): its calls' order in the log is then not the
 	// order it posted messages in (postOrder).
 	threads []bool
+	// detaches are the owned MPI_Buffer_detach calls (detachAfter), nil
+	// until asked for.
+	detaches []int32
 
 	msgs []partMsg // the messages into the owned ranks, by key then order
 	deps []dep     // the dependencies of the owned calls
@@ -384,7 +387,13 @@ type partMsg struct {
 	// send does (a Late Receiver by RuleSynchronous, which the POP ideal
 	// run keeps).
 	rendezvous bool
-	bytes      uint64 // what the send logged
+	// drained: a buffered (or ready) send above the eager limit whose
+	// receive was posted after it started: the rank's next
+	// MPI_Buffer_detach, which returns once the buffered messages are
+	// delivered, waited for that post (a Late Receiver by
+	// RuleSynchronous).
+	drained bool
+	bytes   uint64 // what the send logged
 }
 
 // waitsForPost says whether the send waited for its receive's post: a
@@ -735,17 +744,18 @@ func (b *builder) match() error {
 				if pm.waitsForPost() && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
 					pm.heldBy = -1
 				}
+			} else if s.Mode == 0 && !pm.partitioned && s.Bytes > b.eagerLimit {
+				pm.drained = p.Start[r.Post-p.CallLo] > s.Start
 			}
 			if p.End[r.Done-p.CallLo] < s.Start {
 				violations++
 			}
-			if pm.waitsForPost() || pm.heldApart() {
+			if pm.waitsForPost() || pm.heldApart() || pm.drained {
 				q := p.Owner(pm.sendDone)
-				if pm.waitsForPost() {
-					lrs[q]++
-				}
-				if pm.heldApart() {
-					lrs[q]++
+				for _, dep := range [...]bool{pm.waitsForPost(), pm.heldApart(), pm.drained} {
+					if dep {
+						lrs[q]++
+					}
 				}
 			}
 			x := t.at + m - t.m0
@@ -780,7 +790,7 @@ func (b *builder) match() error {
 		at := slices.Clone(lrOf[k*P : (k+1)*P])
 		for x := t.at; x < t.at+t.m1-t.m0; x++ {
 			m := &b.msgs[x]
-			if !m.waitsForPost() && !m.heldApart() {
+			if !m.waitsForPost() && !m.heldApart() && !m.drained {
 				continue
 			}
 			kind := wireKind(LateReceiver, RuleSynchronous)
@@ -797,6 +807,12 @@ func (b *builder) match() error {
 			if m.heldApart() {
 				lr[q][at[q]] = wireDep{Done: m.sendDone, Cause: m.heldBy, Kind: wireKind(LateReceiver, RuleProgress), Comm: m.comm,
 					Start: p.Start[m.heldBy-p.CallLo]}
+				at[q]++
+			}
+			if m.drained { // its Done the send's post: the owner finds the detach after it
+				cause := b.lateReceiverCause(m.recvPost)
+				lr[q][at[q]] = wireDep{Done: m.sendPost, Cause: cause, Kind: kind | wireDrained, Comm: m.comm,
+					Start: p.Start[cause-p.CallLo]}
 				at[q]++
 			}
 		}
@@ -928,6 +944,11 @@ func wireKind(k WaitKind, r WaitRule) int32 { return int32(k) | int32(r)<<8 }
 // wirePartitioned in wireDep.Kind marks a partitioned transfer's (dep.part -1).
 const wirePartitioned = 1 << 16
 
+// wireDrained in wireDep.Kind marks a buffered send's Late Receiver
+// (partMsg.drained): its Done is the send's post, and the dependency is
+// the next MPI_Buffer_detach's of the send's rank (none: dropped).
+const wireDrained = 1 << 17
+
 // shipDeps sends dependencies to the owners of their done calls, which
 // add them (and those sent to themselves) to their own.
 func (b *builder) shipDeps(out [][]wireDep) error {
@@ -960,6 +981,11 @@ func (b *builder) addDeps(got [][]byte) error {
 			return err
 		}
 		for _, w := range ws {
+			if w.Kind&wireDrained != 0 {
+				if w.Done = b.detachAfter(w.Done); w.Done < 0 {
+					continue
+				}
+			}
 			d := dep{done: w.Done - b.p.CallLo, cause: w.Cause, slot: b.addCause(w.Cause, w.Start),
 				kind: WaitKind(w.Kind & 0xff), rule: WaitRule(w.Kind >> 8 & 0xff), comm: w.Comm}
 			if w.Kind&wirePartitioned != 0 {
@@ -969,6 +995,25 @@ func (b *builder) addDeps(got [][]byte) error {
 		}
 	}
 	return nil
+}
+
+// detachAfter is the first MPI_Buffer_detach of owned call c's rank after
+// c, -1 if none.
+func (b *builder) detachAfter(c int32) int32 {
+	p := b.p
+	if b.detaches == nil {
+		b.detaches = []int32{}
+		for k, op := range p.Op {
+			if op == trace.OpBufferDetach {
+				b.detaches = append(b.detaches, p.CallLo+int32(k))
+			}
+		}
+	}
+	i, _ := slices.BinarySearch(b.detaches, c+1)
+	if i == len(b.detaches) || b.detaches[i] >= p.RankStart[p.Rank(c)+1] {
+		return -1
+	}
+	return b.detaches[i]
 }
 
 // wireColl is a collective membership shipped to the instance's

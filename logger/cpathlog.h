@@ -176,6 +176,7 @@ void cp_pcontrol(int64_t t0, int64_t t1, uint64_t cs, int level);
 
 void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer, int tag,
 	    uint64_t bytes, int rc);
+void cp_local(int op, int64_t t0, int64_t t1, uint64_t cs, uint64_t bytes, int rc);
 void cp_recv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int source, int tag,
 	     const MPI_Status *st, int rc);
 void cp_sendrecv(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int dest, int sendtag,

@@ -1422,6 +1422,18 @@ void cp_p2p(int op, int64_t t0, int64_t t1, uint64_t cs, MPI_Comm comm, int peer
 	cp_end1(t, &r);
 }
 
+/* cp_local records a call that names no communicator or peer
+ * (MPI_Buffer_detach). */
+void cp_local(int op, int64_t t0, int64_t t1, uint64_t cs, uint64_t bytes, int rc) {
+	cp_thr *t = cp_begin();
+	if (!t)
+		return;
+	cp_rec r;
+	cp_call1(t, &r, op, t0, t1, cs, 0xFFFFFFFFu, rc);
+	r.bytes = bytes;
+	cp_end1(t, &r);
+}
+
 static inline __attribute__((always_inline)) void cp_fill_from_status(cp_rec *r, cp_comm *c, int source, int tag,
 								       const MPI_Status *st) {
 	r->peer = cp_world_rank_in(c, source, 1);

@@ -2,9 +2,8 @@
 #include "cpathlog.h"
 #include "unwrapped.h"
 
-const int cp_uw_n = 140;
+const int cp_uw_n = 139;
 const char *const cp_uw_names[] = {
-	"MPI_Buffer_detach",
 	"MPI_File_preallocate",
 	"MPI_File_set_size",
 	"MPI_File_set_atomicity",
@@ -145,38 +144,7 @@ const char *const cp_uw_names[] = {
 	"MPI_Win_allocate_shared_c",
 	"MPI_Win_create_c",
 };
-uint64_t cp_uw_calls[140], cp_uw_ticks[140];
-
-int MPI_Buffer_detach(void *buffer_addr, int *size) {
-	if (CP_SKIP())
-		return PMPI_Buffer_detach(buffer_addr, size);
-	CP_ENTER();
-	int64_t t0 = cp_now();
-	int rc = PMPI_Buffer_detach(buffer_addr, size);
-	cp_uw_count(0, cp_now() - t0);
-	CP_LEAVE();
-	return rc;
-}
-extern void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) __attribute__((weak));
-static void cpu_mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) {
-	if (!pmpi_buffer_detach_) {
-		*ierr = MPI_ERR_INTERN;
-		return;
-	}
-	if (CP_SKIP()) {
-		pmpi_buffer_detach_(buffer_addr, size, ierr);
-		return;
-	}
-	CP_ENTER();
-	int64_t t0 = cp_now();
-	pmpi_buffer_detach_(buffer_addr, size, ierr);
-	cp_uw_count(0, cp_now() - t0);
-	CP_LEAVE();
-}
-void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpu_mpi_buffer_detach(buffer_addr, size, ierr); }
-void mpi_buffer_detach__(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpu_mpi_buffer_detach(buffer_addr, size, ierr); }
-void mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpu_mpi_buffer_detach(buffer_addr, size, ierr); }
-void MPI_BUFFER_DETACH(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpu_mpi_buffer_detach(buffer_addr, size, ierr); }
+uint64_t cp_uw_calls[139], cp_uw_ticks[139];
 
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
 	if (CP_SKIP())
@@ -184,7 +152,7 @@ int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_preallocate(fh, size);
-	cp_uw_count(1, cp_now() - t0);
+	cp_uw_count(0, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -201,7 +169,7 @@ static void cpu_mpi_file_preallocate(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *i
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_file_preallocate_(fh, size, ierr);
-	cp_uw_count(1, cp_now() - t0);
+	cp_uw_count(0, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) { cpu_mpi_file_preallocate(fh, size, ierr); }
@@ -215,7 +183,7 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_set_size(fh, size);
-	cp_uw_count(2, cp_now() - t0);
+	cp_uw_count(1, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -232,7 +200,7 @@ static void cpu_mpi_file_set_size(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_file_set_size_(fh, size, ierr);
-	cp_uw_count(2, cp_now() - t0);
+	cp_uw_count(1, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) { cpu_mpi_file_set_size(fh, size, ierr); }
@@ -246,7 +214,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_set_atomicity(fh, flag);
-	cp_uw_count(3, cp_now() - t0);
+	cp_uw_count(2, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -263,7 +231,7 @@ static void cpu_mpi_file_set_atomicity(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *i
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_file_set_atomicity_(fh, flag, ierr);
-	cp_uw_count(3, cp_now() - t0);
+	cp_uw_count(2, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierr) { cpu_mpi_file_set_atomicity(fh, flag, ierr); }
@@ -277,7 +245,7 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_set_info(fh, info);
-	cp_uw_count(4, cp_now() - t0);
+	cp_uw_count(3, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -294,7 +262,7 @@ static void cpu_mpi_file_set_info(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr) 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_file_set_info_(fh, info, ierr);
-	cp_uw_count(4, cp_now() - t0);
+	cp_uw_count(3, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr) { cpu_mpi_file_set_info(fh, info, ierr); }
@@ -308,7 +276,7 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_seek_shared(fh, offset, whence);
-	cp_uw_count(5, cp_now() - t0);
+	cp_uw_count(4, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -325,7 +293,7 @@ static void cpu_mpi_file_seek_shared(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_file_seek_shared_(fh, offset, whence, ierr);
-	cp_uw_count(5, cp_now() - t0);
+	cp_uw_count(4, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierr) { cpu_mpi_file_seek_shared(fh, offset, whence, ierr); }
@@ -339,7 +307,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Comm_set_info(comm, info);
-	cp_uw_count(6, cp_now() - t0);
+	cp_uw_count(5, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -356,7 +324,7 @@ static void cpu_mpi_comm_set_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_comm_set_info_(comm, info, ierr);
-	cp_uw_count(6, cp_now() - t0);
+	cp_uw_count(5, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_comm_set_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr) { cpu_mpi_comm_set_info(comm, info, ierr); }
@@ -370,7 +338,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Win_set_info(win, info);
-	cp_uw_count(7, cp_now() - t0);
+	cp_uw_count(6, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -387,7 +355,7 @@ static void cpu_mpi_win_set_info(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierr) 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_win_set_info_(win, info, ierr);
-	cp_uw_count(7, cp_now() - t0);
+	cp_uw_count(6, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_win_set_info_(MPI_Fint *win, MPI_Fint *info, MPI_Fint *ierr) { cpu_mpi_win_set_info(win, info, ierr); }
@@ -402,7 +370,7 @@ int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	cp_uw_count(8, cp_now() - t0);
+	cp_uw_count(7, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -419,7 +387,7 @@ static void cpu_mpi_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_allgather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
-	cp_uw_count(8, cp_now() - t0);
+	cp_uw_count(7, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr); }
@@ -435,7 +403,7 @@ int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	cp_uw_count(9, cp_now() - t0);
+	cp_uw_count(8, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -452,7 +420,7 @@ static void cpu_mpi_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_allgatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr);
-	cp_uw_count(9, cp_now() - t0);
+	cp_uw_count(8, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierr); }
@@ -468,7 +436,7 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(10, cp_now() - t0);
+	cp_uw_count(9, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -485,7 +453,7 @@ static void cpu_mpi_allreduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_allreduce_init_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr);
-	cp_uw_count(10, cp_now() - t0);
+	cp_uw_count(9, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr); }
@@ -501,7 +469,7 @@ int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	cp_uw_count(11, cp_now() - t0);
+	cp_uw_count(10, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -518,7 +486,7 @@ static void cpu_mpi_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_alltoall_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr);
-	cp_uw_count(11, cp_now() - t0);
+	cp_uw_count(10, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr); }
@@ -534,7 +502,7 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	cp_uw_count(12, cp_now() - t0);
+	cp_uw_count(11, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -551,7 +519,7 @@ static void cpu_mpi_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_alltoallv_init_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr);
-	cp_uw_count(12, cp_now() - t0);
+	cp_uw_count(11, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierr); }
@@ -567,7 +535,7 @@ int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sd
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	cp_uw_count(13, cp_now() - t0);
+	cp_uw_count(12, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -584,7 +552,7 @@ static void cpu_mpi_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_alltoallw_init_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr);
-	cp_uw_count(13, cp_now() - t0);
+	cp_uw_count(12, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierr); }
@@ -600,7 +568,7 @@ int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Barrier_init(comm, info, request);
-	cp_uw_count(14, cp_now() - t0);
+	cp_uw_count(13, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -617,7 +585,7 @@ static void cpu_mpi_barrier_init(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *reque
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_barrier_init_(comm, info, request, ierr);
-	cp_uw_count(14, cp_now() - t0);
+	cp_uw_count(13, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_barrier_init(comm, info, request, ierr); }
@@ -633,7 +601,7 @@ int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
-	cp_uw_count(15, cp_now() - t0);
+	cp_uw_count(14, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -650,7 +618,7 @@ static void cpu_mpi_bcast_init(void *buffer, MPI_Fint *count, MPI_Fint *datatype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_bcast_init_(buffer, count, datatype, root, comm, info, request, ierr);
-	cp_uw_count(15, cp_now() - t0);
+	cp_uw_count(14, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_bcast_init(buffer, count, datatype, root, comm, info, request, ierr); }
@@ -666,7 +634,7 @@ int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(16, cp_now() - t0);
+	cp_uw_count(15, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -683,7 +651,7 @@ static void cpu_mpi_exscan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, M
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_exscan_init_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr);
-	cp_uw_count(16, cp_now() - t0);
+	cp_uw_count(15, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr); }
@@ -699,7 +667,7 @@ int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(17, cp_now() - t0);
+	cp_uw_count(16, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -716,7 +684,7 @@ static void cpu_mpi_gather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_gather_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr);
-	cp_uw_count(17, cp_now() - t0);
+	cp_uw_count(16, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr); }
@@ -732,7 +700,7 @@ int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	cp_uw_count(18, cp_now() - t0);
+	cp_uw_count(17, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -749,7 +717,7 @@ static void cpu_mpi_gatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *s
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_gatherv_init_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierr);
-	cp_uw_count(18, cp_now() - t0);
+	cp_uw_count(17, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierr); }
@@ -765,7 +733,7 @@ int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	cp_uw_count(19, cp_now() - t0);
+	cp_uw_count(18, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -782,7 +750,7 @@ static void cpu_mpi_reduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count, M
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_reduce_init_(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierr);
-	cp_uw_count(19, cp_now() - t0);
+	cp_uw_count(18, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierr); }
@@ -798,7 +766,7 @@ int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvco
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	cp_uw_count(20, cp_now() - t0);
+	cp_uw_count(19, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -815,7 +783,7 @@ static void cpu_mpi_reduce_scatter_block_init(void *sendbuf, void *recvbuf, MPI_
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_reduce_scatter_block_init_(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierr);
-	cp_uw_count(20, cp_now() - t0);
+	cp_uw_count(19, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierr); }
@@ -831,7 +799,7 @@ int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvco
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	cp_uw_count(21, cp_now() - t0);
+	cp_uw_count(20, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -848,7 +816,7 @@ static void cpu_mpi_reduce_scatter_init(void *sendbuf, void *recvbuf, MPI_Fint *
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_reduce_scatter_init_(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierr);
-	cp_uw_count(21, cp_now() - t0);
+	cp_uw_count(20, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierr); }
@@ -864,7 +832,7 @@ int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(22, cp_now() - t0);
+	cp_uw_count(21, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -881,7 +849,7 @@ static void cpu_mpi_scan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_scan_init_(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr);
-	cp_uw_count(22, cp_now() - t0);
+	cp_uw_count(21, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr); }
@@ -897,7 +865,7 @@ int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(23, cp_now() - t0);
+	cp_uw_count(22, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -914,7 +882,7 @@ static void cpu_mpi_scatter_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *s
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_scatter_init_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr);
-	cp_uw_count(23, cp_now() - t0);
+	cp_uw_count(22, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr); }
@@ -930,7 +898,7 @@ int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int dis
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(24, cp_now() - t0);
+	cp_uw_count(23, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -947,7 +915,7 @@ static void cpu_mpi_scatterv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_scatterv_init_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr);
-	cp_uw_count(24, cp_now() - t0);
+	cp_uw_count(23, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierr); }
@@ -963,7 +931,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	cp_uw_count(25, cp_now() - t0);
+	cp_uw_count(24, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -980,7 +948,7 @@ static void cpu_mpi_isendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_isendrecv_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierr);
-	cp_uw_count(25, cp_now() - t0);
+	cp_uw_count(24, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierr); }
@@ -996,7 +964,7 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	cp_uw_count(26, cp_now() - t0);
+	cp_uw_count(25, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1013,7 +981,7 @@ static void cpu_mpi_isendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *data
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	pmpi_isendrecv_replace_(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierr);
-	cp_uw_count(26, cp_now() - t0);
+	cp_uw_count(25, cp_now() - t0);
 	CP_LEAVE();
 }
 void mpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) { cpu_mpi_isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierr); }
@@ -1029,7 +997,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	cp_uw_count(27, cp_now() - t0);
+	cp_uw_count(26, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1042,7 +1010,7 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	cp_uw_count(28, cp_now() - t0);
+	cp_uw_count(27, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1055,7 +1023,7 @@ int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	cp_uw_count(29, cp_now() - t0);
+	cp_uw_count(28, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1068,7 +1036,7 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	cp_uw_count(30, cp_now() - t0);
+	cp_uw_count(29, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1081,7 +1049,7 @@ int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	cp_uw_count(31, cp_now() - t0);
+	cp_uw_count(30, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1094,7 +1062,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-	cp_uw_count(32, cp_now() - t0);
+	cp_uw_count(31, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1107,7 +1075,7 @@ int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(33, cp_now() - t0);
+	cp_uw_count(32, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1120,7 +1088,7 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	cp_uw_count(34, cp_now() - t0);
+	cp_uw_count(33, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1133,7 +1101,7 @@ int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	cp_uw_count(35, cp_now() - t0);
+	cp_uw_count(34, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1146,7 +1114,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	cp_uw_count(36, cp_now() - t0);
+	cp_uw_count(35, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1159,7 +1127,7 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	cp_uw_count(37, cp_now() - t0);
+	cp_uw_count(36, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1172,7 +1140,7 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	cp_uw_count(38, cp_now() - t0);
+	cp_uw_count(37, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1185,7 +1153,7 @@ int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	cp_uw_count(39, cp_now() - t0);
+	cp_uw_count(38, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1198,7 +1166,7 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
-	cp_uw_count(40, cp_now() - t0);
+	cp_uw_count(39, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1211,7 +1179,7 @@ int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int r
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
-	cp_uw_count(41, cp_now() - t0);
+	cp_uw_count(40, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1224,7 +1192,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-	cp_uw_count(42, cp_now() - t0);
+	cp_uw_count(41, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1237,7 +1205,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(43, cp_now() - t0);
+	cp_uw_count(42, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1250,7 +1218,7 @@ int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Buffer_detach_c(buffer_addr, size);
-	cp_uw_count(44, cp_now() - t0);
+	cp_uw_count(43, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1263,7 +1231,7 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	cp_uw_count(45, cp_now() - t0);
+	cp_uw_count(44, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1276,7 +1244,7 @@ int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(46, cp_now() - t0);
+	cp_uw_count(45, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1289,7 +1257,7 @@ int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
-	cp_uw_count(47, cp_now() - t0);
+	cp_uw_count(46, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1302,7 +1270,7 @@ int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
-	cp_uw_count(48, cp_now() - t0);
+	cp_uw_count(47, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1315,7 +1283,7 @@ int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
-	cp_uw_count(49, cp_now() - t0);
+	cp_uw_count(48, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1328,7 +1296,7 @@ int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
-	cp_uw_count(50, cp_now() - t0);
+	cp_uw_count(49, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1341,7 +1309,7 @@ int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
-	cp_uw_count(51, cp_now() - t0);
+	cp_uw_count(50, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1354,7 +1322,7 @@ int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
-	cp_uw_count(52, cp_now() - t0);
+	cp_uw_count(51, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1367,7 +1335,7 @@ int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
-	cp_uw_count(53, cp_now() - t0);
+	cp_uw_count(52, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1380,7 +1348,7 @@ int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
-	cp_uw_count(54, cp_now() - t0);
+	cp_uw_count(53, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1393,7 +1361,7 @@ int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
-	cp_uw_count(55, cp_now() - t0);
+	cp_uw_count(54, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1406,7 +1374,7 @@ int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
-	cp_uw_count(56, cp_now() - t0);
+	cp_uw_count(55, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1419,7 +1387,7 @@ int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype da
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
-	cp_uw_count(57, cp_now() - t0);
+	cp_uw_count(56, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1432,7 +1400,7 @@ int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
-	cp_uw_count(58, cp_now() - t0);
+	cp_uw_count(57, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1445,7 +1413,7 @@ int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count coun
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
-	cp_uw_count(59, cp_now() - t0);
+	cp_uw_count(58, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1458,7 +1426,7 @@ int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_c(fh, buf, count, datatype, status);
-	cp_uw_count(60, cp_now() - t0);
+	cp_uw_count(59, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1471,7 +1439,7 @@ int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
-	cp_uw_count(61, cp_now() - t0);
+	cp_uw_count(60, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1484,7 +1452,7 @@ int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
-	cp_uw_count(62, cp_now() - t0);
+	cp_uw_count(61, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1497,7 +1465,7 @@ int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Data
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
-	cp_uw_count(63, cp_now() - t0);
+	cp_uw_count(62, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1510,7 +1478,7 @@ int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
-	cp_uw_count(64, cp_now() - t0);
+	cp_uw_count(63, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1523,7 +1491,7 @@ int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Cou
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
-	cp_uw_count(65, cp_now() - t0);
+	cp_uw_count(64, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1536,7 +1504,7 @@ int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_c(fh, buf, count, datatype, status);
-	cp_uw_count(66, cp_now() - t0);
+	cp_uw_count(65, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1549,7 +1517,7 @@ int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
-	cp_uw_count(67, cp_now() - t0);
+	cp_uw_count(66, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1562,7 +1530,7 @@ int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_D
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
-	cp_uw_count(68, cp_now() - t0);
+	cp_uw_count(67, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1575,7 +1543,7 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	cp_uw_count(69, cp_now() - t0);
+	cp_uw_count(68, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1588,7 +1556,7 @@ int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(70, cp_now() - t0);
+	cp_uw_count(69, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1601,7 +1569,7 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	cp_uw_count(71, cp_now() - t0);
+	cp_uw_count(70, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1614,7 +1582,7 @@ int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	cp_uw_count(72, cp_now() - t0);
+	cp_uw_count(71, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1627,7 +1595,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	cp_uw_count(73, cp_now() - t0);
+	cp_uw_count(72, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1640,7 +1608,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	cp_uw_count(74, cp_now() - t0);
+	cp_uw_count(73, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1653,7 +1621,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	cp_uw_count(75, cp_now() - t0);
+	cp_uw_count(74, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1666,7 +1634,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	cp_uw_count(76, cp_now() - t0);
+	cp_uw_count(75, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1679,7 +1647,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	cp_uw_count(77, cp_now() - t0);
+	cp_uw_count(76, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1692,7 +1660,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	cp_uw_count(78, cp_now() - t0);
+	cp_uw_count(77, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1705,7 +1673,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	cp_uw_count(79, cp_now() - t0);
+	cp_uw_count(78, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1718,7 +1686,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	cp_uw_count(80, cp_now() - t0);
+	cp_uw_count(79, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1731,7 +1699,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
-	cp_uw_count(81, cp_now() - t0);
+	cp_uw_count(80, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1744,7 +1712,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(82, cp_now() - t0);
+	cp_uw_count(81, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1757,7 +1725,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	cp_uw_count(83, cp_now() - t0);
+	cp_uw_count(82, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1770,7 +1738,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	cp_uw_count(84, cp_now() - t0);
+	cp_uw_count(83, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1783,7 +1751,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	cp_uw_count(85, cp_now() - t0);
+	cp_uw_count(84, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1796,7 +1764,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
-	cp_uw_count(86, cp_now() - t0);
+	cp_uw_count(85, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1809,7 +1777,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	cp_uw_count(87, cp_now() - t0);
+	cp_uw_count(86, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1822,7 +1790,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	cp_uw_count(88, cp_now() - t0);
+	cp_uw_count(87, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1835,7 +1803,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	cp_uw_count(89, cp_now() - t0);
+	cp_uw_count(88, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1848,7 +1816,7 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	cp_uw_count(90, cp_now() - t0);
+	cp_uw_count(89, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1861,7 +1829,7 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	cp_uw_count(91, cp_now() - t0);
+	cp_uw_count(90, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1874,7 +1842,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-	cp_uw_count(92, cp_now() - t0);
+	cp_uw_count(91, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1887,7 +1855,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	cp_uw_count(93, cp_now() - t0);
+	cp_uw_count(92, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1900,7 +1868,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	cp_uw_count(94, cp_now() - t0);
+	cp_uw_count(93, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1913,7 +1881,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	cp_uw_count(95, cp_now() - t0);
+	cp_uw_count(94, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1926,7 +1894,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(96, cp_now() - t0);
+	cp_uw_count(95, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1939,7 +1907,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	cp_uw_count(97, cp_now() - t0);
+	cp_uw_count(96, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1952,7 +1920,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	cp_uw_count(98, cp_now() - t0);
+	cp_uw_count(97, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1965,7 +1933,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	cp_uw_count(99, cp_now() - t0);
+	cp_uw_count(98, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1978,7 +1946,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(100, cp_now() - t0);
+	cp_uw_count(99, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -1991,7 +1959,7 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	cp_uw_count(101, cp_now() - t0);
+	cp_uw_count(100, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2004,7 +1972,7 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	cp_uw_count(102, cp_now() - t0);
+	cp_uw_count(101, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2017,7 +1985,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(103, cp_now() - t0);
+	cp_uw_count(102, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2030,7 +1998,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
-	cp_uw_count(104, cp_now() - t0);
+	cp_uw_count(103, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2043,7 +2011,7 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	cp_uw_count(105, cp_now() - t0);
+	cp_uw_count(104, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2056,7 +2024,7 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	cp_uw_count(106, cp_now() - t0);
+	cp_uw_count(105, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2069,7 +2037,7 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	cp_uw_count(107, cp_now() - t0);
+	cp_uw_count(106, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2082,7 +2050,7 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	cp_uw_count(108, cp_now() - t0);
+	cp_uw_count(107, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2095,7 +2063,7 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	cp_uw_count(109, cp_now() - t0);
+	cp_uw_count(108, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2108,7 +2076,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	cp_uw_count(110, cp_now() - t0);
+	cp_uw_count(109, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2121,7 +2089,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	cp_uw_count(111, cp_now() - t0);
+	cp_uw_count(110, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2134,7 +2102,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-	cp_uw_count(112, cp_now() - t0);
+	cp_uw_count(111, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2147,7 +2115,7 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-	cp_uw_count(113, cp_now() - t0);
+	cp_uw_count(112, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2160,7 +2128,7 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-	cp_uw_count(114, cp_now() - t0);
+	cp_uw_count(113, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2173,7 +2141,7 @@ int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	cp_uw_count(115, cp_now() - t0);
+	cp_uw_count(114, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2186,7 +2154,7 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	cp_uw_count(116, cp_now() - t0);
+	cp_uw_count(115, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2199,7 +2167,7 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Coun
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	cp_uw_count(117, cp_now() - t0);
+	cp_uw_count(116, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2212,7 +2180,7 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	cp_uw_count(118, cp_now() - t0);
+	cp_uw_count(117, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2225,7 +2193,7 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	cp_uw_count(119, cp_now() - t0);
+	cp_uw_count(118, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2238,7 +2206,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	cp_uw_count(120, cp_now() - t0);
+	cp_uw_count(119, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2251,7 +2219,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	cp_uw_count(121, cp_now() - t0);
+	cp_uw_count(120, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2264,7 +2232,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	cp_uw_count(122, cp_now() - t0);
+	cp_uw_count(121, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2277,7 +2245,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-	cp_uw_count(123, cp_now() - t0);
+	cp_uw_count(122, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2290,7 +2258,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(124, cp_now() - t0);
+	cp_uw_count(123, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2303,7 +2271,7 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	cp_uw_count(125, cp_now() - t0);
+	cp_uw_count(124, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2316,7 +2284,7 @@ int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	cp_uw_count(126, cp_now() - t0);
+	cp_uw_count(125, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2329,7 +2297,7 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	cp_uw_count(127, cp_now() - t0);
+	cp_uw_count(126, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2342,7 +2310,7 @@ int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(128, cp_now() - t0);
+	cp_uw_count(127, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2355,7 +2323,7 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	cp_uw_count(129, cp_now() - t0);
+	cp_uw_count(128, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2368,7 +2336,7 @@ int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	cp_uw_count(130, cp_now() - t0);
+	cp_uw_count(129, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2381,7 +2349,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-	cp_uw_count(131, cp_now() - t0);
+	cp_uw_count(130, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2394,7 +2362,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(132, cp_now() - t0);
+	cp_uw_count(131, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2407,7 +2375,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-	cp_uw_count(133, cp_now() - t0);
+	cp_uw_count(132, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2420,7 +2388,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-	cp_uw_count(134, cp_now() - t0);
+	cp_uw_count(133, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2433,7 +2401,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-	cp_uw_count(135, cp_now() - t0);
+	cp_uw_count(134, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2446,7 +2414,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-	cp_uw_count(136, cp_now() - t0);
+	cp_uw_count(135, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2459,7 +2427,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-	cp_uw_count(137, cp_now() - t0);
+	cp_uw_count(136, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2472,7 +2440,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
-	cp_uw_count(138, cp_now() - t0);
+	cp_uw_count(137, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }
@@ -2485,7 +2453,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 	CP_ENTER();
 	int64_t t0 = cp_now();
 	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-	cp_uw_count(139, cp_now() - t0);
+	cp_uw_count(138, cp_now() - t0);
 	CP_LEAVE();
 	return rc;
 }

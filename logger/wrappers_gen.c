@@ -20023,3 +20023,87 @@ static void cpf08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr, ui
 }
 void CPF08_mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) { cpf08_mpi_win_test(win, flag, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
 
+int MPI_Buffer_detach(void *buffer_addr, int *size) {
+	if (CP_SKIP())
+		return PMPI_Buffer_detach(buffer_addr, size);
+	CP_ENTER();
+	CP_SETFP();
+	const int OP = CP_OP_BUFFER_DETACH;
+	uint64_t cs = CP_CALLSITE();
+	const void *c_buffer_addr = buffer_addr;
+	int64_t t0 = cp_now();
+	int rc = PMPI_Buffer_detach(buffer_addr, size);
+	int64_t t1 = cp_now();
+	int c_size = *size;
+	cp_local(OP, t0, t1, cs, (uint64_t)c_size, rc);
+	(void)c_buffer_addr;
+	(void)c_size;
+	CP_LEAVE();
+	return rc;
+}
+
+extern void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) __attribute__((weak));
+static void cpf_mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!pmpi_buffer_detach_) {
+		*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		pmpi_buffer_detach_(buffer_addr, size, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BUFFER_DETACH;
+	const void *c_buffer_addr = cp_f_buf(buffer_addr);
+	int64_t t0 = cp_now();
+	pmpi_buffer_detach_(buffer_addr, size, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_size = (int)*size;
+	cp_local(OP, t0, t1, cs, (uint64_t)c_size, rc);
+	(void)c_buffer_addr;
+	(void)c_size;
+	CP_LEAVE();
+}
+void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpf_mpi_buffer_detach(buffer_addr, size, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_buffer_detach__(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpf_mpi_buffer_detach(buffer_addr, size, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpf_mpi_buffer_detach(buffer_addr, size, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+void MPI_BUFFER_DETACH(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpf_mpi_buffer_detach(buffer_addr, size, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+#if defined(OPEN_MPI)
+#define CPF08_mpi_buffer_detach mpi_buffer_detach_f08_
+#define CPF08_PM_mpi_buffer_detach pmpi_buffer_detach_f08_
+#else
+#define CPF08_mpi_buffer_detach mpi_buffer_detach_f08_
+#define CPF08_PM_mpi_buffer_detach pmpir_buffer_detach_f08_
+#endif
+extern void CPF08_PM_mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) __attribute__((weak));
+static void cpf08_mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr, uint64_t cs, void *fp) {
+	if (!CPF08_PM_mpi_buffer_detach) {
+		if (ierr)
+			*ierr = MPI_ERR_INTERN;
+		return;
+	}
+	if (CP_SKIP()) {
+		CPF08_PM_mpi_buffer_detach(buffer_addr, size, ierr);
+		return;
+	}
+	CP_ENTER();
+	cp_fp = fp;
+	const int OP = CP_OP_BUFFER_DETACH;
+	MPI_Fint ierr_local = MPI_SUCCESS;
+	if (!ierr)
+		ierr = &ierr_local;
+	const void *c_buffer_addr = (const void *)buffer_addr;
+	int64_t t0 = cp_now();
+	CPF08_PM_mpi_buffer_detach(buffer_addr, size, ierr);
+	int64_t t1 = cp_now();
+	int rc = (int)*ierr;
+	int c_size = (int)*size;
+	cp_local(OP, t0, t1, cs, (uint64_t)c_size, rc);
+	(void)c_buffer_addr;
+	(void)c_size;
+	CP_LEAVE();
+}
+void CPF08_mpi_buffer_detach(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr) { cpf08_mpi_buffer_detach(buffer_addr, size, ierr, CP_CALLSITE(), __builtin_frame_address(0)); CP_NOTAIL(); }
+

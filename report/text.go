@@ -155,7 +155,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 		v    int64
 	}{{"Late Sender", ws.LateSenderNs}, {"  of which messages in wrong order", ws.WrongOrderNs},
 		{partLS, ws.PartitionedLateSenderNs}, {"Late Receiver", ws.LateReceiverNs},
-		{"  synchronous or rendezvous send, receive posted late", ws.LateReceiverSynchronousNs},
+		{"  synchronous or rendezvous send (or MPI_Buffer_detach), receive posted late", ws.LateReceiverSynchronousNs},
 		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{partLR, ws.PartitionedLateReceiverNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs},

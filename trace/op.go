@@ -304,6 +304,11 @@ const (
 	// MPI_Win_wait does.
 	OpWinTest
 
+	// MPI_Buffer_detach (appended): it blocks until the rank's buffered
+	// messages have been delivered. Bytes is the size of the buffer it
+	// detached.
+	OpBufferDetach
+
 	NumOps // not an operation: the number of defined codes
 )
 
@@ -623,6 +628,8 @@ var ops = [NumOps]opInfo{
 	OpNeighborAlltoallwInit:  {"MPI_Neighbor_alltoallw_init", ClassCollInit, 0, attrPairCounts, FlowNeighbor},
 
 	OpWinTest: {"MPI_Win_test", ClassRMA, 0, attrRMA | attrPoll, 0},
+
+	OpBufferDetach: {"MPI_Buffer_detach", ClassOther, 0, 0, 0},
 }
 
 // String returns the MPI name of the operation ("MPI_Send").

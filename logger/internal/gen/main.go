@@ -458,10 +458,10 @@ func unused(f fn) string {
 
 // isChoice: a choice buffer (TYPE(*), DIMENSION(..) in mpi_f08), which
 // MPICH's mpi_f08 passes as an array descriptor; the other void * of the
-// C prototypes are addresses in Fortran (TYPE(C_PTR) baseptr, INTEGER
-// extra_state).
+// C prototypes are addresses in Fortran (TYPE(C_PTR) baseptr and
+// buffer_addr, INTEGER extra_state).
 func (p param) isChoice() bool {
-	return p.typ == "void" && p.name != "baseptr" && p.name != "extra_state"
+	return p.typ == "void" && p.name != "baseptr" && p.name != "extra_state" && p.name != "buffer_addr"
 }
 
 // f08Names are the symbols of f's mpi_f08 binding in one MPI: the entry the
