@@ -14,7 +14,7 @@ import (
 // (from each log's trace.Header.Unwrapped): its time is in the logs as
 // computation, and the graph lacks whatever it waited for.
 type UnwrappedCalls struct {
-	Name      string   `json:"name"`       // "MPI_Buffer_detach"
+	Name      string   `json:"name"`       // "MPI_Comm_set_info"
 	Calls     uint64   `json:"calls"`      // over all ranks
 	Ns        int64    `json:"ns"`         // time inside them, over all ranks
 	Ranks     []int    `json:"ranks"`      // the ranks that made them, ascending

@@ -12,13 +12,14 @@ import (
 // Unclassified says whether the time inside call ci is MPI time the
 // analysis has no model for: a call of class other (MPI_Finalize,
 // MPI_Abort, MPI_Pcontrol) but MPI_Init, which is a barrier over
-// MPI_COMM_WORLD (trace.Op.IsWorldBarrier), whose waiting no edge of the
-// graph explains, or
+// MPI_COMM_WORLD (trace.Op.IsWorldBarrier), and MPI_Buffer_detach, which
+// waits for the receives of the buffered sends it delivers (graph), whose
+// waiting no edge of the graph explains, or
 // a blocking Wait that completed no request the logs hold (what it waited
 // for, an unwrapped call's request or one made while logging was paused,
 // is not in the graph).
 func Unclassified(ci graph.CallInfo) bool {
-	return ci.Op.Class() == trace.ClassOther && !ci.Op.IsWorldBarrier() || ci.WaitUnknown
+	return ci.Op.Class() == trace.ClassOther && !ci.Op.IsWorldBarrier() && ci.Op != trace.OpBufferDetach || ci.WaitUnknown
 }
 
 // unclassified fills the path's unclassified time (its "mpi" segments

@@ -89,7 +89,7 @@ type NotMapped struct {
 // UnwrappedCall is one MPI function the logger does not record, counted:
 // the rank's calls of it and the time it spent in them.
 type UnwrappedCall struct {
-	Name  string `json:"name"` // "MPI_Buffer_detach"
+	Name  string `json:"name"` // "MPI_Comm_set_info"
 	Calls uint64 `json:"calls"`
 	Ns    int64  `json:"ns"`
 }

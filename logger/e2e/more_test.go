@@ -40,7 +40,7 @@ func testMoreCalls(t *testing.T, m *mpitest.Impl) {
 	r.checkCounts(t, func(rank int) map[trace.Op]int {
 		return map[trace.Op]int{
 			trace.OpInit: 1, trace.OpFinalize: 1,
-			trace.OpIbsend: 1, trace.OpIrsend: 1, trace.OpIrecv: 1,
+			trace.OpIbsend: 1, trace.OpBufferDetach: 2, trace.OpIrsend: 1, trace.OpIrecv: 1,
 			trace.OpRecv: 1 + rank/2, trace.OpSend: 1 - rank/2, // intercomm: local rank 0 sends
 			trace.OpWait: 4, trace.OpWaitall: 4, trace.OpBarrier: 7,
 			trace.OpRecvInit: 3, trace.OpSsendInit: 1, trace.OpBsendInit: 1, trace.OpRsendInit: 1,

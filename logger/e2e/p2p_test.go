@@ -49,7 +49,7 @@ func expectP2P(rank int, poll map[trace.Op]int) map[trace.Op]int {
 		trace.OpInit: 1, trace.OpFinalize: 1,
 		trace.OpSend:  []int{4, 5, 6, 6}[rank],
 		trace.OpRecv:  []int{9, 5, 6, 6}[rank],
-		trace.OpSsend: 1, trace.OpBsend: 1, trace.OpRsend: 1, trace.OpIssend: 1,
+		trace.OpSsend: 1, trace.OpBsend: 1, trace.OpBufferDetach: 1, trace.OpRsend: 1, trace.OpIssend: 1,
 		trace.OpSendrecv: 1, trace.OpSendrecvReplace: 1,
 		trace.OpIrecv: 13, trace.OpIsend: 11,
 		trace.OpWait: 8, trace.OpWaitall: 4, trace.OpWaitany: 4,

@@ -1,7 +1,7 @@
 ! funwrapped.f90: unwrapped.c's MPI 3.1 calls from Fortran (use mpi), a
 ! known number of times, on 2 ranks; usage: funwrapped FILE. Rank r:
-! MPI_Buffer_detach r+1 times, MPI_Comm_set_info twice, MPI_File_set_size
-! and MPI_File_preallocate once each.
+! MPI_Buffer_detach r+1 times (recorded, since op 198), MPI_Comm_set_info
+! twice, MPI_File_set_size and MPI_File_preallocate once each.
 program funwrapped
   use mpi
   implicit none

@@ -4,7 +4,8 @@
  * 2 ranks; usage: unwrapped DIR LATE_MS (DIR for a scratch file).
  *
  * Rank r (0 or 1):
- *   MPI_Buffer_detach        r+1 times (attach, detach)
+ *   MPI_Buffer_detach        r+1 times (attach, detach): recorded since
+ *                            op 198, the rest counted only
  *   MPI_Comm_set_info        2
  *   MPI_File_set_size, MPI_File_preallocate, MPI_File_set_atomicity,
  *   MPI_File_seek_shared, MPI_File_set_info     1 each
