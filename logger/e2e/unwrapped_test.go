@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -36,8 +37,17 @@ func TestUnwrapped(t *testing.T) {
 			lib := m.LoggerLib(t)
 			dir := t.TempDir()
 			exe := mpitest.Compile(t, dir, m.CC(t), "unwrapped.c", "-Wall")
-			logDir := filepath.Join(t.TempDir(), "logs")
-			out := m.Run(t, np, lib, logDir, dir, exe, dir, "200")
+			var logDir, out string
+			var logs []*trace.Log
+			missed := retryDesign(t, func() string {
+				logDir = filepath.Join(t.TempDir(), "logs")
+				out = m.Run(t, np, lib, logDir, dir, exe, dir, fmt.Sprint(lateMs))
+				logs = mpitest.ReadLogs(t, logDir, np)
+				if w := unwrappedNs(logs[0], "MPI_Allreduce_c"); strings.Contains(out, "mpi4 1") && w < lateMs*1e6/2 {
+					return fmt.Sprintf("rank 0 waited %v in MPI_Allreduce_c, designed %d ms", time.Duration(w), lateMs)
+				}
+				return ""
+			})
 			mm := regexp.MustCompile(`mpi4 ([01])`).FindStringSubmatch(out)
 			if mm == nil {
 				t.Fatalf("no \"mpi4\" line in the output:\n%s", out)
@@ -46,14 +56,13 @@ func TestUnwrapped(t *testing.T) {
 			if m == mpitest.MPICH && !mpi4 {
 				t.Fatal("MPICH 4 compiled the program without MPI 4")
 			}
-			logs := mpitest.ReadLogs(t, logDir, np)
 
 			// The counts, exact, and the recorded calls, exact.
 			for r, l := range logs {
-				want := map[string]uint64{"MPI_Buffer_detach": uint64(r + 1), "MPI_Comm_set_info": 2, "MPI_File_set_size": 1,
+				want := map[string]uint64{"MPI_Comm_set_info": 2, "MPI_File_set_size": 1,
 					"MPI_File_preallocate": 1, "MPI_File_set_atomicity": 1, "MPI_File_seek_shared": 1, "MPI_File_set_info": 1,
 					"MPI_Win_set_info": 1}
-				rec := map[trace.Op]int{trace.OpInit: 1, trace.OpFileOpen: 1, trace.OpFileClose: 1, trace.OpBarrier: 1,
+				rec := map[trace.Op]int{trace.OpInit: 1, trace.OpBufferDetach: r + 1, trace.OpFileOpen: 1, trace.OpFileClose: 1, trace.OpBarrier: 1,
 					trace.OpWinCreate: 1, trace.OpWinFree: 1, trace.OpFinalize: 1}
 				if mpi4 {
 					want["MPI_Allreduce_init"], want["MPI_Barrier_init"], want["MPI_Isendrecv"], want["MPI_Allreduce_c"] = 1, 1, 1, 1
@@ -86,7 +95,7 @@ func TestUnwrapped(t *testing.T) {
 			}
 			want := graph.MergeUnwrapped(byRank)
 			note := graph.UnwrappedNote(want)
-			if !strings.Contains(note, "MPI_Buffer_detach ×3 on ranks 0-1") || mpi4 && !strings.Contains(note, "MPI_Send_c ×2 on rank 0") {
+			if !strings.Contains(note, "MPI_Comm_set_info ×4 on ranks 0-1") || mpi4 && !strings.Contains(note, "MPI_Send_c ×2 on rank 0") {
 				t.Errorf("note %q", note)
 			}
 
@@ -127,7 +136,7 @@ func TestUnwrapped(t *testing.T) {
 				t.Errorf("unclassified %d, bound %d ns at 1 analyzer rank; %d, %d at 2", cp.UnclassifiedNs, cp.UnwrappedBoundNs,
 					cp2.UnclassifiedNs, cp2.UnwrappedBoundNs)
 			}
-			checkUnclassified(t, one, logs, mpi4, lateMs)
+			checkUnclassified(t, one, logs, mpi4, missed)
 		})
 	}
 }
@@ -136,8 +145,9 @@ func TestUnwrapped(t *testing.T) {
 // calls it comes from (MPI_Init and MPI_Finalize once each; with MPI 4 the
 // five MPI_Waits rank 0 makes after the last recorded collective, where
 // the path runs on rank 0 by design), and the bound of the time in
-// unwrapped calls, which holds rank 0's wait in MPI_Allreduce_c.
-func checkUnclassified(t *testing.T, rep *report.Report, logs []*trace.Log, mpi4 bool, lateMs int64) {
+// unwrapped calls, which holds rank 0's wait in MPI_Allreduce_c (missed:
+// why the runs did not follow the design, retryDesign).
+func checkUnclassified(t *testing.T, rep *report.Report, logs []*trace.Log, mpi4 bool, missed string) {
 	t.Helper()
 	cp := &rep.CriticalPath
 	counts := map[string]int{}
@@ -167,14 +177,9 @@ func checkUnclassified(t *testing.T, rep *report.Report, logs []*trace.Log, mpi4
 	if !mpi4 {
 		return
 	}
-	var wait int64 // rank 0's time in MPI_Allreduce_c
-	for _, u := range logs[0].Header.Unwrapped {
-		if u.Name == "MPI_Allreduce_c" {
-			wait = u.Ns
-		}
-	}
-	if wait < lateMs*1e6/2 {
-		mpitest.SkipDesign(t, "rank 0 waited %v in MPI_Allreduce_c, designed %d ms: the machine did not run the design", time.Duration(wait), lateMs)
+	wait := unwrappedNs(logs[0], "MPI_Allreduce_c") // rank 0's time in it
+	if missed != "" {
+		mpitest.DesignMissed(t, "the machine did not run unwrapped.c as designed %s", missed)
 	}
 	if cp.UnwrappedBoundNs < wait {
 		t.Errorf("unwrapped bound %v, less than rank 0's wait in MPI_Allreduce_c (%v), computation on the path", time.Duration(cp.UnwrappedBoundNs), time.Duration(wait))
@@ -198,7 +203,7 @@ func TestUnwrappedFortran(t *testing.T) {
 				for _, u := range l.Header.Unwrapped {
 					got[u.Name] += u.Calls
 				}
-				want := map[string]uint64{"MPI_Buffer_detach": uint64(r + 1), "MPI_Comm_set_info": 2, "MPI_File_set_size": 1, "MPI_File_preallocate": 1}
+				want := map[string]uint64{"MPI_Comm_set_info": 2, "MPI_File_set_size": 1, "MPI_File_preallocate": 1}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("rank %d: unwrapped calls %v, want %v", r, got, want)
 				}
@@ -208,10 +213,22 @@ func TestUnwrappedFortran(t *testing.T) {
 						ops[x.Op]++
 					}
 				}
-				if rec := map[trace.Op]int{trace.OpInit: 1, trace.OpFileOpen: 1, trace.OpFileClose: 1, trace.OpFinalize: 1}; !reflect.DeepEqual(ops, rec) {
+				if rec := map[trace.Op]int{trace.OpInit: 1, trace.OpBufferDetach: r + 1, trace.OpFileOpen: 1, trace.OpFileClose: 1, trace.OpFinalize: 1}; !reflect.DeepEqual(ops, rec) {
 					t.Errorf("rank %d: recorded calls %v, want %v", r, ops, rec)
 				}
 			}
 		})
 	}
+}
+
+// unwrappedNs is the time a log's rank spent in the unwrapped calls of
+// name.
+func unwrappedNs(l *trace.Log, name string) int64 {
+	var ns int64
+	for _, u := range l.Header.Unwrapped {
+		if u.Name == name {
+			ns += u.Ns
+		}
+	}
+	return ns
 }

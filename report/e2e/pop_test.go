@@ -208,8 +208,8 @@ func runPop(t *testing.T, lib, exe string, k popKnobs) *popRun {
 		}
 	}
 	best.designed = len(best.gate) == 0
-	if !best.designed && strict {
-		t.Fatalf("in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
+	if !best.designed && !mpitest.Lenient() {
+		t.Fatalf("design check failed: in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
 			attempts, loadAverage(), strings.Join(best.gate, "\n  "))
 	}
 	return best
@@ -317,7 +317,7 @@ func TestPOPFactors(t *testing.T) {
 
 	t.Run("design", func(t *testing.T) {
 		if !base.designed {
-			skipDesign(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
+			designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
 		}
 		got := map[string]*report.POPFactors{"run": &pop.POPFactors}
 		for i := range pop.Phases {
@@ -375,7 +375,7 @@ func TestPOPFactors(t *testing.T) {
 			w := rep.WhatIf[i]
 			rerun := runPop(t, lib, exe, rr.knobs)
 			if !base.designed || !rerun.designed {
-				skipDesign(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(),
+				designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(),
 					strings.Join(append(base.gate, rerun.gate...), "\n  "))
 			}
 			_, again := analyzeRaw(t, bin, rerun.logDir, analyzer{"dag", 0})

@@ -77,14 +77,14 @@ func TestClockSkew(t *testing.T) {
 					checkReport(t, &d, skewed, rep, a.algo)
 					t.Run("same as without skew", func(t *testing.T) {
 						if !plain.designed || !skewed.designed {
-							skipDesign(t, "the machine did not run %s as designed (load average %s), so the paths of the runs cannot be compared",
+							designMissed(t, "the machine did not run %s as designed (load average %s), so the paths of the runs cannot be compared",
 								d.src, loadAverage())
 						}
 						sameDesignedPath(t, &d, plain, ref, skewed, rep)
 					})
 					t.Run("design", func(t *testing.T) {
 						if !skewed.designed {
-							skipDesign(t, "the machine did not run %s as designed (load average %s):\n  %s",
+							designMissed(t, "the machine did not run %s as designed (load average %s):\n  %s",
 								d.src, loadAverage(), strings.Join(skewed.gate, "\n  "))
 						}
 						checkDesign(t, &d, skewed, rep)
