@@ -81,10 +81,13 @@ type Options struct {
 	// The outputs: file names, "-" for Stdout where it makes sense, ""
 	// for none. The text report goes to Stdout unless JSON or DOT does.
 	JSON, DOT, Matrix, CSV string
-	Timeline               string
-	TimelineMaxBytes       int64 // 0: no limit
-	Top                    int   // rows in each table of the text report
-	Stdout                 io.Writer
+	// JSONSegments writes every critical-path segment into the JSON
+	// (otherwise only its stretches, report.CriticalPath.Stretches).
+	JSONSegments     bool
+	Timeline         string
+	TimelineMaxBytes int64 // 0: no limit
+	Top              int   // rows in each table of the text report
+	Stdout           io.Writer
 
 	// Profiles of the analysis itself, for go tool pprof (rank r of a job
 	// writes NAME.r).

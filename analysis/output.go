@@ -129,7 +129,7 @@ func writeOutputs(o *Options, rep *report.Report, dot []report.DOTEdge, label fu
 		}
 	}
 	if o.JSON != "" {
-		if err := writeTo(o.JSON, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+		if err := writeTo(o.JSON, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep, o.JSONSegments) }); err != nil {
 			return err
 		}
 		if o.JSON == "-" {

@@ -74,6 +74,7 @@ func Build(in *Input) *Report {
 	if in.Window != nil {
 		windowPath(&r.CriticalPath, *in.Window)
 	}
+	r.CriticalPath.Stretches = Stretches(r.CriticalPath.Segments)
 	unclassified(&r.CriticalPath, in.PathCalls, g.Unwrapped, g.Ranks)
 	if r.Run.UnwrappedCalls = g.Unwrapped; r.Run.UnwrappedCalls == nil {
 		r.Run.UnwrappedCalls = []graph.UnwrappedCalls{}

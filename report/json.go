@@ -10,11 +10,14 @@ import (
 
 // WriteJSON writes the report as one JSON object (the keys of Report's
 // tags), streamed: the arrays that grow with the run, the critical
-// path's segments, the collective instances and the communication matrix,
-// are appended field by field straight into the output, everything else goes through
-// encoding/json. The result decodes to what json.Marshal(r) does
-// (TestWriteJSON), at a fraction of its time and memory.
-func WriteJSON(w io.Writer, r *Report) error {
+// path's stretches and segments, the collective instances and the
+// communication matrix, are appended field by field straight into the
+// output, everything else goes through encoding/json. The critical path's
+// segments are written only when full is set: its stretches say where it
+// runs at a tenth of the size or less. With full, the result decodes to
+// what json.Marshal(r) does (TestWriteJSON), at a fraction of its time and
+// memory; without, to that with no segments.
+func WriteJSON(w io.Writer, r *Report, full bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	j := &jsonWriter{w: bw}
 	cp := &r.CriticalPath
@@ -26,14 +29,40 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.int(cp.LengthNs)
 	j.raw(`,"diff_ns":`)
 	j.int(cp.DiffNs)
-	j.raw(`,"segments":`)
-	if cp.Segments == nil {
+	j.raw(`,"stretches":`)
+	if cp.Stretches == nil {
 		j.raw("null")
 	} else {
 		j.raw("[")
 	}
-	for i := range cp.Segments {
-		s := &cp.Segments[i]
+	for i := range cp.Stretches {
+		s := &cp.Stretches[i]
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"rank":`)
+		j.int(int64(s.Rank))
+		for _, f := range [...]struct {
+			key string
+			v   int64
+		}{{"start_ns", s.StartNs}, {"end_ns", s.EndNs}, {"segments", int64(s.Segments)}, {"launch_ns", s.LaunchNs},
+			{"compute_ns", s.ComputeNs}, {"mpi_ns", s.MPINs}, {"io_ns", s.IONs}, {"transfer_ns", s.TransferNs}} {
+			j.raw(`,"` + f.key + `":`)
+			j.int(f.v)
+		}
+		j.raw("}")
+	}
+	if cp.Stretches != nil {
+		j.raw("]")
+	}
+	segs := cp.Segments
+	if full && len(segs) > 0 {
+		j.raw(`,"segments":[`)
+	} else {
+		segs = nil
+	}
+	for i := range segs {
+		s := &segs[i]
 		if i > 0 {
 			j.raw(",")
 		}
@@ -53,7 +82,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.str(s.Function)
 		j.raw("}")
 	}
-	if cp.Segments != nil {
+	if segs != nil {
 		j.raw("]")
 	}
 	j.raw(`,"by_rank":`)

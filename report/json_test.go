@@ -23,6 +23,8 @@ func TestWriteJSON(t *testing.T) {
 					Function: "ns::f<int>::operator()"},
 				{Rank: 0, Kind: "mpi", Op: "MPI_Recv", StartNs: 900, EndNs: 1200, Callsite: "liblammps.so.0+0x1f2e"},
 			},
+			Stretches: []PathStretch{{Rank: 1, EndNs: 5, Segments: 1, LaunchNs: 5}, {Rank: 2, StartNs: 5, EndNs: 1200, Segments: 2,
+				ComputeNs: 895, MPINs: 300, IONs: 1, TransferNs: 2}},
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
 			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a, WindowNs: []int64{5, 1000},
 			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
@@ -53,12 +55,19 @@ func TestWriteJSON(t *testing.T) {
 			Collective: []SizeBucket{{Lo: 1 << 63, Hi: 1<<64 - 1, Count: 1}}},
 	}
 	bare := &Report{RuntimeNs: 1}
-	for name, r := range map[string]*Report{"full": full, "bare": bare} {
+	noSegs := *full
+	noSegs.CriticalPath.Segments = nil
+	for _, tc := range []struct {
+		name  string
+		r, as *Report // written, and what it must decode as
+		full  bool
+	}{{"full", full, full, true}, {"bare", bare, bare, true}, {"default", full, &noSegs, false}} {
+		name, r := tc.name, tc.r
 		var b bytes.Buffer
-		if err := WriteJSON(&b, r); err != nil {
+		if err := WriteJSON(&b, r, tc.full); err != nil {
 			t.Fatal(err)
 		}
-		want, err := json.Marshal(r)
+		want, err := json.Marshal(tc.as)
 		if err != nil {
 			t.Fatal(err)
 		}

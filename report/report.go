@@ -59,10 +59,15 @@ type CriticalPath struct {
 	LengthNs int64  `json:"length_ns"`
 	// DiffNs is LengthNs - RuntimeNs: clock error only (the path starts at
 	// the run's start, through the launch of the rank it runs on first).
-	DiffNs   int64       `json:"diff_ns"`
-	Segments []Segment   `json:"segments"`
-	ByRank   []RankShare `json:"by_rank"`
-	ByOp     []OpShare   `json:"by_op"`
+	DiffNs int64 `json:"diff_ns"`
+	// Stretches are the path's runs on one rank: its consecutive
+	// segments on a rank, merged. The JSON holds them, and Segments only
+	// when asked (WriteJSON's full): a segment is about 130 bytes, and a
+	// path crosses ranks far less often than it enters a call.
+	Stretches []PathStretch `json:"stretches"`
+	Segments  []Segment     `json:"segments,omitempty"`
+	ByRank    []RankShare   `json:"by_rank"`
+	ByOp      []OpShare     `json:"by_op"`
 	// WindowNs is the window ([from, to], ns since the run's start) that
 	// --from/--to restrict the segments and profiles to; absent for the
 	// whole run.
@@ -120,6 +125,48 @@ type Segment struct {
 	// before call c (compute, launch), E(c) for what ends with c (mpi,
 	// transfer). The timeline marks the slices of these vertices.
 	Vertex int32 `json:"-"`
+}
+
+// PathStretch is a run of the critical path on one rank: its consecutive
+// segments there (Segments of them), from StartNs to EndNs, and their time
+// by kind (Segment.Kind). Transfers count on the rank they arrive on.
+type PathStretch struct {
+	Rank       int   `json:"rank"`
+	StartNs    int64 `json:"start_ns"`
+	EndNs      int64 `json:"end_ns"`
+	Segments   int   `json:"segments"`
+	LaunchNs   int64 `json:"launch_ns"`
+	ComputeNs  int64 `json:"compute_ns"`
+	MPINs      int64 `json:"mpi_ns"`
+	IONs       int64 `json:"io_ns"`
+	TransferNs int64 `json:"transfer_ns"`
+}
+
+// Stretches merges the segments into the path's runs on one rank.
+func Stretches(segs []Segment) []PathStretch {
+	var out []PathStretch
+	for i := range segs {
+		s := &segs[i]
+		if len(out) == 0 || out[len(out)-1].Rank != s.Rank {
+			out = append(out, PathStretch{Rank: s.Rank, StartNs: s.StartNs})
+		}
+		x := &out[len(out)-1]
+		x.EndNs, x.Segments = s.EndNs, x.Segments+1
+		ns := s.EndNs - s.StartNs
+		switch s.Kind {
+		case "launch":
+			x.LaunchNs += ns
+		case "compute":
+			x.ComputeNs += ns
+		case "mpi":
+			x.MPINs += ns
+		case "io":
+			x.IONs += ns
+		case "transfer":
+			x.TransferNs += ns
+		}
+	}
+	return out
 }
 
 // RankShare is how much of the critical path runs on one rank.

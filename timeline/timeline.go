@@ -50,15 +50,20 @@ type Summary struct {
 	Calls, CallsDrawn         int64 // MPI calls
 	Stretches, StretchesDrawn int64 // stretches of computation (of positive length) between calls
 	Messages, MessagesDrawn   int64 // matched messages with both ends in the window, and arrows drawn
-	Segments                  int64 // critical-path segments: slices with args.critical
-	MinNs                     int64 // the shortest call or stretch off the critical path drawn (0: all, MaxInt64: none)
-	Track                     bool  // the critical path's own track is drawn
-	OverBudget                bool  // the critical path alone does not fit the budget
-	MaxBytes                  int64
+	Segments, SegmentsDrawn   int64 // critical-path segments: slices with args.critical
+	MinCriticalNs             int64 // the shortest of those drawn on the ranks' tracks, when the budget left some out (0: all)
+	// CriticalCallsLeftOut and CriticalStretchesLeftOut are the calls and
+	// stretches among Calls - CallsDrawn and Stretches - StretchesDrawn
+	// that are on the critical path (MinCriticalNs).
+	CriticalCallsLeftOut, CriticalStretchesLeftOut int64
+	MinNs                                          int64 // the shortest call or stretch off the critical path drawn (0: all, MaxInt64: none)
+	Track                                          bool  // the critical path's own track is drawn
+	OverBudget                                     bool  // the critical path alone does not fit the budget
+	MaxBytes                                       int64
 }
 
 // Capped says whether the budget left anything out.
-func (s *Summary) Capped() bool { return s.MinNs > 0 || !s.Track }
+func (s *Summary) Capped() bool { return s.MinNs > 0 || !s.Track || s.MinCriticalNs > 0 }
 
 // Note says what the budget left out, for people ("" if nothing).
 func (s *Summary) Note() string {
@@ -74,7 +79,7 @@ func (s *Summary) Note() string {
 		}
 		n = fmt.Sprintf("left out %d of %d MPI calls and %d of %d stretches of computation off the critical path %s, "+
 			"with their waits and %d of %d message arrows, to stay under %g MB (--timeline-max-mb)",
-			s.Calls-s.CallsDrawn, s.Calls, s.Stretches-s.StretchesDrawn, s.Stretches, which,
+			s.Calls-s.CallsDrawn-s.CriticalCallsLeftOut, s.Calls, s.Stretches-s.StretchesDrawn-s.CriticalStretchesLeftOut, s.Stretches, which,
 			s.Messages-s.MessagesDrawn, s.Messages, mb)
 	}
 	if !s.Track {
@@ -83,9 +88,14 @@ func (s *Summary) Note() string {
 		}
 		n += "left out the critical path's own track (its slices are still marked critical)"
 	}
-	if s.OverBudget {
+	if s.MinCriticalNs > 0 {
+		n += fmt.Sprintf("; left out %d of the critical path's %d slices on the ranks' tracks shorter than %s (its own track shows it whole)",
+			s.Segments-s.SegmentsDrawn, s.Segments, report.Duration(s.MinCriticalNs))
+	}
+	switch {
+	case s.OverBudget:
 		n += fmt.Sprintf("; the critical path alone needs more than %g MB: the file is larger", mb)
-	} else {
+	case s.MinCriticalNs == 0:
 		n += "; the critical path is complete"
 	}
 	return n
@@ -140,8 +150,12 @@ type writer struct {
 	send []sendFlow // drawn messages sent by owned calls, by call, then id
 
 	minBucket int // calls and stretches off the path are drawn from this bucket of duration on
-	track     bool
-	sum       Summary
+	// minCrit is minBucket for the critical path's slices on the ranks'
+	// tracks: above 0 only when they alone do not fit the budget, and
+	// its own track, drawn, shows the path whole.
+	minCrit int
+	track   bool
+	sum     Summary
 }
 
 // recvFlow is a message whose receive an owned call completed, with what
@@ -161,7 +175,16 @@ type side struct {
 	bytes    int32 // of its flow event (the sender's: with an id of one digit)
 }
 
-func (x side) drawn(minBucket int) bool { return x.crit || x.in && int(x.bucket) >= minBucket }
+func (x side) drawn(w *writer) bool { return x.in && int(x.bucket) >= w.minOf(x.crit) }
+
+// minOf is the shortest bucket drawn of the critical path's slices
+// (crit) or of the others.
+func (w *writer) minOf(crit bool) int {
+	if crit {
+		return w.minCrit
+	}
+	return w.minBucket
+}
 
 // sendFlow is a drawn message sent by an owned call, as the receiver's
 // owner tells the sender's.
@@ -388,7 +411,7 @@ func (v *callView) side(bytes int32) side {
 	return side{in: v.in, crit: v.crit, bucket: uint8(v.bucket), bytes: bytes}
 }
 
-func (v *callView) drawn(minBucket int) bool { return v.crit || v.in && v.bucket >= minBucket }
+func (v *callView) drawn(w *writer) bool { return v.in && v.bucket >= w.minOf(v.crit) }
 
 // Durations are bucketed by quarter octaves: what the budget keeps or
 // leaves out is a whole number of buckets, from the shortest up.
@@ -424,26 +447,36 @@ func bucketLow(b int) int64 {
 
 // counts is what the counting pass finds, summed over the ranks.
 type counts struct {
-	bytes, calls, stretches  [numBuckets]int64 // off the path, by bucket of duration (bytes: arrows too)
-	fixed                    int64             // what is always drawn: metadata, the critical path's slices
-	track                    int64             // the critical path's own track
-	critCalls, critStretches int64
+	bytes, calls, stretches [numBuckets]int64 // off the path, by bucket of duration (bytes: arrows too)
+	// The critical path's slices on the ranks' tracks (bytes: and the
+	// arrows between them), likewise.
+	critBytes, critCallsAt, critStretchesAt [numBuckets]int64
+	fixed                                   int64 // what is always drawn: metadata
+	track                                   int64 // the critical path's own track
+	critCalls, critStretches                int64
 }
 
 func (k *counts) flat() []int64 {
-	x := make([]int64, 0, 3*numBuckets+4)
-	x = append(x, k.bytes[:]...)
-	x = append(x, k.calls[:]...)
-	x = append(x, k.stretches[:]...)
+	x := make([]int64, 0, 6*numBuckets+4)
+	for _, a := range k.arrays() {
+		x = append(x, a[:]...)
+	}
 	return append(x, k.fixed, k.track, k.critCalls, k.critStretches)
 }
 
 func (k *counts) unflat(x []int64) {
 	n := numBuckets
-	copy(k.bytes[:], x[:n])
-	copy(k.calls[:], x[n:2*n])
-	copy(k.stretches[:], x[2*n:3*n])
-	k.fixed, k.track, k.critCalls, k.critStretches = x[3*n], x[3*n+1], x[3*n+2], x[3*n+3]
+	as := k.arrays()
+	for i, a := range as {
+		copy(a[:], x[i*n:(i+1)*n])
+	}
+	m := len(as) * n
+	k.fixed, k.track, k.critCalls, k.critStretches = x[m], x[m+1], x[m+2], x[m+3]
+}
+
+// arrays are the counts by bucket.
+func (k *counts) arrays() []*[numBuckets]int64 {
+	return []*[numBuckets]int64{&k.bytes, &k.calls, &k.stretches, &k.critBytes, &k.critCallsAt, &k.critStretchesAt}
 }
 
 // budget counts the bytes of everything the window holds, by bucket of
@@ -466,24 +499,43 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 
 	fixed := k.fixed + headerBytes + 2*int64(len(quote(w.p.RunID)))
 	budget := w.opt.MaxBytes
-	w.track = budget == 0 || fixed+k.track <= budget
+	var crit, rest int64
+	for b := range numBuckets {
+		crit += k.critBytes[b]
+		rest += k.bytes[b]
+	}
+	// The path's slices on the ranks' tracks first, then its own track;
+	// where both do not fit, its own track, which shows it whole, and the
+	// longest of its slices on the ranks' tracks that fit.
+	w.track = budget == 0 || fixed+crit+k.track <= budget || fixed+k.track <= budget
 	if w.track {
 		fixed += k.track
 	}
-	var rest int64
-	for _, b := range k.bytes {
-		rest += b
-	}
 	if budget > 0 {
-		for w.minBucket < numBuckets && fixed+rest > budget {
+		for w.minBucket < numBuckets && fixed+crit+rest > budget {
 			rest -= k.bytes[w.minBucket]
 			w.minBucket++
 		}
+		for w.track && w.minCrit < numBuckets && fixed+crit+rest > budget {
+			crit -= k.critBytes[w.minCrit]
+			w.minCrit++
+		}
 	}
 	s := &w.sum
-	s.Track, s.OverBudget = w.track, budget > 0 && fixed+rest > budget
+	s.Track, s.OverBudget = w.track, budget > 0 && fixed+crit+rest > budget
 	s.Calls, s.Stretches = k.critCalls, k.critStretches
 	s.CallsDrawn, s.StretchesDrawn = k.critCalls, k.critStretches
+	for b := range w.minCrit {
+		s.CriticalCallsLeftOut += k.critCallsAt[b]
+		s.CriticalStretchesLeftOut += k.critStretchesAt[b]
+	}
+	s.CallsDrawn -= s.CriticalCallsLeftOut
+	s.StretchesDrawn -= s.CriticalStretchesLeftOut
+	s.Segments = k.critCalls + k.critStretches
+	s.SegmentsDrawn = s.CallsDrawn + s.StretchesDrawn // so far: the critical ones
+	if w.minCrit > 0 {
+		s.MinCriticalNs = bucketLow(w.minCrit)
+	}
 	for b := range numBuckets {
 		s.Calls += k.calls[b]
 		s.Stretches += k.stretches[b]
@@ -498,7 +550,6 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 	case w.minBucket > 0:
 		s.MinNs = bucketLow(w.minBucket)
 	}
-	s.Segments = k.critCalls + k.critStretches
 	return nil
 }
 
@@ -524,10 +575,11 @@ func (w *writer) countParts(k *counts) {
 }
 
 func (k *counts) add(o *counts) {
-	for b := range numBuckets {
-		k.bytes[b] += o.bytes[b]
-		k.calls[b] += o.calls[b]
-		k.stretches[b] += o.stretches[b]
+	as, os := k.arrays(), o.arrays()
+	for i := range as {
+		for b := range numBuckets {
+			as[i][b] += os[i][b]
+		}
 	}
 	k.fixed += o.fixed
 	k.track += o.track
@@ -547,7 +599,7 @@ func (w *writer) tellSenders(c mpix.Comm) error {
 			continue
 		}
 		stats[0]++
-		if f.r.drawn(w.minBucket) && f.s.drawn(w.minBucket) {
+		if f.r.drawn(w) && f.s.drawn(w) {
 			stats[1]++
 			q := p.Owner(f.send)
 			tell[q] = append(tell[q], sendFlow{call: f.send, id: f.id})
@@ -628,7 +680,7 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 			critS := w.isCritical(2 * c)
 			if critS || from < start && win.Holds(from, start) {
 				s, en := win.Clip(from, start)
-				if counting || critS || bucket(en-s) >= w.minBucket {
+				if counting || bucket(en-s) >= w.minOf(critS) {
 					n0 := e.n
 					e.slice(head, tb, s, en-s)
 					a := args{e: e}
@@ -639,7 +691,9 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 					a.end()
 					if counting {
 						if critS {
-							k.fixed += e.n - n0
+							b := bucket(en - s)
+							k.critBytes[b] += e.n - n0
+							k.critStretchesAt[b]++
 							k.critStretches++
 						} else {
 							b := bucket(en - s)
@@ -658,7 +712,7 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 				si++
 			}
 			w.view(v, c)
-			if !v.in || !counting && !v.drawn(w.minBucket) {
+			if !v.in || !counting && !v.drawn(w) {
 				continue
 			}
 			n0 = e.n
@@ -693,7 +747,8 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 			}
 			if counting {
 				if v.crit {
-					k.fixed += e.n - n0
+					k.critBytes[v.bucket] += e.n - n0
+					k.critCallsAt[v.bucket]++
 					k.critCalls++
 				} else {
 					k.bytes[v.bucket] += e.n - n0
@@ -708,7 +763,7 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 				if counting {
 					f.r = v.side(0)
 					w.countArrow(k, f, len(tb), v.at)
-				} else if f.r.drawn(w.minBucket) && f.s.drawn(w.minBucket) {
+				} else if f.r.drawn(w) && f.s.drawn(w) {
 					e.flow(flowEnd, tb, v.at, f.id)
 				}
 			}
@@ -726,14 +781,14 @@ func (w *writer) countArrow(k *counts, f *recvFlow, trackLen int, at int64) {
 		return
 	}
 	n := flowLen(flowEnd, trackLen, at, f.id) + int64(f.s.bytes) - 1 + int64(intLen(f.id))
-	b := -1
+	b, cb := -1, min(f.r.bucket, f.s.bucket) // the shortest end off the path; of both, if both are on it
 	for _, x := range []side{f.r, f.s} {
 		if !x.crit && (b < 0 || int(x.bucket) < b) {
 			b = int(x.bucket)
 		}
 	}
 	if b < 0 {
-		k.fixed += n
+		k.critBytes[cb] += n
 	} else {
 		k.bytes[b] += n
 	}
@@ -783,7 +838,7 @@ func (w *writer) header(e *enc) {
 	}{{"ranks", int64(p.Ranks)}, {"window_from_ns", w.opt.Window.From}, {"window_to_ns", w.opt.Window.To},
 		{"calls", s.Calls}, {"calls_drawn", s.CallsDrawn}, {"stretches", s.Stretches}, {"stretches_drawn", s.StretchesDrawn},
 		{"messages", s.Messages}, {"messages_drawn", s.MessagesDrawn}, {"critical_segments", s.Segments},
-		{"min_ns", s.MinNs}, {"max_bytes", s.MaxBytes}} {
+		{"critical_segments_drawn", s.SegmentsDrawn}, {"min_ns", s.MinNs}, {"min_critical_ns", s.MinCriticalNs}, {"max_bytes", s.MaxBytes}} {
 		e.raw(`,"` + kv.k + `":`)
 		e.int(kv.v)
 	}

@@ -278,16 +278,19 @@ func TestWindow(t *testing.T) {
 
 // TestCap: with a budget the critical path fits in, the file fits,
 // leaves out the shortest calls and says so, and still draws the whole
-// critical path, with the arrows between drawn calls; with one it does
-// not fit in, it draws the critical path alone and says that the file is
-// larger.
+// critical path, with the arrows between drawn calls; with one its slices
+// on the ranks' tracks do not fit in, the file fits, draws the path's own
+// track and the longest of those slices, and says so; with one not even
+// its own track fits in, it draws the critical path alone and says that
+// the file is larger.
 func TestCap(t *testing.T) {
 	dir := genRun(t, 4, 3000, gen.Imbalanced)
 	whole := analyse(t, dir, 1, nil, 0)
 	for _, tc := range []struct {
 		budget int64
 		fits   bool
-	}{{int64(len(whole.file)) / 2, true}, {int64(len(whole.file)) / 3, true}, {1000, false}} {
+	}{{int64(len(whole.file)) / 2, true}, {int64(len(whole.file)) / 3, true}, {int64(len(whole.file)) / 10, true},
+		{int64(len(whole.file)) / 30, true}, {1000, false}} {
 		one, two := analyse(t, dir, 1, nil, tc.budget), analyse(t, dir, 2, nil, tc.budget)
 		if !bytes.Equal(one.file, two.file) {
 			t.Fatal("the capped timeline of two analyzer ranks differs from one's")
@@ -299,14 +302,20 @@ func TestCap(t *testing.T) {
 		tr := timelinetest.Parse(t, one.file)
 		segs := one.rep.CriticalPath.Segments
 		if !s.Capped() || s.CallsDrawn >= s.Calls || int64(len(tr.MPI)) != s.CallsDrawn || int64(len(tr.Starts)) != s.MessagesDrawn ||
-			len(tr.Critical) != len(segs) {
+			int64(len(tr.Critical)) != s.SegmentsDrawn || s.Segments != int64(len(segs)) || (s.MinCriticalNs == 0) != (s.SegmentsDrawn == s.Segments) {
 			t.Fatalf("budget %d: summary %+v; %d mpi slices, %d arrows, %d critical of %d segments", tc.budget, s, len(tr.MPI), len(tr.Starts),
 				len(tr.Critical), len(segs))
 		}
 		note, _ := tr.Meta["left_out"].(string)
 		want := "the critical path is complete"
-		if !tc.fits {
+		switch {
+		case !tc.fits:
 			want = "the critical path alone needs more than"
+		case s.MinCriticalNs > 0:
+			want = "(its own track shows it whole)"
+			if !s.Track {
+				t.Fatalf("budget %d: the critical path's slices thinned, its own track not drawn", tc.budget)
+			}
 		}
 		if !strings.HasPrefix(note, "left out") || !strings.Contains(note, want) {
 			t.Fatalf("budget %d: the file says %q", tc.budget, note)
@@ -314,6 +323,9 @@ func TestCap(t *testing.T) {
 		for _, e := range append(tr.MPI, tr.Compute...) {
 			if e.Args["critical"] != true && timelinetest.NS(e.Dur) < s.MinNs {
 				t.Fatalf("drawn off the path though shorter than %d ns: %+v", s.MinNs, e)
+			}
+			if e.Args["critical"] == true && timelinetest.NS(e.Dur) < s.MinCriticalNs {
+				t.Fatalf("drawn on the path though shorter than %d ns: %+v", s.MinCriticalNs, e)
 			}
 		}
 		t.Logf("budget %d: %d bytes; %s", tc.budget, len(one.file), s.Note())

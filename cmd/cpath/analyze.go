@@ -13,20 +13,21 @@ import (
 )
 
 type analyzeOpts struct {
-	algo      string
-	delta     int64
-	order     string
-	splitMode string
-	compress  bool
-	frames    bool
-	json      string
-	dot       string
-	matrix    string
-	csv       string
-	top       int
-	cpuprof   string
-	memprof   string
-	whatIf    []string
+	algo         string
+	delta        int64
+	order        string
+	splitMode    string
+	compress     bool
+	frames       bool
+	json         string
+	jsonSegments bool
+	dot          string
+	matrix       string
+	csv          string
+	top          int
+	cpuprof      string
+	memprof      string
+	whatIf       []string
 	timelineOpts
 }
 
@@ -50,6 +51,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 		"sweeping its own part in rounds: faster where the frames are many and small, for about twice the\n"+
 		"memory per rank (where the frames cannot be shared out evenly, the rounds it is)")
 	f.StringVar(&o.json, "json", "", "write the JSON report to `FILE` (- for stdout, replacing the text report)")
+	f.BoolVar(&o.jsonSegments, "json-segments", false, "list every critical-path segment in the JSON report (otherwise its stretches:\n"+
+		"the path's runs on one rank, with their time by kind)")
 	f.StringVar(&o.dot, "dot", "", "write the program activity graph in Graphviz DOT to `FILE` (- for stdout)")
 	f.StringVar(&o.matrix, "matrix", "", "draw the communication matrix (bytes per source and destination rank, point-to-point\n"+
 		"and collective) as a heatmap to `FILE`, PNG or SVG by its extension (.png, .svg)")
@@ -133,7 +136,7 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 // options turns the flags into the analysis's options, checked.
 func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
 	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, Order: o.order, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
-		JSON: o.json, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
+		JSON: o.json, JSONSegments: o.jsonSegments, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
 		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
 	if err := ao.ParseWhatIf(o.whatIf); err != nil {
 		return ao, err

@@ -27,7 +27,7 @@ import (
 
 func analyzeJSON(t *testing.T, args ...string) *report.Report {
 	t.Helper()
-	code, out, errs := runCLI(t, append([]string{"analyze", "--json", "-"}, args...)...)
+	code, out, errs := runCLI(t, append([]string{"analyze", "--json", "-", "--json-segments"}, args...)...)
 	if code != 0 {
 		t.Fatalf("analyze %v: exit %d: %s", args, code, errs)
 	}
@@ -376,7 +376,7 @@ func TestAnalyzeUnderMPI(t *testing.T) {
 		}
 		return code, out.String(), errs.String()
 	}
-	code, out, errs := mpirun("analyze", "--json", "-", dir)
+	code, out, errs := mpirun("analyze", "--json", "-", "--json-segments", dir)
 	if code != 0 {
 		t.Fatalf("mpirun cpath analyze: exit %d: %s", code, errs)
 	}

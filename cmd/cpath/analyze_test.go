@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -136,7 +137,7 @@ func TestAnalyzeFlags(t *testing.T) {
 	}
 	// Every algorithm runs in one process too (a job of one rank).
 	for _, algo := range []string{"dag", "dijkstra", "delta", "split", "topo", "topo-shuffle"} {
-		code, out, errs := runCLI(t, "analyze", "--algo="+algo, "--json", "-", dir)
+		code, out, errs := runCLI(t, "analyze", "--algo="+algo, "--json", "-", "--json-segments", dir)
 		if code != 0 || !strings.Contains(out, `"algo":"`+algo) || !strings.Contains(out, `"length_ns"`) {
 			t.Fatalf("%s: %d %q %.200s", algo, code, errs, out)
 		}
@@ -245,7 +246,7 @@ func TestEveryDependencyCounted(t *testing.T) {
 	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: 500, Pattern: gen.Halo, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runCLI(t, "analyze", "--json", "-", dir)
+	code, out, errs := runCLI(t, "analyze", "--json", "-", "--json-segments", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -383,5 +384,49 @@ func TestTrafficOutputs(t *testing.T) {
 		if files[1][name] != s {
 			t.Errorf("%s differs between one process and two", name)
 		}
+	}
+}
+
+// TestJSONStretches: the JSON report holds the critical path's stretches
+// (its runs on one rank), not its segments, unless --json-segments asks
+// for them; the stretches are the segments merged, and the default JSON a
+// fraction of the full one's size on a path that enters many calls.
+func TestJSONStretches(t *testing.T) {
+	dir := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: 2000, Pattern: gen.Halo, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	var reps [2]report.Report
+	var sizes [2]int
+	for i, args := range [][]string{{"--json", "-"}, {"--json", "-", "--json-segments"}} {
+		code, out, errs := runCLI(t, append(args, dir)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		sizes[i] = len(out)
+		if err := json.Unmarshal([]byte(out), &reps[i]); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && strings.Contains(out, `"segments":[`) {
+			t.Errorf("%v: the JSON lists the segments", args)
+		}
+	}
+	def, full := &reps[0].CriticalPath, &reps[1].CriticalPath
+	if len(def.Segments) != 0 || len(full.Segments) == 0 {
+		t.Fatalf("segments: %d by default, %d with --json-segments; want 0 and the path's", len(def.Segments), len(full.Segments))
+	}
+	if want := report.Stretches(full.Segments); !reflect.DeepEqual(def.Stretches, want) || !reflect.DeepEqual(full.Stretches, want) {
+		t.Errorf("stretches %+v (full: %+v), want the segments merged %+v", def.Stretches, full.Stretches, want)
+	}
+	var sum int64
+	for _, s := range def.Stretches {
+		sum += s.LaunchNs + s.ComputeNs + s.MPINs + s.IONs + s.TransferNs
+	}
+	if sum != def.LengthNs || len(def.Stretches) >= len(full.Segments) {
+		t.Errorf("%d stretches of %d ns in all, for %d segments and a path of %d ns", len(def.Stretches), sum, len(full.Segments), def.LengthNs)
+	}
+	t.Logf("JSON %d bytes, %d with the segments", sizes[0], sizes[1])
+	if 3*sizes[0] > sizes[1] {
+		t.Errorf("the JSON is %d bytes, %d with the segments: want a third or less", sizes[0], sizes[1])
 	}
 }

@@ -48,7 +48,7 @@ func mpiCPath(t *testing.T, np int, args ...string) (int, string, string) {
 
 func mpiReport(t *testing.T, np int, args ...string) *report.Report {
 	t.Helper()
-	code, out, errs := mpiCPath(t, np, append([]string{"analyze", "--json", "-"}, args...)...)
+	code, out, errs := mpiCPath(t, np, append([]string{"analyze", "--json", "-", "--json-segments"}, args...)...)
 	if code != 0 {
 		t.Fatalf("mpirun -np %d cpath %v: exit %d: %s", np, args, code, errs)
 	}

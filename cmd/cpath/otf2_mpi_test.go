@@ -43,11 +43,11 @@ func TestOtf2Job(t *testing.T) {
 	}{{filepath.Join(scorepDir, "ping-pong-otf2"), 2}, {filepath.Join(scorepDir, "ping-pong-otf2-papi"), 2}, {foreign, 3}} {
 		for _, algo := range []string{"dag", "split"} {
 			t.Run(filepath.Base(tc.dir)+"/"+algo, func(t *testing.T) {
-				code, sout, serr := runCLI(t, "--algo="+algo, "--json", "-", tc.dir)
+				code, sout, serr := runCLI(t, "--algo="+algo, "--json", "-", "--json-segments", tc.dir)
 				if code != 0 {
 					t.Fatalf("single process: exit %d: %s", code, serr)
 				}
-				code, out, errs, _ := mpirunCpath(t, bin, tc.np, "--algo="+algo, "--json", "-", tc.dir)
+				code, out, errs, _ := mpirunCpath(t, bin, tc.np, "--algo="+algo, "--json", "-", "--json-segments", tc.dir)
 				if code != 0 {
 					t.Fatalf("mpirun -np %d: exit %d: %s", tc.np, code, errs)
 				}

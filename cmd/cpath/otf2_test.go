@@ -121,7 +121,7 @@ func checkArchive(t *testing.T, arg, anchor string) *report.Report {
 	t.Helper()
 	o := runOracle(t, anchor)
 	pr := otf2Print(t, anchor)
-	code, out, errs := runCLI(t, "--json", "-", arg)
+	code, out, errs := runCLI(t, "--json", "-", "--json-segments", arg)
 	if code != 0 {
 		t.Fatalf("cpath --json - %s: exit %d: %s", arg, code, errs)
 	}
@@ -373,8 +373,8 @@ func TestOtf2Export(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(stdout, "wrote "+filepath.Join(out, "traces.otf2")+": ") {
 			t.Fatalf("cpath export --otf2 %s %s: exit %d, stdout %q, stderr %q", out, in, code, stdout, errs)
 		}
-		_, want, _ := runCLI(t, "--json", "-", in)
-		_, got, _ := runCLI(t, "--json", "-", out)
+		_, want, _ := runCLI(t, "--json", "-", "--json-segments", in)
+		_, got, _ := runCLI(t, "--json", "-", "--json-segments", out)
 		a, b := decodeJSON(t, want), decodeJSON(t, got)
 		for _, k := range []string{"critical_path", "waitstates", "pop", "calls", "comm_matrix", "message_sizes"} {
 			if ja, jb := marshal(a[k]), marshal(b[k]); ja != jb {

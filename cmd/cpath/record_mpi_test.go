@@ -138,7 +138,7 @@ func testRecordHalo(t *testing.T, m *mpitest.Impl) {
 	}
 
 	// The logs analyse: 2 × 3 neighbour pairs × iters messages.
-	code, out, errs = runCLI(t, "analyze", "--json", "-", dir)
+	code, out, errs = runCLI(t, "analyze", "--json", "-", "--json-segments", dir)
 	var r struct {
 		Run struct {
 			Messages  int `json:"messages"`

@@ -23,7 +23,8 @@ func addTimelineFlags(cmd *cobra.Command, o *timelineOpts) {
 		"message arrows, the critical path marked and on its own track)")
 	f.Float64Var(&o.maxMB, "timeline-max-mb", 100, "keep the --timeline file under `MB` megabytes (10^6 bytes): for a larger run the\n"+
 		"shortest calls and stretches of computation off the critical path are left out, and stderr and\n"+
-		"the file say what; the critical path is always drawn whole. 0: no limit")
+		"the file say what; the critical path is always drawn whole (where its slices alone do not fit,\n"+
+		"the shortest go, and its own track shows it). 0: no limit")
 	f.StringVar(&o.from, "from", "", "restrict the timeline and the critical path's tables (text and JSON) to the run from this\n"+
 		"`TIME` on, and give the POP factors of that window too: a duration since the run's start\n"+
 		"(1.5s, 200ms, 10us) or ns")

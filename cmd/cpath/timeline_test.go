@@ -22,7 +22,7 @@ import (
 // reportOf analyses dir in-process with args and returns the JSON report.
 func reportOf(t *testing.T, dir string, args ...string) *report.Report {
 	t.Helper()
-	code, out, errs := runCLI(t, append(append([]string{"analyze", "--json", "-"}, args...), dir)...)
+	code, out, errs := runCLI(t, append(append([]string{"analyze", "--json", "-", "--json-segments"}, args...), dir)...)
 	if code != 0 {
 		t.Fatalf("analyze %v: exit %d: %s", args, code, errs)
 	}
@@ -149,7 +149,7 @@ func checkTimelineJobs(t *testing.T, dir, algo string) {
 			if c.Rank() == 0 {
 				out = &b
 			}
-			errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: algo, JSON: "-", Top: 5, Timeline: file, Stdout: out})
+			errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: algo, JSON: "-", JSONSegments: true, Top: 5, Timeline: file, Stdout: out})
 		})
 		for _, err := range errs {
 			if err != nil {

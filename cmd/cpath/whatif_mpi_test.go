@@ -38,7 +38,7 @@ func TestWhatIfMPI(t *testing.T) {
 		}
 		return map[string]any{"pop": m["pop"], "what_if": m["what_if"]}
 	}
-	args := append(append([]string{"--json", "-"}, whatIfArgs...), dir)
+	args := append(append([]string{"--json", "-", "--json-segments"}, whatIfArgs...), dir)
 	code, one, errs := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("single process: exit %d: %s", code, errs)

@@ -48,7 +48,7 @@ var whatIfArgs = []string{"--what-if", "rank:0=2", "--what-if", "transfers=0.5",
 func TestWhatIf(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, 4)
-	code, out, errs := runCLI(t, append(append([]string{"--json", "-"}, whatIfArgs...), dir)...)
+	code, out, errs := runCLI(t, append(append([]string{"--json", "-", "--json-segments"}, whatIfArgs...), dir)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -89,7 +89,7 @@ func TestWhatIf(t *testing.T) {
 		}
 	}
 	// --what-if off: no replay at all; no other scenario with it.
-	_, out, _ = runCLI(t, "--json", "-", "--what-if", "off", dir)
+	_, out, _ = runCLI(t, "--json", "-", "--json-segments", "--what-if", "off", dir)
 	rep = report.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.POP != nil || rep.WhatIf != nil {
 		t.Errorf("--what-if off: %v, pop %+v, what_if %+v; want neither", err, rep.POP, rep.WhatIf)
@@ -99,7 +99,7 @@ func TestWhatIf(t *testing.T) {
 		t.Errorf("--what-if off --what-if balance:1: exit %d, %q", code, errs)
 	}
 	// --what-if none: only what was asked.
-	_, out, _ = runCLI(t, "--json", "-", "--what-if", "none", "--what-if", "balance:1", dir)
+	_, out, _ = runCLI(t, "--json", "-", "--json-segments", "--what-if", "none", "--what-if", "balance:1", dir)
 	rep = report.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.WhatIf) != 1 || rep.WhatIf[0].Scenario != "balance:1" {
 		t.Errorf("--what-if none --what-if balance:1: %v %+v", err, rep.WhatIf)

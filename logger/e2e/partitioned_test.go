@@ -233,9 +233,9 @@ func testPartitioned(t *testing.T, compiler, src string, flags ...string) {
 	// The report at 1 and 2 analyzer ranks: the same wait states, and a
 	// critical path that runs through the late MPI_Pready into the Wait.
 	bin := mpitest.CPathBin(t)
-	one := analyzeJSON(t, exec.Command(bin, "--json", "-", logDir))
+	one := analyzeJSON(t, exec.Command(bin, "--json", "-", "--json-segments", logDir))
 	mpirun := mpitest.OpenMPI.Mpirun(t)
-	two := analyzeJSON(t, exec.Command(mpirun, append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", logDir)...))
+	two := analyzeJSON(t, exec.Command(mpirun, append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", "--json-segments", logDir)...))
 	if !reflect.DeepEqual(one.Waitstates, two.Waitstates) {
 		t.Errorf("wait states differ at 1 and 2 analyzer ranks:\n%+v\n%+v", one.Waitstates, two.Waitstates)
 	}

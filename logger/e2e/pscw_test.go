@@ -233,8 +233,8 @@ func testPSCW(t *testing.T, m *mpitest.Impl, exe string) {
 
 	// The report at 1 and 2 analyzer ranks.
 	bin := mpitest.CPathBin(t)
-	one := analyzeJSON(t, exec.Command(bin, "--json", "-", logDir))
-	two := analyzeJSON(t, exec.Command(mpitest.OpenMPI.Mpirun(t), append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", logDir)...))
+	one := analyzeJSON(t, exec.Command(bin, "--json", "-", "--json-segments", logDir))
+	two := analyzeJSON(t, exec.Command(mpitest.OpenMPI.Mpirun(t), append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", "--json-segments", logDir)...))
 	if one.Run.RMAEpochPairs != 14 || two.Run.RMAEpochPairs != 14 {
 		t.Errorf("report: rma_epoch_pairs %d at 1 analyzer rank, %d at 2; want 14", one.Run.RMAEpochPairs, two.Run.RMAEpochPairs)
 	}

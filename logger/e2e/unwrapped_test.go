@@ -120,9 +120,9 @@ func TestUnwrapped(t *testing.T) {
 			if err != nil || !strings.Contains(string(text), "  - "+note) || !strings.Contains(string(text), "unclassified: ") {
 				t.Errorf("text report (%v) lacks the note %q or the unclassified line:\n%s", err, note, text)
 			}
-			one := analyzeJSON(t, exec.Command(bin, "--json", "-", logDir))
+			one := analyzeJSON(t, exec.Command(bin, "--json", "-", "--json-segments", logDir))
 			mpirun := mpitest.OpenMPI.Mpirun(t)
-			two := analyzeJSON(t, exec.Command(mpirun, append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", logDir)...))
+			two := analyzeJSON(t, exec.Command(mpirun, append(mpitest.OpenMPI.JobArgs(2, nil), bin, "--json", "-", "--json-segments", logDir)...))
 			for _, rep := range []*report.Report{one, two} {
 				if !reflect.DeepEqual(rep.Run.UnwrappedCalls, want) {
 					t.Errorf("report: unwrapped_calls %+v, want %+v", rep.Run.UnwrappedCalls, want)

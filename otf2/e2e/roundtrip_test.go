@@ -154,7 +154,7 @@ func cpath(t *testing.T, bin string, args ...string) []byte {
 func report(t *testing.T, bin, dir string) any {
 	t.Helper()
 	var rep any
-	if err := json.Unmarshal(cpath(t, bin, "--json", "-", dir), &rep); err != nil {
+	if err := json.Unmarshal(cpath(t, bin, "--json", "-", "--json-segments", dir), &rep); err != nil {
 		t.Fatalf("cpath --json - %s: %v", dir, err)
 	}
 	return rep

@@ -57,7 +57,7 @@ func analyze(t *testing.T, bin, logDir string, a analyzer) *report.Report {
 // mpirun if a.np > 0) and returns the JSON as printed and decoded.
 func analyzeRaw(t *testing.T, bin, logDir string, a analyzer, extra ...string) ([]byte, *report.Report) {
 	t.Helper()
-	return runJSON(t, bin, a.np, append(append([]string{"analyze", "--algo", a.algo, "--json", "-"}, extra...), logDir))
+	return runJSON(t, bin, a.np, append(append([]string{"analyze", "--algo", a.algo, "--json", "-", "--json-segments"}, extra...), logDir))
 }
 
 // runJSON runs cpath with args, as one process (np 0 or 1) or under

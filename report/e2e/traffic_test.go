@@ -194,7 +194,7 @@ func TestTraffic(t *testing.T) {
 		t.Run(fmt.Sprintf("P%d", P), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			csvDir := filepath.Join(out, "csv") // two levels that do not exist yet
-			args := []string{"analyze", "--json", "-", "--csv", csvDir, "--matrix", filepath.Join(filepath.Dir(out), "m.png"), logDir}
+			args := []string{"analyze", "--json", "-", "--json-segments", "--csv", csvDir, "--matrix", filepath.Join(filepath.Dir(out), "m.png"), logDir}
 			if P == 2 {
 				args[len(args)-2] = filepath.Join(filepath.Dir(out), "m.svg")
 			}
