@@ -7,12 +7,15 @@ import (
 )
 
 // TestTextImbalancedCalls: the collective calls table lists the calls
-// members waited in, most waiting first, and never one without a wait; a
-// run whose collectives all balanced says so in one line.
+// members waited in, most waiting first, and never one without a wait (for
+// a rooted one, a wait by its data flow); a run whose collectives all
+// balanced says so in one line.
 func TestTextImbalancedCalls(t *testing.T) {
 	balanced := Collective{Op: "MPI_Bcast", Comm: "W0.0", Seq: 1, Members: 4, ExecutionNs: 1000}
-	small := Collective{Op: "MPI_Allreduce", Comm: "W0.0", Seq: 2, Members: 4, WaitBeforeNs: 2000, Imbalance: 0.2, LastRank: 1}
-	big := Collective{Op: "MPI_Barrier", Comm: "W0.0", Seq: 3, Members: 4, WaitBeforeNs: 5000, WaitAfterNs: 1000, Imbalance: 0.5, LastRank: 3}
+	small := Collective{Op: "MPI_Allreduce", Comm: "W0.0", Seq: 2, Members: 4, WaitBeforeNs: 2000, Imbalance: 0.2, LastRank: 1, Synchronising: true}
+	big := Collective{Op: "MPI_Barrier", Comm: "W0.0", Seq: 3, Members: 4, WaitBeforeNs: 5000, WaitAfterNs: 1000, Imbalance: 0.5, LastRank: 3, Synchronising: true}
+	lateLeaf := Collective{Op: "MPI_Reduce", Comm: "W0.0", Seq: 4, Members: 4, WaitBeforeNs: 9000, LastRank: 2} // no member needed the late one
+	lateRoot := Collective{Op: "MPI_Gather", Comm: "W0.0", Seq: 5, Members: 4, WaitBeforeNs: 3000, LastRank: 0, BoundedImbalance: 0.4}
 	for _, tc := range []struct {
 		name  string
 		calls []Collective
@@ -22,6 +25,9 @@ func TestTextImbalancedCalls(t *testing.T) {
 		{"ranked, balanced left out", []Collective{balanced, small, big},
 			[]string{"Most imbalanced collective calls (waits summed over members):", "operation", "MPI_Barrier", "MPI_Allreduce"},
 			[]string{"MPI_Bcast"}},
+		{"rooted: by their data flow", []Collective{lateLeaf, lateRoot, small},
+			[]string{"Most imbalanced collective calls (waits summed over members):", "operation", "MPI_Gather", "MPI_Allreduce"},
+			[]string{"MPI_Reduce"}},
 		{"all balanced", []Collective{balanced},
 			[]string{"Most imbalanced collective calls: none (no member waited in any of the run's 1)"},
 			[]string{"MPI_Bcast", "operation  comm"}},
