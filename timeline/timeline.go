@@ -58,7 +58,7 @@ type Summary struct {
 	CriticalCallsLeftOut, CriticalStretchesLeftOut int64
 	MinNs                                          int64 // the shortest call or stretch off the critical path drawn (0: all, MaxInt64: none)
 	Track                                          bool  // the critical path's own track is drawn
-	OverBudget                                     bool  // the critical path alone does not fit the budget
+	OverBudget                                     bool  // not even the file with nothing drawn fits the budget
 	MaxBytes                                       int64
 }
 
@@ -88,15 +88,20 @@ func (s *Summary) Note() string {
 		}
 		n += "left out the critical path's own track (its slices are still marked critical)"
 	}
-	if s.MinCriticalNs > 0 {
+	switch {
+	case s.MinCriticalNs > 0 && s.Track:
 		n += fmt.Sprintf("; left out %d of the critical path's %d slices on the ranks' tracks shorter than %s (its own track shows it whole)",
 			s.Segments-s.SegmentsDrawn, s.Segments, report.Duration(s.MinCriticalNs))
-	}
-	switch {
-	case s.OverBudget:
-		n += fmt.Sprintf("; the critical path alone needs more than %g MB: the file is larger", mb)
-	case s.MinCriticalNs == 0:
+	case s.MinCriticalNs == math.MaxInt64:
+		n += fmt.Sprintf("; left out all %d of the critical path's slices", s.Segments)
+	case s.MinCriticalNs > 0:
+		n += fmt.Sprintf("; left out %d of the critical path's %d slices, those shorter than %s: the critical path is drawn in part",
+			s.Segments-s.SegmentsDrawn, s.Segments, report.Duration(s.MinCriticalNs))
+	default:
 		n += "; the critical path is complete"
+	}
+	if s.OverBudget {
+		n += fmt.Sprintf("; with nothing drawn the file needs more than %g MB: it is larger", mb)
 	}
 	return n
 }
@@ -506,7 +511,8 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 	}
 	// The path's slices on the ranks' tracks first, then its own track;
 	// where both do not fit, its own track, which shows it whole, and the
-	// longest of its slices on the ranks' tracks that fit.
+	// longest of its slices on the ranks' tracks that fit; where not even
+	// its track fits, the longest of its slices that fit.
 	w.track = budget == 0 || fixed+crit+k.track <= budget || fixed+k.track <= budget
 	if w.track {
 		fixed += k.track
@@ -516,7 +522,7 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 			rest -= k.bytes[w.minBucket]
 			w.minBucket++
 		}
-		for w.track && w.minCrit < numBuckets && fixed+crit+rest > budget {
+		for w.minCrit < numBuckets && fixed+crit+rest > budget {
 			crit -= k.critBytes[w.minCrit]
 			w.minCrit++
 		}
@@ -533,7 +539,10 @@ func (w *writer) budget(c mpix.Comm, segs []report.Segment) error {
 	s.StretchesDrawn -= s.CriticalStretchesLeftOut
 	s.Segments = k.critCalls + k.critStretches
 	s.SegmentsDrawn = s.CallsDrawn + s.StretchesDrawn // so far: the critical ones
-	if w.minCrit > 0 {
+	switch {
+	case w.minCrit == numBuckets:
+		s.MinCriticalNs = math.MaxInt64
+	case w.minCrit > 0:
 		s.MinCriticalNs = bucketLow(w.minCrit)
 	}
 	for b := range numBuckets {

@@ -280,9 +280,8 @@ func TestWindow(t *testing.T) {
 // leaves out the shortest calls and says so, and still draws the whole
 // critical path, with the arrows between drawn calls; with one its slices
 // on the ranks' tracks do not fit in, the file fits, draws the path's own
-// track and the longest of those slices, and says so; with one not even
-// its own track fits in, it draws the critical path alone and says that
-// the file is larger.
+// track and the longest of those slices, and says so; with one smaller
+// than the file with nothing drawn, it says that the file is larger.
 func TestCap(t *testing.T) {
 	dir := genRun(t, 4, 3000, gen.Imbalanced)
 	whole := analyse(t, dir, 1, nil, 0)
@@ -310,7 +309,7 @@ func TestCap(t *testing.T) {
 		want := "the critical path is complete"
 		switch {
 		case !tc.fits:
-			want = "the critical path alone needs more than"
+			want = "with nothing drawn the file needs more than"
 		case s.MinCriticalNs > 0:
 			want = "(its own track shows it whole)"
 			if !s.Track {
