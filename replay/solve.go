@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cpath/cpath/graph"
 	"github.com/cpath/cpath/internal/mpix"
@@ -132,19 +133,36 @@ func (j *jobs) run(pl *plan, phases int, wr *windowRun) (*solved, error) {
 			return nil, err
 		}
 	}
-	for i := range pl.scenarios {
-		r := j.ruleOf(&pl.scenarios[i])
-		length, end, endPos, err := w.solve(r)
-		if err != nil {
-			return nil, err
+	// The scenarios' paths are profiled a batch at once (profiles), the
+	// distances of all but a batch's last solve copied out of the
+	// scratch: as many as fit in profileBudget.
+	batch := max(1, profileBudget/(8*(int(w.n)+w.slots)))
+	for lo := 0; lo < len(pl.scenarios); lo += batch {
+		hi := min(len(pl.scenarios), lo+batch)
+		paths := make([]solvedPath, 0, hi-lo)
+		var lengths []int64
+		for i := lo; i < hi; i++ {
+			r := j.ruleOf(&pl.scenarios[i])
+			length, end, endPos, err := w.solve(r)
+			if err != nil {
+				return nil, err
+			}
+			vals := w.vals[:int(w.n)+w.slots]
+			if i < hi-1 {
+				vals = slices.Clone(vals)
+			}
+			paths = append(paths, solvedPath{r, end, endPos, vals})
+			lengths = append(lengths, length)
+			graph.Timings().Mark(w.c.Rank(), "replay-solve")
 		}
-		graph.Timings().Mark(w.c.Rank(), "replay-solve")
-		ranks, ops, err := w.profile(r, end, endPos)
+		profs, err := w.profiles(paths)
 		if err != nil {
 			return nil, err
 		}
 		graph.Timings().Mark(w.c.Rank(), "replay-walk")
-		out.whatIf = append(out.whatIf, solvedWhatIf{length, ranks, ops})
+		for k, pr := range profs {
+			out.whatIf = append(out.whatIf, solvedWhatIf{lengths[k], pr.ranks, pr.ops})
+		}
 	}
 	return out, nil
 }

@@ -301,38 +301,79 @@ func (w *sweeper) longest(length int64, end int32) (int64, int32, error) {
 	return x[0], int32(y[0]), nil
 }
 
-// walk is a walk back along a path: at position Pos of frame Frame.
-type walk struct{ Pos, Frame int32 }
+// walk is a walk back along path Path of a profiles call: at position
+// Pos of frame Frame.
+type walk struct{ Pos, Frame, Path int32 }
 
 // handoff is a walk handed to the owner of a vertex: the index that
 // owner gave it among the vertices the sender asked of it.
-type handoff struct{ Index, Frame int32 }
+type handoff struct{ Index, Frame, Path int32 }
 
-// profile is where the longest path the last solve (under r) found,
-// ending at vertex end (at endPos here, -1 elsewhere), runs: the top ranks
-// and operations by time, the same on every rank. The path runs through
-// every frame's exit before end's frame, so each frame's piece is walked
-// at once, back from its exit (or end) to its entry, each rank on its own
-// vertices, handing the walk to the owner of the cause it comes from; the
-// edge taken into a vertex is the first of its row by source id that
-// gives its distance, as a solve keeping its edges would keep.
+// solvedPath is a solve's longest path, for profiles: the rule it was
+// solved under, the vertex it ends at (at EndPos here, -1 elsewhere),
+// and the solve's distances (the scratch's, or a copy).
+type solvedPath struct {
+	r           *rule
+	end, endPos int32
+	vals        []int64
+}
+
+// profiled is where one path runs: its top ranks and operations by time.
+type profiled struct {
+	ranks []RankNs
+	ops   []OpNs
+}
+
+// profile is profiles of the last solve's path (under r, ending at end).
 func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) {
-	p, rows := w.p, w.rows
-	vals := w.vals[:int(w.n)+w.slots]
-	kEnd, err := w.frameOf(endPos)
+	out, err := w.profiles([]solvedPath{{r, end, endPos, w.vals[:int(w.n)+w.slots]}})
 	if err != nil {
 		return nil, nil, err
 	}
-	var walks []walk
-	if endPos >= 0 {
-		walks = append(walks, walk{endPos, kEnd})
-	}
-	for k := int32(0); k < kEnd; k++ {
-		if x := rows.Exit(int(k)); x >= 0 {
-			walks = append(walks, walk{x, k})
+	return out[0].ranks, out[0].ops, nil
+}
+
+// profileBudget bounds the distances jobs.run keeps for one profiles
+// call, by rank: the solves of several scenarios are profiled together
+// where their copies fit in it.
+const profileBudget = 64 << 20
+
+// profiles is where each path runs: the top ranks and operations by
+// time, the same on every rank. A path runs through every frame's exit
+// before its end's frame, so each frame's piece is walked at once, back
+// from its exit (or the end) to its entry, each rank on its own vertices,
+// handing the walk to the owner of the cause it comes from; the edge
+// taken into a vertex is the first of its row by source id that gives its
+// distance, as a solve keeping its edges would keep. The paths' walks go
+// in the same rounds: a path that crosses ranks often takes a round per
+// crossing (on a 4-rank LAMMPS run at P = 2, 400 a path, and six paths
+// walked one after another took 4 of the analysis's 5 s).
+func (w *sweeper) profiles(paths []solvedPath) ([]profiled, error) {
+	p, rows := w.p, w.rows
+	ends := make([]int64, len(paths))
+	for i := range paths {
+		ends[i] = -1
+		if paths[i].endPos >= 0 {
+			ends[i] = int64(rows.FrameAt(paths[i].endPos))
 		}
 	}
-	byRank := make([]int64, p.Ranks+258) // by rank, then by operation: 256 computation, 257 launch
+	if err := w.c.Allreduce(ends, mpix.Max); err != nil {
+		return nil, err
+	}
+	var walks []walk
+	for i, ps := range paths {
+		kEnd := int32(ends[i])
+		if ps.endPos >= 0 {
+			walks = append(walks, walk{ps.endPos, kEnd, int32(i)})
+		}
+		for k := int32(0); k < kEnd; k++ {
+			if x := rows.Exit(int(k)); x >= 0 {
+				walks = append(walks, walk{x, k, int32(i)})
+			}
+		}
+	}
+	width := p.Ranks + 258                    // by rank, then by operation: 256 computation, 257 launch
+	byRank := make([]int64, len(paths)*width) // by path
 	for {
 		// The walks of a round on every core, each goroutine with its own
 		// sums and hand-offs, added up after.
@@ -344,7 +385,8 @@ func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) 
 			sums[k] = make([]int64, len(byRank))
 			outs[k] = make([][]handoff, w.c.Size())
 			for _, wk := range walks[bounds[k]:bounds[k+1]] {
-				w.walk(r, wk, vals, sums[k], outs[k])
+				ps := &paths[wk.Path]
+				w.walk(ps.r, wk, ps.vals, sums[k][int(wk.Path)*width:][:width], outs[k])
 			}
 		})
 		out := make([][]handoff, w.c.Size())
@@ -358,34 +400,42 @@ func (w *sweeper) profile(r *rule, end, endPos int32) ([]RankNs, []OpNs, error) 
 		}
 		got, err := mpix.Ship(w.c, out)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		walks = walks[:0]
 		for q, b := range got {
 			hs, err := mpix.FromBytes[handoff](b)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			for _, h := range hs {
 				x := rows.Asked(q, h.Index)
 				if x < 0 {
-					return nil, nil, fmt.Errorf("replay: rank %d handed on a walk at its slot %d, which rank %d does not hold", q, h.Index, w.c.Rank())
+					return nil, fmt.Errorf("replay: rank %d handed on a walk at its slot %d, which rank %d does not hold", q, h.Index, w.c.Rank())
 				}
-				walks = append(walks, walk{x, h.Frame})
+				if h.Path < 0 || int(h.Path) >= len(paths) {
+					return nil, fmt.Errorf("replay: rank %d handed on a walk of path %d of %d", q, h.Path, len(paths))
+				}
+				walks = append(walks, walk{x, h.Frame, h.Path})
 			}
 		}
 		more, err := mpix.Any(w.c, len(walks) > 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !more {
 			break
 		}
 	}
 	if err := w.c.Allreduce(byRank, mpix.Sum); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return topRanks(byRank[:p.Ranks]), topOps(byRank[p.Ranks:]), nil
+	out := make([]profiled, len(paths))
+	for i := range out {
+		b := byRank[i*width:][:width]
+		out[i] = profiled{topRanks(b[:p.Ranks]), topOps(b[p.Ranks:])}
+	}
+	return out, nil
 }
 
 // walk follows walk wk back along the path the last solve (under r)
@@ -456,22 +506,11 @@ func (w *sweeper) walk(r *rule, wk walk, vals []int64, byRank []int64, out [][]h
 		}
 		if x >= w.n {
 			q, i := rows.SlotOwner(x - w.n)
-			out[q] = append(out[q], handoff{i, wk.Frame})
+			out[q] = append(out[q], handoff{i, wk.Frame, wk.Path})
 			return
 		}
 		l = x
 	}
-}
-
-// frameOf is, on every rank, the frame of the vertex at endPos on the
-// rank that has it (-1 elsewhere).
-func (w *sweeper) frameOf(endPos int32) (int32, error) {
-	k := int64(-1)
-	if endPos >= 0 {
-		k = int64(w.rows.FrameAt(endPos))
-	}
-	k, err := mpix.AllreduceOne(w.c, k, mpix.Max)
-	return int32(k), err
 }
 
 // topRanks is the three ranks with the most time, most first.

@@ -15,6 +15,7 @@ func TestWireRecords(t *testing.T) {
 		Mark{}:         24,
 		site{}:         16,
 		wireScenario{}: 24,
+		handoff{}:      12,
 	})
 }
 
