@@ -99,7 +99,7 @@ test: all vet
 	echo "$(MPI_ENV) $(GO) test -p 1 -tags mpi ./..."; \
 	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -tags mpi ./...; status=$$?; \
 	n=$$(wc -l < $$skips); \
-	echo "design checks skipped under load (CPATH_DESIGN_LENIENT): $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
+	echo "design checks skipped under load (CPATH_DESIGN_STRICT=1 fails them): $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
 	sort $$skips | uniq -c | sed 's/^/  /'; rm -f $$skips; \
 	exit $$status
 

@@ -90,7 +90,7 @@ func TestDesignedCriticalPath(t *testing.T) {
 // runDesigned runs the program until its logs show the designed timings
 // (a loaded machine stretches busy loops and delays wake-ups). When no
 // attempt does, it returns the closest run, marked as not designed (with
-// the test fails instead, unless CPATH_DESIGN_LENIENT is set). extra is more environment
+// with CPATH_DESIGN_STRICT set, the test fails instead). extra is more environment
 // for the ranks (VAR=value).
 func runDesigned(t *testing.T, lib, exe string, d *design, extra ...string) *run {
 	t.Helper()
