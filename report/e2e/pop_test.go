@@ -8,7 +8,6 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +34,17 @@ const (
 	popPh    = 3 // designed phases, after phase 0 (MPI_Init to the first MPI_Pcontrol)
 )
 
-// popFactorTol is how close a POP factor must come to its design; popWhatIfTol
-// how close a what-if prediction to the rerun of the changed program.
+// popFactorTol is how close a POP factor must come to the test's own from
+// the logs (popFactors); popWhatIfTol how close a what-if prediction to
+// the rerun of the changed program; popDesignTol how close the logs'
+// load balance and serialisation to the design's, and popStretchTol a
+// rank's computation in a phase to its design, for a run to count as the
+// program designed (gate).
+var popStretchTol = tolerance{Rel: 0.15, Abs: 2 * time.Millisecond}
+
 const (
-	popFactorTol = 0.03
+	popDesignTol = 0.05
+	popFactorTol = 0.02
 	popWhatIfTol = 0.05
 	// popClockTol is how far the report's window may be from the logs':
 	// the analyzer's clock corrections.
@@ -111,29 +117,48 @@ func (k popKnobs) window(ph int) time.Duration {
 // MPI_Pcontrol) and rank, the computation; by phase, the window from the
 // earliest start on a rank (the end of MPI_Init or of its MPI_Pcontrol) to
 // the latest end (the start of the next MPI_Pcontrol or MPI_Finalize);
-// the whole run's window.
+// the whole run's window; and the ideal run (popIdeal) of each phase and
+// of the whole run.
 type popMeasure struct {
 	T0             int64 // the run's first event, where the report's times start
 	useful         [popPh + 1][]time.Duration
 	from, to       [popPh + 1]int64
 	runFrom, runTo int64
+	ideal          [popPh + 1]time.Duration
+	runIdeal       time.Duration
+	tl             [][]call
+}
+
+// usefulIn is each rank's computation within [from, to] (global ns): the
+// time outside MPI calls, clipped to the window.
+func (m *popMeasure) usefulIn(from, to int64) []time.Duration {
+	out := make([]time.Duration, len(m.tl))
+	for r, calls := range m.tl {
+		for i := 1; i < len(calls); i++ {
+			if a, b := max(calls[i-1].End, from), min(calls[i].Start, to); b > a {
+				out[r] += time.Duration(b - a)
+			}
+		}
+	}
+	return out
 }
 
 func measurePop(tl [][]call) (popMeasure, error) {
-	var m popMeasure
+	m := popMeasure{tl: tl}
 	m.T0 = math.MaxInt64
 	for k := range m.useful {
 		m.useful[k] = make([]time.Duration, len(tl))
 		m.from[k], m.to[k] = math.MaxInt64, math.MinInt64
 	}
 	m.runFrom, m.runTo = math.MaxInt64, math.MinInt64
+	bounds := make([][]int, len(tl)) // by rank: Init, the Pcontrols, Finalize
 	for r, calls := range tl {
-		var bounds []int // Init, the Pcontrols, Finalize
 		for i, c := range calls {
 			if c.Op == trace.OpInit || c.Op == trace.OpInitThread || c.Op == trace.OpPcontrol || c.Op == trace.OpFinalize {
-				bounds = append(bounds, i)
+				bounds[r] = append(bounds[r], i)
 			}
 		}
+		bounds := bounds[r]
 		if len(bounds) != popPh+2 || calls[bounds[0]].Op != trace.OpInit || calls[bounds[popPh+1]].Op != trace.OpFinalize {
 			return m, fmt.Errorf("rank %d: MPI_Init, %d MPI_Pcontrol and MPI_Finalize expected, found %d of them", r, popPh, len(bounds))
 		}
@@ -149,30 +174,66 @@ func measurePop(tl [][]call) (popMeasure, error) {
 		m.runFrom = min(m.runFrom, calls[bounds[0]].End)
 		m.runTo = max(m.runTo, calls[bounds[popPh+1]].Start)
 	}
-	return m, nil
+	at := func(k int) []int {
+		out := make([]int, len(tl))
+		for r := range out {
+			out[r] = bounds[r][k]
+		}
+		return out
+	}
+	var err error
+	for k := 0; k <= popPh && err == nil; k++ {
+		m.ideal[k], err = popIdeal(tl, at(k), at(k+1))
+	}
+	if err == nil {
+		m.runIdeal, err = popIdeal(tl, at(0), at(popPh+1))
+	}
+	return m, err
 }
 
-// gate says how a run strayed from its design: each rank's computation in
-// phases 1 to 3, the windows of phases 1 and 2. Within these, the factors
-// stay within popFactorTol of the design: a rank 3 % off moves a load
-// balance by at most 0.75 · 3 %.
+// gate says how a run strayed from its design, beyond what the oracle
+// (popFactors, from the logs) follows: each rank's computation in phases
+// 1 to 3 within popStretchTol of its design, and the load balance and
+// serialisation the logs give within popDesignTol of the design's. A
+// wake-up the scheduler delays or a handoff it holds up lengthens the
+// run, and the oracle's ideal run with it; only a run whose shape is not
+// the program's (a rank no longer the slowest, a pipeline out of step)
+// misses the design.
 func (m *popMeasure) gate(k popKnobs) []string {
 	var bad []string
-	comp := tolerance{Rel: 0.03, Abs: time.Millisecond}
 	for ph := 1; ph <= popPh; ph++ {
 		for r := 0; r < popNP; r++ {
-			if got, want := m.useful[ph][r], k.compute(r, ph); !comp.ok(got, want) {
-				bad = append(bad, fmt.Sprintf("phase %d: rank %d computed %v, designed %v ± %v", ph, r, got, want, comp.of(want)))
+			if got, want := m.useful[ph][r], k.compute(r, ph); !popStretchTol.ok(got, want) {
+				bad = append(bad, fmt.Sprintf("phase %d: rank %d computed %v, designed %v ± %v", ph, r, got, want, popStretchTol.of(want)))
 			}
 		}
 	}
-	win := tolerance{Rel: 0.03, Abs: time.Millisecond}
-	for ph := 1; ph <= 2; ph++ {
-		if got, want := time.Duration(m.to[ph]-m.from[ph]), k.window(ph); !win.ok(got, want) {
-			bad = append(bad, fmt.Sprintf("phase %d lasted %v, designed %v ± %v", ph, got, want, win.of(want)))
+	logs := popFactors(m)
+	for ph := 1; ph <= popPh; ph++ {
+		lb, ser := k.designed(ph)
+		got := logs[ph-1]
+		if math.Abs(got.lb-lb) > popDesignTol || math.Abs(got.ser-ser) > popDesignTol {
+			bad = append(bad, fmt.Sprintf("phase %d: the logs give load balance %.3f and serialisation %.3f, designed %.3f and %.3f ± %.2f",
+				ph, got.lb, got.ser, lb, ser, popDesignTol))
 		}
 	}
 	return bad
+}
+
+// designed is phase ph's load balance and serialisation by design: of
+// the designed computation, over the designed longest chain.
+func (k popKnobs) designed(ph int) (lb, ser float64) {
+	var sum, most float64
+	for r := 0; r < popNP; r++ {
+		u := float64(k.compute(r, ph))
+		sum += u
+		most = max(most, u)
+	}
+	ideal := float64(k.window(ph))
+	if ph == 3 {
+		ideal = float64(popN3 * popE)
+	}
+	return sum / popNP / most, most / ideal
 }
 
 type popRun struct {
@@ -222,55 +283,36 @@ func gateText(gate []string) string {
 	return "; not as designed:\n  " + strings.Join(gate, "\n  ")
 }
 
-// designedFactors are a phase's (or the run's) POP factors by design.
-type designedFactors struct {
+// factors are a phase's (or the run's) POP factors, as the oracle gives them.
+type factors struct {
 	name              string
 	lb, ser, transfer float64
 }
 
-// popDesigned is the design's factors of a run with the logs' measure m.
-// Load balance and serialisation are the design's: ratios of designed
-// computation and of its longest chains (the slowest rank's rounds; the
-// pipeline, M + P - 1 sweeps of D; a round of the partners). Transfer is
-// the ideal run over the window, which holds the MPI calls' time: the
-// window is the logs', and so is the ideal run where the design makes it
-// the busiest rank's computation (serialisation 1: phases 1 and 3), so
-// that a rank the machine kept a little longer than designed does not
-// show as transfer. Phase 0 (from MPI_Init to the first MPI_Pcontrol,
-// the Barrier that lines the ranks up) is not designed: the run's factors
-// take its computation from the logs.
-func popDesigned(m *popMeasure) []designedFactors {
-	k := popAsDesigned
-	win := func(ph int) float64 { return float64(m.to[ph] - m.from[ph]) }
-	busiest := func(ph int) float64 { return float64(slices.Max(m.useful[ph])) }
-	ideal := [popPh + 1]float64{busiest(0), float64(k.window(1)), float64(k.window(2)), float64(popN3 * popE)}
-	measured := [popPh + 1]float64{busiest(0), busiest(1), ideal[2], busiest(3)}
-	useful := make([]float64, popNP)
-	var out []designedFactors
-	for ph := 1; ph <= popPh; ph++ {
+// popFactors are the POP factors of phases 1 to 3 and of the whole run
+// by their definitions, from the logs alone: load balance from each
+// rank's computation, serialisation and transfer from the ideal run the
+// test computes itself (popIdeal), over the window.
+func popFactors(m *popMeasure) []factors {
+	of := func(name string, useful []time.Duration, ideal time.Duration, window int64) factors {
 		var sum, most float64
-		for r := 0; r < popNP; r++ {
-			u := float64(k.compute(r, ph))
-			useful[r] += u
-			sum += u
-			most = max(most, u)
+		for _, u := range useful {
+			sum += float64(u)
+			most = max(most, float64(u))
 		}
-		out = append(out, designedFactors{fmt.Sprintf("phases[%d]", ph), sum / popNP / most, most / ideal[ph], measured[ph] / win(ph)})
+		return factors{name, sum / float64(len(useful)) / most, most / float64(ideal), float64(ideal) / float64(window)}
 	}
-	var sum, most float64
-	for r := 0; r < popNP; r++ {
-		useful[r] += float64(m.useful[0][r])
-		sum += useful[r]
-		most = max(most, useful[r])
+	var out []factors
+	all := make([]time.Duration, popNP)
+	for ph := 0; ph <= popPh; ph++ {
+		for r := range all {
+			all[r] += m.useful[ph][r]
+		}
+		if ph > 0 {
+			out = append(out, of(fmt.Sprintf("phases[%d]", ph), m.useful[ph], m.ideal[ph], m.to[ph]-m.from[ph]))
+		}
 	}
-	// The Barriers between the phases chain their longest chains (phase
-	// 0 has no dependencies but its closing Barrier).
-	var all, allMeasured float64
-	for ph := range ideal {
-		all += ideal[ph]
-		allMeasured += measured[ph]
-	}
-	return append(out, designedFactors{"run", sum / popNP / most, most / all, allMeasured / float64(m.runTo-m.runFrom)})
+	return append(out, of("run", all, m.runIdeal, m.runTo-m.runFrom))
 }
 
 // TestPOPFactors runs popphases.c, whose POP factors by phase and what
@@ -315,26 +357,30 @@ func TestPOPFactors(t *testing.T) {
 		}
 	}
 
-	t.Run("design", func(t *testing.T) {
-		if !base.designed {
-			designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
-		}
+	// The factors, against the test's own from the logs: whatever the
+	// load; then whether the run had the design's shape.
+	t.Run("factors", func(t *testing.T) {
 		got := map[string]*report.POPFactors{"run": &pop.POPFactors}
 		for i := range pop.Phases {
 			got[fmt.Sprintf("phases[%d]", pop.Phases[i].Phase)] = &pop.Phases[i].POPFactors
 		}
-		for _, d := range popDesigned(&base.m) {
+		for _, d := range popFactors(&base.m) {
 			g := got[d.name]
 			if g == nil {
 				t.Fatalf("no pop.%s", d.name)
 			}
-			nearFactors(t, "pop."+d.name, "designed", g, d.lb, d.ser, d.transfer)
+			nearFactors(t, "pop."+d.name, "the logs'", g, d.lb, d.ser, d.transfer, popFactorTol)
+		}
+		if !base.designed {
+			designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
 		}
 	})
 
-	// A --from/--to window over a phase has that phase's factors: the
-	// same computation and the same longest path, up to what the ranks
-	// did between the phase's first and their own MPI_Pcontrol.
+	// A --from/--to window over a phase has that phase's factors, up to
+	// what the ranks did between the phase's first and their own
+	// MPI_Pcontrol (a rank the scheduler kept in the Barrier before it):
+	// its computation there the logs measure, and it moves the longest
+	// chain by at most its longest.
 	t.Run("window", func(t *testing.T) {
 		for ph := 1; ph <= popPh; ph++ {
 			want := &pop.Phases[ph].POPFactors
@@ -344,16 +390,22 @@ func TestPOPFactors(t *testing.T) {
 				t.Fatalf("--from %d --to %d: no pop.window", from, to)
 			}
 			got := wrep.POP.Window
-			nearFactors(t, fmt.Sprintf("phase %d's pop.window", ph), "the phase's", got, want.LoadBalance, want.SerialisationEfficiency, want.TransferEfficiency)
 			if got.WindowNs != want.WindowNs {
 				t.Errorf("phase %d: pop.window.window_ns = %v, asked %v", ph, got.WindowNs, want.WindowNs)
 			}
-			for r := range want.UsefulNs {
-				if !oracleTol.ok(time.Duration(got.UsefulNs[r]), time.Duration(want.UsefulNs[r])) {
-					t.Errorf("phase %d: pop.window.useful_ns = %v, the phase's %v", ph, got.UsefulNs, want.UsefulNs)
+			useful := base.m.usefulIn(from+base.m.T0, to+base.m.T0)
+			var sum, most, skew float64
+			for r, u := range useful {
+				if r >= len(got.UsefulNs) || !oracleTol.ok(time.Duration(got.UsefulNs[r]), u) {
+					t.Errorf("phase %d: pop.window.useful_ns = %v, the logs' computation in the window %v", ph, got.UsefulNs, useful)
 					break
 				}
+				sum += float64(u)
+				most = max(most, float64(u))
+				skew = max(skew, float64(u)-float64(base.m.useful[ph][r]))
 			}
+			nearFactors(t, fmt.Sprintf("phase %d's pop.window", ph), "the phase's", got, sum/float64(len(useful))/most,
+				want.SerialisationEfficiency, want.TransferEfficiency, popFactorTol+skew/float64(to-from))
 		}
 		if rep.POP.Window != nil {
 			t.Errorf("pop.window without --from/--to: %+v", rep.POP.Window)
@@ -388,16 +440,16 @@ func TestPOPFactors(t *testing.T) {
 			t.Logf("%s (%s): predicted gain %s, the rest of the run %s; the rerun (%v) took %s",
 				rr.scenario, w.Description, ms(w.GainNs), ms(predicted), rr.knobs, ms(got))
 			if d := math.Abs(float64(predicted-got)) / float64(got); d > popWhatIfTol {
-				t.Errorf("%s: predicted %s from phase 1 to the end, the changed program took %s: %.1f%% off, more than %.0f%%",
-					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol)
+				t.Errorf("%s: predicted %s from phase 1 to the end, the changed program took %s: %.1f%% off, more than %.0f%% (two runs of the program: load average %s)",
+					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol, loadAverage())
 			}
 		})
 	}
 }
 
 // nearFactors holds factors f (named what) to load balance lb,
-// serialisation ser and transfer tr (named by whose), within popFactorTol.
-func nearFactors(t *testing.T, what, whose string, f *report.POPFactors, lb, ser, tr float64) {
+// serialisation ser and transfer tr (named by whose), each within within.
+func nearFactors(t *testing.T, what, whose string, f *report.POPFactors, lb, ser, tr, within float64) {
 	t.Helper()
 	t.Logf("%s: load balance %.3f (%s %.3f), serialisation %.3f (%.3f), transfer %.3f (%.3f)",
 		what, f.LoadBalance, whose, lb, f.SerialisationEfficiency, ser, f.TransferEfficiency, tr)
@@ -406,8 +458,8 @@ func nearFactors(t *testing.T, what, whose string, f *report.POPFactors, lb, ser
 		got, want float64
 	}{{"load_balance", f.LoadBalance, lb}, {"serialisation_efficiency", f.SerialisationEfficiency, ser},
 		{"transfer_efficiency", f.TransferEfficiency, tr}} {
-		if math.Abs(x.got-x.want) > popFactorTol {
-			t.Errorf("%s.%s = %.3f, %s %.3f ± %.2f", what, x.key, x.got, whose, x.want, popFactorTol)
+		if math.Abs(x.got-x.want) > within {
+			t.Errorf("%s.%s = %.3f, %s %.3f ± %.3f", what, x.key, x.got, whose, x.want, within)
 		}
 	}
 }
