@@ -90,16 +90,17 @@ vet:
 
 # The MPI tests run one package at a time (-p 1): they time real programs on
 # a 2-core machine, and packages running side by side would disturb them.
-# Design checks (report/e2e) that the machine's load made meaningless are
-# skipped with their reason; the lines after the tests say how many were,
-# and which and why.
+# A design check that no run of its program followed fails, saying which
+# and why; with CPATH_DESIGN_LENIENT=1 (a machine known to be busy) it is
+# skipped with its reason instead, and the lines after the tests say how
+# many were, and which and why.
 test: all vet
 	$(MPI_ENV) $(GO) test ./...
 	@skips=$$(mktemp); \
 	echo "$(MPI_ENV) $(GO) test -p 1 -tags mpi ./..."; \
 	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -tags mpi ./...; status=$$?; \
 	n=$$(wc -l < $$skips); \
-	echo "design checks skipped under load (CPATH_DESIGN_STRICT=1 fails them): $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
+	echo "design checks skipped (only with CPATH_DESIGN_LENIENT=1; else they fail): $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
 	sort $$skips | uniq -c | sed 's/^/  /'; rm -f $$skips; \
 	exit $$status
 

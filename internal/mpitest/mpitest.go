@@ -344,12 +344,10 @@ func checkTailCalls(t testing.TB, path string, l *trace.Log) {
 }
 
 // Lenient says whether design checks that the machine did not run as
-// designed skip rather than fail: unless CPATH_DESIGN_STRICT is set.
-// Strict is not the default yet: on CI's 2-core machine popphases.c at 4
-// ranks missed its design in all 4 attempts (stretches of 80 ms took
-// 93-96 ms: the ranks polling in MPI_Allreduce delay the sleepers'
-// wake-ups), a design that has to be made robust first.
-func Lenient() bool { return os.Getenv("CPATH_DESIGN_STRICT") == "" }
+// designed skip rather than fail: only with CPATH_DESIGN_LENIENT=1, for a
+// machine known to be busy. make test and CI run them strict: a design
+// check that cannot run fails, saying which and why.
+func Lenient() bool { return os.Getenv("CPATH_DESIGN_LENIENT") == "1" }
 
 // DesignMissed ends a design check whose program the machine did not run
 // as designed (after the check's retries): it fails the test, saying
@@ -361,7 +359,7 @@ func DesignMissed(t testing.TB, format string, args ...any) {
 	t.Helper()
 	why := fmt.Sprintf(format, args...)
 	if !Lenient() {
-		t.Fatalf("design check failed: %s (CPATH_DESIGN_STRICT is set)", why)
+		t.Fatalf("design check failed: %s (CPATH_DESIGN_LENIENT=1 skips it)", why)
 	}
 	countSkipped(t, why)
 	t.Skip(why)
@@ -374,7 +372,7 @@ func LeaveOutCheck(t testing.TB, format string, args ...any) {
 	t.Helper()
 	why := fmt.Sprintf(format, args...)
 	if !Lenient() {
-		t.Errorf("design check failed: %s (CPATH_DESIGN_STRICT is set)", why)
+		t.Errorf("design check failed: %s (CPATH_DESIGN_LENIENT=1 leaves it out)", why)
 		return
 	}
 	countSkipped(t, "check left out: "+why)
