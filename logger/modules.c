@@ -92,6 +92,74 @@ static int cp_iter_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	return 0;
 }
 
+/* The executable segments of the modules mapped at the last listing,
+ * sorted, for the call-path walk: a return address outside them is no
+ * caller's (code built without frame pointers leaves other values where
+ * the walk looks) and ends the walk, without a lookup that would list the
+ * modules again. Two tables: the walk reads the one published, without a
+ * lock; a listing (rare) fills the other and publishes it. */
+#define CP_MAXCODE 2048
+typedef struct {
+	uint64_t lo, hi;
+} cp_range;
+static cp_range cp_code_tab[2][CP_MAXCODE];
+static int cp_code_n[2];
+static int cp_code_cur;
+/* the executable segment this thread's walk found last */
+__thread __attribute__((tls_model("initial-exec"))) uint64_t cp_code_lo, cp_code_len;
+
+struct cp_code_iter {
+	cp_range *out;
+	int n;
+};
+
+static int cp_code_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct cp_code_iter *it = data;
+	for (int i = 0; i < info->dlpi_phnum && it->n < CP_MAXCODE; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz > 0) {
+			uint64_t a = (uint64_t)info->dlpi_addr + ph->p_vaddr;
+			it->out[it->n++] = (cp_range){a, a + ph->p_memsz};
+		}
+	}
+	return 0;
+}
+
+/* cp_code_list lists the executable segments again: at MPI_Init and when
+ * Go lists the modules (with cp_mods_mu held, so one writer at a time). */
+static void cp_code_list(void) {
+	int next = 1 - __atomic_load_n(&cp_code_cur, __ATOMIC_RELAXED);
+	struct cp_code_iter it = {cp_code_tab[next], 0};
+	dl_iterate_phdr(cp_code_cb, &it);
+	for (int i = 1; i < it.n; i++) /* few: insertion sort */
+		for (int j = i; j > 0 && it.out[j].lo < it.out[j - 1].lo; j--) {
+			cp_range x = it.out[j];
+			it.out[j] = it.out[j - 1];
+			it.out[j - 1] = x;
+		}
+	cp_code_n[next] = it.n;
+	__atomic_store_n(&cp_code_cur, next, __ATOMIC_RELEASE);
+}
+
+int cp_code_find(uint64_t pc) {
+	int cur = __atomic_load_n(&cp_code_cur, __ATOMIC_ACQUIRE);
+	const cp_range *r = cp_code_tab[cur];
+	int lo = 0, hi = cp_code_n[cur];
+	while (lo < hi) { /* the first range ending above pc */
+		int mid = (lo + hi) / 2;
+		if (r[mid].hi <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == cp_code_n[cur] || pc < r[lo].lo)
+		return 0;
+	cp_code_lo = r[lo].lo;
+	cp_code_len = r[lo].hi - r[lo].lo;
+	return 1;
+}
+
 int cp_modules(cp_module *out, int max) {
 	struct cp_iter it = {out, max, 0};
 	dl_iterate_phdr(cp_iter_cb, &it);
@@ -111,6 +179,7 @@ void cp_modules_known(const cp_module *m, const int *logged, int n) {
 		cp_known[i].logged = logged[i];
 	}
 	cp_nknown = n;
+	cp_code_list();
 	cp_hit_lo = cp_hit_len = 0;
 	cp_mods_stale = 0;
 	cp_nmods_pend = 0;

@@ -460,9 +460,12 @@ static void cp_runs_close(cp_thr *t) {
 
 /* cp_walk reads the call path of the call being recorded: the return
  * addresses of the frames above the MPI entry point's caller, following
- * the saved frame pointers while they stay within the thread's stack and
- * go up it. Code built without frame pointers ends the walk early, or
- * gives addresses that name no caller: it never reads outside the stack. */
+ * the saved frame pointers while they stay within the thread's stack, go
+ * up it, and lead to code. Code built without frame pointers leaves other
+ * values where the walk looks: it never reads outside the stack, and ends
+ * at the first return address outside the modules' executable segments
+ * (or in a library loaded since they were last listed) rather than log a
+ * caller that is none. */
 static inline void cp_walk(cp_thr *t, cp_path *out) {
 	uintptr_t fp = (uintptr_t)cp_fp, hi = t->stk_hi;
 	out->n = 0;
@@ -473,7 +476,7 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 		if (next <= fp || next + 16 > hi || (next & 7))
 			break;
 		uintptr_t ret = ((const uintptr_t *)next)[1];
-		if (ret < 4096)
+		if (!cp_code_seen(ret))
 			break;
 		out->pc[out->n++] = ret;
 		fp = next;

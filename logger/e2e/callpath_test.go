@@ -5,6 +5,7 @@ package e2e
 import (
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,4 +112,48 @@ func checkPaths(t *testing.T, tab *symbol.Table, rank int, l *trace.Log, depth i
 		t.Errorf("rank %d: the sends and receives have the call paths %v, want two", rank, seen)
 	}
 	t.Logf("rank %d: %d distinct paths in the log; sends and receives: %v", rank, len(l.Paths)-1, seen)
+}
+
+// TestCallPathsNoFramePointers runs nofp (built with
+// -fomit-frame-pointer), whose calls come from a function that holds a
+// chain of fake frames in the frame-pointer register, their "return
+// addresses" no code and new on every call, at CPATH_CALLDEPTH=4. No
+// path may hold an address outside the modules' code: the walk ends
+// there (and does not list the modules again for each, which made a C++
+// solver 3× slower); the log stays a few paths.
+func TestCallPathsNoFramePointers(t *testing.T) {
+	const np = 2
+	if runtime.GOARCH != "amd64" {
+		t.Skip("nofp.c sets the amd64 frame-pointer register")
+	}
+	lib := mpitest.LoggerLib(t)
+	dir := t.TempDir()
+	exe := mpitest.Compile(t, dir, "mpicc", "nofp.c", "-O2", "-fomit-frame-pointer")
+	logDir := filepath.Join(t.TempDir(), "logs")
+	mpitest.RunEnv(t, np, []string{"CPATH_CALLDEPTH=4"}, lib, logDir, dir, exe)
+	const noCode, iters = 0x10000000, 2000
+	for rank, l := range mpitest.ReadLogs(t, logDir, np) {
+		sends := 0
+		for i := range l.Records {
+			r := &l.Records[i]
+			if r.Op == trace.OpSend {
+				sends++
+			}
+			for _, a := range l.CallPath(r) {
+				if a >= noCode && a < noCode+iters*4096+16 {
+					t.Fatalf("rank %d: record %d (%v) has call path %x: the fake frames' return addresses", rank, i, r.Op, l.CallPath(r))
+				}
+				if m, _ := l.Header.ModuleOf(a); m == nil {
+					t.Fatalf("rank %d: record %d (%v): return address %#x in no module of the log", rank, i, r.Op, a)
+				}
+			}
+		}
+		if sends != iters {
+			t.Errorf("rank %d: %d sends logged, want %d", rank, sends, iters)
+		}
+		if n := len(l.Paths) - 1; n > 10 {
+			t.Errorf("rank %d: %d distinct call paths for %d sends and receives from one function", rank, n, 2*iters)
+		}
+		t.Logf("rank %d: %d distinct paths", rank, len(l.Paths)-1)
+	}
 }
