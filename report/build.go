@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cpath/cpath/cpath"
@@ -364,7 +366,54 @@ func criticalPath(in *Input) CriticalPath {
 	if cp.ByOp == nil {
 		cp.ByOp = []OpShare{}
 	}
+	cp.ByCallsite = byCallsite(cp.Segments, cp.LengthNs)
 	return cp
+}
+
+// byCallsite sums the path's computation by rank and call site (the call
+// that ends each stretch), longest first.
+func byCallsite(segs []Segment, length int64) []CallsiteShare {
+	type place struct {
+		rank               int
+		callsite, function string
+	}
+	at := map[place]int{}
+	out := []CallsiteShare{}
+	for i := range segs {
+		s := &segs[i]
+		if s.Kind != "compute" {
+			continue
+		}
+		k := place{s.Rank, s.Callsite, s.Function}
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, CallsiteShare{Rank: s.Rank, Callsite: s.Callsite, Function: s.Function})
+		}
+		c := &out[j]
+		c.Ns += s.EndNs - s.StartNs
+		c.Stretches++
+		if !slices.Contains(c.Ops, s.Op) {
+			c.Ops = append(c.Ops, s.Op)
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].Ops)
+		if length > 0 {
+			out[i].Share = float64(out[i].Ns) / float64(length)
+		}
+	}
+	slices.SortFunc(out, func(a, b CallsiteShare) int {
+		if a.Ns != b.Ns {
+			return cmp.Compare(b.Ns, a.Ns)
+		}
+		if a.Rank != b.Rank {
+			return cmp.Compare(a.Rank, b.Rank)
+		}
+		return strings.Compare(a.Callsite+a.Function, b.Callsite+b.Function)
+	})
+	return out
 }
 
 // sortByOp orders by_op by time, longest first, then by name.

@@ -89,6 +89,8 @@ func WriteJSON(w io.Writer, r *Report, full bool) error {
 	j.value(cp.ByRank)
 	j.raw(`,"by_op":`)
 	j.value(cp.ByOp)
+	j.raw(`,"by_callsite":`)
+	j.value(cp.ByCallsite)
 	if cp.WindowNs != nil {
 		j.raw(`,"window_ns":`)
 		j.value(cp.WindowNs)

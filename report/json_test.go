@@ -27,6 +27,7 @@ func TestWriteJSON(t *testing.T) {
 				ComputeNs: 895, MPINs: 300, IONs: 1, TransferNs: 2}},
 			ByRank: []RankShare{{Rank: 1, LaunchNs: 5, ComputeNs: 7, MPINs: 8, TransferNs: 9, Share: 0.5}},
 			ByOp:   []OpShare{{Op: "computation", Ns: 3, Count: 2, Share: 0.1}}, Agreement: &a, WindowNs: []int64{5, 1000},
+			ByCallsite: []CallsiteShare{{Rank: 1, Callsite: "a.c:4", Function: "f", Ops: []string{"MPI_Send"}, Ns: 4, Stretches: 1, Share: 0.5}},
 			Analyzer: &AnalyzerStats{Ranks: 2, Rounds: 3, BytesSent: 4, RawBytes: 5, BuildBytes: 6, Splits: 7,
 				ExactAlgo: "dag", Relaxations: 8, Edges: 9, RelaxationsPerEdge: 0.9},
 			UnclassifiedNs: 11, UnclassifiedByOp: []OpShare{{Op: "MPI_Init", Ns: 11, Count: 1, Share: 0.01}}, UnwrappedBoundNs: 12},

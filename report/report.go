@@ -68,6 +68,10 @@ type CriticalPath struct {
 	Segments  []Segment     `json:"segments,omitempty"`
 	ByRank    []RankShare   `json:"by_rank"`
 	ByOp      []OpShare     `json:"by_op"`
+	// ByCallsite is the path's computation by rank and the call that
+	// ends it, longest first: which stretch of which rank's code bounds
+	// the run.
+	ByCallsite []CallsiteShare `json:"by_callsite"`
 	// WindowNs is the window ([from, to], ns since the run's start) that
 	// --from/--to restrict the segments and profiles to; absent for the
 	// whole run.
@@ -187,6 +191,20 @@ type OpShare struct {
 	Ns    int64   `json:"ns"`
 	Count int     `json:"count"`
 	Share float64 `json:"share"`
+}
+
+// CallsiteShare is the critical path's computation on one rank before the
+// calls at one call site: Stretches of them, Ns in all; Ops the MPI
+// operations those calls made (one, unless the site calls through a
+// pointer), sorted.
+type CallsiteShare struct {
+	Rank      int      `json:"rank"`
+	Callsite  string   `json:"callsite"`
+	Function  string   `json:"function"`
+	Ops       []string `json:"ops"`
+	Ns        int64    `json:"ns"`
+	Stretches int      `json:"stretches"`
+	Share     float64  `json:"share"`
 }
 
 // Process is a row of the paper's per-process statistics table (§5.3).

@@ -90,55 +90,16 @@ func WriteText(w io.Writer, r *Report, top int) {
 	tw.Flush()
 
 	// The longest stretches of computation on the path, by call site.
-	type stretch struct {
-		rank  int
-		site  string
-		ns    int64
-		count int
-	}
-	// By rank and call site: the label is made once a group, not once a
-	// segment (a path has millions).
-	type place struct {
-		rank               int
-		callsite, function string
-	}
-	agg := map[place]*stretch{}
-	for _, s := range cp.Segments {
-		if s.Kind != "compute" {
-			continue
-		}
-		k := place{s.Rank, s.Callsite, s.Function}
-		st := agg[k]
-		if st == nil {
-			st = &stretch{rank: s.Rank, site: SiteLabel(s.Callsite, s.Function)}
-			agg[k] = st
-		}
-		st.ns += s.EndNs - s.StartNs
-		st.count++
-	}
-	var sts []*stretch
-	for _, s := range agg {
-		sts = append(sts, s)
-	}
-	slices.SortFunc(sts, func(a, b *stretch) int {
-		if a.ns != b.ns {
-			return cmpI(b.ns, a.ns)
-		}
-		return strings.Compare(fmt.Sprint(a.rank, a.site), fmt.Sprint(b.rank, b.site))
-	})
-	if len(sts) > 0 {
+	if len(cp.ByCallsite) > 0 {
 		fmt.Fprintln(w, "\nComputation on the critical path, by rank and the call that ends it:")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "rank\tbefore the call at\ttime\tshare\tstretches\t")
-		for i, s := range sts {
+		fmt.Fprintln(tw, "rank\tbefore the call at\tends in\ttime\tshare\tstretches\t")
+		for i, s := range cp.ByCallsite {
 			if i == top {
 				break
 			}
-			share := 0.0
-			if cp.LengthNs > 0 {
-				share = float64(s.ns) / float64(cp.LengthNs)
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t\n", s.rank, orDash(s.site), ns(s.ns), pct(share), s.count)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t\n", s.Rank, orDash(SiteLabel(s.Callsite, s.Function)), strings.Join(s.Ops, ", "),
+				ns(s.Ns), pct(s.Share), s.Stretches)
 		}
 		tw.Flush()
 	}
