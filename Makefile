@@ -90,6 +90,9 @@ vet:
 
 # The MPI tests run one package at a time (-p 1): they time real programs on
 # a 2-core machine, and packages running side by side would disturb them.
+# cmd/cpath takes about 5 minutes on an idle machine and more than go
+# test's default 10 beside two busy loops: -timeout 30m lets a loaded run
+# end in the checks' own verdicts rather than a timeout's stack dump.
 # A design check that no run of its program followed fails, saying which
 # and why; with CPATH_DESIGN_LENIENT=1 (a machine known to be busy) it is
 # skipped with its reason instead, and the lines after the tests say how
@@ -97,8 +100,8 @@ vet:
 test: all vet
 	$(MPI_ENV) $(GO) test ./...
 	@skips=$$(mktemp); \
-	echo "$(MPI_ENV) $(GO) test -p 1 -tags mpi ./..."; \
-	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -tags mpi ./...; status=$$?; \
+	echo "$(MPI_ENV) $(GO) test -p 1 -timeout 30m -tags mpi ./..."; \
+	$(MPI_ENV) CPATH_SKIPPED_DESIGN_CHECKS=$$skips $(GO) test -p 1 -timeout 30m -tags mpi ./...; status=$$?; \
 	n=$$(wc -l < $$skips); \
 	echo "design checks skipped (only with CPATH_DESIGN_LENIENT=1; else they fail): $$n (each with why; go test -v -tags mpi ./report/e2e shows more)"; \
 	sort $$skips | uniq -c | sed 's/^/  /'; rm -f $$skips; \

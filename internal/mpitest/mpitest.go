@@ -262,7 +262,7 @@ func (m *Impl) RunEnv(t testing.TB, np int, env []string, lib, logDir, workDir, 
 	cmd.Stderr = &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s: no exit after %v (hang)\n%s", filepath.Base(mpirun), strings.Join(mpiArgs, " "), RunTimeout, out.String())
+		t.Fatalf("%s %s: no exit after %v (a hang, or a machine too busy for it: load average %s)\n%s", filepath.Base(mpirun), strings.Join(mpiArgs, " "), RunTimeout, LoadAverage(), out.String())
 	}
 	if err != nil {
 		var ee *exec.ExitError
@@ -341,6 +341,16 @@ func checkTailCalls(t testing.TB, path string, l *trace.Log) {
 	if n != uint64(calls) {
 		t.Errorf("%s (%s): the trailer counts %d calls, the log holds %d", path, l.Trailer.Ending(), n, calls)
 	}
+}
+
+// LoadAverage is the machine's load average over 1, 5 and 15 minutes, for
+// messages about runs the machine's load may have changed.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 // Lenient says whether design checks that the machine did not run as

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -66,7 +65,7 @@ func TestDesignedCriticalPath(t *testing.T) {
 					t.Run("design", func(t *testing.T) {
 						if !rn.designed {
 							designMissed(t, "the machine did not run %s as designed (load average %s), so the report was held to the logs only:\n  %s",
-								d.src, loadAverage(), strings.Join(rn.gate, "\n  "))
+								d.src, mpitest.LoadAverage(), strings.Join(rn.gate, "\n  "))
 						}
 						checkDesign(t, &d, rn, rep)
 					})
@@ -123,22 +122,14 @@ func runDesignedOn(t *testing.T, m *mpitest.Impl, lib, exe string, d *design, ex
 		if len(rn.gate) == 0 {
 			break
 		}
-		t.Logf("the run did not follow its design (load average %s):\n  %s", loadAverage(), strings.Join(rn.gate, "\n  "))
+		t.Logf("the run did not follow its design (load average %s):\n  %s", mpitest.LoadAverage(), strings.Join(rn.gate, "\n  "))
 	}
 	best.designed = len(best.gate) == 0
 	if !best.designed && !mpitest.Lenient() {
 		t.Fatalf("design check failed: in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
-			attempts, loadAverage(), strings.Join(best.gate, "\n  "))
+			attempts, mpitest.LoadAverage(), strings.Join(best.gate, "\n  "))
 	}
 	return best
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 // checkRun compares a run's logs with everything the design subtests
@@ -291,7 +282,7 @@ func checkReport(t *testing.T, d *design, rn *run, rep *report.Report, algo stri
 	switch {
 	case slack > maxCompareSlack:
 		mpitest.LeaveOutCheck(t, "the exact comparison of times with the logs: on the synchronised clocks %d dependencies ran backwards, by up to %s (clock error; load average %s)",
-			rep.Run.ClockCorrections, ms(rep.Run.ClockCorrectionMaxNs), loadAverage())
+			rep.Run.ClockCorrections, ms(rep.Run.ClockCorrectionMaxNs), mpitest.LoadAverage())
 		slack = -1
 	case slack > 0:
 		t.Logf("times compared with the logs' up to %d ns later: on the synchronised clocks %d dependencies ran backwards by that much at most, and the analysis moved their calls",

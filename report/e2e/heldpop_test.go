@@ -58,11 +58,11 @@ func TestHeldSendPOP(t *testing.T) {
 				if len(gate) == 0 {
 					break
 				}
-				t.Logf("attempt %d did not follow the design (load average %s):\n  %s\n%s", i, loadAverage(), strings.Join(gate, "\n  "), out)
+				t.Logf("attempt %d did not follow the design (load average %s):\n  %s\n%s", i, mpitest.LoadAverage(), strings.Join(gate, "\n  "), out)
 			}
 			if len(gate) > 0 {
 				designMissed(t, "the machine did not run heldpop.c as designed (load average %s), so POP was not compared:\n  %s",
-					loadAverage(), strings.Join(gate, "\n  "))
+					mpitest.LoadAverage(), strings.Join(gate, "\n  "))
 			}
 			for _, a := range []analyzer{{"dag", 0}, {"dag", 2}} {
 				t.Run(a.String(), func(t *testing.T) {

@@ -107,7 +107,7 @@ func runHeld(t *testing.T, lib, exe string, env, args []string) *heldRun {
 		if len(hr.gate) == 0 {
 			break
 		}
-		t.Logf("the run did not follow its design (load average %s):\n  %s", loadAverage(), strings.Join(hr.gate, "\n  "))
+		t.Logf("the run did not follow its design (load average %s):\n  %s", mpitest.LoadAverage(), strings.Join(hr.gate, "\n  "))
 	}
 	return best
 }
@@ -191,14 +191,14 @@ func checkHeld(t *testing.T, hr *heldRun, rep *report.Report, mode string) {
 	}
 	if len(hr.gate) > 0 {
 		designMissed(t, "the machine did not run heldsend.c as designed (load average %s), so the timings were not compared:\n  %s",
-			loadAverage(), strings.Join(hr.gate, "\n  "))
+			mpitest.LoadAverage(), strings.Join(hr.gate, "\n  "))
 	}
 	if shift := time.Duration(rep.Run.ClockCorrectionMaxNs); shift > 0 && shift >= hr.minLag {
 		// The analysis moved calls later by as much as a held send's
 		// evidence: a receiver's MPI_Wait may now start after the send
 		// it held completed, and that hold cannot be told.
 		designMissed(t, "the clock correction moved calls by up to %v (load average %s), as much as a held send completed after its receiver entered MPI_Wait (%v), so the timings were not compared",
-			shift, loadAverage(), hr.minLag)
+			shift, mpitest.LoadAverage(), hr.minLag)
 	}
 	if sendOnPath >= time.Millisecond {
 		t.Errorf("rank 0's send calls (%s) are on the critical path for %v, want < 1ms: their blocking is waiting", mode, sendOnPath)

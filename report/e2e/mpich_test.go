@@ -47,7 +47,7 @@ func TestDesignedMPICH(t *testing.T) {
 					t.Run("design", func(t *testing.T) {
 						if !rn.designed {
 							designMissed(t, "the machine did not run %s as designed under MPICH (load average %s), so the report was held to the logs only:\n  %s",
-								d.src, loadAverage(), strings.Join(rn.gate, "\n  "))
+								d.src, mpitest.LoadAverage(), strings.Join(rn.gate, "\n  "))
 						}
 						checkDesign(t, &d, rn, rep)
 					})

@@ -271,7 +271,7 @@ func runPop(t *testing.T, lib, exe string, k popKnobs) *popRun {
 	best.designed = len(best.gate) == 0
 	if !best.designed && !mpitest.Lenient() {
 		t.Fatalf("design check failed: in %d runs the logs never showed the designed timings (load average %s); closest run:\n  %s",
-			attempts, loadAverage(), strings.Join(best.gate, "\n  "))
+			attempts, mpitest.LoadAverage(), strings.Join(best.gate, "\n  "))
 	}
 	return best
 }
@@ -372,7 +372,7 @@ func TestPOPFactors(t *testing.T) {
 			nearFactors(t, "pop."+d.name, "the logs'", g, d.lb, d.ser, d.transfer, popFactorTol)
 		}
 		if !base.designed {
-			designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(), strings.Join(base.gate, "\n  "))
+			designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", mpitest.LoadAverage(), strings.Join(base.gate, "\n  "))
 		}
 	})
 
@@ -427,7 +427,7 @@ func TestPOPFactors(t *testing.T) {
 			w := rep.WhatIf[i]
 			rerun := runPop(t, lib, exe, rr.knobs)
 			if !base.designed || !rerun.designed {
-				designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", loadAverage(),
+				designMissed(t, "the machine did not run popphases.c as designed (load average %s):\n  %s", mpitest.LoadAverage(),
 					strings.Join(append(base.gate, rerun.gate...), "\n  "))
 			}
 			_, again := analyzeRaw(t, bin, rerun.logDir, analyzer{"dag", 0})
@@ -441,7 +441,7 @@ func TestPOPFactors(t *testing.T) {
 				rr.scenario, w.Description, ms(w.GainNs), ms(predicted), rr.knobs, ms(got))
 			if d := math.Abs(float64(predicted-got)) / float64(got); d > popWhatIfTol {
 				t.Errorf("%s: predicted %s from phase 1 to the end, the changed program took %s: %.1f%% off, more than %.0f%% (two runs of the program: load average %s)",
-					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol, loadAverage())
+					rr.scenario, ms(predicted), ms(got), 100*d, 100*popWhatIfTol, mpitest.LoadAverage())
 			}
 		})
 	}

@@ -78,14 +78,14 @@ func TestClockSkew(t *testing.T) {
 					t.Run("same as without skew", func(t *testing.T) {
 						if !plain.designed || !skewed.designed {
 							designMissed(t, "the machine did not run %s as designed (load average %s), so the paths of the runs cannot be compared",
-								d.src, loadAverage())
+								d.src, mpitest.LoadAverage())
 						}
 						sameDesignedPath(t, &d, plain, ref, skewed, rep)
 					})
 					t.Run("design", func(t *testing.T) {
 						if !skewed.designed {
 							designMissed(t, "the machine did not run %s as designed (load average %s):\n  %s",
-								d.src, loadAverage(), strings.Join(skewed.gate, "\n  "))
+								d.src, mpitest.LoadAverage(), strings.Join(skewed.gate, "\n  "))
 						}
 						checkDesign(t, &d, skewed, rep)
 					})
