@@ -90,8 +90,11 @@ func (k popKnobs) compute(r, ph int) time.Duration {
 
 // window is the designed length of phase 1 (the slowest rank's rounds) or
 // 2 (the pipeline: rank r's sweep s starts when its sweep s-1 and rank
-// r-1's sweep s have ended).
+// r-1's sweep s have ended) or 3 (N3 rounds of E with the partner).
 func (k popKnobs) window(ph int) time.Duration {
+	if ph == 3 {
+		return popN3 * popE // the partners' rounds, each E
+	}
 	if ph == 1 {
 		var slowest time.Duration
 		for r := 0; r < popNP; r++ {
@@ -241,11 +244,7 @@ func (k popKnobs) designed(ph int) (lb, ser float64) {
 		sum += u
 		most = max(most, u)
 	}
-	ideal := float64(k.window(ph))
-	if ph == 3 {
-		ideal = float64(popN3 * popE)
-	}
-	return sum / popNP / most, most / ideal
+	return sum / popNP / most, most / float64(k.window(ph))
 }
 
 type popRun struct {
