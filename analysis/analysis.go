@@ -87,7 +87,10 @@ type Options struct {
 	Timeline         string
 	TimelineMaxBytes int64 // 0: no limit
 	Top              int   // rows in each table of the text report
-	Stdout           io.Writer
+	// Wrappers is the program's MPI wrapper layer, which the table of
+	// the path's computation by call site looks through (--wrapper).
+	Wrappers report.Wrappers
+	Stdout   io.Writer
 
 	// Profiles of the analysis itself, for go tool pprof (rank r of a job
 	// writes NAME.r).
@@ -260,6 +263,7 @@ type state struct {
 	rows  *cpath.Rows     // or its rows redistributed by frame
 	calls graph.CallTable
 	names *report.Symbolizer // rank 0: how the report and the scenarios name call sites
+	sites []graph.SiteTable  // rank 0: every logged rank's call sites and call paths
 	dot   []report.DOTEdge
 	rep   *report.Report // rank 0
 }
@@ -391,6 +395,9 @@ func (st *state) gather() error {
 	if err := st.gatherShares(); err != nil {
 		return err
 	}
+	if st.sites, err = p.GatherSites(st.c); err != nil {
+		return err
+	}
 	if st.c.Rank() == 0 {
 		st.names = report.NewSymbolizer(st.in.PAG)
 	}
@@ -437,7 +444,7 @@ func (st *state) buildReport() error {
 			in.Heuristic = append(in.Heuristic, report.HeuristicSegment{Rank: int(s.Rank), Kind: s.Kind, Call: s.Call, Start: s.Start, End: s.End})
 		}
 	}
-	in.Names = st.names
+	in.Names, in.Sites, in.Wrappers = st.names, st.sites, st.o.Wrappers
 	if st.o.Window != nil {
 		in.Window = &st.win
 	}

@@ -185,17 +185,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	p.Comms, gidsAll = globalComms(all)
 	par.Do(own, func(i int) { rankLogs[i].place(lg, i, gidsAll[p.RankLo+i]) })
 	stageTimes.Mark(me, "place")
-	// One table of call sites for the owned ranks: each rank's, after
-	// the ones before it.
-	for i, d := range rankLogs {
-		if off := uint32(len(lg.Sites)); off > 0 {
-			for c := lg.rankStart[i]; c < lg.rankStart[i+1]; c++ {
-				lg.Site[c] += off
-			}
-		}
-		lg.Sites = append(lg.Sites, d.sites...)
-		d.sites = nil
-	}
+	joinSites(lg, rankLogs)
 	p.Calls, p.fileDone, p.waitUnknown = lg.Calls, lg.fileDone, lg.waitUnknown
 
 	b := &builder{p: p, c: c, lg: lg, rankLogs: rankLogs, gids: gidsAll[p.RankLo:p.RankHi], threads: make([]bool, R)}
@@ -1748,4 +1738,29 @@ func (b *builder) lateReceiverCause(x int32) int32 {
 		c = k
 	}
 	return c + p.CallLo
+}
+
+// joinSites makes one table of call sites, with their call paths, for the
+// owned ranks: each rank's after the ones before it.
+func joinSites(lg *rankCalls, rankLogs []*rankData) {
+	lg.RankSites = make([]uint32, len(rankLogs)+1)
+	lg.FrameStart = []uint32{0}
+	for i, d := range rankLogs {
+		off := uint32(len(lg.Sites))
+		lg.RankSites[i] = off
+		if off > 0 {
+			for c := lg.rankStart[i]; c < lg.rankStart[i+1]; c++ {
+				lg.Site[c] += off
+			}
+		}
+		lg.Sites = append(lg.Sites, d.sites...)
+		for k := range d.sites {
+			if k < len(d.sitePath) && int(d.sitePath[k]) < len(d.paths) {
+				lg.Frames = append(lg.Frames, d.paths[d.sitePath[k]]...)
+			}
+			lg.FrameStart = append(lg.FrameStart, uint32(len(lg.Frames)))
+		}
+		d.sites, d.sitePath, d.paths = nil, nil, nil
+	}
+	lg.RankSites[len(rankLogs)] = uint32(len(lg.Sites))
 }

@@ -18,12 +18,30 @@ type Calls struct {
 	// the addresses themselves.
 	Site  []uint32
 	Sites []uint64
-	Comm  []int32  // index in the run's communicator table, -1 for none
-	Bytes []uint64 // bytes moved; for MPI_Pcontrol, its level (PcontrolLevel)
+	// FrameStart and Frames hold each site's call path: the return
+	// addresses above it that the logger walked (CPATH_CALLDEPTH),
+	// innermost first, Frames[FrameStart[k]:FrameStart[k+1]] for site k
+	// (FrameStart nil: none recorded). Calls from one return address by
+	// two call paths are two sites.
+	FrameStart []uint32
+	Frames     []uint64
+	// RankSites is, by owned rank, its first site in Sites, and one past
+	// the last.
+	RankSites []uint32
+	Comm      []int32  // index in the run's communicator table, -1 for none
+	Bytes     []uint64 // bytes moved; for MPI_Pcontrol, its level (PcontrolLevel)
 }
 
 // CallSite is call i's call site (i an index into these calls).
 func (c *Calls) CallSite(i int32) uint64 { return c.Sites[c.Site[i]] }
+
+// SitePath is site k's call path (nil for none).
+func (c *Calls) SitePath(k uint32) []uint64 {
+	if int(k)+1 >= len(c.FrameStart) {
+		return nil
+	}
+	return c.Frames[c.FrameStart[k]:c.FrameStart[k+1]]
+}
 
 // PcontrolBytes is how Calls.Bytes holds an MPI_Pcontrol's level: the call
 // moves no data, and its level marks a phase of the run.

@@ -121,6 +121,11 @@ type rankData struct {
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
 	sites   []uint64    // its calls' call sites (Calls.Site indexes them from 0 until Build joins the ranks')
+	// sitePath is, beside sites, each site's call path as the log's
+	// reader numbers them (trace.Record.Path; 0 for none), and paths
+	// that reader's table of them.
+	sitePath []uint32
+	paths    [][]uint64
 }
 
 // openRankLog opens rank r's log and checks that its header says so.
@@ -196,6 +201,7 @@ func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
 	}
 	x.finish()
 	d.hdr, d.trailer, d.comms, d.sites = *rd.Header(), rd.Trailer(), x.cb.Comms(), x.sites
+	d.sitePath, d.paths = x.sitePath, rd.Paths()
 	return d, nil
 }
 
@@ -232,10 +238,12 @@ type extractor struct {
 	bytes  []uint64
 	comm   []int32
 	site   []uint32 // index in sites
-	// sites are the rank's call sites, by first use; siteIdx finds them,
+	// sites are the rank's call sites, by first use, a site being a
+	// return address and the call path above it; siteIdx finds them,
 	// siteCache the last few.
 	sites     []uint64
-	siteIdx   map[uint64]uint32
+	sitePath  []uint32
+	siteIdx   map[siteKey]uint32
 	siteCache [64]siteEntry
 	cb        *trace.CommBuilder // the rank's communicators, from the calls that make them
 	last      []int32            // last call of each thread, -1 for none yet
@@ -267,7 +275,7 @@ func newExtractor(d *rankData, g *rankCalls, rank int, cb *trace.CommBuilder) *e
 	lo, hi := g.rankStart[rank], g.rankStart[rank+1]
 	x := &extractor{rankData: d, cur: -1, cb: cb, base: lo, unproductive: g.unproductive, fileDone: g.fileDone, waitUnknown: g.waitUnknown,
 		op: g.Op[lo:hi], thread: g.Thread[lo:hi], start: g.Start[lo:hi], end: g.End[lo:hi],
-		site: g.Site[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi], siteIdx: map[uint64]uint32{}}
+		site: g.Site[lo:hi], bytes: g.Bytes[lo:hi], comm: g.Comm[lo:hi], siteIdx: map[siteKey]uint32{}}
 	x.keyTab = make([]int32, 16)
 	for i := range x.keyTab {
 		x.keyTab[i] = -1
@@ -276,27 +284,37 @@ func newExtractor(d *rankData, g *rankCalls, rank int, cb *trace.CommBuilder) *e
 	return x
 }
 
-// siteOf is the index of call site pc among the rank's (x.sites): from a
-// small cache of the last ones seen (a loop makes its calls from a few
-// sites), else from the map of all.
-func (x *extractor) siteOf(pc uint64) uint32 {
-	e := &x.siteCache[(pc^pc>>7)&uint64(len(x.siteCache)-1)]
-	if e.pc == pc && e.ok {
+// siteOf is the index of call site pc by call path path (the reader's
+// number of it) among the rank's (x.sites): from a small cache of the
+// last ones seen (a loop makes its calls from a few sites), else from the
+// map of all.
+func (x *extractor) siteOf(pc uint64, path uint32) uint32 {
+	key := siteKey{pc, path}
+	h := pc ^ pc>>7 ^ uint64(path)*0x9e3779b1
+	e := &x.siteCache[h&uint64(len(x.siteCache)-1)]
+	if e.key == key && e.ok {
 		return e.idx
 	}
-	k, ok := x.siteIdx[pc]
+	k, ok := x.siteIdx[key]
 	if !ok {
 		k = uint32(len(x.sites))
-		x.siteIdx[pc] = k
+		x.siteIdx[key] = k
 		x.sites = append(x.sites, pc)
+		x.sitePath = append(x.sitePath, path)
 	}
-	*e = siteEntry{pc, k, true}
+	*e = siteEntry{key, k, true}
 	return k
+}
+
+// siteKey is a call site: its return address and call path.
+type siteKey struct {
+	pc   uint64
+	path uint32
 }
 
 // siteEntry is a slot of extractor.siteCache.
 type siteEntry struct {
-	pc  uint64
+	key siteKey
 	idx uint32
 	ok  bool
 }
@@ -340,7 +358,7 @@ func (x *extractor) add(rec *trace.Record) {
 	x.op[c] = rec.Op
 	x.thread[c] = rec.Thread
 	x.start[c], x.end[c] = rec.Start, rec.End // on the rank's clock until place
-	x.site[c] = x.siteOf(rec.CallSite)
+	x.site[c] = x.siteOf(rec.CallSite, rec.Path)
 	x.bytes[c] = rec.Bytes
 	if rec.Op == trace.OpPcontrol {
 		x.bytes[c] = PcontrolBytes(rec.Tag) // a phase mark: its level (see Calls.Bytes)

@@ -20,7 +20,10 @@ type CallInfo struct {
 	// WaitUnknown: a blocking Wait that completed no request the logs
 	// hold (PAG.WaitsUnknown).
 	WaitUnknown bool
-	_           [5]byte
+	_           [1]byte
+	// Site is the call's site among its rank's (SiteTable), which names
+	// its call path too.
+	Site uint32
 }
 
 // CallTable holds the CallInfo of the calls a rank asked for. A critical
@@ -62,8 +65,12 @@ func (t CallTable) CallSite(c int32) uint64 { return t.At(c).CallSite }
 // CallInfo is owned call c's CallInfo (c a global call number).
 func (p *PAG) CallInfo(c int32) CallInfo {
 	l := c - p.CallLo
-	return CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.Calls.CallSite(l), Op: p.Op[l], FileIO: p.CompletesFileIO(c),
-		WaitUnknown: p.WaitsUnknown(c)}
+	ci := CallInfo{Start: p.Start[l], End: p.End[l], CallSite: p.Calls.CallSite(l), Op: p.Op[l], FileIO: p.CompletesFileIO(c),
+		WaitUnknown: p.WaitsUnknown(c), Site: p.Site[l]}
+	if i := p.Rank(c) - p.RankLo; i >= 0 && i < len(p.RankSites) {
+		ci.Site -= p.RankSites[i]
+	}
+	return ci
 }
 
 // FetchCalls gets the CallInfo of calls (any rank's) from their owners.

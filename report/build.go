@@ -52,6 +52,13 @@ type Input struct {
 	// Window, if set, restricts the critical path's segments and profiles
 	// to a stretch of the run.
 	Window *graph.Window
+	// Sites are the logged ranks' call sites with their call paths, by
+	// rank (nil: none), and Wrappers the program's MPI wrapper layer to
+	// look through in them: the table of the path's computation by call
+	// site names the first caller outside it.
+	Sites    []graph.SiteTable
+	Wrappers Wrappers
+	callers  *callerNames
 }
 
 // HeuristicSegment is a stretch of a heuristic path (cpath.TopoSegment).
@@ -72,10 +79,19 @@ func Build(in *Input) *Report {
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}
 	}
+	in.callers = newCallerNames(in)
 	r.CriticalPath = criticalPath(in)
 	if in.Window != nil {
 		windowPath(&r.CriticalPath, *in.Window)
 	}
+	length := r.CriticalPath.LengthNs
+	if in.Window != nil { // shares of the path's time inside the window, as windowPath's
+		length = 0
+		for _, s := range r.CriticalPath.Segments {
+			length += s.EndNs - s.StartNs
+		}
+	}
+	r.CriticalPath.ByCallsite = byCallsite(r.CriticalPath.Segments, length, in.callers)
 	r.CriticalPath.Stretches = Stretches(r.CriticalPath.Segments)
 	unclassified(&r.CriticalPath, in.PathCalls, g.Unwrapped, g.Ranks)
 	if r.Run.UnwrappedCalls = g.Unwrapped; r.Run.UnwrappedCalls == nil {
@@ -241,20 +257,21 @@ func criticalPath(in *Input) CriticalPath {
 	}
 	// A run has few call sites: name each once.
 	sites := map[[2]uint64]siteName{}
-	name := func(seg *Segment, pc uint64) {
-		k := [2]uint64{uint64(seg.Rank), pc}
+	name := func(seg *Segment, ci *graph.CallInfo) {
+		k := [2]uint64{uint64(seg.Rank), ci.CallSite}
 		n, ok := sites[k]
 		if !ok {
-			n.site, n.function = in.site(seg.Rank, pc)
+			n.site, n.function = in.site(seg.Rank, ci.CallSite)
 			sites[k] = n
 		}
 		seg.Callsite, seg.Function = n.site, n.function
+		seg.caller = in.callers.of(seg.Rank, ci.Site) + 1
 	}
 	for _, h := range in.Heuristic {
 		ci := pc.At(h.Call)
 		op := ci.Op
 		seg := Segment{Rank: h.Rank, Op: op.String(), StartNs: h.Start - g.T0, EndNs: h.End - g.T0}
-		name(&seg, ci.CallSite)
+		name(&seg, &ci)
 		seg.Vertex = 2 * h.Call
 		if h.Kind != 'c' {
 			seg.Vertex++ // E(Call)
@@ -309,7 +326,7 @@ func criticalPath(in *Input) CriticalPath {
 		op := infoV.Op
 		tu, tv := time(u, &infoU), time(v, &infoV)
 		seg := Segment{Rank: rv, Op: op.String(), StartNs: tu - g.T0, EndNs: tv - g.T0, Vertex: 2*v.call + int32(v.kind)}
-		name(&seg, infoV.CallSite)
+		name(&seg, &infoV)
 		ns := tv - tu
 		switch {
 		case u.kind == graph.VertexRun: // the run's start → the thread's first call
@@ -366,13 +383,14 @@ func criticalPath(in *Input) CriticalPath {
 	if cp.ByOp == nil {
 		cp.ByOp = []OpShare{}
 	}
-	cp.ByCallsite = byCallsite(cp.Segments, cp.LengthNs)
 	return cp
 }
 
-// byCallsite sums the path's computation by rank and call site (the call
-// that ends each stretch), longest first.
-func byCallsite(segs []Segment, length int64) []CallsiteShare {
+// byCallsite sums the path's computation by rank and the place each
+// stretch ends at: the call's caller outside the program's MPI wrapper
+// layer where the call paths name one, else the call's site; longest
+// first.
+func byCallsite(segs []Segment, length int64, callers *callerNames) []CallsiteShare {
 	type place struct {
 		rank               int
 		callsite, function string
@@ -384,12 +402,17 @@ func byCallsite(segs []Segment, length int64) []CallsiteShare {
 		if s.Kind != "compute" {
 			continue
 		}
-		k := place{s.Rank, s.Callsite, s.Function}
+		row := CallsiteShare{Rank: s.Rank, Callsite: s.Callsite, Function: s.Function}
+		if s.caller > 0 {
+			c := &callers.list[s.caller-1]
+			row.Callsite, row.Function, row.Via, row.DepthReached = c.site, c.function, c.via, c.depth
+		}
+		k := place{s.Rank, row.Callsite, row.Function}
 		j, ok := at[k]
 		if !ok {
 			j = len(out)
 			at[k] = j
-			out = append(out, CallsiteShare{Rank: s.Rank, Callsite: s.Callsite, Function: s.Function})
+			out = append(out, row)
 		}
 		c := &out[j]
 		c.Ns += s.EndNs - s.StartNs

@@ -33,7 +33,7 @@ func TestByCallsite(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := byCallsite(tc.segs, 50); !reflect.DeepEqual(got, tc.want) {
+			if got := byCallsite(tc.segs, 50, nil); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("byCallsite:\n got %+v\nwant %+v", got, tc.want)
 			}
 		})

@@ -32,9 +32,10 @@ var csvTables = []csvTable{
 			row(o.Op, i64(o.Ns), itoa(o.Count), f64(o.Share))
 		}
 	}},
-	{"by_callsite", []string{"rank", "callsite", "function", "ops", "ns", "stretches", "share"}, func(r *Report, row func(...string)) {
+	{"by_callsite", []string{"rank", "callsite", "function", "ops", "ns", "stretches", "share", "via", "depth_reached"}, func(r *Report, row func(...string)) {
 		for _, c := range r.CriticalPath.ByCallsite {
-			row(itoa(c.Rank), c.Callsite, c.Function, strings.Join(c.Ops, " "), i64(c.Ns), itoa(c.Stretches), f64(c.Share))
+			row(itoa(c.Rank), c.Callsite, c.Function, strings.Join(c.Ops, " "), i64(c.Ns), itoa(c.Stretches), f64(c.Share),
+				strings.Join(c.Via, " > "), strconv.FormatBool(c.DepthReached))
 		}
 	}},
 	{"segments", []string{"rank", "kind", "op", "start_ns", "end_ns", "callsite", "function"}, func(r *Report, row func(...string)) {

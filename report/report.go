@@ -129,6 +129,9 @@ type Segment struct {
 	// before call c (compute, launch), E(c) for what ends with c (mpi,
 	// transfer). The timeline marks the slices of these vertices.
 	Vertex int32 `json:"-"`
+	// caller is 1 + the call's caller's index among Input.callers' (0:
+	// none known).
+	caller int32
 }
 
 // PathStretch is a run of the critical path on one rank: its consecutive
@@ -198,13 +201,20 @@ type OpShare struct {
 // operations those calls made (one, unless the site calls through a
 // pointer), sorted.
 type CallsiteShare struct {
-	Rank      int      `json:"rank"`
-	Callsite  string   `json:"callsite"`
-	Function  string   `json:"function"`
-	Ops       []string `json:"ops"`
-	Ns        int64    `json:"ns"`
-	Stretches int      `json:"stretches"`
-	Share     float64  `json:"share"`
+	Rank int `json:"rank"`
+	// Callsite and Function are where the stretches end: the call of
+	// MPI's, or where the call paths were recorded, the first call
+	// outside the program's MPI wrapper layer, which went on through the
+	// layer's functions Via (outermost first). DepthReached: every frame
+	// recorded was in the layer, so Callsite is its outermost one.
+	Callsite     string   `json:"callsite"`
+	Function     string   `json:"function"`
+	Via          []string `json:"via,omitempty"`
+	DepthReached bool     `json:"depth_reached,omitempty"`
+	Ops          []string `json:"ops"`
+	Ns           int64    `json:"ns"`
+	Stretches    int      `json:"stretches"`
+	Share        float64  `json:"share"`
 }
 
 // Process is a row of the paper's per-process statistics table (§5.3).

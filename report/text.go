@@ -98,7 +98,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 			if i == top {
 				break
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t\n", s.Rank, orDash(SiteLabel(s.Callsite, s.Function)), strings.Join(s.Ops, ", "),
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t\n", s.Rank, callsiteRow(s), strings.Join(s.Ops, ", "),
 				ns(s.Ns), pct(s.Share), s.Stretches)
 		}
 		tw.Flush()
@@ -245,4 +245,17 @@ func boundedText(c *Collective) string {
 		return pct(c.BoundedImbalance)
 	}
 	return pct(c.BoundedImbalance) + " (data flow)"
+}
+
+// callsiteRow is how the text report names a row of by_callsite: where
+// the stretches end, and the wrapper functions the calls went through.
+func callsiteRow(s CallsiteShare) string {
+	l := orDash(SiteLabel(s.Callsite, s.Function))
+	if len(s.Via) > 0 {
+		l += " → " + strings.Join(s.Via, " → ")
+	}
+	if s.DepthReached {
+		l += " (the call depth recorded ends in the wrapper layer)"
+	}
+	return l
 }

@@ -99,7 +99,7 @@ func TestWriteHeatmap(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	r := ringReport(3)
 	r.CriticalPath.Segments = []Segment{{Rank: 1, Kind: "compute", Op: "MPI_Send", StartNs: 5, EndNs: 9, Callsite: `dir, "x"/a.c:4`, Function: "f"}}
-	r.CriticalPath.ByCallsite = byCallsite(r.CriticalPath.Segments, r.CriticalPath.LengthNs)
+	r.CriticalPath.ByCallsite = byCallsite(r.CriticalPath.Segments, r.CriticalPath.LengthNs, nil)
 	r.Processes = []Process{{Rank: 0, NumCalls: 3, BoundedImbalance: 0.25}}
 	r.POP = &POP{POPFactors: POPFactors{LoadBalance: 0.5, WindowNs: [2]int64{10, 90}},
 		Phases: []POPPhase{{Phase: 1, Level: new(int32), POPFactors: POPFactors{TransferEfficiency: 0.75}}}}
@@ -136,7 +136,7 @@ func TestWriteCSV(t *testing.T) {
 			{"p2p", "2", "0", "2", "192"}, {"collective", "0", "1", "1", "8"}, {"collective", "0", "2", "1", "8"}},
 		"communicators.csv": {{"name", "size", "members", "calls", "time_ns"}, {"W0.0", "3", "0 1 2", "4", "50"}},
 		"message_sizes.csv": {{"kind", "lo", "hi", "count"}, {"p2p", "64", "127", "1"}, {"p2p", "128", "255", "2"}},
-		"by_callsite.csv":   {{"rank", "callsite", "function", "ops", "ns", "stretches", "share"}, {"1", `dir, "x"/a.c:4`, "f", "MPI_Send", "4", "1", "0"}},
+		"by_callsite.csv":   {{"rank", "callsite", "function", "ops", "ns", "stretches", "share", "via", "depth_reached"}, {"1", `dir, "x"/a.c:4`, "f", "MPI_Send", "4", "1", "0", "", "false"}},
 		"processes.csv": {csvTables[slices.IndexFunc(csvTables, func(t csvTable) bool { return t.name == "processes" })].header, {"0", "0", "0", "0", "0", "0", "0", "0.25", "3", "0", "0"},
 			{"total", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"}},
 	} {

@@ -9,6 +9,7 @@ import (
 	"github.com/cpath/cpath/analysis"
 	"github.com/cpath/cpath/cpath"
 	"github.com/cpath/cpath/internal/mpix"
+	"github.com/cpath/cpath/report"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +29,7 @@ type analyzeOpts struct {
 	cpuprof      string
 	memprof      string
 	whatIf       []string
+	wrapper      string
 	timelineOpts
 }
 
@@ -58,6 +60,11 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 		"and collective) as a heatmap to `FILE`, PNG or SVG by its extension (.png, .svg)")
 	f.StringVar(&o.csv, "csv", "", "write the report's tables as CSV files, one per table, into `DIR` (created if missing)")
 	f.IntVar(&o.top, "top", 10, "rows in each table of the text report")
+	f.StringVar(&o.wrapper, "wrapper", report.WrappersAuto, "the program's own MPI wrapper layer, which the table of the path's computation by call site\n"+
+		"looks through, in logs with call paths (CPATH_CALLDEPTH), to name the caller behind it: `LAYER`\n"+
+		"auto (found from the call paths: the functions that make one call towards MPI and are called\n"+
+		"from several places, or only from the layer), none (name the MPI calls' own sites), or a regular\n"+
+		"expression matching the layer's function names (demangled), such as '^(mp_|Foam::reduce)'")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write the analysis's Go CPU profile to `FILE` (rank r of an MPI job: FILE.r), for go tool pprof")
 	f.MarkHidden("cpuprofile")
 	f.StringVar(&o.memprof, "memprofile", "", "write the analysis's Go allocation profile to `FILE` at its end (rank r of an MPI job: FILE.r), for go tool pprof")
@@ -135,10 +142,14 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 
 // options turns the flags into the analysis's options, checked.
 func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
+	var err error
 	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, Order: o.order, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
 		JSON: o.json, JSONSegments: o.jsonSegments, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
 		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
 	if err := ao.ParseWhatIf(o.whatIf); err != nil {
+		return ao, err
+	}
+	if ao.Wrappers, err = report.ParseWrappers(o.wrapper); err != nil {
 		return ao, err
 	}
 	win, err := o.timelineOpts.check()
