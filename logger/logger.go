@@ -14,7 +14,7 @@ package main
 
 /*
 #cgo CFLAGS: -O2 -Wall -Wno-unused-function
-#cgo LDFLAGS: -ldl
+#cgo LDFLAGS: -ldl -lgcc_s
 #include <stdlib.h>
 #include "cpathlog.h"
 

@@ -33,6 +33,7 @@
 #include "cpathlog.h"
 #include "encode.h"
 #include "modules.h"
+#include "unwind.h"
 #include "_cgo_export.h"
 
 volatile int cp_on;
@@ -459,27 +460,47 @@ static void cp_runs_close(cp_thr *t) {
 }
 
 /* cp_walk reads the call path of the call being recorded: the return
- * addresses of the frames above the MPI entry point's caller, following
- * the saved frame pointers while they stay within the thread's stack, go
- * up it, and lead to code. Code built without frame pointers leaves other
- * values where the walk looks: it never reads outside the stack, and ends
- * at the first return address outside the modules' executable segments
- * (or in a library loaded since they were last listed) rather than log a
- * caller that is none. */
+ * addresses of the frames above the MPI entry point's caller. Each step
+ * from a frame to its caller's follows the rule of the frame's code
+ * (unwind.h: its call frame information, looked up once per return
+ * address), so that the path goes through code built without frame
+ * pointers as through code built with them. The walk never reads outside
+ * the thread's stack, goes up it, and ends at the first return address
+ * outside the modules' executable segments (or in a library loaded since
+ * they were last listed), or without a rule, rather than log a caller
+ * that is none. */
 static inline void cp_walk(cp_thr *t, cp_path *out) {
-	uintptr_t fp = (uintptr_t)cp_fp, hi = t->stk_hi;
+	uintptr_t fp = (uintptr_t)cp_fp, lo = t->stk_lo, hi = t->stk_hi;
 	out->n = 0;
-	if (fp < t->stk_lo || fp + 16 > hi || (fp & 7))
+	if (fp < lo || fp + 16 > hi || (fp & 7))
 		return;
-	while (out->n < cp_calldepth) {
-		uintptr_t next = ((const uintptr_t *)fp)[0];
-		if (next <= fp || next + 16 > hi || (next & 7))
+	/* The entry point keeps a frame pointer: its caller's rbp and the
+	 * return address into its caller are at fp, the caller's stack
+	 * pointer after the call just above them. */
+	uintptr_t rbp = ((const uintptr_t *)fp)[0], pc = ((const uintptr_t *)fp)[1], sp = fp + 16;
+	cp_frame_rule r;
+	if (!cp_rule_find(pc, &r))
+		cp_rule_miss(pc, &r); /* the call site: code */
+	while (out->n < cp_calldepth && r.kind != CP_RULE_NONE) {
+		uintptr_t cfa = (r.kind == CP_RULE_SP ? sp : rbp) + (uintptr_t)(intptr_t)r.cfa_off;
+		uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)r.ra_off, bp_at = cfa + (uintptr_t)(intptr_t)r.rbp_off;
+		if (cfa <= sp || cfa > hi || ra_at < sp || ra_at + 8 > hi || (ra_at & 7))
 			break;
-		uintptr_t ret = ((const uintptr_t *)next)[1];
-		if (!cp_code_seen(ret))
-			break;
-		out->pc[out->n++] = ret;
-		fp = next;
+		if (r.rbp_saved) {
+			if (bp_at < sp || bp_at + 8 > hi || (bp_at & 7))
+				break;
+			rbp = *(const uintptr_t *)bp_at;
+		}
+		pc = *(const uintptr_t *)ra_at;
+		sp = cfa;
+		/* An address in the table was code when entered (a live frame's
+		 * return address stays mapped); a new one is checked first. */
+		if (!cp_rule_find(pc, &r)) {
+			if (!cp_code_seen(pc))
+				break;
+			cp_rule_miss(pc, &r);
+		}
+		out->pc[out->n++] = pc;
 	}
 }
 

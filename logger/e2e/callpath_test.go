@@ -120,7 +120,9 @@ func checkPaths(t *testing.T, tab *symbol.Table, rank int, l *trace.Log, depth i
 // addresses" no code and new on every call, at CPATH_CALLDEPTH=4. No
 // path may hold an address outside the modules' code: the walk ends
 // there (and does not list the modules again for each, which made a C++
-// solver 3× slower); the log stays a few paths.
+// solver 3× slower); the log stays a few paths. The walk follows the
+// code's call frame information, not the register: each send's path
+// names main, call's caller.
 func TestCallPathsNoFramePointers(t *testing.T) {
 	const np = 2
 	if runtime.GOARCH != "amd64" {
@@ -132,12 +134,20 @@ func TestCallPathsNoFramePointers(t *testing.T) {
 	logDir := filepath.Join(t.TempDir(), "logs")
 	mpitest.RunEnv(t, np, []string{"CPATH_CALLDEPTH=4"}, lib, logDir, dir, exe)
 	const noCode, iters = 0x10000000, 2000
+	tab := symbol.NewTable()
 	for rank, l := range mpitest.ReadLogs(t, logDir, np) {
 		sends := 0
 		for i := range l.Records {
 			r := &l.Records[i]
 			if r.Op == trace.OpSend {
 				sends++
+				// The walk steps by the code's call frame information,
+				// not the fake frames: call's caller is main.
+				if p := l.CallPath(r); len(p) == 0 {
+					t.Fatalf("rank %d: send %d has no call path, want main's call of call()", rank, sends)
+				} else if s, err := tab.Resolve(&l.Header, p[0]); err != nil || s.Func != "main" {
+					t.Fatalf("rank %d: send %d's caller is %v (%v), want main", rank, sends, s, err)
+				}
 			}
 			for _, a := range l.CallPath(r) {
 				if a >= noCode && a < noCode+iters*4096+16 {

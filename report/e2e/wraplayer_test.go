@@ -1,0 +1,83 @@
+//go:build mpi
+
+package e2e
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/cpath/cpath/internal/mpitest"
+	"github.com/cpath/cpath/report"
+)
+
+// TestWrapperLayer runs wraplayer.c and wraplayer.f90, whose ranks call
+// MPI only through a two-level wrapper layer of their own, built with and
+// without frame pointers, under Open MPI and MPICH, with call paths of 4
+// frames. Rank 1's solve_heavy computes 20 ms before each of its 20 calls
+// of the layer, everything else 2 ms or less: the top row of the critical
+// path's computation by call site names solve_heavy through the layer's
+// two functions, ending in MPI_Allreduce, for every build and at one and
+// two analyzer ranks. --wrapper=none names the layer's call of MPI, and
+// a regular expression of the inner level the outer one.
+func TestWrapperLayer(t *testing.T) {
+	const steps, heavyNs = 20, 20e6
+	progs := []struct {
+		src, heavy, inner, outer string
+		fortran                  bool
+	}{
+		{"wraplayer.c", "solve_heavy", "layer_allreduce", "app_allreduce", false},
+		{"wraplayer.f90", "wraplayer_solver::solve_heavy", "wraplayer_mp::layer_sum", "wraplayer_mp::app_sum", true},
+	}
+	builds := []struct {
+		name  string
+		flags []string
+	}{
+		{"fp", []string{"-g", "-O2", "-fno-omit-frame-pointer"}},
+		{"nofp", []string{"-g", "-O2", "-fomit-frame-pointer"}},
+	}
+	for _, m := range mpitest.Impls {
+		for _, p := range progs {
+			for _, b := range builds {
+				t.Run(m.Key+"/"+p.src+"/"+b.name, func(t *testing.T) {
+					cc, flags := m.CC(t), b.flags
+					if p.fortran {
+						cc, flags = m.FC(t), append(flags, "-fno-inline")
+					}
+					exe := mpitest.Compile(t, t.TempDir(), cc, p.src, flags...)
+					logDir := filepath.Join(t.TempDir(), "logs")
+					m.RunEnv(t, 2, []string{"CPATH_CALLDEPTH=4"}, m.LoggerLib(t), logDir, filepath.Dir(exe), exe)
+					want := []string{p.outer, p.inner}
+					for _, a := range []analyzer{{"dag", 0}, {"dag", 2}} {
+						rep := analyze(t, cpathBin(t), logDir, a)
+						top := topCallsite(t, rep, a.String())
+						if top.Rank != 1 || top.Function != p.heavy || !reflect.DeepEqual(top.Via, want) ||
+							!reflect.DeepEqual(top.Ops, []string{"MPI_Allreduce"}) || top.Stretches != steps ||
+							float64(top.Ns) < 0.9*steps*heavyNs {
+							t.Errorf("%s: top row %+v, want rank 1's %s via %q, %d stretches before MPI_Allreduce of %.0f ms or more",
+								a, top, p.heavy, want, steps, 0.9*steps*heavyNs/1e6)
+						}
+					}
+					_, rep := analyzeRaw(t, cpathBin(t), logDir, analyzer{"dag", 0}, "--wrapper=none")
+					if top := topCallsite(t, rep, "--wrapper=none"); top.Function != p.inner || len(top.Via) != 0 {
+						t.Errorf("--wrapper=none: top row %+v, want %s's call of MPI_Allreduce", top, p.inner)
+					}
+					const inner = "--wrapper=(^|::)layer_" // Fortran's names are module::function
+					_, rep = analyzeRaw(t, cpathBin(t), logDir, analyzer{"dag", 0}, inner)
+					if top := topCallsite(t, rep, inner); top.Function != p.outer || !reflect.DeepEqual(top.Via, want[1:]) {
+						t.Errorf("%s: top row %+v, want %s via %s", inner, top, p.outer, p.inner)
+					}
+				})
+			}
+		}
+	}
+}
+
+// topCallsite is the report's first row of computation by call site.
+func topCallsite(t *testing.T, rep *report.Report, what string) report.CallsiteShare {
+	t.Helper()
+	if len(rep.CriticalPath.ByCallsite) == 0 {
+		t.Fatalf("%s: no computation by call site in the report", what)
+	}
+	return rep.CriticalPath.ByCallsite[0]
+}
