@@ -252,13 +252,14 @@ int cp_enc_room(int n, uint64_t end);
 void cp_enc_commit_check(uint8_t *start, uint8_t first, uint8_t *p, int n, int calls);
 
 /* cp_enc_batch_gen codes n ≥ 1 records (whole calls; paths[i] is record i's
- * call path, paths NULL for none), or, with pair set, the two records
- * pair[0] and pair[1] (calls of one record, without call paths), and
+ * call path, paths NULL for none), or, with a set, the two records a and
+ * b (calls of one record, with call paths pa and pb, NULL for none), and
  * commits them: cp_enc_batch, inline for the calls' path. One thread at a
  * time, which tells the signal path that it is in the logger (runtime.c's
  * cp_held, or cp_enc_busy). */
 static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec *recs, const cp_path *paths, int n,
-								    const cp_rec *a, const cp_rec *b) {
+								    const cp_rec *a, const cp_rec *b, const cp_path *pa,
+								    const cp_path *pb) {
 	uint64_t pos = cp_pos;
 	size_t need = (size_t)(n + 2) * CP_MAXREC;
 	if (__builtin_expect(pos + need + CP_TAILROOM > cp_room, 0) && !cp_enc_room(n, pos + need + CP_TAILROOM))
@@ -278,9 +279,9 @@ static inline __attribute__((always_inline)) void cp_enc_batch_gen(const cp_rec 
 		uint8_t *p;
 		int calls; /* for the trailer, which lets the analyzer place them unread */
 		if (a) {
-			p = cp_code(e, start, a, NULL, &first);
+			p = cp_code(e, start, a, pa, &first);
 			uint8_t *at = p;
-			p = cp_code(e, p, b, NULL, at);
+			p = cp_code(e, p, b, pb, at);
 			calls = 2 - cp_is_sub(a->op) - cp_is_sub(b->op);
 		} else {
 			p = cp_code(e, start, &recs[0], paths ? &paths[0] : NULL, &first);
@@ -323,12 +324,18 @@ out:;
 /* cp_enc_batch_pair codes a then b (calls of one record, without call
  * paths) in one batch and commits them (cp_enc_batch_gen). */
 static inline __attribute__((always_inline)) void cp_enc_batch_pair(const cp_rec *a, const cp_rec *b) {
-	cp_enc_batch_gen(NULL, NULL, 2, a, b);
+	cp_enc_batch_gen(NULL, NULL, 2, a, b, NULL, NULL);
+}
+
+/* cp_enc_batch_pair_paths is cp_enc_batch_pair with the calls' paths. */
+static inline __attribute__((always_inline)) void cp_enc_batch_pair_paths(const cp_rec *a, const cp_path *pa, const cp_rec *b,
+									   const cp_path *pb) {
+	cp_enc_batch_gen(NULL, NULL, 2, a, b, pa, pb);
 }
 
 /* cp_enc_batch_in codes n ≥ 1 records and commits them (cp_enc_batch_gen). */
 static inline __attribute__((always_inline)) void cp_enc_batch_in(const cp_rec *recs, const cp_path *paths, int n) {
-	cp_enc_batch_gen(recs, paths, n, NULL, NULL);
+	cp_enc_batch_gen(recs, paths, n, NULL, NULL, NULL, NULL);
 }
 
 #pragma GCC visibility pop

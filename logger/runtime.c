@@ -72,6 +72,18 @@ typedef struct cp_run {
  * another with one stream, all into one block with threads. */
 #define CP_TBUF 512
 
+/* cp_walked is a walk of a call path (cp_walk) kept for the next call
+ * from the same call site: where it started, the stack slots it read and
+ * what they held, and the path. A call from the same frame whose slots
+ * hold the same values has the same path: read without the rules'
+ * lookups, every load independent of the others. */
+#define CP_WALKED 8 /* cp_walk indexes them by the top 3 bits of a hash */
+typedef struct cp_walked {
+	uintptr_t fp, slot[2 * CP_MAXDEPTH + 2], val[2 * CP_MAXDEPTH + 2];
+	int slots;
+	cp_path path;
+} cp_walked;
+
 typedef struct cp_thr {
 	volatile int lock; /* MPI_THREAD_MULTIPLE: see the top of the file */
 	int idx;           /* in cp_thrs; with threads, its stream */
@@ -96,6 +108,7 @@ typedef struct cp_thr {
 	uint32_t req_next, req_end; /* a block of request ids */
 	uint64_t claims;
 	uintptr_t stk_lo, stk_hi; /* the thread's stack, for call paths */
+	cp_walked walked[CP_WALKED]; /* the last walks, by call site (cp_walk) */
 } cp_thr;
 
 static cp_thr *cp_thrs[CP_MAXSTREAMS];
@@ -180,6 +193,8 @@ static void cp_stack_bounds(cp_thr *t) {
 	void *addr;
 	size_t size;
 	t->stk_lo = t->stk_hi = 0;
+	for (int i = 0; i < CP_WALKED; i++)
+		t->walked[i].fp = 0; /* no walk on this stack yet */
 	if (pthread_getattr_np(pthread_self(), &a) != 0)
 		return;
 	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
@@ -478,6 +493,21 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 	 * return address into its caller are at fp, the caller's stack
 	 * pointer after the call just above them. */
 	uintptr_t rbp = ((const uintptr_t *)fp)[0], pc = ((const uintptr_t *)fp)[1], sp = fp + 16;
+	cp_walked *w = &t->walked[(pc * 0x9e3779b97f4a7c15ull) >> 61];
+	if (fp == w->fp) {
+		int same = 1;
+		for (int i = 0; i < w->slots; i++)
+			same &= *(const uintptr_t *)w->slot[i] == w->val[i];
+		if (same) {
+			*out = w->path;
+			return;
+		}
+	}
+	int ns = 0;
+	w->slot[ns] = fp;
+	w->val[ns++] = rbp;
+	w->slot[ns] = fp + 8;
+	w->val[ns++] = pc;
 	cp_frame_rule r;
 	if (!cp_rule_find(pc, &r))
 		cp_rule_miss(pc, &r); /* the call site: code */
@@ -490,8 +520,12 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 			if (bp_at < sp || bp_at + 8 > hi || (bp_at & 7))
 				break;
 			rbp = *(const uintptr_t *)bp_at;
+			w->slot[ns] = bp_at;
+			w->val[ns++] = rbp;
 		}
 		pc = *(const uintptr_t *)ra_at;
+		w->slot[ns] = ra_at;
+		w->val[ns++] = pc;
 		sp = cfa;
 		/* An address in the table was code when entered (a live frame's
 		 * return address stays mapped); a new one is checked first. */
@@ -502,25 +536,36 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 		}
 		out->pc[out->n++] = pc;
 	}
+	w->fp = fp;
+	w->slots = ns;
+	w->path = *out;
 }
 
-/* cp_call_path records the call path of the call just staged. */
-static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
+/* cp_path_of reads the call path of the call being recorded into *p; a
+ * path new to the thread has its modules put in the log. 0: no memory for
+ * the thread's paths, so no more call paths. */
+static inline int cp_path_of(cp_thr *t, cp_path *p) {
 	if (!t->paths && !(t->paths = calloc(CP_TBUF, sizeof *t->paths))) {
-		cp_calldepth = 0; /* no memory: no more call paths */
-		return;
+		cp_calldepth = 0;
+		return 0;
 	}
-	cp_path *p = &t->paths[t->n - 1];
 	cp_walk(t, p);
 	int same = p->n == t->lastpath.n;
 	for (int i = 0; same && i < p->n; i++)
 		same = p->pc[i] == t->lastpath.pc[i];
 	if (!same) {
-		/* a new path: its modules must be in the log */
 		for (int i = 0; i < p->n; i++)
 			cp_module_seen(p->pc[i]);
 		t->lastpath = *p;
 	}
+	return 1;
+}
+
+/* cp_call_path records the call path of the call just staged. */
+static __attribute__((noinline)) void cp_call_path(cp_thr *t) {
+	cp_path p;
+	if (cp_path_of(t, &p))
+		t->paths[t->n - 1] = p;
 }
 
 static inline cp_rec *cp_call(cp_thr *t, int op, int64_t t0, int64_t t1, uint64_t cs, uint32_t comm, int rc) {
@@ -590,6 +635,39 @@ static __attribute__((noinline)) void cp_staged1(cp_thr *t) {
 
 static __attribute__((noinline)) void cp_flush_full(cp_thr *t) { cp_flush(t); }
 
+/* cp_end1_path is cp_end1's ways for one thread, with call paths: r is
+ * the only record to code, or follows one deferred call of one record. */
+static __attribute__((noinline)) void cp_end1_path(cp_thr *t, const cp_rec *r) {
+	cp_path p;
+	if (!cp_path_of(t, &p))
+		p.n = 0;
+	int alone = t->n == 0;
+	if (cp_defer_ok(r, 1) && !cp_mods_stale) {
+		/* deferred (see cp_pend): staged with its path, coded with the
+		 * next call; the one deferred before, if any, coded alone */
+		if (!alone)
+			cp_flush_full(t);
+		cp_rec_put(&t->buf[0], r);
+		if (t->paths)
+			t->paths[0] = p;
+		t->n = t->npend = t->cur = 1;
+		cp_pend = t;
+	} else if (alone) {
+		cp_enc_batch_in(r, &p, 1);
+	} else {
+		cp_rec a;
+		cp_path pa = t->paths ? t->paths[0] : (cp_path){.n = 0};
+		memcpy(&a, &t->buf[0], sizeof a);
+		cp_enc_batch_pair_paths(&a, &pa, r, &p);
+		t->n = t->cur = 0;
+		cp_pend = NULL;
+	}
+	if (__builtin_expect(cp_mods_stale, 0) && t->n == 0)
+		cp_mods_flush();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cp_held = 0;
+}
+
 /* cp_end1_mt codes and commits r, the only record, with threads. */
 static __attribute__((noinline)) void cp_end1_mt(cp_thr *t, const cp_rec *r) {
 	int due = cp_enc_put(t->enc, r, NULL, 1, r->end);
@@ -645,6 +723,9 @@ static inline __attribute__((always_inline)) void cp_end1(cp_thr *t, cp_rec *r) 
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cp_held = 0;
+		return;
+	} else if (t->n == 0 || (cp_pend == t && t->n == 1 && t->npend == 1)) {
+		cp_end1_path(t, r); /* with call paths */
 		return;
 	}
 	if (t->n == CP_TBUF)
