@@ -93,7 +93,7 @@ func main() {
 	flag.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	flag.StringVar(&extra, "mpirun-args", "", "extra mpirun arguments, space-separated (e.g. \"--bind-to none\")")
 	flag.StringVar(&lenv, "logger-env", "", "extra environment for the logger side only, comma-separated KEY=VALUE (e.g. CPATH_NO_TSC=1)")
-	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro")
+	flag.StringVar(&only, "only", "percall,halo,memory", "sections to run, comma-separated: percall, halo, memory, micro, callpaths")
 	flag.StringVar(&c.refLib, "ref-lib", "", "micro: a reference logger library (e.g. an older build) run as a third side; \"standin\" builds progs/standin.c, 36 ns of private work per send and receive")
 	flag.StringVar(&refLibMPICH, "ref-lib-mpich", "", "micro: the reference logger library under MPICH (-ref-lib is Open MPI's)")
 	flag.IntVar(&c.microReps, "micro-reps", 5, "micro: interleaved repetitions")
@@ -114,7 +114,7 @@ func main() {
 	c.only = map[string]bool{}
 	for _, o := range strings.Split(only, ",") {
 		switch o = strings.TrimSpace(o); o {
-		case "percall", "halo", "memory", "micro":
+		case "percall", "halo", "memory", "micro", "callpaths":
 			c.only[o] = true
 		case "":
 		default:
@@ -475,6 +475,7 @@ type Report struct {
 	CommBound []CommBound `json:"comm_bound_halo,omitempty"`
 	Disk      []Disk      `json:"disk"`
 	Micro     *Micro      `json:"micro,omitempty"`
+	CallPaths *CallPaths  `json:"call_paths,omitempty"`
 	Targets   []Target    `json:"targets"`
 	Warnings  []string    `json:"warnings,omitempty"`
 	Config    ReportConf  `json:"config"`
@@ -660,6 +661,12 @@ func run(c *config) (*Report, error) {
 	if c.only["micro"] {
 		say("micro-benchmarks: %d interleaved repetitions", c.microReps)
 		if err := benchMicro(c, rep); err != nil {
+			return nil, err
+		}
+	}
+	if c.only["callpaths"] {
+		say("call paths: cxxsolver without frame pointers, CPATH_CALLDEPTH 0 and 4, %d interleaved repetitions", c.microReps)
+		if err := benchCallPaths(c, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -1268,6 +1275,11 @@ func judge(rep *Report) {
 				Note: fmt.Sprintf("%.2f B/call without the headers", d.RecordBytesPerCall)})
 		}
 	}
+	if cp := rep.CallPaths; cp != nil {
+		add(Target{Name: fmt.Sprintf("call paths: cxxsolver without frame pointers, CPATH_CALLDEPTH=%d / 0", cp.CallDepth), Value: cp.Ratio,
+			Limit: callPathsLimit, Unit: "x", Pass: cp.Ratio <= callPathsLimit,
+			Note: fmt.Sprintf("%+.1f ns per call; paths of up to %d frames", cp.AddedNs, cp.Frames)})
+	}
 	if len(rep.PerCall) > 0 {
 		worst := rep.PerCall[0]
 		for _, p := range rep.PerCall {
@@ -1331,6 +1343,9 @@ func printReport(w io.Writer, r *Report) {
 
 	if r.Micro != nil {
 		printMicro(w, r.Micro)
+	}
+	if r.CallPaths != nil {
+		printCallPaths(w, r.CallPaths)
 	}
 	if len(r.PerCall) > 0 {
 		fmt.Fprintf(w, "Per-call cost, tight loop (ns per call; median over batches; added = logger − base)\n")

@@ -22,6 +22,7 @@ type mpiImpl struct {
 	Name string // "Open MPI", "MPICH"
 	lib  string // the repository's logger for it, under lib/
 	cc   func() string
+	cxx  func() string
 	run  func() string
 	// hydra: MPICH's launcher (Hydra), whose options differ from Open
 	// MPI's mpirun.
@@ -30,9 +31,11 @@ type mpiImpl struct {
 
 var mpiImpls = []*mpiImpl{
 	{Key: "openmpi", Name: "Open MPI", lib: "libcpathlog.so",
-		cc: func() string { return openmpi.Tool("mpicc") }, run: func() string { return openmpi.Tool("mpirun") }},
+		cc: func() string { return openmpi.Tool("mpicc") }, cxx: func() string { return openmpi.Tool("mpicxx") },
+		run: func() string { return openmpi.Tool("mpirun") }},
 	{Key: "mpich", Name: "MPICH", lib: "libcpathlog-mpich.so", hydra: true,
-		cc: func() string { return tool("mpicc.mpich") }, run: func() string { return tool("mpirun.mpich") }},
+		cc: func() string { return tool("mpicc.mpich") }, cxx: func() string { return tool("mpicxx.mpich") },
+		run: func() string { return tool("mpirun.mpich") }},
 }
 
 // tool returns name's path, or name itself (the error comes when it runs).
