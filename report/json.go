@@ -30,60 +30,10 @@ func WriteJSON(w io.Writer, r *Report, full bool) error {
 	j.raw(`,"diff_ns":`)
 	j.int(cp.DiffNs)
 	j.raw(`,"stretches":`)
-	if cp.Stretches == nil {
-		j.raw("null")
-	} else {
-		j.raw("[")
-	}
-	for i := range cp.Stretches {
-		s := &cp.Stretches[i]
-		if i > 0 {
-			j.raw(",")
-		}
-		j.raw(`{"rank":`)
-		j.int(int64(s.Rank))
-		for _, f := range [...]struct {
-			key string
-			v   int64
-		}{{"start_ns", s.StartNs}, {"end_ns", s.EndNs}, {"segments", int64(s.Segments)}, {"launch_ns", s.LaunchNs},
-			{"compute_ns", s.ComputeNs}, {"mpi_ns", s.MPINs}, {"io_ns", s.IONs}, {"transfer_ns", s.TransferNs}} {
-			j.raw(`,"` + f.key + `":`)
-			j.int(f.v)
-		}
-		j.raw("}")
-	}
-	if cp.Stretches != nil {
-		j.raw("]")
-	}
-	segs := cp.Segments
-	if full && len(segs) > 0 {
-		j.raw(`,"segments":[`)
-	} else {
-		segs = nil
-	}
-	for i := range segs {
-		s := &segs[i]
-		if i > 0 {
-			j.raw(",")
-		}
-		j.raw(`{"rank":`)
-		j.int(int64(s.Rank))
-		j.raw(`,"kind":`)
-		j.str(s.Kind)
-		j.raw(`,"op":`)
-		j.str(s.Op)
-		j.raw(`,"start_ns":`)
-		j.int(s.StartNs)
-		j.raw(`,"end_ns":`)
-		j.int(s.EndNs)
-		j.raw(`,"callsite":`)
-		j.str(s.Callsite)
-		j.raw(`,"function":`)
-		j.str(s.Function)
-		j.raw("}")
-	}
-	if segs != nil {
-		j.raw("]")
+	j.stretches(cp.Stretches)
+	if full && len(cp.Segments) > 0 {
+		j.raw(`,"segments":`)
+		j.segments(cp.Segments)
 	}
 	j.raw(`,"by_rank":`)
 	j.value(cp.ByRank)
@@ -114,12 +64,97 @@ func WriteJSON(w io.Writer, r *Report, full bool) error {
 	j.raw(`,"totals":`)
 	j.value(r.Totals)
 	j.raw(`,"calls":`)
-	if r.Calls == nil {
+	j.collectives(r.Calls)
+	j.raw(`,"waitstates":`)
+	j.value(r.Waitstates)
+	j.raw(`,"run":`)
+	j.value(r.Run)
+	j.raw(`,"pop":`)
+	j.value(r.POP)
+	j.raw(`,"what_if":`)
+	j.value(r.WhatIf)
+	j.raw(`,"comm_matrix":{"p2p":`)
+	j.pairs(r.CommMatrix.P2P)
+	j.raw(`,"collective":`)
+	j.pairs(r.CommMatrix.Collective)
+	j.raw(`,"one_sided":`)
+	j.pairs(r.CommMatrix.OneSided)
+	j.raw(`},"communicators":`)
+	j.value(r.Communicators)
+	j.raw(`,"message_sizes":`)
+	j.value(r.MessageSizes)
+	j.raw("}\n")
+	if j.err != nil {
+		return j.err
+	}
+	return bw.Flush()
+}
+
+// stretches writes the critical path's stretches field by field.
+func (j *jsonWriter) stretches(ss []PathStretch) {
+	if ss == nil {
 		j.raw("null")
 	} else {
 		j.raw("[")
-		for i := range r.Calls {
-			c := &r.Calls[i]
+	}
+	for i := range ss {
+		s := &ss[i]
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"rank":`)
+		j.int(int64(s.Rank))
+		for _, f := range [...]struct {
+			key string
+			v   int64
+		}{{"start_ns", s.StartNs}, {"end_ns", s.EndNs}, {"segments", int64(s.Segments)}, {"launch_ns", s.LaunchNs},
+			{"compute_ns", s.ComputeNs}, {"mpi_ns", s.MPINs}, {"io_ns", s.IONs}, {"transfer_ns", s.TransferNs}} {
+			j.raw(`,"` + f.key + `":`)
+			j.int(f.v)
+		}
+		j.raw("}")
+	}
+	if ss != nil {
+		j.raw("]")
+	}
+}
+
+// segments writes the critical path's segments field by field (a path
+// has a million on a big run).
+func (j *jsonWriter) segments(segs []Segment) {
+	j.raw("[")
+	for i := range segs {
+		s := &segs[i]
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"rank":`)
+		j.int(int64(s.Rank))
+		j.raw(`,"kind":`)
+		j.str(s.Kind)
+		j.raw(`,"op":`)
+		j.str(s.Op)
+		j.raw(`,"start_ns":`)
+		j.int(s.StartNs)
+		j.raw(`,"end_ns":`)
+		j.int(s.EndNs)
+		j.raw(`,"callsite":`)
+		j.str(s.Callsite)
+		j.raw(`,"function":`)
+		j.str(s.Function)
+		j.raw("}")
+	}
+	j.raw("]")
+}
+
+// collectives writes the collective instances field by field.
+func (j *jsonWriter) collectives(calls []Collective) {
+	if calls == nil {
+		j.raw("null")
+	} else {
+		j.raw("[")
+		for i := range calls {
+			c := &calls[i]
 			if i > 0 {
 				j.raw(",")
 			}
@@ -149,29 +184,6 @@ func WriteJSON(w io.Writer, r *Report, full bool) error {
 		}
 		j.raw("]")
 	}
-	j.raw(`,"waitstates":`)
-	j.value(r.Waitstates)
-	j.raw(`,"run":`)
-	j.value(r.Run)
-	j.raw(`,"pop":`)
-	j.value(r.POP)
-	j.raw(`,"what_if":`)
-	j.value(r.WhatIf)
-	j.raw(`,"comm_matrix":{"p2p":`)
-	j.pairs(r.CommMatrix.P2P)
-	j.raw(`,"collective":`)
-	j.pairs(r.CommMatrix.Collective)
-	j.raw(`,"one_sided":`)
-	j.pairs(r.CommMatrix.OneSided)
-	j.raw(`},"communicators":`)
-	j.value(r.Communicators)
-	j.raw(`,"message_sizes":`)
-	j.value(r.MessageSizes)
-	j.raw("}\n")
-	if j.err != nil {
-		return j.err
-	}
-	return bw.Flush()
 }
 
 // pairs writes a communication matrix's pairs (a dense collective matrix

@@ -17,6 +17,24 @@ func WriteText(w io.Writer, r *Report, top int) {
 	if top <= 0 {
 		top = 10
 	}
+	writeHead(w, r)
+	writePathTables(w, &r.CriticalPath, top)
+	writeReplay(w, r, top)
+	writeWaitstates(w, &r.Waitstates, top)
+	writeCollectives(w, r, top)
+	writeTraffic(w, r, top)
+	writeProcesses(w, r, top)
+	if r.Run.ClockViolations > 0 || r.Run.Unmatched > 0 || len(r.Run.Skipped) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, s := range r.Run.Skipped {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}
+
+// writeHead writes what was analysed, the path's length and how the
+// analysis ran.
+func writeHead(w io.Writer, r *Report) {
 	cp := &r.CriticalPath
 	callCount := fmt.Sprintf("%d MPI calls", r.Run.Calls)
 	if p := r.Run.CoalescedPolls; p > 0 {
@@ -57,6 +75,11 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}
 	fmt.Fprintln(w)
 
+}
+
+// writePathTables writes where the critical path runs: by rank, by
+// operation and, for its computation, by call site.
+func writePathTables(w io.Writer, cp *CriticalPath, top int) {
 	fmt.Fprintln(w, "Where the critical path runs, by rank:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The I/O column only where the path has I/O: runs without MPI-IO keep
@@ -104,13 +127,14 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
-	writeReplay(w, r, top)
+}
 
-	ws := &r.Waitstates
+// writeWaitstates writes the wait states and the ranks that waited most.
+func writeWaitstates(w io.Writer, ws *Waitstates, top int) {
 	const partLS, partLR = "  of which partitioned: for the last MPI_Pready", "  of which partitioned: receive started late"
 	const lp, ew, lc = "Late Post", "Early Wait", "  of which Late Complete (after the last transfer)"
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, x := range []struct {
 		name string
 		v    int64
@@ -153,6 +177,10 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
+}
+
+// writeCollectives writes the collective calls members waited in most.
+func writeCollectives(w io.Writer, r *Report, top int) {
 	// Ranked by waiting; a call no member waited in is balanced, not a
 	// row of this table, and so is one that moves data from a root or to
 	// one (not Synchronising) where no member waited by its data flow,
@@ -170,7 +198,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}
 	if len(calls) > 0 {
 		fmt.Fprintln(w, "\nMost imbalanced collective calls (waits summed over members):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "operation\tcomm\tseq\twait before\twait after\texecution\timbalance\twaiting share\tlast to arrive\t")
 		for i, c := range calls {
 			if i == top {
@@ -181,10 +209,12 @@ func WriteText(w io.Writer, r *Report, top int) {
 		tw.Flush()
 	}
 
-	writeTraffic(w, r, top)
+}
 
+// writeProcesses writes the paper's per-process table (§5.3).
+func writeProcesses(w io.Writer, r *Report, top int) {
 	fmt.Fprintln(w, "\nPer-process statistics (paper §5.3; times in seconds):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tprogram_time\tgraph_time\ttotal_time\ttotal_execution_time\ttotal_wait_time\timbalance\tnum_calls\tnum_nodes\tnum_edges\t")
 	for i, p := range r.Processes {
 		if i == top && len(r.Processes) > top+1 {
@@ -199,12 +229,6 @@ func WriteText(w io.Writer, r *Report, top int) {
 		sec(t.TotalExecutionNs), sec(t.TotalWaitNs), t.Imbalance, t.NumCalls, t.NumNodes, t.NumEdges)
 	tw.Flush()
 
-	if r.Run.ClockViolations > 0 || r.Run.Unmatched > 0 || len(r.Run.Skipped) > 0 {
-		fmt.Fprintln(w, "\nNotes:")
-		for _, s := range r.Run.Skipped {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-	}
 }
 
 func waitSum(b WaitBreakdown) int64 {
