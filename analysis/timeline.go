@@ -17,8 +17,9 @@ func writeTimeline(c mpix.Comm, p *graph.PAG, o *Options, rep *report.Report, wi
 	var f *os.File
 	var err error
 	var segs []report.Segment
+	opt := timeline.Options{Window: win, MaxBytes: o.TimelineMaxBytes}
 	if c.Rank() == 0 {
-		segs = rep.CriticalPath.Segments
+		segs, opt.EndsAt = rep.CriticalPath.Segments, rep.EndsAt
 		if f, err = os.Create(o.Timeline); err != nil {
 			err = fmt.Errorf("--timeline: %v", err)
 		}
@@ -26,7 +27,7 @@ func writeTimeline(c mpix.Comm, p *graph.PAG, o *Options, rep *report.Report, wi
 	if err = mpix.Agree(c, err); err != nil {
 		return err
 	}
-	sum, err := timeline.Write(c, p, segs, f, timeline.Options{Window: win, MaxBytes: o.TimelineMaxBytes})
+	sum, err := timeline.Write(c, p, segs, f, opt)
 	if c.Rank() == 0 {
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = cerr

@@ -80,6 +80,7 @@ func Build(in *Input) *Report {
 		r.Run.Skipped = []string{}
 	}
 	in.callers = newCallerNames(in)
+	r.callers = in.callers
 	r.CriticalPath = criticalPath(in)
 	if in.Window != nil {
 		windowPath(&r.CriticalPath, *in.Window)
@@ -227,11 +228,7 @@ func byCallsite(segs []Segment, length int64, callers *callerNames) []CallsiteSh
 		if s.Kind != "compute" {
 			continue
 		}
-		row := CallsiteShare{Rank: s.Rank, Callsite: s.Callsite, Function: s.Function}
-		if s.caller > 0 {
-			c := &callers.list[s.caller-1]
-			row.Callsite, row.Function, row.Via, row.DepthReached = c.site, c.function, c.via, c.depth
-		}
+		row := endRow(s, callers)
 		k := place{s.Rank, row.Callsite, row.Function}
 		j, ok := at[k]
 		if !ok {

@@ -224,3 +224,20 @@ func wrapperLayer(ts []graph.SiteTable, name func(rank int, pc uint64) (site, fu
 	}
 	return layer
 }
+
+// EndsAt names where a stretch of computation on the path ends, as the
+// table of computation by call site does (callsiteRow).
+func (r *Report) EndsAt(s *Segment) string { return callsiteRow(endRow(s, r.callers)) }
+
+// endRow is the row of by_callsite segment s counts in, without its
+// sums: where it ends, the first caller outside the program's MPI
+// wrapper layer and the layer's functions it went through, or the MPI
+// call's site.
+func endRow(s *Segment, callers *callerNames) CallsiteShare {
+	row := CallsiteShare{Rank: s.Rank, Callsite: s.Callsite, Function: s.Function}
+	if s.caller > 0 && callers != nil {
+		c := &callers.list[s.caller-1]
+		row.Callsite, row.Function, row.Via, row.DepthReached = c.site, c.function, c.via, c.depth
+	}
+	return row
+}

@@ -22,6 +22,7 @@ type Report struct {
 	CommMatrix    CommMatrix     `json:"comm_matrix"`
 	Communicators []Communicator `json:"communicators"`
 	MessageSizes  MessageSizes   `json:"message_sizes"`
+	callers       *callerNames   // the callers the segments name (Segment.caller)
 }
 
 // RunInfo says what was analysed and what had to be skipped or corrected.

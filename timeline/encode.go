@@ -220,6 +220,7 @@ var (
 	keyBytes, keyComm, keyCritical = key("bytes"), key("comm"), key("critical")
 	keyWaitNs, keyCause, keyWrong  = key("wait_ns"), key("cause_rank"), key("wrong_order")
 	keySegments                    = key("segments")
+	keyEndsAt                      = key("ends_at")
 )
 
 func (a *args) key(k argKey) {

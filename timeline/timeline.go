@@ -41,6 +41,9 @@ import (
 type Options struct {
 	Window   graph.Window // ns since the run's start; slices are kept by Window.Holds and clipped to it
 	MaxBytes int64        // the file's budget, 0 for none
+	// EndsAt, on rank 0, names where a critical stretch of computation
+	// ends (report.Report.EndsAt): its slice's args.ends_at. Nil: none.
+	EndsAt func(*report.Segment) string
 }
 
 // Summary is what the timeline holds, the same on every analyzer rank.
@@ -123,6 +126,7 @@ func Write(c mpix.Comm, p *graph.PAG, segs []report.Segment, out io.Writer, opt 
 	w := newWriter(p, opt)
 	for _, step := range []func() error{
 		func() error { return w.critical(c, segs) },
+		func() error { return w.stretchEnds(c, segs, opt.EndsAt) },
 		func() error { return w.numberFlows(c) },
 		func() error { return w.askSenders(c) },
 		func() error { return w.budget(c, segs) },
@@ -142,6 +146,11 @@ type writer struct {
 	t0     int64
 	stride int64    // a thread's tid is its process's pid + thread × stride
 	crit   []uint64 // bit 2l+k: vertex 2c+k (c = CallLo+l) ends a critical-path segment
+	// ends are the owned critical stretches of computation that
+	// Options.EndsAt names, by vertex, and endNames the names (as JSON
+	// strings).
+	ends     []critEnd
+	endNames [][]byte
 
 	// The heads of the slices (sliceHead), by operation, wait state and
 	// kind of computation; the communicators' names, quoted.
@@ -249,6 +258,71 @@ func (w *writer) critical(c mpix.Comm, segs []report.Segment) error {
 		w.crit[i>>6] |= 1 << (i & 63)
 	}
 	return mpix.Agree(c, err)
+}
+
+// critEnd is a critical stretch of computation, by its end vertex, and
+// the index of its Options.EndsAt name; it crosses the wire as its
+// memory.
+type critEnd struct{ Vertex, Name int32 }
+
+// stretchEnds sends every rank, from rank 0, the names of where its
+// critical stretches of computation end, and every rank the names.
+func (w *writer) stretchEnds(c mpix.Comm, segs []report.Segment, endsAt func(*report.Segment) string) error {
+	out := make([][]critEnd, c.Size())
+	e := mpix.NewEncoder(nil)
+	if endsAt != nil {
+		idx := map[string]int32{}
+		var names []string
+		for i := range segs {
+			s := &segs[i]
+			if s.Kind != "compute" {
+				continue
+			}
+			n := endsAt(s)
+			k, ok := idx[n]
+			if !ok {
+				k = int32(len(names))
+				idx[n] = k
+				names = append(names, n)
+			}
+			q := w.p.Owner(s.Vertex >> 1)
+			out[q] = append(out[q], critEnd{s.Vertex, k})
+		}
+		mpix.PutList(e, names, func(e *mpix.Encoder, n *string) { e.PutString(*n) })
+	}
+	got, err := mpix.Ship(c, out)
+	if err == nil {
+		w.ends, err = mpix.Concat[critEnd](got)
+	}
+	var tables [][]byte
+	if err == nil {
+		tables, err = c.Allgatherv(e.Bytes())
+	}
+	if err == nil && len(tables[0]) > 0 {
+		d := mpix.NewDecoder(tables[0])
+		w.endNames = mpix.ReadList(d, func(d *mpix.Decoder, n *[]byte) { *n = quote(d.ReadString()) }) // quoted once, not per slice
+		err = d.Done()
+	}
+	if err == nil {
+		slices.SortFunc(w.ends, func(a, b critEnd) int { return cmp.Compare(a.Vertex, b.Vertex) })
+		for _, x := range w.ends {
+			if x.Name < 0 || int(x.Name) >= len(w.endNames) {
+				err = fmt.Errorf("timeline: stretch end %d names %d of %d", x.Vertex, x.Name, len(w.endNames))
+				break
+			}
+		}
+	}
+	return mpix.Agree(c, err)
+}
+
+// endsAt is the name (a JSON string) of where the critical stretch of computation ending
+// at owned vertex v ends (nil for none).
+func (w *writer) endsAt(v int32) []byte {
+	i, ok := slices.BinarySearchFunc(w.ends, v, func(x critEnd, v int32) int { return cmp.Compare(x.Vertex, v) })
+	if !ok {
+		return nil
+	}
+	return w.endNames[w.ends[i].Name]
 }
 
 // isCritical says whether owned vertex v ends a critical-path segment.
@@ -696,6 +770,10 @@ func (w *writer) walk(e *enc, k *counts, rlo, rhi int, flush func()) {
 					if critS {
 						a.key(keyCritical)
 						e.raw("true")
+						if n := w.endsAt(2 * c); n != nil {
+							a.key(keyEndsAt)
+							e.bytes(n)
+						}
 					}
 					a.end()
 					if counting {

@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cpath/cpath/internal/mpitest"
 	"github.com/cpath/cpath/report"
+	"github.com/cpath/cpath/timeline/timelinetest"
 )
 
 // TestWrapperLayer runs wraplayer.c and wraplayer.f90, whose ranks call
@@ -18,7 +21,8 @@ import (
 // of the layer, everything else 2 ms or less: the top row of the critical
 // path's computation by call site names solve_heavy through the layer's
 // two functions, ending in MPI_Allreduce, for every build and at one and
-// two analyzer ranks. --wrapper=none names the layer's call of MPI, and
+// two analyzer ranks, and so do its critical slices in the timeline
+// (args.ends_at). --wrapper=none names the layer's call of MPI, and
 // a regular expression of the inner level the outer one.
 func TestWrapperLayer(t *testing.T) {
 	const steps, heavyNs = 20, 20e6
@@ -49,7 +53,9 @@ func TestWrapperLayer(t *testing.T) {
 					m.RunEnv(t, 2, []string{"CPATH_CALLDEPTH=4"}, m.LoggerLib(t), logDir, filepath.Dir(exe), exe)
 					want := []string{p.outer, p.inner}
 					for _, a := range []analyzer{{"dag", 0}, {"dag", 2}} {
-						rep := analyze(t, cpathBin(t), logDir, a)
+						tl := filepath.Join(t.TempDir(), "timeline.json")
+						_, rep := analyzeRaw(t, cpathBin(t), logDir, a, "--timeline", tl)
+						checkEndsAt(t, tl, p.heavy+" (", " → "+p.outer+" → "+p.inner, steps)
 						top := topCallsite(t, rep, a.String())
 						if top.Rank != 1 || top.Function != p.heavy || !reflect.DeepEqual(top.Via, want) ||
 							!reflect.DeepEqual(top.Ops, []string{"MPI_Allreduce"}) || top.Stretches != steps ||
@@ -70,6 +76,33 @@ func TestWrapperLayer(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// checkEndsAt checks that at least n critical stretches of computation
+// in the timeline file name where they end, args.ends_at, as starting
+// with prefix and ending with suffix.
+func checkEndsAt(t *testing.T, file, prefix, suffix string, n int) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := timelinetest.Parse(t, b)
+	got := 0
+	for _, e := range tr.Critical {
+		if s, _ := e.Args["ends_at"].(string); strings.HasPrefix(s, prefix) && strings.HasSuffix(s, suffix) {
+			got++
+		}
+	}
+	if got < n {
+		var some []any
+		for _, e := range tr.Critical {
+			if len(some) < 5 && e.Args["ends_at"] != nil {
+				some = append(some, e.Args["ends_at"])
+			}
+		}
+		t.Errorf("timeline: %d critical stretches end at %q…%q, want %d or more; some ends_at: %q", got, prefix, suffix, n, some)
 	}
 }
 
