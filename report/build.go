@@ -80,7 +80,7 @@ func Build(in *Input) *Report {
 		r.Run.Skipped = []string{}
 	}
 	in.callers = newCallerNames(in)
-	r.callers = in.callers
+	r.callers, r.Run.CallPaths = in.callers, hasFrames(in.Sites)
 	r.CriticalPath = criticalPath(in)
 	if in.Window != nil {
 		windowPath(&r.CriticalPath, *in.Window)

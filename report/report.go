@@ -36,6 +36,9 @@ type RunInfo struct {
 	// the run made Calls + CoalescedPolls MPI calls, cpath info's count.
 	Calls           int   `json:"calls"`
 	CoalescedPolls  int64 `json:"coalesced_polls"`
+	// CallPaths: the logs hold call paths (CPATH_CALLDEPTH), which
+	// by_callsite looks through the program's MPI wrapper layer with.
+	CallPaths bool `json:"call_paths"`
 	Messages        int   `json:"messages"`         // matched point-to-point messages
 	Unmatched       int   `json:"unmatched"`        // sends or receives without a partner in the logs
 	ClockViolations int   `json:"clock_violations"` // receives that ended before their send started, corrected

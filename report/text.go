@@ -18,7 +18,7 @@ func WriteText(w io.Writer, r *Report, top int) {
 		top = 10
 	}
 	writeHead(w, r)
-	writePathTables(w, &r.CriticalPath, top)
+	writePathTables(w, &r.CriticalPath, r.Run.CallPaths, top)
 	writeReplay(w, r, top)
 	writeWaitstates(w, &r.Waitstates, top)
 	writeCollectives(w, r, top)
@@ -79,7 +79,7 @@ func writeHead(w io.Writer, r *Report) {
 
 // writePathTables writes where the critical path runs: by rank, by
 // operation and, for its computation, by call site.
-func writePathTables(w io.Writer, cp *CriticalPath, top int) {
+func writePathTables(w io.Writer, cp *CriticalPath, callPaths bool, top int) {
 	fmt.Fprintln(w, "Where the critical path runs, by rank:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The I/O column only where the path has I/O: runs without MPI-IO keep
@@ -125,6 +125,10 @@ func writePathTables(w io.Writer, cp *CriticalPath, top int) {
 				ns(s.Ns), pct(s.Share), s.Stretches)
 		}
 		tw.Flush()
+		if !callPaths {
+			fmt.Fprintln(w, "\n(the sites of the MPI calls themselves: if the program calls MPI through a layer of its own,\n"+
+				" record with CPATH_CALLDEPTH=4 and this table names the callers behind it, see --wrapper)")
+		}
 	}
 
 }
