@@ -34,14 +34,14 @@ type RunInfo struct {
 	// (MPI_Test…, MPI_Iprobe that found nothing) as one, as the logger
 	// wrote it; CoalescedPolls the calls such runs stand for besides:
 	// the run made Calls + CoalescedPolls MPI calls, cpath info's count.
-	Calls           int   `json:"calls"`
-	CoalescedPolls  int64 `json:"coalesced_polls"`
+	Calls          int   `json:"calls"`
+	CoalescedPolls int64 `json:"coalesced_polls"`
 	// CallPaths: the logs hold call paths (CPATH_CALLDEPTH), which
 	// by_callsite looks through the program's MPI wrapper layer with.
-	CallPaths bool `json:"call_paths"`
-	Messages        int   `json:"messages"`         // matched point-to-point messages
-	Unmatched       int   `json:"unmatched"`        // sends or receives without a partner in the logs
-	ClockViolations int   `json:"clock_violations"` // receives that ended before their send started, corrected
+	CallPaths       bool `json:"call_paths"`
+	Messages        int  `json:"messages"`         // matched point-to-point messages
+	Unmatched       int  `json:"unmatched"`        // sends or receives without a partner in the logs
+	ClockViolations int  `json:"clock_violations"` // receives that ended before their send started, corrected
 	// ClockCorrections counts the dependencies that ran backwards on the
 	// synchronised clocks (a call ended before something it needed
 	// started: any kind, clock_violations' included), by at most
