@@ -677,10 +677,14 @@ func (b *builder) match() error {
 		if j2 > j+1 {
 			t.recvs = keyEnds(recvRuns[j:j2], recvOrder)
 		}
+		recvStart := func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] }
+		if b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) {
+			t.sends = byMatch(endSeq(t.recvs, t.rlo, nr), endSeq(t.sends, t.slo, ns), recvStart,
+				func(e int32) int64 { return sends[e].Start }, func(e int32) int64 { return sends[e].DoneEnd })
+		}
 		if b.threads[recvRuns[j].dst] {
-			t.recvs = recvsByMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr),
-				func(e int32) int64 { return sends[e].Start },
-				func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] },
+			t.recvs = byMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr),
+				func(e int32) int64 { return sends[e].Start }, recvStart,
 				func(e int32) int64 { return p.End[recvs[e].done-p.CallLo] })
 		}
 		for m := 0; m < n; m += pairChunk { // long keys in chunks, for the workers
@@ -905,6 +909,17 @@ func endSeq(seq []int32, lo int32, n int) []int32 {
 		seq[k] = lo + int32(k)
 	}
 	return seq
+}
+
+// allSync says whether the sends seq of sends are all synchronous: their
+// completions say when they were matched (byMatch).
+func allSync(sends []wireEnd, seq []int32) bool {
+	for _, e := range seq {
+		if sends[e].Mode&syncBit == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // keyRuns returns the number of ends of the key of runs[i] and the index

@@ -10,11 +10,13 @@ package graph
 // threads posted within the time it takes to enter MPI. Receives posted
 // together by several threads are the common case (a pool of receiver
 // threads blocked in MPI_Recv): which got the first message shows only
-// in which completed first. recvsByMatch uses both.
+// in which completed first. byMatch uses both, and so for synchronous sends
+// posted together by several threads.
 
-// recvsByMatch orders one key's receives (recvs, in posting order) for
-// pairing with its sends (sends, in posting order), receive m with send m,
-// where the receiver's threads called MPI at once. Each send in turn
+// byMatch orders one key's ends of one side (others, in posting order)
+// for pairing with the ends of the other side (ones, in posting order),
+// one m with other m, where the threads of others' rank called MPI at
+// once. For receives (others) against sends (ones): each send in turn
 // takes, of the unpaired receives posted by its start, the earliest
 // posted (MPI's rule), unless one of them completed before the next send
 // started: that one can have received no later message, so it takes this
@@ -22,30 +24,34 @@ package graph
 // paired 1-10 % of the messages of threadmatch.c under MPICH wrongly, and
 // the wrong pairs ran backwards by up to 10 ms; completion order alone
 // paired 10-70 % wrongly under either MPI, as blocked threads wake up in
-// no particular order. sendStart, recvStart and recvEnd give the ends'
-// times by their index.
-func recvsByMatch(sends, recvs []int32, sendStart, recvStart, recvEnd func(int32) int64) []int32 {
-	const window = 256 // receives looked at for each send: bounds the work where many are posted ahead
-	n := min(len(sends), len(recvs))
+// no particular order. For synchronous sends (others) against receives
+// (ones) the same holds the other way round: a synchronous send that
+// completed before the next receive was posted was matched by no later
+// one (a send of another mode may complete before it is matched: its
+// completion says nothing). oneStart, otherStart and otherEnd give the
+// ends' times by their index.
+func byMatch(ones, others []int32, oneStart, otherStart, otherEnd func(int32) int64) []int32 {
+	const window = 256 // ends looked at for each one: bounds the work where many are posted ahead
+	n := min(len(ones), len(others))
 	out := make([]int32, 0, n)
-	used := make([]bool, len(recvs))
-	first := 0 // the first unpaired receive
+	used := make([]bool, len(others))
+	first := 0 // the first unpaired other
 	for m := 0; m < n; m++ {
 		for used[first] {
 			first++
 		}
-		next := int64(1<<63 - 1) // when the next send started
-		if m+1 < len(sends) {
-			next = sendStart(sends[m+1])
+		next := int64(1<<63 - 1) // when the next one started
+		if m+1 < len(ones) {
+			next = oneStart(ones[m+1])
 		}
-		posted := max(sendStart(sends[m]), recvStart(recvs[first]))
-		pick, pickEnd := first, recvEnd(recvs[first])
-		for q, seen := first+1, 0; q < len(recvs) && seen < window && recvStart(recvs[q]) <= posted; q++ {
+		posted := max(oneStart(ones[m]), otherStart(others[first]))
+		pick, pickEnd := first, otherEnd(others[first])
+		for q, seen := first+1, 0; q < len(others) && seen < window && otherStart(others[q]) <= posted; q++ {
 			if used[q] {
 				continue
 			}
 			seen++
-			if e := recvEnd(recvs[q]); e < pickEnd {
+			if e := otherEnd(others[q]); e < pickEnd {
 				pick, pickEnd = q, e
 			}
 		}
@@ -53,7 +59,7 @@ func recvsByMatch(sends, recvs []int32, sendStart, recvStart, recvEnd func(int32
 			pick = first
 		}
 		used[pick] = true
-		out = append(out, recvs[pick])
+		out = append(out, others[pick])
 	}
 	return out
 }

@@ -5,9 +5,12 @@ import (
 	"testing"
 )
 
-// TestRecvsByMatch: the receives of one key on a rank whose threads
-// called MPI at once, in the order they matched the key's sends.
-func TestRecvsByMatch(t *testing.T) {
+// TestByMatch: the receives of one key on a rank whose threads called
+// MPI at once, in the order they matched the key's sends; and the
+// synchronous sends of threads posted at once, in the order the key's
+// receives matched them (the same rule, sides swapped: byMatch(recvs,
+// sends, …)).
+func TestByMatch(t *testing.T) {
 	type end struct{ start, end int64 }
 	for _, tc := range []struct {
 		name  string
@@ -27,6 +30,12 @@ func TestRecvsByMatch(t *testing.T) {
 			[]end{{0, 500}, {1, 120}, {2, 130}}, []int32{1}},
 		{"more sends than receives", []int64{100, 200, 300},
 			[]end{{0, 150}, {1, 250}}, []int32{0, 1}},
+		// Sides swapped: "sends" are the receives' posts, "recvs" the
+		// synchronous sends, each completing once matched.
+		{"synchronous sends posted together: their completions say which receive took which", []int64{100, 200, 300},
+			[]end{{0, 310}, {1, 110}, {2, 205}}, []int32{1, 2, 0}},
+		{"synchronous sends posted apart, a late Wait completing the first: MPI's order", []int64{100, 200},
+			[]end{{0, 1000}, {50, 210}}, []int32{0, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sends, recvs := make([]int32, len(tc.sends)), make([]int32, len(tc.recvs))
@@ -36,7 +45,7 @@ func TestRecvsByMatch(t *testing.T) {
 			for i := range recvs {
 				recvs[i] = int32(i)
 			}
-			got := recvsByMatch(sends, recvs, func(e int32) int64 { return tc.sends[e] },
+			got := byMatch(sends, recvs, func(e int32) int64 { return tc.sends[e] },
 				func(e int32) int64 { return tc.recvs[e].start }, func(e int32) int64 { return tc.recvs[e].end })
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)

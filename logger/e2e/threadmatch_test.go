@@ -81,7 +81,10 @@ func tmCalls(t *testing.T, l *trace.Log, first int32, ops ...trace.Op) map[int32
 // still pair every send with the receive that got its message (the
 // payloads say which: the oracle), need no clock correction beyond the
 // clocks' error, and show the designed wait: each receiver's first
-// receive waits about 100 ms for the senders.
+// receive waits about 100 ms for the senders. In ssendburst/one the four
+// senders' synchronous sends of each round start at once and one
+// receiver takes them one by one: only the sends' completions say which
+// receive took which.
 func TestThreadMatching(t *testing.T) {
 	type mode struct{ send, recv string }
 	var modes []mode
@@ -90,7 +93,7 @@ func TestThreadMatching(t *testing.T) {
 			modes = append(modes, mode{send, recv})
 		}
 	}
-	modes = append(modes, mode{"mixed", "late"})
+	modes = append(modes, mode{"mixed", "late"}, mode{"ssendburst", "one"})
 	for _, m := range mpitest.Impls {
 		for _, md := range modes {
 			t.Run(fmt.Sprintf("%s/%s/%s", m.Key, md.send, md.recv), func(t *testing.T) {
@@ -166,6 +169,33 @@ func testThreadMatching(t *testing.T, m *mpitest.Impl, exe, send, recv string) (
 	// measured error with margin.
 	if p.ClockShiftMax > 10e3 {
 		problem("%d dependencies ran backwards, the largest by %.1f µs: want none beyond the clock error (10 µs)", p.ClockCorrections, float64(p.ClockShiftMax)/1e3)
+	}
+	if recv == "one" {
+		// The synchronous sends of a round, posted at once, wait for
+		// receiver 0 to post the receive that takes each (Late
+		// Receiver, by design 1, 2, …, 4 times 10 ms): each as long as
+		// the logs say, from its start to its true receive's.
+		sendOf, recvOf := map[[2]int]int32{}, map[[2]int]int32{}
+		for c, v := range sends {
+			sendOf[v] = c
+		}
+		for c, v := range recvs {
+			recvOf[v] = c
+		}
+		var want int64
+		for r, s := range truth {
+			want += max(0, p.Start[recvOf[r]-p.CallLo]-p.Start[sendOf[s]-p.CallLo])
+		}
+		var lr int64
+		for _, w := range p.Waits {
+			if _, ok := sends[w.Call]; ok && w.Kind == graph.LateReceiver {
+				lr += w.Ns
+			}
+		}
+		if d := lr - want; d < -want/20-1e6 || d > want/20+1e6 {
+			problem("the synchronous sends waited %.3f s for their receives (Late Receiver); the logs say %.3f s (within 5 %% and 1 ms)", float64(lr)/1e9, float64(want)/1e9)
+		}
+		return problems
 	}
 	if recv == "late" {
 		// The designed wait: even sender k's first MPI_Ssend waits

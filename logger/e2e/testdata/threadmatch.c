@@ -17,11 +17,18 @@
  * SEND: send (MPI_Send), isend (MPI_Isend + MPI_Wait), ssend (MPI_Ssend),
  *       psend, pbsend, pssend (MPI_Send_init, MPI_Bsend_init,
  *       MPI_Ssend_init once, then MPI_Start + MPI_Wait per message),
- *       mixed (MPI_Ssend from even senders, MPI_Send from odd ones).
+ *       mixed (MPI_Ssend from even senders, MPI_Send from odd ones),
+ *       ssendburst (MPI_Ssend, every sender's message i at once, at
+ *       DELAY_MS + i (NT + 1) GAP_US: nothing outside MPI says in which
+ *       order it queued them, only when each completed; with RECV one).
  * RECV: recv (MPI_Recv from 0, tag 7), any (MPI_Recv from MPI_ANY_SOURCE
  *       with MPI_ANY_TAG), irecv (MPI_Irecv + MPI_Wait), late (MPI_Recv,
  *       receiver j posting its first at DELAY_MS + (NT + j) GAP_US, once
- *       the senders' first messages are all sent).
+ *       the senders' first messages are all sent), one (receiver 0 alone
+ *       receives all NT NM messages, receive r of round i at DELAY_MS +
+ *       (i (NT + 1) + r + 1) GAP_US: for ssendburst, each round's
+ *       synchronous sends wait 1, 2, …, NT GAP_US, a Late Receiver; it
+ *       prints its receive m as "pair 0 m K I").
  *
  * The design: the receivers post their first receives at once, POST_MS
  * after the start, so that nothing outside MPI says in which order it
@@ -111,8 +118,13 @@ static void *sender(void *arg) {
 	else if (!strcmp(smode, "pssend"))
 		MPI_Ssend_init(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD, &req);
 	for (int i = 0; i < NM; i++) {
-		take_turn(NT * i + k);
 		msg[1] = i;
+		if (!strcmp(smode, "ssendburst")) {
+			sleep_until(DELAY_MS * 1000L + (long)i * (NT + 1) * GAP_US);
+			MPI_Ssend(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
+			continue;
+		}
+		take_turn(NT * i + k);
 		if (!strcmp(smode, "send") || (!strcmp(smode, "mixed") && k % 2))
 			MPI_Send(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
 		else if (!strcmp(smode, "ssend") || !strcmp(smode, "mixed"))
@@ -133,6 +145,14 @@ static void *sender(void *arg) {
 static void *receiver(void *arg) {
 	int j = (int)(long)arg;
 	mark(j);
+	if (!strcmp(rmode, "one")) {
+		for (int m = 0; j == 0 && m < NT * NM; m++) {
+			int i = m / NT, r = m % NT;
+			sleep_until(DELAY_MS * 1000L + ((long)i * (NT + 1) + r + 1) * GAP_US);
+			MPI_Recv(got[m / NM][m % NM], 2, MPI_INT, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+		return NULL;
+	}
 	if (!strcmp(rmode, "late"))
 		sleep_until(DELAY_MS * 1000L + (long)(NT + j) * GAP_US);
 	else
@@ -154,15 +174,15 @@ static void *receiver(void *arg) {
 
 int main(int argc, char **argv) {
 	int provided, size;
-	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend", "mixed"};
-	static const char *rmodes[] = {"recv", "any", "irecv", "late"};
+	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend", "mixed", "ssendburst"};
+	static const char *rmodes[] = {"recv", "any", "irecv", "late", "one"};
 	int ok = argc == 3, oks = 0, okr = 0;
-	for (int i = 0; ok && i < 7; i++)
+	for (int i = 0; ok && i < 8; i++)
 		oks |= !strcmp(argv[1], smodes[i]);
-	for (int i = 0; ok && i < 4; i++)
+	for (int i = 0; ok && i < 5; i++)
 		okr |= !strcmp(argv[2], rmodes[i]);
 	if (!ok || !oks || !okr) {
-		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend|mixed recv|any|irecv|late\n");
+		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend|mixed|ssendburst recv|any|irecv|late|one\n");
 		return 2;
 	}
 	smode = argv[1];
@@ -197,7 +217,8 @@ int main(int argc, char **argv) {
 	if (rank == 1)
 		for (int j = 0; j < NT; j++)
 			for (int m = 0; m < NM; m++)
-				printf("pair %d %d %d %d\n", j, m, got[j][m][0], got[j][m][1]);
+				printf("pair %d %d %d %d\n", strcmp(rmode, "one") ? j : 0, strcmp(rmode, "one") ? m : j * NM + m,
+				       got[j][m][0], got[j][m][1]);
 	MPI_Finalize();
 	return 0;
 }
