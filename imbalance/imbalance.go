@@ -87,6 +87,11 @@ type Waits struct {
 	// LateComplete is the part of Ns[graph.EarlyWait] that Scalasca calls
 	// Late Complete (graph.PAG.LateComplete).
 	LateComplete int64
+	// RMAFlush is the time in MPI_Win_flush and its forms (trace.Op's
+	// IsRMAFlush): waiting for the window's one-sided operations to
+	// complete, at their targets or locally, which the logs hold no
+	// partner event of.
+	RMAFlush int64
 }
 
 // Result is the imbalance analysis of a run.
@@ -162,8 +167,34 @@ func Analyze(p *graph.PAG) *Result {
 		res.addInstance(int32(k), m)
 	}
 	res.addWaits(p.Waits, p.LateComplete, p.Op, p.CallLo, p.RankStart)
+	res.addFlushes(p)
 	res.addPartitions(p.PartitionWaits)
 	return res
+}
+
+// addFlushes adds the time of the owned calls of MPI_Win_flush and its
+// forms (Waits.RMAFlush), per rank, operation and communicator.
+func (res *Result) addFlushes(p *graph.PAG) {
+	for r := p.RankLo; r < p.RankHi; r++ {
+		for l := p.RankStart[r] - p.CallLo; l < p.RankStart[r+1]-p.CallLo; l++ {
+			o := p.Op[l]
+			if !o.IsRMAFlush() {
+				continue
+			}
+			ns := p.End[l] - p.Start[l]
+			if res.ByOp[o] == nil {
+				res.ByOp[o] = &Waits{}
+			}
+			bc := res.ByComm[p.Comm[l]]
+			if bc == nil {
+				bc = &Waits{}
+				res.ByComm[p.Comm[l]] = bc
+			}
+			for _, ws := range [...]*Waits{&res.Waits, &res.ByRank[r], res.ByOp[o], bc} {
+				ws.RMAFlush += ns
+			}
+		}
+	}
 }
 
 // addPartitions sums partition waits into res.Partitions, by partition.
@@ -233,6 +264,7 @@ func (w *Waits) add(o *Waits) {
 		w.LateReceiverBy[r] += o.LateReceiverBy[r]
 	}
 	w.LateComplete += o.LateComplete
+	w.RMAFlush += o.RMAFlush
 }
 
 func newResult(ranks int) *Result {

@@ -16,7 +16,7 @@ import (
 // size, without pointers or hidden padding (graph.PartitionWait is
 // graph's).
 func TestWireRecords(t *testing.T) {
-	waits := uintptr(2*int(graph.NumWaitKinds)+int(graph.NumWaitRules)+2) * 8
+	waits := uintptr(2*int(graph.NumWaitKinds)+int(graph.NumWaitRules)+3) * 8
 	mpixtest.CheckRecords(t, map[any]uintptr{
 		Instance{}:  80,
 		Process{}:   96,

@@ -175,7 +175,7 @@ func breakdown(key string, w *imbalance.Waits) WaitBreakdown {
 		LateReceiverProgressNs: w.LateReceiverBy[graph.RuleProgress], WaitAtBarrierNs: w.Ns[graph.WaitAtBarrier], WaitAtNxNNs: w.Ns[graph.WaitAtNxN],
 		LateBroadcastNs: w.Ns[graph.LateBroadcast], EarlyReduceNs: w.Ns[graph.EarlyReduce], WaitAtFenceNs: w.Ns[graph.WaitAtFence],
 		PartitionedLateSenderNs: w.Partitioned[graph.LateSender], PartitionedLateReceiverNs: w.Partitioned[graph.LateReceiver],
-		LatePostNs: w.Ns[graph.LatePost], EarlyWaitNs: w.Ns[graph.EarlyWait], LateCompleteNs: w.LateComplete}}
+		LatePostNs: w.Ns[graph.LatePost], EarlyWaitNs: w.Ns[graph.EarlyWait], LateCompleteNs: w.LateComplete, RMAFlushNs: w.RMAFlush}}
 }
 
 func waitstates(g *graph.PAG, im *imbalance.Result) Waitstates {

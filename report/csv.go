@@ -127,11 +127,12 @@ var csvTables = []csvTable{
 func waitTable(name, key string, rows func(r *Report) []WaitBreakdown) csvTable {
 	return csvTable{name, []string{key, "late_sender_ns", "late_receiver_ns", "wrong_order_ns", "late_receiver_synchronous_ns",
 		"late_receiver_progress_ns", "wait_at_barrier_ns", "wait_at_nxn_ns", "late_broadcast_ns", "early_reduce_ns", "wait_at_fence_ns",
-		"partitioned_late_sender_ns", "partitioned_late_receiver_ns", "late_post_ns", "early_wait_ns", "late_complete_ns"}, func(r *Report, row func(...string)) {
+		"partitioned_late_sender_ns", "partitioned_late_receiver_ns", "late_post_ns", "early_wait_ns", "late_complete_ns", "rma_flush_ns"}, func(r *Report, row func(...string)) {
 		for _, b := range rows(r) {
 			row(b.Key, i64(b.LateSenderNs), i64(b.LateReceiverNs), i64(b.WrongOrderNs), i64(b.LateReceiverSynchronousNs),
 				i64(b.LateReceiverProgressNs), i64(b.WaitAtBarrierNs), i64(b.WaitAtNxNNs), i64(b.LateBroadcastNs), i64(b.EarlyReduceNs), i64(b.WaitAtFenceNs),
-				i64(b.PartitionedLateSenderNs), i64(b.PartitionedLateReceiverNs), i64(b.LatePostNs), i64(b.EarlyWaitNs), i64(b.LateCompleteNs))
+				i64(b.PartitionedLateSenderNs), i64(b.PartitionedLateReceiverNs), i64(b.LatePostNs), i64(b.EarlyWaitNs), i64(b.LateCompleteNs),
+				i64(b.RMAFlushNs))
 		}
 	}}
 }

@@ -332,6 +332,11 @@ type WaitTimes struct {
 	LatePostNs     int64 `json:"late_post_ns"`
 	EarlyWaitNs    int64 `json:"early_wait_ns"`
 	LateCompleteNs int64 `json:"late_complete_ns"` // the part of early_wait_ns after the origins' last transfer
+	// RMAFlushNs is the time in MPI_Win_flush and its _all, _local and
+	// _local_all forms: waiting for the window's one-sided operations to
+	// complete (at their targets, or locally), for the network or the
+	// target's progress, not the rank's own work.
+	RMAFlushNs int64 `json:"rma_flush_ns"`
 }
 
 // CommMatrix is the run's communication matrix, sparse: the (source,

@@ -137,6 +137,7 @@ func writePathTables(w io.Writer, cp *CriticalPath, callPaths bool, top int) {
 func writeWaitstates(w io.Writer, ws *Waitstates, top int) {
 	const partLS, partLR = "  of which partitioned: for the last MPI_Pready", "  of which partitioned: receive started late"
 	const lp, ew, lc = "Late Post", "Early Wait", "  of which Late Complete (after the last transfer)"
+	const fl = "In MPI_Win_flush… (one-sided operations completing)"
 	fmt.Fprintln(w, "\nWait states (time ranks spent waiting for each other):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, x := range []struct {
@@ -148,8 +149,8 @@ func writeWaitstates(w io.Writer, ws *Waitstates, top int) {
 		{"  send held until the receiver entered MPI (progress)", ws.LateReceiverProgressNs},
 		{partLR, ws.PartitionedLateReceiverNs},
 		{"Wait at Barrier", ws.WaitAtBarrierNs}, {"Wait at N x N", ws.WaitAtNxNNs}, {"Late Broadcast", ws.LateBroadcastNs}, {"Early Reduce", ws.EarlyReduceNs},
-		{"Wait at Fence", ws.WaitAtFenceNs}, {lp, ws.LatePostNs}, {ew, ws.EarlyWaitNs}, {lc, ws.LateCompleteNs}} {
-		if x.v == 0 && (x.name == "Wait at Fence" || x.name == partLS || x.name == partLR || x.name == lp || x.name == ew || x.name == lc) {
+		{"Wait at Fence", ws.WaitAtFenceNs}, {lp, ws.LatePostNs}, {ew, ws.EarlyWaitNs}, {lc, ws.LateCompleteNs}, {fl, ws.RMAFlushNs}} {
+		if x.v == 0 && (x.name == "Wait at Fence" || x.name == partLS || x.name == partLR || x.name == lp || x.name == ew || x.name == lc || x.name == fl) {
 			continue // runs without one-sided synchronisation or partitioned communication keep their table
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", x.name, ns(x.v))
@@ -165,18 +166,23 @@ func writeWaitstates(w io.Writer, ws *Waitstates, top int) {
 		if ws.WaitAtFenceNs > 0 {
 			fenceHead, fenceCell = "fence\t", func(b WaitBreakdown) string { return ns(b.WaitAtFenceNs) + "\t" }
 		}
+		// The flush column only where a rank flushed.
+		flushHead, flushCell := "", func(WaitBreakdown) string { return "" }
+		if ws.RMAFlushNs > 0 {
+			flushHead, flushCell = "flush\t", func(b WaitBreakdown) string { return ns(b.RMAFlushNs) + "\t" }
+		}
 		// The post/start/complete/wait columns only where a rank waited in them.
 		pscwHead, pscwCell := "", func(WaitBreakdown) string { return "" }
 		if ws.LatePostNs > 0 || ws.EarlyWaitNs > 0 {
 			pscwHead, pscwCell = "late post\tearly wait\t", func(b WaitBreakdown) string { return ns(b.LatePostNs) + "\t" + ns(b.EarlyWaitNs) + "\t" }
 		}
-		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t"+fenceHead+pscwHead)
+		fmt.Fprintln(tw, "rank\ttotal\tlate sender\tlate receiver\tbarrier\tN x N\tbroadcast\treduce\t"+fenceHead+pscwHead+flushHead)
 		for i, b := range byRank {
 			if i == top || waitSum(b) == 0 {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
-				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs), fenceCell(b), pscwCell(b))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s%s\n", b.Key, ns(waitSum(b)), ns(b.LateSenderNs), ns(b.LateReceiverNs),
+				ns(b.WaitAtBarrierNs), ns(b.WaitAtNxNNs), ns(b.LateBroadcastNs), ns(b.EarlyReduceNs), fenceCell(b), pscwCell(b), flushCell(b))
 		}
 		tw.Flush()
 	}
@@ -237,7 +243,7 @@ func writeProcesses(w io.Writer, r *Report, top int) {
 
 func waitSum(b WaitBreakdown) int64 {
 	return b.LateSenderNs + b.LateReceiverNs + b.WaitAtBarrierNs + b.WaitAtNxNNs + b.LateBroadcastNs + b.EarlyReduceNs + b.WaitAtFenceNs +
-		b.LatePostNs + b.EarlyWaitNs
+		b.LatePostNs + b.EarlyWaitNs + b.RMAFlushNs
 }
 
 func ns(v int64) string {

@@ -409,6 +409,9 @@ const (
 	// Fetch_and_op, Compare_and_swap, and their request forms): Peer is
 	// its target, Bytes what it moved.
 	attrRMATransfer
+	// attrRMAFlush: MPI_Win_flush and its _all, _local, _local_all
+	// forms: they wait for the window's one-sided operations to complete.
+	attrRMAFlush
 )
 
 var ops = [NumOps]opInfo{
@@ -596,10 +599,10 @@ var ops = [NumOps]opInfo{
 	OpWinUnlock:         {"MPI_Win_unlock", ClassRMA, 0, attrRMA, 0},
 	OpWinLockAll:        {"MPI_Win_lock_all", ClassRMA, 0, attrRMA, 0},
 	OpWinUnlockAll:      {"MPI_Win_unlock_all", ClassRMA, 0, attrRMA, 0},
-	OpWinFlush:          {"MPI_Win_flush", ClassRMA, 0, attrRMA, 0},
-	OpWinFlushAll:       {"MPI_Win_flush_all", ClassRMA, 0, attrRMA, 0},
-	OpWinFlushLocal:     {"MPI_Win_flush_local", ClassRMA, 0, attrRMA, 0},
-	OpWinFlushLocalAll:  {"MPI_Win_flush_local_all", ClassRMA, 0, attrRMA, 0},
+	OpWinFlush:          {"MPI_Win_flush", ClassRMA, 0, attrRMA | attrRMAFlush, 0},
+	OpWinFlushAll:       {"MPI_Win_flush_all", ClassRMA, 0, attrRMA | attrRMAFlush, 0},
+	OpWinFlushLocal:     {"MPI_Win_flush_local", ClassRMA, 0, attrRMA | attrRMAFlush, 0},
+	OpWinFlushLocalAll:  {"MPI_Win_flush_local_all", ClassRMA, 0, attrRMA | attrRMAFlush, 0},
 	OpWinSync:           {"MPI_Win_sync", ClassRMA, 0, attrRMA, 0},
 	OpWinPost:           {"MPI_Win_post", ClassRMAGroup, 0, attrRMA, 0},
 	OpWinStart:          {"MPI_Win_start", ClassRMAGroup, 0, attrRMA, 0},
@@ -716,6 +719,10 @@ func (o Op) Flow() Flow {
 // creation and free, MPI_Win_fence (collectives over the window's
 // communicator), the transfers and the synchronisation calls.
 func (o Op) IsRMA() bool { return o < NumOps && ops[o].attr&attrRMA != 0 }
+
+// IsRMAFlush reports whether the op is MPI_Win_flush or one of its
+// forms, which wait for the window's one-sided operations to complete.
+func (o Op) IsRMAFlush() bool { return o < NumOps && ops[o].attr&attrRMAFlush != 0 }
 
 // IsRMATransfer reports whether the op is a one-sided transfer (Put,
 // Get, the accumulates, Fetch_and_op, Compare_and_swap and their request
