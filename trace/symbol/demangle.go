@@ -10,7 +10,8 @@ import (
 //   - C++ (Itanium ABI) and Rust names demangled by
 //     github.com/ianlancetaylor/demangle, simplified as pprof does by
 //     default: no parameter lists, no template arguments, no clone
-//     suffixes (_ZN9LAMMPS_NS4Comm8exchangeEv → LAMMPS_NS::Comm::exchange);
+//     suffixes (_ZN9LAMMPS_NS4Comm8exchangeEv → LAMMPS_NS::Comm::exchange;
+//     Lookup names overloads with DemangleParams);
 //   - gfortran's module procedures, __mod_MOD_name, as mod::name;
 //   - when fortran is set (the symbol's module links the gfortran runtime),
 //     an external procedure's trailing underscore dropped (solve_ → solve);
@@ -30,4 +31,21 @@ func Demangle(name string, fortran bool) string {
 		return name[:len(name)-1]
 	}
 	return name
+}
+
+// DemangleParams is Demangle's name of a C++ function with its parameter
+// list, which tells overloads apart
+// (_ZN4Foam6reduceIdEEvRT_ → Foam::reduce(double&)); template arguments
+// and clone suffixes still left out.
+func DemangleParams(name string) string {
+	if !strings.HasPrefix(name, "_Z") {
+		return Demangle(name, false)
+	}
+	full := demangle.Filter(name, demangle.NoEnclosingParams, demangle.NoTemplateParams, demangle.NoClones)
+	// A function template's name carries its return type first ("void
+	// Foam::reduce(double&)"): from the plain name on.
+	if i := strings.Index(full, Demangle(name, false)); i > 0 {
+		full = full[i:]
+	}
+	return full
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cpath/cpath/trace"
@@ -277,6 +278,59 @@ func TestDemangle(t *testing.T) {
 	} {
 		if got := Demangle(tc.name, tc.fortran); got != tc.want {
 			t.Errorf("Demangle(%q, %v) = %q, want %q", tc.name, tc.fortran, got, tc.want)
+		}
+	}
+}
+
+const testOverloads = `#include <cstdio>
+namespace ns {
+struct Field {
+	double v;
+	Field(double x) : v(x) { std::printf("field\n"); } // complete and base object constructors: one name
+};
+double reduce(double x) { std::printf("d\n"); return x; }
+int reduce(int x) { std::printf("i\n"); return x; }
+double scale(double x) { std::printf("s\n"); return 2 * x; }
+template <typename T> void sum(T &x) { std::printf("t\n"); x += x; }
+template void sum<double>(double &);
+template void sum<int>(int &);
+}
+int main() {
+	ns::Field f(1.5);
+	return (int)(ns::reduce(f.v) + ns::reduce(2) + ns::scale(1.0)) - 6;
+}
+`
+
+// TestResolveOverloads: overloads of one C++ function, and instances of
+// one function template, are named with their parameters, which tell
+// them apart; a function that has none, and a constructor's clones, keep
+// the plain name.
+func TestResolveOverloads(t *testing.T) {
+	exe := build(t, t.TempDir(), "g++", "prog.cc", testOverloads, "-fno-inline")
+	m, syms := loaded(t, exe)
+	tab := NewTable()
+	for _, tc := range []struct{ symbol, want string }{
+		{"_ZN2ns6reduceEd", "ns::reduce(double)"},
+		{"_ZN2ns6reduceEi", "ns::reduce(int)"},
+		{"_ZN2ns5scaleEd", "ns::scale"},
+		{"_ZN2ns3sumIdEEvRT_", "ns::sum(double&)"}, // a template's: no return type
+		{"_ZN2ns3sumIiEEvRT_", "ns::sum(int&)"},
+	} {
+		addr, _ := inside(t, syms, tc.symbol)
+		s, err := tab.Lookup(&m, addr-testBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Func != tc.want {
+			t.Errorf("%s: named %q, want %q", tc.symbol, s.Func, tc.want)
+		}
+	}
+	for name := range syms {
+		if strings.HasPrefix(name, "_ZN2ns5FieldC") {
+			addr, _ := inside(t, syms, name)
+			if s, err := tab.Lookup(&m, addr-testBase); err != nil || s.Func != "ns::Field::Field" {
+				t.Errorf("%s: named %q (%v), want ns::Field::Field", name, s.Func, err)
+			}
 		}
 	}
 }
