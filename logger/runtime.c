@@ -95,7 +95,6 @@ typedef struct cp_thr {
 	int64_t last_end;  /* the last call's end */
 	cp_rec buf[CP_TBUF];
 	cp_path *paths; /* with call paths: paths[i] is buf[i]'s */
-	cp_path lastpath; /* the last call path whose modules were looked up */
 	cp_run run;
 	cp_enc *enc; /* with threads */
 	/* The requests this thread created: a table of handles (open
@@ -229,7 +228,6 @@ static cp_thr *cp_self_new(void) {
 		}
 		t->live = 1;
 		t->tid = atomic_fetch_add(&cp_ntid, 1);
-		t->lastpath.n = 0;
 		cp_tunlock(t);
 	} else if (cp_nthrs < CP_MAXSTREAMS && (t = calloc(1, sizeof *t)) != NULL) {
 		t->idx = cp_nthrs;
@@ -483,7 +481,8 @@ static void cp_runs_close(cp_thr *t) {
  * the thread's stack, goes up it, and ends at the first return address
  * outside the modules' executable segments (or in a library loaded since
  * they were last listed), or without a rule, rather than log a caller
- * that is none. */
+ * that is none. Each address it walks to has its module put in the log;
+ * a path taken from a kept walk had them put there by that walk. */
 static inline void cp_walk(cp_thr *t, cp_path *out) {
 	uintptr_t fp = (uintptr_t)cp_fp, lo = t->stk_lo, hi = t->stk_hi;
 	out->n = 0;
@@ -534,6 +533,7 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 				break;
 			cp_rule_miss(pc, &r);
 		}
+		cp_module_seen(pc); /* its module in the log: a path kept here has them all */
 		out->pc[out->n++] = pc;
 	}
 	w->fp = fp;
@@ -541,23 +541,15 @@ static inline void cp_walk(cp_thr *t, cp_path *out) {
 	w->path = *out;
 }
 
-/* cp_path_of reads the call path of the call being recorded into *p; a
- * path new to the thread has its modules put in the log. 0: no memory for
- * the thread's paths, so no more call paths. */
+/* cp_path_of reads the call path of the call being recorded into *p (its
+ * modules in the log: cp_walk). 0: no memory for the thread's paths, so
+ * no more call paths. */
 static inline int cp_path_of(cp_thr *t, cp_path *p) {
 	if (!t->paths && !(t->paths = calloc(CP_TBUF, sizeof *t->paths))) {
 		cp_calldepth = 0;
 		return 0;
 	}
 	cp_walk(t, p);
-	int same = p->n == t->lastpath.n;
-	for (int i = 0; same && i < p->n; i++)
-		same = p->pc[i] == t->lastpath.pc[i];
-	if (!same) {
-		for (int i = 0; i < p->n; i++)
-			cp_module_seen(p->pc[i]);
-		t->lastpath = *p;
-	}
 	return 1;
 }
 
