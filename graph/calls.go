@@ -35,14 +35,6 @@ type Calls struct {
 // CallSite is call i's call site (i an index into these calls).
 func (c *Calls) CallSite(i int32) uint64 { return c.Sites[c.Site[i]] }
 
-// SitePath is site k's call path (nil for none).
-func (c *Calls) SitePath(k uint32) []uint64 {
-	if int(k)+1 >= len(c.FrameStart) {
-		return nil
-	}
-	return c.Frames[c.FrameStart[k]:c.FrameStart[k+1]]
-}
-
 // PcontrolBytes is how Calls.Bytes holds an MPI_Pcontrol's level: the call
 // moves no data, and its level marks a phase of the run.
 func PcontrolBytes(level int32) uint64 { return uint64(uint32(level)) }

@@ -44,6 +44,10 @@ func (t *SiteTable) valid() bool {
 	return true
 }
 
+// Chain is site k and its call path: the return addresses from the
+// MPI call's outwards.
+func (t *SiteTable) Chain(k uint32) []uint64 { return append([]uint64{t.Sites[k]}, t.Path(k)...) }
+
 // ownedSites is owned rank i's SiteTable, its frames rebased to 0.
 func (p *PAG) ownedSites(i int) SiteTable {
 	if i+1 >= len(p.RankSites) {

@@ -114,8 +114,7 @@ func (cn *callerNames) of(rank int, k uint32) int32 {
 	if i, ok := cn.byKey[key]; ok {
 		return i
 	}
-	t := &cn.sites[rank]
-	frames := append([]uint64{t.Sites[k]}, t.Path(k)...)
+	frames := cn.sites[rank].Chain(k)
 	i := int32(-1)
 	var via []string
 	j := 0
@@ -176,7 +175,7 @@ func wrapperLayer(ts []graph.SiteTable, name func(rank int, pc uint64) (site, fu
 	for r := range ts {
 		t := &ts[r]
 		for k := range t.Sites {
-			frames := append([]uint64{t.Sites[k]}, t.Path(uint32(k))...)
+			frames := t.Chain(uint32(k))
 			callee := ""
 			site, fn := name(r, frames[0])
 			for i := range frames {
