@@ -678,7 +678,10 @@ func (b *builder) match() error {
 			t.recvs = keyEnds(recvRuns[j:j2], recvOrder)
 		}
 		recvStart := func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] }
-		if b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) {
+		// The sends' order from the receives' only where those are in
+		// MPI's order: posted by one thread.
+		if b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) &&
+			oneThread(p, recvs, endSeq(t.recvs, t.rlo, nr)) {
 			t.sends = byMatch(endSeq(t.recvs, t.rlo, nr), endSeq(t.sends, t.slo, ns), recvStart,
 				func(e int32) int64 { return sends[e].Start }, func(e int32) int64 { return sends[e].DoneEnd })
 		}
@@ -916,6 +919,17 @@ func endSeq(seq []int32, lo int32, n int) []int32 {
 func allSync(sends []wireEnd, seq []int32) bool {
 	for _, e := range seq {
 		if sends[e].Mode&syncBit == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// oneThread says whether the receives seq of recvs were all posted by
+// one thread of their rank.
+func oneThread(p *PAG, recvs []recvEnd, seq []int32) bool {
+	for _, e := range seq {
+		if p.Thread[recvs[e].post-p.CallLo] != p.Thread[recvs[seq[0]].post-p.CallLo] {
 			return false
 		}
 	}
