@@ -56,6 +56,11 @@ type Options struct {
 	Order     string          // dijkstra's and delta's order, one of Orders ("": the default)
 	SplitMode cpath.SplitMode // --algo=split's mode ("": par-par)
 	Compress  bool            // --algo=topo-shuffle: LZ4-compress the shuffled intervals
+	// CompareExact has topo and topo-shuffle build the graph as well and
+	// find the exact path, to report their agreement with it and the
+	// tables that need the graph. Without it they read only the calls
+	// (graph.ReadCalls): no graph, no exact search (Graphless).
+	CompareExact bool
 	// Frames asks dag and the replay, at more than one rank, to sweep the
 	// graph's rows redistributed by frame (cpath.FrameRows: one pass with
 	// no rounds between the ranks, for about as much memory again as the
@@ -154,6 +159,14 @@ func (o *Options) Check() error {
 			return fmt.Errorf("--order=%s: for --algo=dijkstra and --algo=delta only", o.Order)
 		}
 	}
+	if o.CompareExact && !o.topo() {
+		return fmt.Errorf("--compare-exact: for --algo=topo and --algo=topo-shuffle only")
+	}
+	if o.Graphless() {
+		if err := o.checkGraphless(); err != nil {
+			return err
+		}
+	}
 	if w := o.Window; w != nil && w.To != 0 && w.To <= w.From {
 		return fmt.Errorf("--from=%s --to=%s: the window is empty (--from must be before --to)", report.Duration(w.From), report.Duration(w.To))
 	}
@@ -170,6 +183,31 @@ func (o *Options) Check() error {
 	}
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
+	}
+	return nil
+}
+
+// topo reports whether the algorithm is a topological heuristic.
+func (o *Options) topo() bool { return o.Algo == "topo" || o.Algo == "topo-shuffle" }
+
+// Graphless reports whether the analysis builds no graph: a topological
+// heuristic without --compare-exact, which reads only the calls.
+func (o *Options) Graphless() bool { return o.topo() && !o.CompareExact }
+
+// checkGraphless rejects the outputs a graphless analysis cannot make.
+func (o *Options) checkGraphless() error {
+	need := func(flag string) error {
+		return fmt.Errorf("%s needs the program activity graph, which --algo=%s builds only with --compare-exact", flag, o.Algo)
+	}
+	switch {
+	case o.DOT != "":
+		return need("--dot")
+	case o.Matrix != "":
+		return need("--matrix")
+	case len(o.Scenarios) > 0:
+		return need("--what-if")
+	case o.Window != nil:
+		return need("--from/--to")
 	}
 	return nil
 }
@@ -324,7 +362,11 @@ func (st *state) load() (err error) {
 func (st *state) build() error {
 	c := st.c
 	b0, _ := c.Stats()
-	p, err := graph.Build(c, st.run)
+	build := graph.Build
+	if st.o.Graphless() {
+		build = graph.ReadCalls
+	}
+	p, err := build(c, st.run)
 	if err != nil {
 		return err
 	}
@@ -368,7 +410,7 @@ func window(asked *graph.Window, fromText string, p *graph.PAG) (graph.Window, e
 }
 
 // replays reports whether the analysis replays the run.
-func (o *Options) replays() bool { return !o.NoReplay }
+func (o *Options) replays() bool { return !o.NoReplay && !o.Graphless() }
 
 // gather fetches the calls the report names, the path's (and the
 // heuristic's), and gathers the imbalance and traffic shares on rank 0.

@@ -29,6 +29,9 @@ type share struct {
 // leaves idle.
 func (st *state) startShares() error {
 	p := st.p
+	if st.o.Graphless() {
+		return nil // they read the graph
+	}
 	st.shares = make(chan share, 1)
 	go func() { st.shares <- share{imbalance.Analyze(p), p.Colls, traffic.Analyze(p)} }()
 	return nil
@@ -38,6 +41,12 @@ func (st *state) startShares() error {
 // (instances in communicator and sequence order) into the report's input.
 func (st *state) gatherShares() error {
 	c, p := st.c, st.p
+	if st.shares == nil {
+		if c.Rank() == 0 {
+			st.in.PAG = p.Summary(nil)
+		}
+		return nil
+	}
 	mine := <-st.shares
 	shares, err := mpix.Gather(c, mine.put, func(d *mpix.Decoder) share { return readShare(d, p.Ranks, len(p.Comms)) })
 	if err = mpix.Agree(c, err); err != nil || c.Rank() != 0 {
@@ -68,7 +77,10 @@ func (st *state) gatherShares() error {
 func (st *state) search() error {
 	c, p, o := st.c, st.p, st.o
 	st.prog.Stage("finding the critical path (" + o.Algo + ")")
-	g := distGraph(p)
+	var g *cpath.DistGraph
+	if !o.Graphless() {
+		g = distGraph(p)
+	}
 	st.in = &report.Input{Dir: o.Dir, Algo: o.Algo, GraphTime: st.graphTime, Agreement: -1,
 		Analyzer: &report.AnalyzerStats{Ranks: c.Size(), BuildBytes: st.buildBytes}}
 	var res *cpath.DistResult
@@ -96,7 +108,7 @@ func (st *state) search() error {
 			res, err = cpath.Split(c, g, splitIn, o.SplitMode)
 		}
 	case "topo", "topo-shuffle":
-		res, err = st.topoSearch(g)
+		res, err = st.topoSearch()
 	}
 	if err != nil {
 		// Labelled where it happened: Agree hands the other ranks its text.
@@ -156,22 +168,25 @@ func kinds(p *graph.PAG) []uint8 {
 	return k
 }
 
-// topoSearch runs the topological heuristics, then the exact path to
-// measure their agreement with.
-func (st *state) topoSearch(g *cpath.DistGraph) (*cpath.DistResult, error) {
+// topoSearch runs the topological heuristics, then, with --compare-exact,
+// the exact path to measure their agreement with.
+func (st *state) topoSearch() (*cpath.DistResult, error) {
 	c, p, o := st.c, st.p, st.o
 	topo, err := cpath.Topo(c, topoCalls(p), cpath.TopoOptions{Shuffle: o.Algo == "topo-shuffle", Compress: o.Compress})
 	if err = mpix.Agree(c, err); err != nil {
 		return nil, err
 	}
 	st.topo = topo
+	if o.Graphless() {
+		return &cpath.DistResult{Path: cpath.Path{Length: topo.Length}}, nil
+	}
 	st.prog.Stage("finding the exact path for comparison")
 	st.in.Analyzer.ExactAlgo = "split/" + string(cpath.ParPar)
 	splitIn, err := splitInput(c, p)
 	if err != nil {
 		return nil, err
 	}
-	return cpath.Split(c, g, splitIn, cpath.ParPar)
+	return cpath.Split(c, distGraph(p), splitIn, cpath.ParPar)
 }
 
 // DistGraph is distGraph for the other stages that search the PAG (cpath
@@ -200,17 +215,8 @@ func splitInput(c mpix.Comm, p *graph.PAG) (*cpath.SplitInput, error) {
 // topoCalls gives the topological heuristics this rank's calls and their
 // threads' order (the sources of the program edges).
 func topoCalls(p *graph.PAG) *cpath.TopoCalls {
-	in := &cpath.TopoCalls{Ranks: p.Ranks, RankStart: p.RankStart, RankLo: p.RankLo, RankHi: p.RankHi,
-		Start: p.Start, End: p.End, Prev: make([]int32, len(p.Start))}
-	for c := range in.Prev {
-		in.Prev[c] = -1
-		for e := p.InStart[2*c]; e < p.InStart[2*c+1]; e++ {
-			if p.InKind[e] == graph.EdgeProgram {
-				in.Prev[c] = p.InSrc[e] >> 1 // from E(prev)
-			}
-		}
-	}
-	return in
+	return &cpath.TopoCalls{Ranks: p.Ranks, RankStart: p.RankStart, RankLo: p.RankLo, RankHi: p.RankHi,
+		Start: p.Start, End: p.End, Prev: p.ThreadPrev()}
 }
 
 // exactSegments is the exact path as the segments the heuristics are

@@ -80,6 +80,84 @@ type rankSummary struct {
 // with a note. Any rank's error ends every rank's Build with the same
 // message.
 func Build(c mpix.Comm, run *Run) (*PAG, error) {
+	b, err := readCalls(c, run)
+	if err != nil {
+		return nil, err
+	}
+	p, me := b.p, c.Rank()
+	steps := []struct {
+		name string
+		run  func() error
+	}{{"match", b.match}, {"pscw", b.pscwDeps}, {"collectives", b.collectives}, {"clocks", b.correctClocks},
+		{"waits", b.waits}, {"late-complete", b.lateComplete}, {"final-times", b.finalTimes}, {"layout", b.layout},
+		{"edges", b.edges}, {"sync-points", b.syncPoints}}
+	for _, step := range steps {
+		if err := step.run(); err != nil {
+			return nil, err
+		}
+		stageTimes.Mark(me, step.name)
+	}
+	return p, nil
+}
+
+// ReadCalls reads this analyzer rank's part of the run's calls, as Build
+// does, and builds no graph: no messages matched, no clock correction (the
+// times are the logs' synchronised clocks), no edges, waits or
+// collectives. It is what the topological heuristics need (the calls'
+// times and their threads' order, ThreadPrev), at a fraction of Build's
+// time and memory. A log cut short is read up to its cut, with a note
+// (Run.ReadCut): with nothing to match, the calls missing after it leave
+// no message unmatched, and the other ranks' calls are analysed whole.
+func ReadCalls(c mpix.Comm, run *Run) (*PAG, error) {
+	run.ReadCut = true
+	b, err := readCalls(c, run)
+	if err != nil {
+		return nil, err
+	}
+	p, lg := b.p, b.lg
+	p.CallsOnly = true
+	// The run's span, and each logged rank's last end and whether its log
+	// was cut, in one reduction: t[0] the earliest start, negated so that
+	// all reduce by Max; then by rank its last end, then 1 for a cut log.
+	R := p.Ranks
+	t := make([]int64, 1+2*R)
+	t[0] = -1 << 62
+	for r := 1; r <= R; r++ {
+		t[r] = -1 << 62
+	}
+	for i, d := range b.rankLogs {
+		r := p.RankLo + i
+		for k := lg.rankStart[i]; k < lg.rankStart[i+1]; k++ {
+			t[0], t[1+r] = max(t[0], -lg.Start[k]), max(t[1+r], lg.End[k])
+		}
+		if d.cut != nil {
+			t[1+R+r] = 1
+		}
+	}
+	if err := c.Allreduce(t, mpix.Max); err != nil {
+		return nil, err
+	}
+	p.T0, p.T1 = -t[0], slices.Max(t[1:1+R])
+	for r := range R {
+		if t[1+R+r] == 1 && t[1+r] > -1<<62 {
+			p.Notes = append(p.Notes, fmt.Sprintf("rank %d's calls end %.6f s into the run, %.6f s before its end: the path after that runs on the other ranks, "+
+				"and its last calls, which the cut took, may have bounded the run", r, float64(t[1+r]-p.T0)/1e9, float64(p.T1-t[1+r])/1e9))
+		}
+	}
+	w := lg.walk()
+	p.prev = make([]int32, len(lg.Start))
+	for k := range p.prev {
+		if p.prev[k] = w.prev(int32(k)); p.prev[k] >= 0 {
+			p.prev[k] += p.CallLo
+		}
+	}
+	return p, nil
+}
+
+// readCalls reads the owned logs into their calls and what the run's
+// ranks learn of each other (summaries, communicators, call sites): the
+// part of Build that needs no matching.
+func readCalls(c mpix.Comm, run *Run) (*builder, error) {
 	R := len(run.Files)
 	if R == 0 {
 		return nil, fmt.Errorf("%s: no logs", run.Dir)
@@ -201,22 +279,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 	if err := c.Allreduce(opens, mpix.Sum); err != nil {
 		return nil, err
 	}
-	if opens[0] > 0 {
+	if opens[0] > 0 && !run.ReadCut {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d receive or collective requests were freed or left pending, never completed in the logs; they are not matched", opens[0]))
 	}
-	steps := []struct {
-		name string
-		run  func() error
-	}{{"match", b.match}, {"pscw", b.pscwDeps}, {"collectives", b.collectives}, {"clocks", b.correctClocks},
-		{"waits", b.waits}, {"late-complete", b.lateComplete}, {"final-times", b.finalTimes}, {"layout", b.layout},
-		{"edges", b.edges}, {"sync-points", b.syncPoints}}
-	for _, step := range steps {
-		if err := step.run(); err != nil {
-			return nil, err
-		}
-		stageTimes.Mark(me, step.name)
-	}
-	return p, nil
+	return b, nil
 }
 
 // readOwned places every rank's calls in one table by counts and reads

@@ -120,6 +120,7 @@ type rankData struct {
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
+	cut     error       // the damage a log cut short ends in, read up to it (Run.ReadCut); nil: whole
 	sites   []uint64    // its calls' call sites (Calls.Site indexes them from 0 until Build joins the ranks')
 	// sitePath is, beside sites, each site's call path as the log's
 	// reader numbers them (trace.Record.Path; 0 for none), and paths
@@ -154,10 +155,10 @@ func countCalls(run *Run, rank int) (int64, error) {
 	}
 	defer rd.Close()
 	n, err := rd.Skim(func(trace.Op) bool { return false }, nil)
-	if err != nil {
+	if err != nil && !run.cutShort(err) {
 		return 0, err
 	}
-	if err := rd.Incomplete(); err != nil {
+	if err := rd.Incomplete(); err != nil && !run.cutShort(err) {
 		return 0, err
 	}
 	return int64(n), nil
@@ -189,11 +190,17 @@ func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			if !run.cutShort(err) {
+				return nil, err
+			}
+			d.cut = err
+			break
 		}
 	}
-	if err := rd.Incomplete(); err != nil {
+	if err := rd.Incomplete(); err != nil && !run.cutShort(err) {
 		return nil, err
+	} else if err != nil {
+		d.cut = err
 	}
 	d.n = x.n
 	if int(x.n) != len(x.op) {

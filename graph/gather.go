@@ -146,7 +146,7 @@ func (p *PAG) Summary(colls []Collective) *PAG {
 		Syncs: p.Syncs, SyncHub: p.SyncHub,
 		Messages: p.Messages, CoalescedPolls: p.CoalescedPolls, Unmatched: p.Unmatched, ClockViolations: p.ClockViolations, ClockCorrections: p.ClockCorrections, ClockShiftMax: p.ClockShiftMax, Inconsistent: p.Inconsistent, EpochPairs: p.EpochPairs,
 		Target: p.Target, T0: p.T0, T1: p.T1, Exe: p.Exe, LoadAddress: p.LoadAddress,
-		Modules: p.Modules, Notes: p.Notes, Unwrapped: p.Unwrapped}
+		Modules: p.Modules, Notes: p.Notes, Unwrapped: p.Unwrapped, CallsOnly: p.CallsOnly}
 }
 
 // sortedDistinct returns calls (all below n) sorted, each once. Many calls

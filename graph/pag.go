@@ -215,6 +215,12 @@ type PAG struct {
 	CallLo, CallHi int32
 
 	Calls // the owned calls
+	// CallsOnly marks a PAG that ReadCalls made: the calls and the run's
+	// summary, with no graph (no edges, waits, messages or collectives).
+	CallsOnly bool
+	// prev is, in a CallsOnly PAG, each owned call's previous call on its
+	// thread (global id, -1 for a thread's first): ThreadPrev.
+	prev []int32
 	// fileDone marks the owned Wait/Test calls that completed MPI-IO
 	// requests (CompletesFileIO), by c - CallLo.
 	fileDone bitset
@@ -453,4 +459,24 @@ func (p *PAG) ReleaseEdges() {
 type RMAPair struct {
 	Origin, Target int32
 	Count, Bytes   int64
+}
+
+// ThreadPrev is each owned call's previous call on its thread, by c -
+// CallLo (a global id, -1 for a thread's first call): the sources of the
+// program edges, read from the graph or, in a CallsOnly PAG, from the
+// calls' threads.
+func (p *PAG) ThreadPrev() []int32 {
+	if p.CallsOnly {
+		return p.prev
+	}
+	prev := make([]int32, p.CallHi-p.CallLo)
+	for c := range prev {
+		prev[c] = -1
+		for e := p.InStart[2*c]; e < p.InStart[2*c+1]; e++ {
+			if p.InKind[e] == EdgeProgram {
+				prev[c] = p.InSrc[e] >> 1 // from E(prev)
+			}
+		}
+	}
+	return prev
 }

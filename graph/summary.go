@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/cpath/cpath/internal/mpix"
 	"github.com/cpath/cpath/trace"
@@ -45,7 +46,11 @@ func (p *PAG) shareSummaries(c mpix.Comm, run *Run, rankLogs []*rankData) ([]ran
 	for i, d := range rankLogs {
 		s := &mine[i]
 		s.Comms, s.Modules, s.Unwrapped, s.NotMapped = d.comms, d.hdr.Modules, d.hdr.Unwrapped, d.hdr.NotMapped
-		if d.trailer.Status != trace.EndFinalized {
+		switch {
+		case d.cut != nil:
+			s.Note = fmt.Sprintf("%s: rank %d's log is cut short (%v); analysed up to its last whole record, its call %d",
+				filepath.Base(run.Files[p.RankLo+i]), p.RankLo+i, strings.TrimPrefix(d.cut.Error(), run.Files[p.RankLo+i]+": "), d.n)
+		case d.trailer.Status != trace.EndFinalized:
 			s.Note = fmt.Sprintf("%s: rank %d %s; analysed up to its last record",
 				filepath.Base(run.Files[p.RankLo+i]), d.hdr.Rank, d.trailer.Ending())
 		}

@@ -76,6 +76,7 @@ func Build(in *Input) *Report {
 	calls := int(g.RankStart[g.Ranks])
 	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, CoalescedPolls: g.CoalescedPolls, Messages: g.Messages,
 		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, ClockCorrections: g.ClockCorrections, ClockCorrectionMaxNs: g.ClockShiftMax, RMAEpochPairs: g.EpochPairs, Skipped: g.Notes}
+	r.Run.NoGraph = g.CallsOnly
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}
 	}
@@ -104,7 +105,23 @@ func Build(in *Input) *Report {
 		r.CriticalPath.Agreement = &a
 	}
 	r.CriticalPath.Analyzer = in.Analyzer
-	im := in.Imbalance
+	if in.Imbalance != nil {
+		addImbalance(r, in, calls)
+	} else {
+		r.Processes, r.Calls = []Process{}, []Collective{}
+		r.Waitstates = waitstates(g, &imbalance.Result{})
+	}
+	if in.Replay != nil {
+		r.POP, r.WhatIf = replayed(in.Replay)
+	}
+	addTraffic(r, g, in.Traffic)
+	return r
+}
+
+// addImbalance adds the per-process and collectives tables and the wait
+// states: with the load-and-build time apportioned to ranks by calls.
+func addImbalance(r *Report, in *Input, calls int) {
+	g, im := in.PAG, in.Imbalance
 	total := int64(in.GraphTime)
 	for _, p := range im.Processes {
 		gt := int64(0)
@@ -127,11 +144,6 @@ func Build(in *Input) *Report {
 			Imbalance: x.Imbalance, LastRank: x.LastRank, Synchronising: x.Synchronising, BoundedImbalance: x.Bounded})
 	}
 	r.Waitstates = waitstates(g, im)
-	if in.Replay != nil {
-		r.POP, r.WhatIf = replayed(in.Replay)
-	}
-	addTraffic(r, g, in.Traffic)
-	return r
 }
 
 // replayed is the replay's answers as the report gives them.

@@ -26,6 +26,10 @@ type Report struct {
 }
 
 // RunInfo says what was analysed and what had to be skipped or corrected.
+// NoGraphNote is what the report says of an analysis without the graph
+// (RunInfo.NoGraph): what its path is, and what it leaves out.
+const NoGraphNote = "no graph built (the paper's topological heuristic, §4.5): the path is from the calls' intervals on the logs' synchronised clocks, with no clock correction; wait states, the collectives, traffic and per-process tables, POP factors and what-if need the graph (--compare-exact builds it, with the exact path to compare)"
+
 type RunInfo struct {
 	LogDir string `json:"log_dir"`
 	RunID  string `json:"run_id"`
@@ -38,7 +42,11 @@ type RunInfo struct {
 	CoalescedPolls int64 `json:"coalesced_polls"`
 	// CallPaths: the logs hold call paths (CPATH_CALLDEPTH), which
 	// by_callsite looks through the program's MPI wrapper layer with.
-	CallPaths       bool `json:"call_paths"`
+	CallPaths bool `json:"call_paths"`
+	// NoGraph says that the analysis built no graph (a topological
+	// heuristic without --compare-exact): messages are not matched, and
+	// the tables that need the graph are empty (NoGraphNote).
+	NoGraph         bool `json:"no_graph,omitempty"`
 	Messages        int  `json:"messages"`         // matched point-to-point messages
 	Unmatched       int  `json:"unmatched"`        // sends or receives without a partner in the logs
 	ClockViolations int  `json:"clock_violations"` // receives that ended before their send started, corrected

@@ -19,11 +19,15 @@ func WriteText(w io.Writer, r *Report, top int) {
 	}
 	writeHead(w, r)
 	writePathTables(w, &r.CriticalPath, r.Run.CallPaths, top)
-	writeReplay(w, r, top)
-	writeWaitstates(w, &r.Waitstates, top)
-	writeCollectives(w, r, top)
-	writeTraffic(w, r, top)
-	writeProcesses(w, r, top)
+	if r.Run.NoGraph {
+		fmt.Fprintf(w, "\n%s.\n", NoGraphNote)
+	} else {
+		writeReplay(w, r, top)
+		writeWaitstates(w, &r.Waitstates, top)
+		writeCollectives(w, r, top)
+		writeTraffic(w, r, top)
+		writeProcesses(w, r, top)
+	}
 	if r.Run.ClockViolations > 0 || r.Run.Unmatched > 0 || len(r.Run.Skipped) > 0 {
 		fmt.Fprintln(w, "\nNotes:")
 		for _, s := range r.Run.Skipped {
@@ -41,7 +45,11 @@ func writeHead(w io.Writer, r *Report) {
 		// The count cpath info gives, and the calls the analysis took.
 		callCount = fmt.Sprintf("%d MPI calls (taken as %d: each run of unproductive polls as one)", int64(r.Run.Calls)+p, r.Run.Calls)
 	}
-	fmt.Fprintf(w, "run %s: %d ranks, %s, %d messages, run time %s\n", r.Run.LogDir, r.Run.Ranks, callCount, r.Run.Messages, ns(r.RuntimeNs))
+	messages := fmt.Sprintf("%d messages", r.Run.Messages)
+	if r.Run.NoGraph {
+		messages = "messages not matched"
+	}
+	fmt.Fprintf(w, "run %s: %d ranks, %s, %s, run time %s\n", r.Run.LogDir, r.Run.Ranks, callCount, messages, ns(r.RuntimeNs))
 	fmt.Fprintf(w, "critical path (%s): %s, %d segments; run time %s; difference %s (clock error)\n",
 		cp.Algo, ns(cp.LengthNs), len(cp.Segments), ns(r.RuntimeNs), ns(cp.DiffNs))
 	if win := cp.WindowNs; len(win) == 2 {
@@ -61,7 +69,11 @@ func writeHead(w io.Writer, r *Report) {
 		if a.Splits > 0 {
 			fmt.Fprintf(w, ", %d splits", a.Splits)
 		}
-		fmt.Fprintf(w, "; %d bytes to build the graph", a.BuildBytes)
+		if r.Run.NoGraph {
+			fmt.Fprintf(w, "; %d bytes to read the calls", a.BuildBytes)
+		} else {
+			fmt.Fprintf(w, "; %d bytes to build the graph", a.BuildBytes)
+		}
 		if a.Edges > 0 {
 			fmt.Fprintf(w, "; %.2f relaxations per edge", a.RelaxationsPerEdge)
 		}

@@ -337,6 +337,9 @@ func (w *writer) isCritical(v int32) bool {
 // ids (from 1).
 func (w *writer) numberFlows(c mpix.Comm) error {
 	p := w.p
+	if p.CallsOnly {
+		return nil // no graph: no messages matched to draw
+	}
 	base := p.Bounds[p.Part]
 	// Counted first: grown by appends, the slice's copies and fresh pages
 	// cost more than the whole walk.

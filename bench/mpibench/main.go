@@ -38,7 +38,7 @@ func main() {
 	calls := flag.Int("calls", 1_000_000, "calls per rank to generate")
 	pattern := flag.String("pattern", "halo", "halo, collectives, random or imbalanced")
 	nps := flag.String("np", "1,2", "analyzer ranks, comma-separated")
-	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if, +frames for --frames; in any order)")
+	algos := flag.String("algos", "dag,dag+json,dijkstra,delta,split,topo,topo-shuffle,topo-shuffle+compress", "algorithms (split:MODE for a split mode, +compress for topo-shuffle --compress, +json to write the JSON report too, +all for every output: JSON, CSV, matrix, timeline, POP and what-if, +bare for the text report alone without POP and what-if, +frames for --frames, +exact for topo's --compare-exact; in any order)")
 	reps := flag.Int("reps", 3, "repetitions of each run (median reported)")
 	coresPerRank := flag.Int("cores-per-rank", 0, "cores each analyzer rank's Go runtime may use (GOMAXPROCS, passed by mpirun -x); 0: Go's default, every core the rank may run on. With N cores per rank, P ranks are compared fairly on a machine of P×N cores or more")
 	compare := flag.String("compare", "", "`LABEL=BIN,...`: cpath binaries (built with the mpi tag) to run beside this tree's, each algorithm and np interleaved with it")
@@ -209,6 +209,9 @@ func analyze(bin, dir, algo string, np int) (*report.Report, time.Duration, int6
 	if has("frames") {
 		args = append(args, "--frames")
 	}
+	if has("exact") {
+		args = append(args, "--compare-exact") // topo and topo-shuffle: the graph and the exact path too
+	}
 	if has("bare") {
 		args = append(args, "--what-if", "off") // the text report alone: no POP factors or what-if replay
 	}
@@ -267,7 +270,7 @@ func median(ds []time.Duration) time.Duration {
 
 var (
 	runRE      = regexp.MustCompile(`(?m)^run .*: (\d+) ranks, (\d+) MPI calls`)
-	analyzerRE = regexp.MustCompile(`(?m)^analyzer: (\d+) ranks, (\d+) exchange rounds, (\d+) bytes shipped by the algorithm(?: \((\d+) before compression\))?.*; (\d+) bytes to build the graph(?:; ([0-9.]+) relaxations per edge)?`)
+	analyzerRE = regexp.MustCompile(`(?m)^analyzer: (\d+) ranks, (\d+) exchange rounds, (\d+) bytes shipped by the algorithm(?: \((\d+) before compression\))?.*; (\d+) bytes to (?:build the graph|read the calls)(?:; ([0-9.]+) relaxations per edge)?`)
 )
 
 // parseText reads what the benchmark needs from a text report.

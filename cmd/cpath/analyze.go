@@ -19,6 +19,7 @@ type analyzeOpts struct {
 	order        string
 	splitMode    string
 	compress     bool
+	compareExact bool
 	frames       bool
 	json         string
 	jsonSegments bool
@@ -40,7 +41,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 	f.StringVar(&o.algo, "algo", "dag", "critical-path algorithm, on the graph distributed over the analyzer's ranks:\n"+
 		"dag (exact: the longest path in topological order, pipelined over the ranks), dijkstra, delta\n"+
 		"(exact, label-correcting), split (exact, cut at global synchronisation points), topo, topo-shuffle\n"+
-		"(heuristics; the report gives their agreement)")
+		"(the paper's heuristics: from the calls' intervals alone, with no graph, for a fraction of the time\n"+
+		"and memory; they also give a path where a log is cut short; see --compare-exact)")
 	f.Int64Var(&o.delta, "delta", 0, "bucket width in ns for --algo=delta, of distance or, with --order time, of vertex time (0: from the graph:\n"+
 		"1/64 of its weights' sum, at least their mean; with --order time the run's span over max(64, vertices/256) buckets)")
 	f.StringVar(&o.order, "order", "", "how --algo=dijkstra and --algo=delta take their vertices: `ORDER` time (by vertex time, latest first:\n"+
@@ -48,6 +50,8 @@ func addAnalyzeFlags(cmd *cobra.Command, o *analyzeOpts) {
 		"exact too, but a vertex is taken again each time its distance grows, far slower on real logs)")
 	f.StringVar(&o.splitMode, "split-mode", string(cpath.ParPar), "for --algo=split: how splits are solved, inner-outer: seq-seq, par-seq, par-par, seq-par")
 	f.BoolVar(&o.compress, "compress", false, "for --algo=topo-shuffle: LZ4-compress the shuffled intervals")
+	f.BoolVar(&o.compareExact, "compare-exact", false, "for --algo=topo and topo-shuffle: build the graph too and find the exact path (split par-par),\n"+
+		"to report the heuristic's agreement with it, and the tables that need the graph (wait states, POP, what-if)")
 	f.BoolVar(&o.frames, "frames", false, "at more than one analyzer rank: dag and the replay redistribute the graph's rows by frame\n"+
 		"(the stretches between global synchronisations) and sweep them in one pass, instead of each rank\n"+
 		"sweeping its own part in rounds: faster where the frames are many and small, for about twice the\n"+
@@ -143,7 +147,7 @@ func runAnalyze(o analyzeOpts, dir string, stdout io.Writer) error {
 // options turns the flags into the analysis's options, checked.
 func (o analyzeOpts) options(dir string, stdout io.Writer) (analysis.Options, error) {
 	var err error
-	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, Order: o.order, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, Frames: o.frames,
+	ao := analysis.Options{Dir: dir, Algo: o.algo, Delta: o.delta, Order: o.order, SplitMode: cpath.SplitMode(o.splitMode), Compress: o.compress, CompareExact: o.compareExact, Frames: o.frames,
 		JSON: o.json, JSONSegments: o.jsonSegments, DOT: o.dot, Matrix: o.matrix, CSV: o.csv, Top: o.top, Stdout: stdout,
 		Timeline: o.timeline, TimelineMaxBytes: int64(o.maxMB * 1e6), CPUProfile: o.cpuprof, MemProfile: o.memprof}
 	if err := ao.ParseWhatIf(o.whatIf); err != nil {

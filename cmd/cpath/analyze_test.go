@@ -430,3 +430,95 @@ func TestJSONStretches(t *testing.T) {
 		t.Errorf("the JSON is %d bytes, %d with the segments: want a third or less", sizes[0], sizes[1])
 	}
 }
+
+// cutShortRun writes a generated 4-rank halo run whose rank 2's log is cut
+// at 55 % of its bytes (a rank that died while writing it) and returns the
+// directory and the cut log's name.
+func cutShortRun(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: 40000, Pattern: gen.Halo, Seed: 5, Synchronised: true}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "rank-000002.cplog")
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, st.Size()*55/100); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// checkCutShort: on a run with one log cut short, the topological
+// heuristics, which need no graph, report a path over the whole run and
+// say what the cut took; the exact algorithms (and the heuristics asked to
+// compare with one) keep refusing the log, with one line.
+func checkCutShort(t *testing.T, dir string, cpath func(args ...string) (int, string, string)) {
+	t.Helper()
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--algo=topo"}, true},
+		{[]string{"--algo=topo-shuffle"}, true},
+		{[]string{"--algo=dag"}, false},
+		{[]string{"--algo=split"}, false},
+		{[]string{"--algo=topo", "--compare-exact"}, false},
+	} {
+		code, out, errs := cpath(append([]string{"analyze", "--json", "-", "--json-segments"}, append(tc.args, dir)...)...)
+		if !tc.ok {
+			// (mpirun adds its own lines about the exit.)
+			if lines := cpathLines(errs); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "rank-000002.cplog: truncated: ") {
+				t.Errorf("%v: exit %d, stderr %q; want 1 and one line naming the cut log", tc.args, code, errs)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+		}
+		var r report.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		cp := &r.CriticalPath
+		if !r.Run.NoGraph || cp.LengthNs != r.RuntimeNs || len(cp.Segments) == 0 {
+			t.Errorf("%v: no_graph %v, path %d ns of the run's %d, %d segments", tc.args, r.Run.NoGraph, cp.LengthNs, r.RuntimeNs, len(cp.Segments))
+		}
+		notes := strings.Join(r.Run.Skipped, "\n")
+		for _, want := range []string{`rank-000002\.cplog: rank 2's log is cut short \(truncated: .*\); analysed up to its last whole record, its call \d+`,
+			`rank 2's calls end [0-9.]+ s into the run, [0-9.]+ s before its end`} {
+			if !regexp.MustCompile(want).MatchString(notes) {
+				t.Errorf("%v: the notes do not say %q:\n%s", tc.args, want, notes)
+			}
+		}
+		// The path runs on rank 2 only up to where its log was cut.
+		var last2 int64
+		for _, s := range cp.Segments {
+			if s.Rank == 2 {
+				last2 = max(last2, s.EndNs)
+			}
+		}
+		if last2 == 0 || last2 >= r.RuntimeNs {
+			t.Errorf("%v: the path is on the cut rank until %d ns of %d", tc.args, last2, r.RuntimeNs)
+		}
+	}
+}
+
+// TestCutShortLog is checkCutShort in one process.
+func TestCutShortLog(t *testing.T) {
+	checkCutShort(t, cutShortRun(t), func(args ...string) (int, string, string) { return runCLI(t, args...) })
+}
+
+// cpathLines returns the lines of stderr that cpath printed (mpirun adds
+// its own about the job's exit status).
+func cpathLines(stderr string) []string {
+	var ls []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "cpath: ") {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}

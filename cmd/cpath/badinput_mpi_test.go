@@ -105,18 +105,6 @@ func descendants(pid int) []int {
 	return out
 }
 
-// cpathLines returns the lines of stderr that cpath printed (mpirun adds
-// its own about the job's exit status).
-func cpathLines(stderr string) []string {
-	var ls []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, "cpath: ") {
-			ls = append(ls, l)
-		}
-	}
-	return ls
-}
-
 // TestAnalyzeBadInputMPI: every bad input of SPEC §5 (TestAnalyzeBadInput's
 // table) given to the analyzer running as a 3-rank MPI job gives the single
 // process's one line naming the file and the problem, a non-zero exit, no

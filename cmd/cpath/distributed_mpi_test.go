@@ -214,24 +214,43 @@ func checkDistributed(t *testing.T, dir string, nps []int, algos [][]string) map
 		}
 	}
 	agreement := map[string]float64{}
-	var segs []report.Segment
-	for _, a := range [][]string{{"--algo=topo"}, {"--algo=topo-shuffle"}, {"--algo=topo-shuffle", "--compress"}} {
-		for _, np := range []int{1, maxP} {
-			r := mpiReport(t, np, append(a, dir)...)
-			cp := r.CriticalPath
-			if cp.Agreement == nil || *cp.Agreement < 0 || *cp.Agreement > 1 {
-				t.Fatalf("np=%d %v: agreement %v", np, a, cp.Agreement)
+	// With --compare-exact on the graph's corrected times, and without
+	// the graph on the logs' own: each the same path at every P and in
+	// both variants, and the two the same where no call was moved.
+	segs := map[bool][]report.Segment{}
+	for _, exact := range []bool{true, false} {
+		for _, a := range [][]string{{"--algo=topo"}, {"--algo=topo-shuffle"}, {"--algo=topo-shuffle", "--compress"}} {
+			if exact {
+				a = append(a, "--compare-exact")
 			}
-			if cp.LengthNs != r.RuntimeNs {
-				t.Errorf("np=%d %v: heuristic path %d ns, run %d ns", np, a, cp.LengthNs, r.RuntimeNs)
+			for _, np := range []int{1, maxP} {
+				r := mpiReport(t, np, append(a, dir)...)
+				cp := r.CriticalPath
+				if exact != (cp.Agreement != nil) || r.Run.NoGraph == exact {
+					t.Fatalf("np=%d %v: agreement %v, no_graph %v", np, a, cp.Agreement, r.Run.NoGraph)
+				}
+				if exact && (*cp.Agreement < 0 || *cp.Agreement > 1) {
+					t.Fatalf("np=%d %v: agreement %v", np, a, *cp.Agreement)
+				}
+				if cp.LengthNs != r.RuntimeNs {
+					t.Errorf("np=%d %v: heuristic path %d ns, run %d ns", np, a, cp.LengthNs, r.RuntimeNs)
+				}
+				if !exact && (len(r.Processes) != 0 || r.POP != nil || r.Waitstates.LateSenderNs != 0) {
+					t.Errorf("np=%d %v: tables that need the graph, without it", np, a)
+				}
+				if segs[exact] == nil {
+					segs[exact] = cp.Segments
+				} else if !reflect.DeepEqual(segs[exact], cp.Segments) {
+					t.Errorf("np=%d %v: the heuristic path differs from topo's on one rank", np, a)
+				}
+				if exact {
+					agreement[strings.TrimPrefix(a[0], "--algo=")] = *cp.Agreement
+				}
 			}
-			if segs == nil {
-				segs = cp.Segments
-			} else if !reflect.DeepEqual(segs, cp.Segments) {
-				t.Errorf("np=%d %v: the heuristic path differs from topo's on one rank", np, a)
-			}
-			agreement[strings.TrimPrefix(a[0], "--algo=")] = *cp.Agreement
 		}
+	}
+	if ref.Run.ClockCorrections == 0 && !reflect.DeepEqual(segs[true], segs[false]) {
+		t.Errorf("no call moved by the clock correction, but the heuristic's path without the graph differs from its path on it")
 	}
 	return agreement
 }
@@ -344,4 +363,14 @@ func TestDistanceOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDistributed(t, dir, []int{1, 2, 3}, [][]string{{"--algo=dijkstra", "--order=distance"}, {"--algo=delta", "--order=distance"}})
+}
+
+// TestCutShortLogMPI is checkCutShort as a job of 2 and 3 analyzer ranks:
+// the cut log's owner reads it up to the cut as one process does, and the
+// other ranks go on with it.
+func TestCutShortLogMPI(t *testing.T) {
+	dir := cutShortRun(t)
+	for _, np := range []int{2, 3} {
+		checkCutShort(t, dir, func(args ...string) (int, string, string) { return mpiCPath(t, np, args...) })
+	}
 }

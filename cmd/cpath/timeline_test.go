@@ -132,12 +132,15 @@ func TestTimelineJobs(t *testing.T) {
 	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 5, CallsPerRank: 600, Pattern: gen.RandomP2P, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
-	for _, algo := range []string{"dag", "topo-shuffle"} {
-		t.Run(algo, func(t *testing.T) { checkTimelineJobs(t, dir, algo) })
+	for _, tc := range []struct {
+		algo  string
+		exact bool
+	}{{"dag", false}, {"topo-shuffle", false}, {"topo-shuffle", true}} {
+		t.Run(fmt.Sprintf("%s/compare-exact=%v", tc.algo, tc.exact), func(t *testing.T) { checkTimelineJobs(t, dir, tc.algo, tc.exact) })
 	}
 }
 
-func checkTimelineJobs(t *testing.T, dir, algo string) {
+func checkTimelineJobs(t *testing.T, dir, algo string, exact bool) {
 	var files [2][]byte
 	var rep report.Report
 	for i, P := range []int{1, 2} {
@@ -149,7 +152,7 @@ func checkTimelineJobs(t *testing.T, dir, algo string) {
 			if c.Rank() == 0 {
 				out = &b
 			}
-			errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: algo, JSON: "-", JSONSegments: true, Top: 5, Timeline: file, Stdout: out})
+			errs[c.Rank()] = analysis.Run(c, analysis.Options{Dir: dir, Algo: algo, CompareExact: exact, JSON: "-", JSONSegments: true, Top: 5, Timeline: file, Stdout: out})
 		})
 		for _, err := range errs {
 			if err != nil {
