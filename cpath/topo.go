@@ -155,13 +155,56 @@ func (x *topoEnds) merge(y topoEnds) {
 	}
 }
 
-// topoLocal is one analyzer rank's prepared input.
+// topoLocal is one analyzer rank's prepared input: its program edges of
+// positive length as runs sorted by topoBefore, one per owned logged
+// rank, held as call ids (4 bytes an edge; the 48-byte records are made
+// only to be shipped or as they are grouped).
 type topoLocal struct {
-	edges []topoEdge // positive-length program edges, sorted by topoBefore
+	runs  []edgeRun
+	n     int // edges in all runs
 	ends  topoEnds
+	calls *TopoCalls
 }
 
-// prepare checks the input and builds the local edges.
+// edgeRun is a run of edges sorted by topoBefore: records (es), or the
+// call ids after the edges of one logged rank (ids, read through calls).
+type edgeRun struct {
+	es   []topoEdge
+	ids  []int32
+	rank int32
+}
+
+func (r *edgeRun) len() int { return len(r.es) + len(r.ids) }
+
+// at is the run's edge i.
+func (l *topoLocal) at(r *edgeRun, i int) topoEdge {
+	if r.es != nil {
+		return r.es[i]
+	}
+	return l.calls.edge(r.ids[i], r.rank)
+}
+
+// base is the global id of the first call in.Start holds.
+func (in *TopoCalls) base() int32 {
+	if in.Ranks == 0 {
+		return 0
+	}
+	return in.RankStart[in.RankLo]
+}
+
+// end is call i's end (i an index into Start), an end before the start
+// taken as the start.
+func (in *TopoCalls) end(i int32) int64 { return max(in.End[i], in.Start[i]) }
+
+// edge is the program edge before call id of logged rank r.
+func (in *TopoCalls) edge(id, r int32) topoEdge {
+	base := in.base()
+	i := id - base
+	p := in.Prev[i]
+	return topoEdge{S: in.end(p - base), E: in.Start[i], PrevStart: in.Start[p-base], CallEnd: in.end(i), Call: id, Prev: p, Rank: r}
+}
+
+// prepare checks the input and finds the local edges.
 func (in *TopoCalls) prepare() (*topoLocal, error) {
 	if in.Ranks < 0 || len(in.RankStart) != in.Ranks+1 {
 		return nil, fmt.Errorf("topo: RankStart has %d entries for %d ranks, want Ranks+1", len(in.RankStart), in.Ranks)
@@ -177,21 +220,23 @@ func (in *TopoCalls) prepare() (*topoLocal, error) {
 	if in.RankLo < 0 || in.RankLo > in.RankHi || in.RankHi > in.Ranks {
 		return nil, fmt.Errorf("topo: owned ranks [%d, %d) not within [0, %d]", in.RankLo, in.RankHi, in.Ranks)
 	}
-	base, n := int32(0), 0
+	base, n := in.base(), 0
 	if in.Ranks > 0 {
-		base = in.RankStart[in.RankLo]
 		n = int(in.RankStart[in.RankHi] - base)
 	}
 	if len(in.Start) != n || len(in.End) != n || len(in.Prev) != n {
 		return nil, fmt.Errorf("topo: %d/%d/%d Start/End/Prev entries for the %d calls of ranks [%d, %d)", len(in.Start), len(in.End), len(in.Prev), n, in.RankLo, in.RankHi)
 	}
-	end := func(i int32) int64 { return max(in.End[i], in.Start[i]) }
-	loc := &topoLocal{ends: topoEnds{F: -1}}
+	loc := &topoLocal{ends: topoEnds{F: -1}, calls: in}
+	ids := make([]int32, 0, n) // every run's, one after another
 	for r := in.RankLo; r < in.RankHi; r++ {
 		lo, hi := in.RankStart[r], in.RankStart[r+1]
+		first := len(ids)
+		sorted := true
+		last := topoEdge{S: math.MinInt64}
 		for id := lo; id < hi; id++ {
 			i := id - base
-			s, e := in.Start[i], end(i)
+			s, e := in.Start[i], in.end(i)
 			loc.ends.merge(topoEnds{F: int64(id), FStart: s, L: int64(id), LStart: s, LEnd: e})
 			p := in.Prev[i]
 			if p == -1 {
@@ -200,63 +245,110 @@ func (in *TopoCalls) prepare() (*topoLocal, error) {
 			if p < lo || p >= hi || p == id {
 				return nil, fmt.Errorf("topo: call %d of rank %d has Prev %d, not another call of that rank", id, r, p)
 			}
-			if ps := end(p - base); s > ps {
-				loc.edges = append(loc.edges, topoEdge{S: ps, E: s, PrevStart: in.Start[p-base], CallEnd: e, Call: id, Prev: p, Rank: int32(r)})
+			if ps := in.end(p - base); s > ps {
+				ids = append(ids, id)
+				// A thread's calls follow each other: its run is sorted
+				// unless threads interleave or the clocks run back.
+				x := topoEdge{S: ps, Call: id}
+				sorted = sorted && !topoBefore(&x, &last)
+				last = x
 			}
 		}
+		run := edgeRun{ids: ids[first:len(ids):len(ids)], rank: int32(r)}
+		if !sorted {
+			slices.SortFunc(run.ids, func(a, b int32) int {
+				x, y := topoEdge{S: in.end(in.Prev[a-base] - base), Call: a}, topoEdge{S: in.end(in.Prev[b-base] - base), Call: b}
+				if topoBefore(&x, &y) {
+					return -1
+				}
+				if topoBefore(&y, &x) {
+					return 1
+				}
+				return 0
+			})
+		}
+		if run.len() > 0 {
+			loc.runs = append(loc.runs, run)
+		}
 	}
-	slices.SortFunc(loc.edges, func(a, b topoEdge) int {
-		if topoBefore(&a, &b) {
-			return -1
-		}
-		if topoBefore(&b, &a) {
-			return 1
-		}
-		return 0
-	})
+	loc.n = len(ids)
 	return loc, nil
 }
 
-// topoGroups groups sorted edges and returns the chosen edge of each group,
-// in start order, flagged with the period boundaries [lo, hi) it crosses.
-func topoGroups(es []topoEdge, lo, hi int64) []topoEdge {
-	var out []topoEdge
-	for i := 0; i < len(es); {
-		best, maxEnd, flags := es[i], es[i].E, int32(0)
-		for first := i; i < len(es) && (i == first || es[i].S < maxEnd); i++ {
-			e := &es[i]
-			maxEnd = max(maxEnd, e.E)
-			if topoBetter(e, &best) {
-				best = *e
-			}
-			if e.S < lo {
-				flags |= topoCrossL
-			}
-			if e.E > hi {
-				flags |= topoCrossR
-			}
-		}
-		best.Flags = flags
-		out = append(out, best)
-	}
-	return out
+// topoGrouper groups edges given in topoBefore order and keeps the chosen
+// edge of each group, in start order, flagged with the period boundaries
+// [lo, hi) it crosses.
+type topoGrouper struct {
+	lo, hi int64
+	out    []topoEdge
+	best   topoEdge
+	maxEnd int64
+	open   bool
 }
 
-// topoMerge merges arrays each sorted by topoBefore (a k-way merge with a
-// binary heap of cursors).
-func topoMerge(parts [][]topoEdge) []topoEdge {
-	n := 0
-	var h []int // indices of non-empty parts, heap ordered by their heads
-	for p, es := range parts {
-		n += len(es)
-		if len(es) > 0 {
-			h = append(h, p)
+func (g *topoGrouper) add(e *topoEdge) {
+	if g.open && e.S < g.maxEnd {
+		g.maxEnd = max(g.maxEnd, e.E)
+		flags := g.best.Flags
+		if topoBetter(e, &g.best) {
+			g.best = *e
+		}
+		g.best.Flags = flags
+	} else {
+		g.flush()
+		g.best, g.maxEnd, g.open = *e, e.E, true
+		g.best.Flags = 0
+	}
+	if e.S < g.lo {
+		g.best.Flags |= topoCrossL
+	}
+	if e.E > g.hi {
+		g.best.Flags |= topoCrossR
+	}
+}
+
+func (g *topoGrouper) flush() {
+	if g.open {
+		g.out = append(g.out, g.best)
+		g.open = false
+	}
+}
+
+// done returns the chosen edges.
+func (g *topoGrouper) done() []topoEdge {
+	g.flush()
+	return g.out
+}
+
+// merge hands fn the edges of runs in topoBefore order (a k-way merge
+// with a binary heap of cursors over the runs, each sorted).
+func (l *topoLocal) merge(runs []edgeRun, fn func(e *topoEdge)) {
+	type cursor struct {
+		run  *edgeRun
+		i    int
+		head topoEdge
+	}
+	var h []cursor
+	for k := range runs {
+		if runs[k].len() > 0 {
+			h = append(h, cursor{run: &runs[k], head: l.at(&runs[k], 0)})
 		}
 	}
 	if len(h) == 1 {
-		return parts[h[0]]
+		r := h[0].run
+		if r.es != nil {
+			for i := range r.es {
+				fn(&r.es[i])
+			}
+			return
+		}
+		for i := range r.ids {
+			e := l.at(r, i)
+			fn(&e)
+		}
+		return
 	}
-	less := func(i, j int) bool { return topoBefore(&parts[h[i]][0], &parts[h[j]][0]) }
+	less := func(i, j int) bool { return topoBefore(&h[i].head, &h[j].head) }
 	down := func(i int) {
 		for {
 			c := 2*i + 1
@@ -276,17 +368,24 @@ func topoMerge(parts [][]topoEdge) []topoEdge {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	out := make([]topoEdge, 0, n)
 	for len(h) > 0 {
-		p := h[0]
-		out = append(out, parts[p][0])
-		parts[p] = parts[p][1:]
-		if len(parts[p]) == 0 {
+		x := &h[0]
+		fn(&x.head)
+		if x.i++; x.i < x.run.len() {
+			x.head = l.at(x.run, x.i)
+		} else {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 		}
 		down(0)
 	}
+}
+
+// records is the local edges as records, in topoBefore order: what is
+// shipped.
+func (l *topoLocal) records() []topoEdge {
+	out := make([]topoEdge, 0, l.n)
+	l.merge(l.runs, func(e *topoEdge) { out = append(out, *e) })
 	return out
 }
 
@@ -496,8 +595,8 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 	me, P := t.c.Rank(), t.c.Size()
 	send := make([][]byte, P)
 	for p := range send {
-		send[p] = topoEncode(hdr[p], es[p], compress && p != me)
-		if p != me {
+		if p != me { // a rank's own part stays as it is
+			send[p] = topoEncode(hdr[p], es[p], compress)
 			t.raw += int64(topoPlainSize(len(hdr[p]), len(es[p])) - len(send[p]))
 		}
 	}
@@ -508,6 +607,10 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 	}
 	rh, re = make([][]byte, P), make([][]topoEdge, P)
 	for p, b := range recv {
+		if p == me {
+			rh[p], re[p] = hdr[p], es[p]
+			continue
+		}
 		if rh[p], re[p], ferr = topoDecode(b, hdrSize); ferr != nil {
 			return nil, nil, ferr, nil
 		}
@@ -568,8 +671,8 @@ func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
 		if es[0], ferr, err = topoShuffle(tc, loc, opt.Compress); err != nil {
 			return nil, err
 		}
-	} else {
-		es[0] = loc.edges
+	} else if c.Rank() != 0 {
+		es[0] = loc.records() // rank 0 reads its own through its calls
 	}
 	rh, re, xerr, err := tc.exchange(hdr, es, topoEndsSize, opt.Compress && !opt.Shuffle)
 	if err != nil {
@@ -579,7 +682,7 @@ func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
 		ferr = xerr
 	}
 	if c.Rank() == 0 && ferr == nil {
-		res.Segments, ferr = topoFinish(in, rh, re, opt.Shuffle)
+		res.Segments, ferr = topoFinish(loc, rh, re, opt.Shuffle)
 	}
 
 	b1, _ := c.Stats()
@@ -608,7 +711,7 @@ func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
 
 // topoFinish is rank 0's part: merge and group (topo) or stitch the
 // groups that cross period boundaries (shuffle), then connect.
-func topoFinish(in *TopoCalls, hdr [][]byte, parts [][]topoEdge, shuffle bool) ([]TopoSegment, error) {
+func topoFinish(loc *topoLocal, hdr [][]byte, parts [][]topoEdge, shuffle bool) ([]TopoSegment, error) {
 	ends := topoEnds{F: -1}
 	for _, b := range hdr {
 		e, err := topoParseEnds(b)
@@ -622,7 +725,14 @@ func topoFinish(in *TopoCalls, hdr [][]byte, parts [][]topoEdge, shuffle bool) (
 	}
 	var chosen []topoEdge
 	if !shuffle {
-		chosen = topoGroups(topoMerge(parts), math.MinInt64, math.MaxInt64)
+		// Rank 0's own edges through its calls, the others' as shipped.
+		runs := slices.Clone(loc.runs)
+		for _, es := range parts[1:] {
+			runs = append(runs, edgeRun{es: es})
+		}
+		g := &topoGrouper{lo: math.MinInt64, hi: math.MaxInt64}
+		loc.merge(runs, g.add)
+		chosen = g.done()
 	} else {
 		var pending *topoEdge // a group crossing the boundary after the last period seen
 		for p, gs := range parts {
@@ -654,7 +764,7 @@ func topoFinish(in *TopoCalls, hdr [][]byte, parts [][]topoEdge, shuffle bool) (
 			return nil, errors.New("topo: a group crosses the end of the last period")
 		}
 	}
-	return topoConnect(chosen, ends, in.rankOf), nil
+	return topoConnect(chosen, ends, loc.calls.rankOf), nil
 }
 
 // topoSamples is how many edge starts each rank contributes to choose the
@@ -668,16 +778,20 @@ const topoSamples = 256
 func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge, ferr, err error) {
 	c := tc.c
 	P, me := c.Size(), c.Rank()
-	es := loc.edges
 	// Splitters: every rank sends its edge count and evenly spaced starts;
 	// each sample stands for count/samples edges.
-	k := min(len(es), topoSamples)
-	smp := make([]int64, k)
-	for j := range smp {
-		smp[j] = es[(2*j+1)*len(es)/(2*k)].S
-	}
+	n := loc.n
+	k := min(n, topoSamples)
+	smp := make([]int64, 0, k)
+	i := 0
+	loc.merge(loc.runs, func(e *topoEdge) {
+		if j := len(smp); j < k && i == (2*j+1)*n/(2*k) {
+			smp = append(smp, e.S)
+		}
+		i++
+	})
 	e := mpix.NewEncoder(nil)
-	mpix.PutRecord(e, int64(len(es)))
+	mpix.PutRecord(e, int64(n))
 	mpix.PutRecords(e, smp)
 	tc.rounds++
 	all, err := c.Allgatherv(e.Bytes())
@@ -703,23 +817,36 @@ func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge
 		}
 		return split[q]
 	}
-	// Each edge goes to the owner of every non-empty period it overlaps;
-	// each part stays sorted.
+	// Each edge goes to the owner of every non-empty period it overlaps,
+	// [lo, hi) meeting (S, E); each part stays sorted. The rank's own
+	// part it reads through its calls.
+	overlaps := func(e *topoEdge, q int) bool { return lo(q) < hi(q) && hi(q) > e.S && lo(q) < e.E }
 	send := make([][]topoEdge, P)
-	for i := range es {
-		e := &es[i]
+	loc.merge(loc.runs, func(e *topoEdge) {
 		q := sort.Search(P, func(q int) bool { return hi(q) > e.S })
 		for ; q < P && lo(q) < e.E; q++ {
-			if lo(q) < hi(q) {
+			if q != me && lo(q) < hi(q) {
 				send[q] = append(send[q], *e)
 			}
 		}
-	}
+	})
 	_, parts, ferr, err := tc.exchange(make([][]byte, P), send, 0, compress)
 	if err != nil || ferr != nil {
 		return nil, ferr, err
 	}
-	return topoGroups(topoMerge(parts), lo(me), hi(me)), nil, nil
+	runs := slices.Clone(loc.runs)
+	for q, es := range parts {
+		if q != me {
+			runs = append(runs, edgeRun{es: es})
+		}
+	}
+	g := &topoGrouper{lo: lo(me), hi: hi(me)}
+	loc.merge(runs, func(e *topoEdge) {
+		if overlaps(e, me) {
+			g.add(e)
+		}
+	})
+	return g.done(), nil, nil
 }
 
 // topoSplitters picks P-1 period boundaries from the gathered samples

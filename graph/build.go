@@ -109,7 +109,7 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 // (Run.ReadCut): with nothing to match, the calls missing after it leave
 // no message unmatched, and the other ranks' calls are analysed whole.
 func ReadCalls(c mpix.Comm, run *Run) (*PAG, error) {
-	run.ReadCut = true
+	run.ReadCut, run.callsOnly = true, true
 	b, err := readCalls(c, run)
 	if err != nil {
 		return nil, err

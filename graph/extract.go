@@ -179,7 +179,7 @@ func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
 	defer rd.Close()
 	d := &rankData{}
 	x := newExtractor(d, g, i, trace.NewCommBuilder(rd.Header()))
-	x.threads = rd.Header().Threads
+	x.threads, x.callsOnly = rd.Header().Threads, run.callsOnly
 	for {
 		var recs []trace.Record
 		recs, err = rd.Batch()
@@ -267,6 +267,7 @@ type extractor struct {
 	keyTab    []int32 // open addressing into keys
 	base      int32   // the rank's first call among the analyzer rank's
 	threads   bool    // the log's threads called MPI at once (trace.Header.Threads)
+	callsOnly bool    // keep no message ends (Run.callsOnly)
 	// unproductive marks the coalesced runs of polls that completed
 	// nothing (trace.Record.Unproductive), by the analyzer rank's call.
 	unproductive bitset
@@ -652,6 +653,9 @@ func hashKey(k msgKey) uint32 {
 
 // addEnd appends a message end to the list of its key.
 func (x *extractor) addEnd(k msgKey, post, done int32, mode int32, bytes uint64) {
+	if x.callsOnly {
+		return // nothing will be matched (ReadCalls)
+	}
 	mask := uint32(len(x.keyTab) - 1)
 	h := hashKey(k) & mask
 	var id int32

@@ -107,6 +107,8 @@ type Run struct {
 	// analyses match no messages, so that the calls missing after the cut
 	// leave nothing unmatched.
 	ReadCut bool
+	// callsOnly: ReadCalls reads the logs, and no message end is kept.
+	callsOnly bool
 }
 
 // cutShort reports whether err is a log's cut that the run reads up to.
