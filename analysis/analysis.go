@@ -354,7 +354,11 @@ func run(c mpix.Comm, o *Options) error {
 
 // load checks the logs' headers.
 func (st *state) load() (err error) {
-	st.run, err = graph.Load(st.o.Dir)
+	load := graph.Load
+	if st.o.Graphless() {
+		load = graph.LoadCalls
+	}
+	st.run, err = load(st.o.Dir)
 	return err
 }
 

@@ -172,6 +172,11 @@ func countCalls(run *Run, rank int) (int64, error) {
 // placed (calls beyond the places are not kept). Damage is an error
 // naming the file, as for countCalls.
 func readRank(run *Run, rank, i int, g *rankCalls) (*rankData, error) {
+	if run.Source == nil && run.Files[rank] == "" {
+		// A log missing (LoadCalls): no calls, and nothing to say but
+		// Load's note.
+		return &rankData{hdr: run.Headers[rank], trailer: trace.Trailer{Status: trace.EndFinalized}}, nil
+	}
 	rd, err := run.OpenRank(rank)
 	if err != nil {
 		return nil, err

@@ -128,7 +128,14 @@ func (run *Run) calls(r int) int64 {
 // header) is an error. The records are read by Build, which reports damage
 // further in (a corrupt or cut frame) the same way. A path that a
 // registered Format detects (an OTF2 archive) is read by it instead.
-func Load(dir string) (*Run, error) {
+func Load(dir string) (*Run, error) { return load(dir, false) }
+
+// LoadCalls is Load for ReadCalls: a rank whose log is missing is no
+// error but a rank without calls, with a note, since nothing is matched
+// that its calls would have had to match.
+func LoadCalls(dir string) (*Run, error) { return load(dir, true) }
+
+func load(dir string, allowMissing bool) (*Run, error) {
 	if run, ok, err := foreign(dir); ok {
 		return run, err
 	}
@@ -149,13 +156,22 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && !allowMissing {
 		return nil, fmt.Errorf("%s: no log for rank %s of %d (a rank whose log is missing cannot be analysed around)",
 			dir, RankList(missing), hs[0].Size)
 	}
-	run := &Run{Dir: dir, Files: make([]string, len(files)), Headers: make([]trace.Header, len(files)), Calls: make([]int64, len(files))}
+	R := len(files) + len(missing)
+	run := &Run{Dir: dir, Files: make([]string, R), Headers: make([]trace.Header, R), Calls: make([]int64, R)}
 	for i, h := range hs {
 		run.Files[h.Rank], run.Headers[h.Rank], run.Calls[h.Rank] = files[i], *h, calls[i]
+	}
+	for _, r := range missing {
+		// No file: read as a rank that made no calls (readRank).
+		run.Headers[r] = trace.Header{RunID: hs[0].RunID, Rank: r, Size: hs[0].Size}
+	}
+	if len(missing) > 0 {
+		run.Notes = append(run.Notes, fmt.Sprintf("no log for rank %s of %d: the path runs on the other ranks; the calls it would hold, which may have bounded the run, are not seen",
+			RankList(missing), hs[0].Size))
 	}
 	run.Notes = append(run.Notes, Oversubscribed(run.Headers)...)
 	return run, nil

@@ -431,31 +431,53 @@ func TestJSONStretches(t *testing.T) {
 	}
 }
 
-// cutShortRun writes a generated 4-rank halo run whose rank 2's log is cut
-// at 55 % of its bytes (a rank that died while writing it) and returns the
-// directory and the cut log's name.
-func cutShortRun(t *testing.T) string {
+// incompleteRun is a generated 4-rank halo run that lacks part of one
+// rank's log, the exact analysis's error on it and the notes the
+// heuristics, which need no graph, give of it.
+type incompleteRun struct {
+	name   string
+	damage func(t *testing.T, log string) // rank 2's log
+	err    string                         // in the exact analysis's one line
+	notes  []string                       // regexps the heuristic's notes match
+	onRank bool                           // the path may run on rank 2 before the damage
+}
+
+var incompleteRuns = []incompleteRun{
+	{"cut short", func(t *testing.T, log string) {
+		// A rank that died while writing its log: cut at 55 % of its bytes.
+		st, err := os.Stat(log)
+		if err == nil {
+			err = os.Truncate(log, st.Size()*55/100)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}, "rank-000002.cplog: truncated: ", []string{
+		`rank-000002\.cplog: rank 2's log is cut short \(truncated: .*\); analysed up to its last whole record, its call \d+`,
+		`rank 2's calls end [0-9.]+ s into the run, [0-9.]+ s before its end`}, true},
+	{"missing", func(t *testing.T, log string) {
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+	}, "no log for rank 2 of 4", []string{`no log for rank 2 of 4: the path runs on the other ranks`}, false},
+}
+
+// write writes the run into a new directory and returns it.
+func (x incompleteRun) write(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := gen.Write(gen.Spec{Dir: dir, Ranks: 4, CallsPerRank: 40000, Pattern: gen.Halo, Seed: 5, Synchronised: true}); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "rank-000002.cplog")
-	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(p, st.Size()*55/100); err != nil {
-		t.Fatal(err)
-	}
+	x.damage(t, filepath.Join(dir, "rank-000002.cplog"))
 	return dir
 }
 
-// checkCutShort: on a run with one log cut short, the topological
-// heuristics, which need no graph, report a path over the whole run and
-// say what the cut took; the exact algorithms (and the heuristics asked to
-// compare with one) keep refusing the log, with one line.
-func checkCutShort(t *testing.T, dir string, cpath func(args ...string) (int, string, string)) {
+// check: the topological heuristics report a path over the whole run,
+// on rank 2 only before what is missing, and say what is missing; the
+// exact algorithms (and the heuristics asked to compare with one) keep
+// refusing the run, with one line.
+func (x incompleteRun) check(t *testing.T, dir string, cpath func(args ...string) (int, string, string)) {
 	t.Helper()
 	for _, tc := range []struct {
 		args []string
@@ -470,13 +492,13 @@ func checkCutShort(t *testing.T, dir string, cpath func(args ...string) (int, st
 		code, out, errs := cpath(append([]string{"analyze", "--json", "-", "--json-segments"}, append(tc.args, dir)...)...)
 		if !tc.ok {
 			// (mpirun adds its own lines about the exit.)
-			if lines := cpathLines(errs); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "rank-000002.cplog: truncated: ") {
-				t.Errorf("%v: exit %d, stderr %q; want 1 and one line naming the cut log", tc.args, code, errs)
+			if lines := cpathLines(errs); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], x.err) {
+				t.Errorf("%s %v: exit %d, stderr %q; want 1 and one line saying %q", x.name, tc.args, code, errs, x.err)
 			}
 			continue
 		}
 		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+			t.Fatalf("%s %v: exit %d: %s", x.name, tc.args, code, errs)
 		}
 		var r report.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
@@ -484,31 +506,33 @@ func checkCutShort(t *testing.T, dir string, cpath func(args ...string) (int, st
 		}
 		cp := &r.CriticalPath
 		if !r.Run.NoGraph || cp.LengthNs != r.RuntimeNs || len(cp.Segments) == 0 {
-			t.Errorf("%v: no_graph %v, path %d ns of the run's %d, %d segments", tc.args, r.Run.NoGraph, cp.LengthNs, r.RuntimeNs, len(cp.Segments))
+			t.Errorf("%s %v: no_graph %v, path %d ns of the run's %d, %d segments", x.name, tc.args, r.Run.NoGraph, cp.LengthNs, r.RuntimeNs, len(cp.Segments))
 		}
 		notes := strings.Join(r.Run.Skipped, "\n")
-		for _, want := range []string{`rank-000002\.cplog: rank 2's log is cut short \(truncated: .*\); analysed up to its last whole record, its call \d+`,
-			`rank 2's calls end [0-9.]+ s into the run, [0-9.]+ s before its end`} {
+		for _, want := range x.notes {
 			if !regexp.MustCompile(want).MatchString(notes) {
-				t.Errorf("%v: the notes do not say %q:\n%s", tc.args, want, notes)
+				t.Errorf("%s %v: the notes do not say %q:\n%s", x.name, tc.args, want, notes)
 			}
 		}
-		// The path runs on rank 2 only up to where its log was cut.
-		var last2 int64
+		var last2 int64 // the path's last time on rank 2
 		for _, s := range cp.Segments {
 			if s.Rank == 2 {
 				last2 = max(last2, s.EndNs)
 			}
 		}
-		if last2 == 0 || last2 >= r.RuntimeNs {
-			t.Errorf("%v: the path is on the cut rank until %d ns of %d", tc.args, last2, r.RuntimeNs)
+		if x.onRank != (last2 > 0) || last2 >= r.RuntimeNs {
+			t.Errorf("%s %v: the path is on rank 2 until %d ns of %d", x.name, tc.args, last2, r.RuntimeNs)
 		}
 	}
 }
 
-// TestCutShortLog is checkCutShort in one process.
-func TestCutShortLog(t *testing.T) {
-	checkCutShort(t, cutShortRun(t), func(args ...string) (int, string, string) { return runCLI(t, args...) })
+// TestIncompleteRun is incompleteRun.check in one process.
+func TestIncompleteRun(t *testing.T) {
+	for _, x := range incompleteRuns {
+		t.Run(x.name, func(t *testing.T) {
+			x.check(t, x.write(t), func(args ...string) (int, string, string) { return runCLI(t, args...) })
+		})
+	}
 }
 
 // cpathLines returns the lines of stderr that cpath printed (mpirun adds

@@ -365,12 +365,16 @@ func TestDistanceOrder(t *testing.T) {
 	checkDistributed(t, dir, []int{1, 2, 3}, [][]string{{"--algo=dijkstra", "--order=distance"}, {"--algo=delta", "--order=distance"}})
 }
 
-// TestCutShortLogMPI is checkCutShort as a job of 2 and 3 analyzer ranks:
-// the cut log's owner reads it up to the cut as one process does, and the
-// other ranks go on with it.
-func TestCutShortLogMPI(t *testing.T) {
-	dir := cutShortRun(t)
-	for _, np := range []int{2, 3} {
-		checkCutShort(t, dir, func(args ...string) (int, string, string) { return mpiCPath(t, np, args...) })
+// TestIncompleteRunMPI is incompleteRun.check as a job of 2 and 3
+// analyzer ranks: the damaged log's owner reads what there is of it as
+// one process does, and the other ranks go on with it.
+func TestIncompleteRunMPI(t *testing.T) {
+	for _, x := range incompleteRuns {
+		t.Run(x.name, func(t *testing.T) {
+			dir := x.write(t)
+			for _, np := range []int{2, 3} {
+				x.check(t, dir, func(args ...string) (int, string, string) { return mpiCPath(t, np, args...) })
+			}
+		})
 	}
 }
