@@ -481,6 +481,19 @@ func topoEncode(hdr []byte, es []topoEdge, compress bool) []byte {
 	return e.Bytes()
 }
 
+// topoPlainPart is a plain part of hdr and n edges to be filled in place
+// (topoEncode's plain form, without building the edges first).
+func topoPlainPart(hdr []byte, n int) ([]byte, []topoEdge) {
+	if len(hdr) == 0 && n == 0 {
+		return nil, nil
+	}
+	e := mpix.NewEncoder(make([]byte, 0, topoPlainSize(len(hdr), n)))
+	mpix.PutRecord(e, topoPart{Mode: topoPlain})
+	e.PutBytes(hdr)
+	es := mpix.PutRecordsInPlace[topoEdge](e, n)
+	return e.Bytes(), es
+}
+
 func topoDecode(b []byte, hdrSize int) (hdr []byte, es []topoEdge, err error) {
 	if len(b) == 0 {
 		return nil, nil, nil
@@ -600,6 +613,13 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 			t.raw += int64(topoPlainSize(len(hdr[p]), len(es[p])) - len(send[p]))
 		}
 	}
+	return t.exchangeEncoded(send, hdr[me], es[me], hdrSize)
+}
+
+// exchangeEncoded is exchange of parts already encoded (send[me] unused;
+// the rank's own part is hdr, es, kept as it is).
+func (t *topoComm) exchangeEncoded(send [][]byte, hdr []byte, es []topoEdge, hdrSize int) (rh [][]byte, re [][]topoEdge, ferr, err error) {
+	me, P := t.c.Rank(), t.c.Size()
 	t.rounds++
 	recv, err := t.c.Alltoallv(send)
 	if err != nil {
@@ -608,7 +628,7 @@ func (t *topoComm) exchange(hdr [][]byte, es [][]topoEdge, hdrSize int, compress
 	rh, re = make([][]byte, P), make([][]topoEdge, P)
 	for p, b := range recv {
 		if p == me {
-			rh[p], re[p] = hdr[p], es[p]
+			rh[p], re[p] = hdr, es
 			continue
 		}
 		if rh[p], re[p], ferr = topoDecode(b, hdrSize); ferr != nil {
@@ -666,15 +686,29 @@ func Topo(c mpix.Comm, in *TopoCalls, opt TopoOptions) (*TopoResult, error) {
 	hdr, es := make([][]byte, c.Size()), make([][]topoEdge, c.Size())
 	hdr[0] = mpix.Bytes([]topoEnds{loc.ends})
 	var ferr error // a local failure, shared in the last round
-	if opt.Shuffle {
-		var err error
+	var rh [][]byte
+	var re [][]topoEdge
+	var xerr, err error
+	switch {
+	case opt.Shuffle:
 		if es[0], ferr, err = topoShuffle(tc, loc, opt.Compress); err != nil {
 			return nil, err
 		}
-	} else if c.Rank() != 0 {
-		es[0] = loc.records() // rank 0 reads its own through its calls
+		rh, re, xerr, err = tc.exchange(hdr, es, topoEndsSize, false)
+	case c.Rank() == 0 || opt.Compress:
+		// Rank 0 reads its own edges through its calls.
+		if c.Rank() != 0 {
+			es[0] = loc.records()
+		}
+		rh, re, xerr, err = tc.exchange(hdr, es, topoEndsSize, opt.Compress)
+	default:
+		send := make([][]byte, c.Size())
+		var view []topoEdge
+		send[0], view = topoPlainPart(hdr[0], loc.n)
+		view = view[:0]
+		loc.merge(loc.runs, func(e *topoEdge) { view = append(view, *e) }) // within its capacity: in place
+		rh, re, xerr, err = tc.exchangeEncoded(send, nil, nil, topoEndsSize)
 	}
-	rh, re, xerr, err := tc.exchange(hdr, es, topoEndsSize, opt.Compress && !opt.Shuffle)
 	if err != nil {
 		return nil, err
 	}
@@ -821,16 +855,38 @@ func topoShuffle(tc *topoComm, loc *topoLocal, compress bool) (chosen []topoEdge
 	// [lo, hi) meeting (S, E); each part stays sorted. The rank's own
 	// part it reads through its calls.
 	overlaps := func(e *topoEdge, q int) bool { return lo(q) < hi(q) && hi(q) > e.S && lo(q) < e.E }
-	send := make([][]topoEdge, P)
-	loc.merge(loc.runs, func(e *topoEdge) {
-		q := sort.Search(P, func(q int) bool { return hi(q) > e.S })
-		for ; q < P && lo(q) < e.E; q++ {
-			if q != me && lo(q) < hi(q) {
-				send[q] = append(send[q], *e)
+	periods := func(fn func(e *topoEdge, q int)) {
+		loc.merge(loc.runs, func(e *topoEdge) {
+			q := sort.Search(P, func(q int) bool { return hi(q) > e.S })
+			for ; q < P && lo(q) < e.E; q++ {
+				if q != me && lo(q) < hi(q) {
+					fn(e, q)
+				}
 			}
+		})
+	}
+	// Counted, then put in their messages in place (or, to be
+	// compressed, in arrays of their own).
+	counts := make([]int, P)
+	periods(func(_ *topoEdge, q int) { counts[q]++ })
+	send, parts := make([][]byte, P), make([][]topoEdge, P)
+	for q := range send {
+		if q != me && compress {
+			parts[q] = make([]topoEdge, 0, counts[q])
+		} else if q != me {
+			send[q], parts[q] = topoPlainPart(nil, counts[q])
+			parts[q] = parts[q][:0]
 		}
-	})
-	_, parts, ferr, err := tc.exchange(make([][]byte, P), send, 0, compress)
+	}
+	periods(func(e *topoEdge, q int) { parts[q] = append(parts[q], *e) })
+	for q := range send {
+		if q != me && compress {
+			send[q] = topoEncode(nil, parts[q], true)
+			tc.raw += int64(topoPlainSize(0, len(parts[q])) - len(send[q]))
+		}
+	}
+	clear(parts)
+	_, parts, ferr, err = tc.exchangeEncoded(send, nil, nil, 0)
 	if err != nil || ferr != nil {
 		return nil, ferr, err
 	}

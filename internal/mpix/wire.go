@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 )
 
@@ -91,6 +92,29 @@ func PutRecords[T any](e *Encoder, xs []T) {
 	e.count(len(xs))
 	e.buf = append(e.buf, Bytes(xs)...)
 	e.pad()
+}
+
+// PutRecordsInPlace puts n fixed-size plain values and their count, as
+// PutRecords does, and returns them to be filled in place: what is sent
+// in millions need not be built first and then copied into the message.
+// They are valid until the next put; the encoder's buffer must have been
+// made for it (NewEncoder(make(…)): its items are then aligned).
+func PutRecordsInPlace[T any](e *Encoder, n int) []T {
+	e.count(n)
+	if n == 0 {
+		return nil
+	}
+	var x T
+	at, size := len(e.buf), n*int(unsafe.Sizeof(x))
+	e.buf = slices.Grow(e.buf, size)[:at+size]
+	p := unsafe.Pointer(&e.buf[at])
+	if uintptr(p)%unsafe.Alignof(x) != 0 {
+		panic("mpix: PutRecordsInPlace on a misaligned buffer")
+	}
+	xs := unsafe.Slice((*T)(p), n)
+	clear(xs)
+	e.pad()
+	return xs
 }
 
 // Decoder reads a message of the framed form back. The bytes come from

@@ -114,6 +114,26 @@ func TestFramedInPlace(t *testing.T) {
 	}
 }
 
+// TestPutRecordsInPlace: records filled in place read back as PutRecords
+// puts them, the same bytes; none is an empty list.
+func TestPutRecordsInPlace(t *testing.T) {
+	for _, n := range []int{0, 1, 3} {
+		xs := make([]head, n)
+		for i := range xs {
+			xs[i] = head{At: int64(i) << 40, Rank: int32(i), Flags: uint8(i)}
+		}
+		want := mpix.NewEncoder(make([]byte, 0, 8))
+		want.PutString("abc")
+		mpix.PutRecords(want, xs)
+		e := mpix.NewEncoder(make([]byte, 0, 8))
+		e.PutString("abc")
+		copy(mpix.PutRecordsInPlace[head](e, n), xs)
+		if !bytes.Equal(e.Bytes(), want.Bytes()) {
+			t.Errorf("%d records: %x, want %x", n, e.Bytes(), want.Bytes())
+		}
+	}
+}
+
 // TestFramedMalformed: every message cut short, and every count made too
 // large, is an error, not a panic nor a huge allocation; bytes left over
 // are an error of Done; reads after an error give zero values.
