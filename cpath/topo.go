@@ -474,11 +474,9 @@ func topoEncode(hdr []byte, es []topoEdge, compress bool) []byte {
 			return e.Bytes()
 		}
 	}
-	e := mpix.NewEncoder(make([]byte, 0, topoPlainSize(len(hdr), len(es))))
-	mpix.PutRecord(e, topoPart{Mode: topoPlain})
-	e.PutBytes(hdr)
-	mpix.PutRecords(e, es)
-	return e.Bytes()
+	b, view := topoPlainPart(hdr, len(es))
+	copy(view, es)
+	return b
 }
 
 // topoPlainPart is a plain part of hdr and n edges to be filled in place

@@ -106,10 +106,10 @@ func Build(c mpix.Comm, run *Run) (*PAG, error) {
 // collectives. It is what the topological heuristics need (the calls'
 // times and their threads' order, ThreadPrev), at a fraction of Build's
 // time and memory. A log cut short is read up to its cut, with a note
-// (Run.ReadCut): with nothing to match, the calls missing after it leave
+// (Run.callsOnly): with nothing to match, the calls missing after it leave
 // no message unmatched, and the other ranks' calls are analysed whole.
 func ReadCalls(c mpix.Comm, run *Run) (*PAG, error) {
-	run.ReadCut, run.callsOnly = true, true
+	run.callsOnly = true
 	b, err := readCalls(c, run)
 	if err != nil {
 		return nil, err
@@ -279,7 +279,7 @@ func readCalls(c mpix.Comm, run *Run) (*builder, error) {
 	if err := c.Allreduce(opens, mpix.Sum); err != nil {
 		return nil, err
 	}
-	if opens[0] > 0 && !run.ReadCut {
+	if opens[0] > 0 && !run.callsOnly {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d receive or collective requests were freed or left pending, never completed in the logs; they are not matched", opens[0]))
 	}
 	return b, nil

@@ -120,7 +120,7 @@ type rankData struct {
 	ready   []partEvent // partitioned sends: each partition's MPI_Pready*, in log order
 	arrived []partEvent // partitioned receives: successful MPI_Parrived calls and completions, in log order
 	pscw    pscwLog     // general active target synchronisation (graph/pscw.go)
-	cut     error       // the damage a log cut short ends in, read up to it (Run.ReadCut); nil: whole
+	cut     error       // the damage a log cut short ends in, read up to it (Run.callsOnly); nil: whole
 	sites   []uint64    // its calls' call sites (Calls.Site indexes them from 0 until Build joins the ranks')
 	// sitePath is, beside sites, each site's call path as the log's
 	// reader numbers them (trace.Record.Path; 0 for none), and paths

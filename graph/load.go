@@ -101,18 +101,16 @@ type Run struct {
 	// Source, if set, reads the ranks of a run in another trace format
 	// (Format); nil: Files are cpath logs.
 	Source Source
-	// ReadCut reads a log cut short (trace.ErrTruncated: a rank that died
-	// while writing it, a copy that stopped) up to its last whole record,
-	// with a note, where it would be an error: for ReadCalls, whose
-	// analyses match no messages, so that the calls missing after the cut
-	// leave nothing unmatched.
-	ReadCut bool
-	// callsOnly: ReadCalls reads the logs, and no message end is kept.
+	// callsOnly: ReadCalls reads the logs. No message end is kept, and a
+	// log cut short (trace.ErrTruncated: a rank that died while writing
+	// it) is read up to its last whole record, with a note, where it
+	// would be an error: with nothing matched, the calls missing after
+	// the cut leave nothing unmatched.
 	callsOnly bool
 }
 
 // cutShort reports whether err is a log's cut that the run reads up to.
-func (run *Run) cutShort(err error) bool { return run.ReadCut && errors.Is(err, trace.ErrTruncated) }
+func (run *Run) cutShort(err error) bool { return run.callsOnly && errors.Is(err, trace.ErrTruncated) }
 
 // calls is Calls[r], or -1 (not counted) for a Run made without them.
 func (run *Run) calls(r int) int64 {
