@@ -469,3 +469,120 @@ func BenchmarkTimedFullPAG(b *testing.B) {
 		}
 	}
 }
+
+// TestOrderWork: on graphs where the order of the vertices by time and by
+// distance label differ, the two orders do different work, counted by
+// hand. Graph "reorder" (S=0, B=1, X=2, T=3; edges S->B 1, B->T 5,
+// B->X 100, X->T 1; times 0, 1, 101, 102, consistent):
+//
+//   - by distance (largest tentative Dist first), Dijkstra takes T, then
+//     B at 5 (relaxing S->B), S, X (B grows to 101), B again (S->B
+//     again) and S: 5 relaxations for 4 edges, 5 updates, 6 pops;
+//   - Δ-stepping by distance with Δ = 10 (B->X heavy, the rest light)
+//     empties [0,10) (T, B, X, S: 3 light relaxations, then B->X heavy),
+//     then [100,110) (B, S->B again): 4 light + 1 heavy in 2 phases;
+//   - by time (latest first) both take T, X, B, S, each once with its
+//     final Dist: 4 relaxations, one per edge, and 4 updates.
+//
+// "two diamonds" puts a second one before S (S'=4, B'=5, X'=6), so that
+// each growth of S is passed on again: by distance 13 relaxations for 8
+// edges (Δ-stepping: 10 light, 3 heavy, in 3 phases), by time 8.
+//
+// Every order gives DAG's result, at one process and distributed.
+func TestOrderWork(t *testing.T) {
+	type work struct{ relax, updates, pops, light, heavy, phases int64 }
+	tests := []struct {
+		name   string
+		edges  []cpathtest.Edge
+		time   []int64
+		target int32
+		delta  int64
+		// Dijkstra and Δ-stepping, by distance and by time
+		distDijkstra, distDelta, timeDijkstra, timeDelta work
+	}{
+		{
+			name:  "reorder",
+			edges: []cpathtest.Edge{{U: 0, V: 1, W: 1}, {U: 1, V: 3, W: 5}, {U: 1, V: 2, W: 100}, {U: 2, V: 3, W: 1}},
+			time:  []int64{0, 1, 101, 102}, target: 3, delta: 10,
+			distDijkstra: work{relax: 5, updates: 5, pops: 6},
+			distDelta:    work{relax: 5, updates: 5, pops: 6, light: 4, heavy: 1, phases: 2},
+			timeDijkstra: work{relax: 4, updates: 4, pops: 4},
+			timeDelta:    work{relax: 4, updates: 4, pops: 4, light: 3, heavy: 1, phases: 2},
+		},
+		{
+			name: "two diamonds",
+			edges: []cpathtest.Edge{{U: 0, V: 1, W: 1}, {U: 1, V: 3, W: 5}, {U: 1, V: 2, W: 100}, {U: 2, V: 3, W: 1},
+				{U: 4, V: 0, W: 1}, {U: 5, V: 4, W: 1}, {U: 5, V: 6, W: 100}, {U: 6, V: 0, W: 1}},
+			time:   []int64{103, 104, 204, 205, 102, 0, 101},
+			target: 3, delta: 10,
+			distDijkstra: work{relax: 13, updates: 12, pops: 13},
+			distDelta:    work{relax: 13, updates: 12, pops: 13, light: 10, heavy: 3, phases: 3},
+			timeDijkstra: work{relax: 8, updates: 8, pops: 7},
+			timeDelta:    work{relax: 8, updates: 8, pops: 7, light: 6, heavy: 2, phases: 3},
+		},
+	}
+	for _, tc := range tests {
+		n := len(tc.time)
+		for _, e := range tc.edges {
+			if e.W > tc.time[e.V]-tc.time[e.U] {
+				t.Fatalf("%s: edge %+v not consistent with the times", tc.name, e)
+			}
+		}
+		g := &Graph{N: n}
+		g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(n, tc.edges)
+		ref, err := DAG(g, tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		timed := withTime(g, tc.time)
+		runs := []struct {
+			name  string
+			g     *Graph
+			delta bool
+			want  work
+		}{
+			{"distance/dijkstra", g, false, tc.distDijkstra},
+			{"distance/delta", g, true, tc.distDelta},
+			{"time/dijkstra", timed, false, tc.timeDijkstra},
+			{"time/delta", timed, true, tc.timeDelta},
+		}
+		for _, r := range runs {
+			name := tc.name + "/" + r.name
+			var res *Result
+			if r.delta {
+				res, err = new(Solver).DeltaStepping(r.g, tc.target, tc.delta)
+			} else {
+				res, err = new(Solver).Dijkstra(r.g, tc.target)
+			}
+			sameAsDAG(t, name, ref, res, err)
+			st := res.Stats
+			got := work{st.Relaxations, st.Updates, st.Pops, st.Light, st.Heavy, st.Phases}
+			if got != r.want {
+				t.Errorf("%s: work %+v, counted by hand %+v", name, got, r.want)
+			}
+		}
+		// Distributed, at 1 to 4 ranks: the same path, and Δ-stepping
+		// the same work at every P (its buckets are emptied by all ranks
+		// together, as by one). Dijkstra takes each rank's queue in turn
+		// between exchanges, so by distance its work depends on the
+		// ranks' shares (by time it stays one relaxation per edge); at
+		// P = 1 it is the sequential count.
+		m := int64(len(tc.edges))
+		for P := 1; P <= 4; P++ {
+			for _, r := range runs {
+				name := fmt.Sprintf("%s/P=%d/%s", tc.name, P, r.name)
+				run := ParallelDijkstra
+				if r.delta {
+					run = distDeltaRun(tc.delta)
+				}
+				res, errs := distRun(distShares(r.g, tc.target, distEvenBounds(n, P)), run)
+				checkDistResult(t, name, ref, res, errs)
+				relax := res[0].Stats.Relaxations
+				t.Logf("%s: %d relaxations for %d edges", name, relax, m)
+				if exact := r.delta || P == 1 || r.g.Time != nil; exact && relax != r.want.relax || relax < m {
+					t.Errorf("%s: %d relaxations for %d edges, sequentially %d", name, relax, m, r.want.relax)
+				}
+			}
+		}
+	}
+}
