@@ -28,7 +28,9 @@ type opAcc struct {
 func criticalPath(in *Input) CriticalPath {
 	g := in.PAG
 	b := &pathBuilder{in: in, g: g, byRank: make([]RankShare, g.Ranks), byOp: map[string]*opAcc{}, sites: map[[2]uint64]siteName{},
-		cp: CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: make([]Segment, 0, max(0, len(in.Path.Vertices)-1))}}
+		cp: CriticalPath{Algo: in.Algo, LengthNs: in.Path.Length, Segments: make([]Segment, 0, max(len(in.Path.Vertices)-1, len(in.Heuristic)))}}
+	// (Sized up front: a heuristic's path has a segment per call on it,
+	// hundreds of thousands on a real run, each copied at every growth.)
 	for i := range b.byRank {
 		b.byRank[i].Rank = i
 	}
