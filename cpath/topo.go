@@ -410,7 +410,10 @@ func (s *topoSegs) add(rank int32, kind byte, call int32, start, end int64) {
 // topoConnect joins the chosen edges (in time order) into segments tiling
 // [ends.FStart, ends.LEnd], as the comment at the top of this file defines.
 func topoConnect(chosen []topoEdge, ends topoEnds, rankOf func(int32) int32) []TopoSegment {
-	var s topoSegs
+	// A chosen edge gives its computation and at most two MPI segments
+	// before it, fewer where neighbours merge: sized for two, so that a
+	// long path grows once at most rather than copying at every doubling.
+	s := topoSegs{segs: make([]TopoSegment, 0, 2*len(chosen)+2)}
 	f, l := int32(ends.F), int32(ends.L)
 	ta, b, rb := ends.FStart, f, rankOf(f)
 	gap := func(tb, aStart int64, a, ra int32) {
@@ -766,6 +769,11 @@ func topoFinish(loc *topoLocal, hdr [][]byte, parts [][]topoEdge, shuffle bool) 
 		loc.merge(runs, g.add)
 		chosen = g.done()
 	} else {
+		n := 0
+		for _, gs := range parts {
+			n += len(gs)
+		}
+		chosen = make([]topoEdge, 0, n)
 		var pending *topoEdge // a group crossing the boundary after the last period seen
 		for p, gs := range parts {
 			for k := range gs {
