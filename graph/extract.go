@@ -44,7 +44,7 @@ type msgEnd struct {
 // A send's mode, in the top bits of msgEnd.done (a rank has fewer than
 // 2^30 calls). A synchronous send cannot complete before its receive is
 // posted; a standard or synchronous one may be held until the receiver
-// enters MPI (graph/build.go, heldBy). Buffered and ready sends never wait
+// enters MPI (graph/match.go, heldBy). Buffered and ready sends never wait
 // for their receiver.
 const (
 	syncBit  = -1 << 31
