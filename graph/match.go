@@ -134,12 +134,58 @@ func (b *builder) addCause(cause int32, start int64) int32 {
 }
 
 // match pairs the sends into the owned ranks (shipped here by their
-// owners) with the owned receives, as Build's match does.
+// owners) with the owned receives, as Build's match does, and makes the
+// dependencies the messages put between their ends: a Late Sender on each
+// receive, here, and the Late Receivers, at the senders' owners.
 func (b *builder) match() error {
-	p, c := b.p, b.c
 	if err := b.runEagerLimit(); err != nil {
 		return err
 	}
+	b.rmaTraffic()
+	pl := b.endPlaces()
+	g, err := b.gatherEnds(pl)
+	if err != nil {
+		return err
+	}
+	sends, sendRuns, err := b.shipSends(g.out, pl.nsend)
+	if err != nil {
+		return err
+	}
+	g.out = nil
+	tasks, unpaired := b.planPairs(sends, sendRuns, g.recvs, g.recvRuns)
+	violations, lrOf := b.pairMessages(tasks, sends, g.recvs)
+	sends, g.recvs = nil, nil // freed before the Late Receivers are shipped
+	gotLR, err := b.shipLateReceivers(tasks, lrOf)
+	if err != nil {
+		return err
+	}
+	b.lateSenderDeps(tasks, wireCount[wireDep](gotLR))
+	if err := b.partitionDeps(); err != nil {
+		return err
+	}
+	if err := b.addDeps(gotLR); err != nil {
+		return err
+	}
+	var polls int64
+	for _, d := range b.rankLogs {
+		polls += d.polls
+	}
+	p := b.p
+	counts := []int64{int64(len(b.msgs)), int64(g.unmatched + unpaired), int64(violations), polls}
+	if err := b.c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
+	}
+	p.Messages, p.Unmatched, p.ClockViolations, p.CoalescedPolls = int(counts[0]), int(counts[1]), int(counts[2]), counts[3]
+	if p.Unmatched > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
+	}
+	return nil
+}
+
+// rmaTraffic collects the owned ranks' one-sided traffic by origin and
+// target.
+func (b *builder) rmaTraffic() {
+	p := b.p
 	p.RMATraffic = nil
 	for i, d := range b.rankLogs {
 		for target, t := range d.rmaTo {
@@ -150,165 +196,217 @@ func (b *builder) match() error {
 	slices.SortFunc(p.RMATraffic, func(a, b RMAPair) int {
 		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.Target, b.Target))
 	})
-	// Sized first: these arrays hold every message end of the owned
-	// ranks, each owned rank's at places of its own, so that the ranks'
-	// ends are gathered in parallel: its receives (recvAt) and, for
-	// each analyzer rank q, its sends to q's ranks (sendAt), after the
-	// owned ranks' before it.
-	P, own := c.Size(), len(b.rankLogs)
-	nsend := make([]int, P)
-	recvAt := make([]int, own+1)
-	sendAt := make([][]int, own)
+}
+
+// endPlaces says where gatherEnds puts the owned ranks' message ends,
+// each owned rank's at places of its own so that the ranks' ends are
+// gathered in parallel.
+type endPlaces struct {
+	nsend  []int   // the sends to each analyzer rank's ranks
+	from   []int   // where each analyzer rank's sends start in the sends shipped
+	recvAt []int   // where owned rank i's receives start (and end, at i+1)
+	sendAt [][]int // where owned rank i's sends to analyzer rank q's ranks start
+}
+
+// endPlaces counts the owned ranks' matchable ends: its receives, and for
+// each analyzer rank q its sends to q's ranks, after the owned ranks'
+// before it.
+func (b *builder) endPlaces() endPlaces {
+	p := b.p
+	P, own := b.c.Size(), len(b.rankLogs)
+	pl := endPlaces{nsend: make([]int, P), from: make([]int, P+1), recvAt: make([]int, own+1), sendAt: make([][]int, own)}
 	for i, d := range b.rankLogs {
-		sendAt[i] = make([]int, P)
-		recvAt[i+1] = recvAt[i]
+		pl.sendAt[i] = make([]int, P)
+		pl.recvAt[i+1] = pl.recvAt[i]
 		for k := range d.keys {
 			l := &d.keys[k]
 			if gid(b.gids[i], l.comm) < 0 {
 				continue // unmatched
 			}
 			if l.recv {
-				recvAt[i+1] += int(l.n)
+				pl.recvAt[i+1] += int(l.n)
 			} else if l.peer >= 0 && int(l.peer) < p.Ranks {
-				sendAt[i][p.ownerOfRank(int(l.peer))] += int(l.n)
+				pl.sendAt[i][p.ownerOfRank(int(l.peer))] += int(l.n)
 			}
 		}
 	}
-	from := make([]int, P+1) // where each analyzer rank's sends start in out
 	for q := 0; q < P; q++ {
-		for i := range sendAt {
-			nsend[q] += sendAt[i][q]
+		for i := range pl.sendAt {
+			pl.nsend[q] += pl.sendAt[i][q]
 		}
-		from[q+1] = from[q] + nsend[q]
+		pl.from[q+1] = pl.from[q] + pl.nsend[q]
 	}
 	for q := 0; q < P; q++ { // counts to places
-		at := from[q]
-		for i := range sendAt {
-			at, sendAt[i][q] = at+sendAt[i][q], at
+		at := pl.from[q]
+		for i := range pl.sendAt {
+			at, pl.sendAt[i][q] = at+pl.sendAt[i][q], at
 		}
 	}
-	out := make([]wireEnd, from[P])
-	// The owned receives stay here, as runs of one key each (a key's ends
-	// are one rank's list, in posting order).
-	recvs := make([]recvEnd, recvAt[own])
+	return pl
+}
+
+// sendLimit is where owned rank i's sends to analyzer rank q's ranks end.
+func (pl *endPlaces) sendLimit(i, q int) int {
+	if i+1 < len(pl.sendAt) {
+		return pl.sendAt[i+1][q]
+	}
+	return pl.from[q+1]
+}
+
+// gathered is what gatherEnds collects of the owned ranks' message ends.
+type gathered struct {
+	out       []wireEnd // the sends, by the analyzer rank their receiver's owner is
+	recvs     []recvEnd // the receives, which stay here
+	recvRuns  []endRun  // the receives as runs of one key each, in posting order
+	unmatched int       // ends that cannot be matched: an unknown communicator or peer
+}
+
+// gatherEnds collects the owned ranks' message ends from their keys, in
+// parallel, and frees the keys.
+func (b *builder) gatherEnds(pl endPlaces) (gathered, error) {
+	own := len(b.rankLogs)
+	g := gathered{out: make([]wireEnd, pl.from[len(pl.from)-1]), recvs: make([]recvEnd, pl.recvAt[own])}
 	runsOf := make([][]endRun, own)
 	unmatchedOf := make([]int, own)
 	miscount := make([]bool, own)
 	par.Do(own, func(i int) {
-		d := b.rankLogs[i]
-		r := p.RankLo + i
-		base := p.RankStart[r]
-		at, rat := slices.Clone(sendAt[i]), recvAt[i]
-		limit := func(q int) int { // where the next owned rank's sends to q start
-			if i+1 < own {
-				return sendAt[i+1][q]
-			}
-			return from[q+1]
-		}
-		var ends []msgEnd
-		for k := range d.keys {
-			l := &d.keys[k]
-			comm := gid(b.gids[i], l.comm)
-			if comm < 0 {
-				unmatchedOf[i] += int(l.n)
-				continue
-			}
-			// A key's ends in posting order: its list as it is, or, when
-			// the ends were not added in that order, sorted in a copy
-			// (copying every key's cost 0.4 GB of allocation on the
-			// 16 M-call halo log).
-			each := func(f func(x *msgEnd)) {
-				for e := l.head; e >= 0; {
-					x := d.ends.at(e)
-					e = x.next
-					f(x)
-				}
-			}
-			if l.unsorted {
-				ends = ends[:0]
-				each(func(x *msgEnd) { ends = append(ends, *x) })
-				st := p.Start[base-p.CallLo:]
-				slices.SortStableFunc(ends, func(a, b msgEnd) int { return postOrder(d.hdr.Threads, st, a.post, b.post) })
-				each = func(f func(x *msgEnd)) {
-					for k := range ends {
-						f(&ends[k])
-					}
-				}
-			}
-			if l.recv {
-				if rat+int(l.n) > recvAt[i+1] {
-					miscount[i] = true
-					continue
-				}
-				run := endRun{comm: comm, src: l.peer, dst: int32(r), tag: l.tag, init: l.init, lo: int32(rat)}
-				each(func(x *msgEnd) {
-					if rat < recvAt[i+1] { // a list longer than its count is reported below
-						recvs[rat] = recvEnd{post: x.post + base, done: x.done&^modeMask + base}
-					}
-					rat++
-				})
-				run.hi = int32(rat)
-				runsOf[i] = append(runsOf[i], run)
-				continue
-			}
-			if l.peer < 0 || int(l.peer) >= p.Ranks {
-				unmatchedOf[i] += int(l.n)
-				continue
-			}
-			q := p.ownerOfRank(int(l.peer))
-			if at[q]+int(l.n) > limit(q) {
-				miscount[i] = true
-				continue
-			}
-			each(func(x *msgEnd) {
-				w := wireEnd{Comm: comm, Src: int32(r), Dst: l.peer, Tag: l.tag, Init: l.init, Post: x.post + base,
-					Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
-				w.Start, w.DoneEnd = p.Start[w.Post-p.CallLo], p.End[w.Done-p.CallLo]
-				if at[q] < limit(q) { // as the receives'
-					out[at[q]] = w
-				}
-				at[q]++
-			})
-		}
-		miscount[i] = miscount[i] || rat != recvAt[i+1]
-		for q := range at {
-			miscount[i] = miscount[i] || at[q] != limit(q)
-		}
-		d.keys, d.ends = nil, endStore{}
+		runsOf[i], unmatchedOf[i], miscount[i] = b.rankEnds(i, &pl, &g)
 	})
-	unmatched := 0
-	var recvRuns []endRun
 	var bad error
 	for i := range b.rankLogs {
-		unmatched += unmatchedOf[i]
-		recvRuns = append(recvRuns, runsOf[i]...)
+		g.unmatched += unmatchedOf[i]
+		g.recvRuns = append(g.recvRuns, runsOf[i]...)
 		if miscount[i] && bad == nil { // the keys' counts and lists disagree: a bug, not a bad log
-			bad = fmt.Errorf("graph: the message ends of rank %d do not add up to their keys' counts", p.RankLo+i)
+			bad = fmt.Errorf("graph: the message ends of rank %d do not add up to their keys' counts", b.p.RankLo+i)
 		}
 	}
-	if err := mpix.Agree(c, bad); err != nil {
-		return err
+	return g, mpix.Agree(b.c, bad)
+}
+
+// rankEnds writes owned rank i's ends at its places in g: its receives
+// (returned as runs of one key each) and its sends. It says how many ends
+// cannot be matched, and whether the keys' lists and counts disagreed.
+func (b *builder) rankEnds(i int, pl *endPlaces, g *gathered) (runs []endRun, unmatched int, miscount bool) {
+	p, d := b.p, b.rankLogs[i]
+	r := p.RankLo + i
+	base := p.RankStart[r]
+	at, rat, rend := slices.Clone(pl.sendAt[i]), pl.recvAt[i], pl.recvAt[i+1]
+	var ends []msgEnd
+	for k := range d.keys {
+		l := &d.keys[k]
+		comm := gid(b.gids[i], l.comm)
+		if comm < 0 {
+			unmatched += int(l.n)
+			continue
+		}
+		// A key's ends in posting order: its list as it is, or, when the
+		// ends were not added in that order, sorted in a copy (copying
+		// every key's cost 0.4 GB of allocation on the 16 M-call halo
+		// log).
+		each := func(f func(x *msgEnd)) {
+			for e := l.head; e >= 0; {
+				x := d.ends.at(e)
+				e = x.next
+				f(x)
+			}
+		}
+		if l.unsorted {
+			ends = ends[:0]
+			each(func(x *msgEnd) { ends = append(ends, *x) })
+			st := p.Start[base-p.CallLo:]
+			slices.SortStableFunc(ends, func(a, b msgEnd) int { return postOrder(d.hdr.Threads, st, a.post, b.post) })
+			each = func(f func(x *msgEnd)) {
+				for k := range ends {
+					f(&ends[k])
+				}
+			}
+		}
+		if l.recv {
+			if rat+int(l.n) > rend {
+				miscount = true
+				continue
+			}
+			run := endRun{comm: comm, src: l.peer, dst: int32(r), tag: l.tag, init: l.init, lo: int32(rat)}
+			each(func(x *msgEnd) {
+				if rat < rend { // a list longer than its count is reported below
+					g.recvs[rat] = recvEnd{post: x.post + base, done: x.done&^modeMask + base}
+				}
+				rat++
+			})
+			run.hi = int32(rat)
+			runs = append(runs, run)
+			continue
+		}
+		if l.peer < 0 || int(l.peer) >= p.Ranks {
+			unmatched += int(l.n)
+			continue
+		}
+		q := p.ownerOfRank(int(l.peer))
+		if at[q]+int(l.n) > pl.sendLimit(i, q) {
+			miscount = true
+			continue
+		}
+		each(func(x *msgEnd) {
+			w := wireEnd{Comm: comm, Src: int32(r), Dst: l.peer, Tag: l.tag, Init: l.init, Post: x.post + base,
+				Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
+			w.Start, w.DoneEnd = p.Start[w.Post-p.CallLo], p.End[w.Done-p.CallLo]
+			if at[q] < pl.sendLimit(i, q) { // as the receives'
+				g.out[at[q]] = w
+			}
+			at[q]++
+		})
 	}
-	sends, _, err := mpix.ShipFlat(c, out, nsend)
+	miscount = miscount || rat != rend
+	for q := range at {
+		miscount = miscount || at[q] != pl.sendLimit(i, q)
+	}
+	d.keys, d.ends = nil, endStore{}
+	return runs, unmatched, miscount
+}
+
+// shipSends sends each send to its receiver's owner and returns the sends
+// shipped here, with their runs of one key each (each owner appended a
+// key's ends together, in posting order).
+func (b *builder) shipSends(out []wireEnd, nsend []int) ([]wireEnd, []endRun, error) {
+	sends, _, err := mpix.ShipFlat(b.c, out, nsend)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	out = nil
-	// The shipped sends come as runs of one key too (each owner appended
-	// a key's ends together, in posting order).
-	var sendRuns []endRun
+	var runs []endRun
 	for i := 0; i < len(sends); {
 		j := i + 1
 		for j < len(sends) && sameKeyEnds(&sends[j-1], &sends[j]) && b.sendOrder(&sends[j-1], &sends[j]) < 0 {
 			j++
 		}
 		s := &sends[i]
-		sendRuns = append(sendRuns, endRun{comm: s.Comm, src: s.Src, dst: s.Dst, tag: s.Tag, init: s.Init, lo: int32(i), hi: int32(j)})
+		runs = append(runs, endRun{comm: s.Comm, src: s.Src, dst: s.Dst, tag: s.Tag, init: s.Init, lo: int32(i), hi: int32(j)})
 		i = j
 	}
-	// Pair the keys' runs in key order (the order of the messages in the
-	// PAG), and within a key the sends and receives in posting order:
-	// sorting the few runs, not the many ends.
+	return sends, runs, nil
+}
+
+// pairTask is a chunk of one key's pairs, for pairMessages' workers.
+type pairTask struct {
+	sends, recvs []int32 // a key's ends in posting order; nil: one run's, from lo on
+	slo, rlo     int32
+	m0, m1       int // the key's pairs [m0, m1) go to msgs[at:]
+	at           int
+	remote       bool // the sender's rank is another analyzer rank's: its starts go to cache
+	slot         int  // remote: the cache slot of pair m0's send start
+}
+
+// pairChunk is the most pairs of one pairTask: long keys are cut for the
+// workers.
+const pairChunk = 1 << 16
+
+// planPairs pairs the keys' runs in key order (the order of the messages
+// in the PAG), and within a key the sends and receives in posting order,
+// or in the order the times say they matched where threads posted them
+// (byMatch): sorting the few runs, not the many ends. It returns the
+// pairing as tasks, with the message places and cache slots they fill,
+// and the number of ends left without a partner.
+func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd, recvRuns []endRun) (tasks []pairTask, unpaired int) {
+	p := b.p
 	sendOrder := func(x, y int32) int { return b.sendOrder(&sends[x], &sends[y]) }
 	recvOrder := func(x, y int32) int { // one rank's receives
 		r := rankOf(p.RankStart, p.Ranks, recvs[x].post)
@@ -316,19 +414,9 @@ func (b *builder) match() error {
 	}
 	sortEndRuns(sendRuns, sendOrder)
 	sortEndRuns(recvRuns, recvOrder)
-	// The keys' pairs first (a walk of the few runs), each with its place
-	// in msgs; then the messages themselves, in parallel: the pairing of
-	// 8 M messages took a third of a second in one loop.
-	type pairTask struct {
-		sends, recvs []int32 // a key's ends in posting order; nil: one run's, from lo on
-		slo, rlo     int32
-		m0, m1       int // the key's pairs [m0, m1) go to msgs[at:]
-		at           int
-		remote       bool // the sender's rank is another analyzer rank's: its starts go to cache
-	}
-	const pairChunk = 1 << 16
-	var tasks []pairTask
-	i, j, nmsg, nremote := 0, 0, 0, 0
+	sendStart := func(e int32) int64 { return sends[e].Start }
+	recvStart := func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] }
+	i, j, nmsg, slot := 0, 0, 0, 0
 	for i < len(sendRuns) || j < len(recvRuns) {
 		var k int
 		switch {
@@ -348,12 +436,12 @@ func (b *builder) match() error {
 			nr, j2 = keyRuns(recvRuns, j)
 		}
 		if k != 0 { // sends without receives, or receives without sends
-			unmatched += ns + nr
+			unpaired += ns + nr
 			i, j = i2, j2
 			continue
 		}
 		n := min(ns, nr)
-		unmatched += ns + nr - 2*n
+		unpaired += ns + nr - 2*n
 		t := pairTask{slo: sendRuns[i].lo, rlo: recvRuns[j].lo, remote: !b.local(sends[sendRuns[i].lo].Post)}
 		if i2 > i+1 { // a key in several runs: its ends merged
 			t.sends = keyEnds(sendRuns[i:i2], sendOrder)
@@ -361,45 +449,85 @@ func (b *builder) match() error {
 		if j2 > j+1 {
 			t.recvs = keyEnds(recvRuns[j:j2], recvOrder)
 		}
-		recvStart := func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] }
 		// The sends' order from the receives' only where those are in
 		// MPI's order: posted by one thread.
 		if b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) &&
 			oneThread(p, recvs, endSeq(t.recvs, t.rlo, nr)) {
 			t.sends = byMatch(endSeq(t.recvs, t.rlo, nr), endSeq(t.sends, t.slo, ns), recvStart,
-				func(e int32) int64 { return sends[e].Start }, func(e int32) int64 { return sends[e].DoneEnd })
+				sendStart, func(e int32) int64 { return sends[e].DoneEnd })
 		}
 		if b.threads[recvRuns[j].dst] {
-			t.recvs = byMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr),
-				func(e int32) int64 { return sends[e].Start }, recvStart,
+			t.recvs = byMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr), sendStart, recvStart,
 				func(e int32) int64 { return p.End[recvs[e].done-p.CallLo] })
 		}
-		for m := 0; m < n; m += pairChunk { // long keys in chunks, for the workers
-			t.m0, t.m1, t.at = m, min(n, m+pairChunk), nmsg+m
+		for m := 0; m < n; m += pairChunk {
+			t.m0, t.m1, t.at, t.slot = m, min(n, m+pairChunk), nmsg+m, slot
+			if t.remote {
+				slot += t.m1 - t.m0
+			}
 			tasks = append(tasks, t)
-		}
-		if t.remote {
-			nremote += n
 		}
 		nmsg += n
 		i, j = i2, j2
+	}
+	return tasks, unpaired
+}
+
+// message is the matched message of send s and receive rv, with the rules
+// that decide its Late Receiver dependencies applied.
+func (b *builder) message(s *wireEnd, rv recvEnd) partMsg {
+	p := b.p
+	r := wireEnd{Post: rv.post, Done: rv.done}
+	pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
+		comm: s.Comm, sync: s.Mode&syncBit != 0, slot: -1, heldBy: -1, bytes: s.Bytes,
+		partitioned: s.Init > 0}
+	if s.Mode&mayHold != 0 {
+		pm.heldBy = b.heldBy(s, &r)
+		post := p.Start[r.Post-p.CallLo]
+		pm.rendezvous = !pm.sync && !pm.partitioned && s.Bytes > b.eagerLimit && post > s.Start && s.DoneEnd > post
+		if pm.waitsForPost() && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
+			pm.heldBy = -1
+		}
+	} else if s.Mode == 0 && !pm.partitioned && s.Bytes > b.eagerLimit {
+		pm.drained = p.Start[r.Post-p.CallLo] > s.Start
+	}
+	return pm
+}
+
+// lateReceivers is the number of Late Receiver dependencies message m
+// makes: each of them a dependency of m's sender.
+func (m *partMsg) lateReceivers() int {
+	n := 0
+	for _, dep := range [...]bool{m.waitsForPost(), m.heldApart(), m.drained} {
+		if dep {
+			n++
+		}
+	}
+	return n
+}
+
+// pairMessages makes the messages of the tasks' pairs, in parallel, into
+// b.msgs and the PAG's message arrays, and the remote senders' starts into
+// the cache. It returns the messages whose receive completed before their
+// send started (clock violations), and lrOf: for each task and analyzer
+// rank q, the task's Late Receiver dependencies of q's senders.
+func (b *builder) pairMessages(tasks []pairTask, sends []wireEnd, recvs []recvEnd) (violations int, lrOf []int) {
+	p, P := b.p, b.c.Size()
+	nmsg, nremote := 0, 0
+	if len(tasks) > 0 {
+		t := &tasks[len(tasks)-1]
+		nmsg, nremote = t.at+t.m1-t.m0, t.slot
+		if t.remote {
+			nremote += t.m1 - t.m0
+		}
 	}
 	b.msgs = make([]partMsg, nmsg)
 	b.cache = make([]int64, nremote, nremote+nremote/4+64) // room for the remote causes of other dependencies
 	p.MsgSend, p.MsgRecv, p.MsgBytes = make([]int32, nmsg), make([]int32, nmsg), make([]uint64, nmsg)
 	violationsOf := make([]int, len(tasks))
-	lrOf := make([]int, len(tasks)*P) // the Late Receiver dependencies of each task's messages, by their owner
-	slot := 0
-	slotOf := make([]int, len(tasks)) // a remote task's first pair's cache slot
-	for k := range tasks {
-		if tasks[k].remote {
-			slotOf[k] = slot
-			slot += tasks[k].m1 - tasks[k].m0
-		}
-	}
+	lrOf = make([]int, len(tasks)*P)
 	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
-		violations := 0
 		lrs := make([]int, P) // this worker's own: the tasks' counts share cache lines
 		for m := t.m0; m < t.m1; m++ {
 			se, re := t.slo+int32(m), t.rlo+int32(m)
@@ -409,69 +537,53 @@ func (b *builder) match() error {
 			if t.recvs != nil {
 				re = t.recvs[m]
 			}
-			s, rv := &sends[se], recvs[re]
-			r := wireEnd{Post: rv.post, Done: rv.done}
-			pm := partMsg{sendPost: s.Post, sendDone: s.Done, recvPost: r.Post, recvDone: r.Done,
-				comm: s.Comm, sync: s.Mode&syncBit != 0, slot: -1, heldBy: -1, bytes: s.Bytes,
-				partitioned: s.Init > 0}
+			s := &sends[se]
+			pm := b.message(s, recvs[re])
 			if t.remote {
-				pm.slot = int32(slotOf[k] + m - t.m0)
+				pm.slot = int32(t.slot + m - t.m0)
 				b.cache[pm.slot] = s.Start
 			}
-			if s.Mode&mayHold != 0 {
-				pm.heldBy = b.heldBy(s, &r)
-				post := p.Start[r.Post-p.CallLo]
-				pm.rendezvous = !pm.sync && !pm.partitioned && s.Bytes > b.eagerLimit && post > s.Start && s.DoneEnd > post
-				if pm.waitsForPost() && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
-					pm.heldBy = -1
-				}
-			} else if s.Mode == 0 && !pm.partitioned && s.Bytes > b.eagerLimit {
-				pm.drained = p.Start[r.Post-p.CallLo] > s.Start
+			if p.End[pm.recvDone-p.CallLo] < s.Start {
+				violationsOf[k]++
 			}
-			if p.End[r.Done-p.CallLo] < s.Start {
-				violations++
-			}
-			if pm.waitsForPost() || pm.heldApart() || pm.drained {
-				q := p.Owner(pm.sendDone)
-				for _, dep := range [...]bool{pm.waitsForPost(), pm.heldApart(), pm.drained} {
-					if dep {
-						lrs[q]++
-					}
-				}
+			if n := pm.lateReceivers(); n > 0 {
+				lrs[p.Owner(pm.sendDone)] += n
 			}
 			x := t.at + m - t.m0
 			b.msgs[x] = pm
 			p.MsgSend[x], p.MsgRecv[x], p.MsgBytes[x] = pm.sendPost, pm.recvDone, pm.bytes
 		}
-		violationsOf[k] = violations
 		copy(lrOf[k*P:], lrs)
 	})
-	violations := 0
 	for _, v := range violationsOf {
 		violations += v
 	}
-	sends, recvs = nil, nil
-	// The Late Sender dependencies are this rank's; the Late Receiver ones
-	// (synchronous sends, and sends held until the receiver entered MPI)
-	// go to the sender's owner.
+	return violations, lrOf
+}
+
+// shipLateReceivers sends the messages' Late Receiver dependencies
+// (synchronous and rendezvous sends, sends held until the receiver
+// entered MPI, buffered sends drained by a detach) to their senders'
+// owners, each task's at its places (lrOf, counted by pairMessages), and
+// returns those shipped here.
+func (b *builder) shipLateReceivers(tasks []pairTask, lrOf []int) ([][]byte, error) {
+	p, P := b.p, b.c.Size()
 	lr := make([][]wireDep, P)
-	{
-		nlr := make([]int, P) // counts to places: each task's in each owner's array
-		for k := range tasks {
-			for q := 0; q < P; q++ {
-				nlr[q], lrOf[k*P+q] = nlr[q]+lrOf[k*P+q], nlr[q]
-			}
+	nlr := make([]int, P) // counts to places: each task's in each owner's array
+	for k := range tasks {
+		for q := 0; q < P; q++ {
+			nlr[q], lrOf[k*P+q] = nlr[q]+lrOf[k*P+q], nlr[q]
 		}
-		for q := range lr {
-			lr[q] = make([]wireDep, nlr[q])
-		}
+	}
+	for q := range lr {
+		lr[q] = make([]wireDep, nlr[q])
 	}
 	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
 		at := slices.Clone(lrOf[k*P : (k+1)*P])
 		for x := t.at; x < t.at+t.m1-t.m0; x++ {
 			m := &b.msgs[x]
-			if !m.waitsForPost() && !m.heldApart() && !m.drained {
+			if m.lateReceivers() == 0 {
 				continue
 			}
 			kind := wireKind(LateReceiver, RuleSynchronous)
@@ -498,20 +610,20 @@ func (b *builder) match() error {
 			}
 		}
 	})
-	gotLR, err := mpix.Ship(c, lr)
-	if err != nil {
-		return err
-	}
-	lr = nil
-	// The dependencies are allocated once, at their final size but for
-	// the few of partitioned and PSCW transfers: the messages' (made in
-	// parallel), the Late Receivers shipped here, and at most one per
-	// owned collective call (collectives).
+	return mpix.Ship(b.c, lr)
+}
+
+// lateSenderDeps allocates the dependencies once, at their final size but
+// for the few of partitioned and PSCW transfers: the messages' Late
+// Senders (made here, in parallel), the nlr Late Receivers shipped here,
+// and at most one per owned collective call (collectives).
+func (b *builder) lateSenderDeps(tasks []pairTask, nlr int) {
+	p := b.p
 	ncoll := 0
 	for _, d := range b.rankLogs {
 		ncoll += len(d.colls)
 	}
-	n := len(b.msgs) + wireCount[wireDep](gotLR) + ncoll
+	n := len(b.msgs) + nlr + ncoll
 	b.deps = make([]dep, len(b.msgs), n+n/64+64)
 	par.Do(len(tasks), func(k int) {
 		t := &tasks[k]
@@ -524,25 +636,6 @@ func (b *builder) match() error {
 			b.deps[x] = d
 		}
 	})
-	if err := b.partitionDeps(); err != nil {
-		return err
-	}
-	if err := b.addDeps(gotLR); err != nil {
-		return err
-	}
-	var polls int64
-	for _, d := range b.rankLogs {
-		polls += d.polls
-	}
-	counts := []int64{int64(len(b.msgs)), int64(unmatched), int64(violations), polls}
-	if err := c.Allreduce(counts, mpix.Sum); err != nil {
-		return err
-	}
-	p.Messages, p.Unmatched, p.ClockViolations, p.CoalescedPolls = int(counts[0]), int(counts[1]), int(counts[2]), counts[3]
-	if p.Unmatched > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
-	}
-	return nil
 }
 
 // recvEnd is an owned receive: the call that posted it and the one that
