@@ -33,19 +33,46 @@ func (b *builder) endOf(lc int32) int64 {
 	return b.lg.End[lc]
 }
 
-// correctClocks enforces the clock condition as Build does (see
-// builder.correctClocks), in rounds: each rank corrects its own calls
-// against the causes' starts it knows until nothing moves, then the ranks
-// that moved calls send the new starts to the ranks whose dependencies
-// name them, until no rank moves any. Every correction only moves times
-// forward, by the least that satisfies a dependency, so the order does not
-// change the result: the least times that satisfy them all.
+// correctClocks enforces the clock condition (docs/analysis.md §3) in
+// rounds across the analyzer ranks (clockRounds), then drops the
+// dependencies that still do not hold, and notes what it did. Every
+// correction only moves times forward, by the least that satisfies a
+// dependency, so the order does not change the result: the least times
+// that satisfy them all.
 func (b *builder) correctClocks() error {
-	p, c := b.p, b.c
-	size := c.Size()
-	// Ask the owners of remote causes for their starts, once; each round
-	// they send them in the same order.
-	asked := make([][]int32, size) // by owner: the dependencies waiting for its answers
+	p := b.p
+	asked, err := b.askCauseStarts()
+	if err != nil {
+		return err
+	}
+	if err := b.clockRounds(asked); err != nil {
+		return err
+	}
+	n, err := b.dropContradictions()
+	if err != nil {
+		return err
+	}
+	if p.ClockCorrections > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, %d dependencies ran backwards (a call ended before something it needed started), by at most %v; those calls were moved later, with what followed them",
+			p.ClockCorrections, time.Duration(p.ClockShiftMax)))
+	}
+	if n > 0 {
+		p.Inconsistent = int(n)
+		p.Notes = append(p.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", n))
+	}
+	if p.ClockViolations > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", p.ClockViolations))
+	}
+	return nil
+}
+
+// askCauseStarts asks the owners of remote causes for their starts, once;
+// each round they send them in the same order (refreshCauseStarts). It
+// returns, by owner, the dependencies waiting for its answers, and keeps
+// in b.wanted the owned calls each rank asked for.
+func (b *builder) askCauseStarts() (asked [][]int32, err error) {
+	p, size := b.p, b.c.Size()
+	asked = make([][]int32, size)
 	req := make([][]int32, size)
 	for i := range b.deps {
 		d := &b.deps[i]
@@ -59,139 +86,103 @@ func (b *builder) correctClocks() error {
 	for q := range req {
 		send[q] = mpix.Bytes(req[q])
 	}
-	got, err := c.Alltoallv(send)
+	got, err := b.c.Alltoallv(send)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.wanted = make([][]int32, size)
 	for q, bs := range got {
 		ids, err := mpix.FromBytes[int32](bs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for k := range ids {
 			ids[k] -= p.CallLo
 		}
 		b.wanted[q] = ids
 	}
-	refresh := func() error {
-		out := make([][]byte, size)
-		for q, ids := range b.wanted {
-			ts := make([]int64, len(ids))
-			for k, lc := range ids {
-				if b.t != nil {
-					ts[k] = b.t.start(lc)
-				} else {
-					ts[k] = b.lg.Start[lc]
-				}
-			}
-			out[q] = mpix.Bytes(ts)
-		}
-		got, err := c.Alltoallv(out)
-		if err != nil {
-			return err
-		}
-		starts, err := mpix.Answers[int64](got, func(q int) int { return len(asked[q]) }, "clock exchange")
-		if err != nil {
-			return err
-		}
-		for q, ts := range starts {
-			for k, i := range asked[q] {
-				b.cache[b.deps[i].slot] = ts[k]
+	return asked, nil
+}
+
+// refreshCauseStarts sends every rank the current starts of the owned
+// calls it asked for, and puts those of the remote causes into the cache.
+func (b *builder) refreshCauseStarts(asked [][]int32) error {
+	out := make([][]byte, b.c.Size())
+	for q, ids := range b.wanted {
+		ts := make([]int64, len(ids))
+		for k, lc := range ids {
+			if b.t != nil {
+				ts[k] = b.t.start(lc)
+			} else {
+				ts[k] = b.lg.Start[lc]
 			}
 		}
-		return nil
+		out[q] = mpix.Bytes(ts)
 	}
-	const maxRounds = 50
-	// Times only grow, so a dependency met stays met until its cause
-	// starts later: after a round's first pass, a pass checks only those
-	// whose cause is owned and was moved in the pass before (the shifter
-	// lists the blocks of calls it moves at each pass's tick), found
-	// through byBlock, made at the first such pass: scanning every
-	// dependency in each pass took 0.8 s of the 16 M-call halo log's
-	// analysis. A round's first pass checks every dependency, or, when
-	// the round before settled, only those on other ranks' causes, whose
-	// starts the refresh brought. The order in which the passes meet the
-	// dependencies does not change the result: times only grow, each
-	// raise to the least that meets its dependency, so the passes end in
-	// the least times that meet them all.
-	tick := int64(0)
-	var byBlock *depIndex
+	got, err := b.c.Alltoallv(out)
+	if err != nil {
+		return err
+	}
+	starts, err := mpix.Answers[int64](got, func(q int) int { return len(asked[q]) }, "clock exchange")
+	if err != nil {
+		return err
+	}
+	for q, ts := range starts {
+		for k, i := range asked[q] {
+			b.cache[b.deps[i].slot] = ts[k]
+		}
+	}
+	return nil
+}
+
+// maxClockRounds bounds the correction's rounds, and each round's passes.
+const maxClockRounds = 50
+
+// clockCorrection is the state of the correction's passes over the
+// dependencies.
+type clockCorrection struct {
+	b         *builder
+	asked     [][]int32 // by owner, the dependencies on its calls
+	backwards []int32   // the dependencies that ran backwards at first
+	byBlock   *depIndex // the dependencies by their cause's block, made at the first pass that needs it
+	tick      int64     // the pass: the shifter lists the blocks it moves at each
+}
+
+// clockRounds moves calls until every dependency holds: each rank
+// corrects its own calls against the causes' starts it knows until
+// nothing moves, then the ranks that moved calls send the new starts to
+// the ranks whose dependencies name them, until no rank moves any.
+//
+// Times only grow, so a dependency met stays met until its cause starts
+// later: after a round's first pass, a pass checks only those whose cause
+// is owned and was moved in the pass before, found through byBlock:
+// scanning every dependency in each pass took 0.8 s of the 16 M-call halo
+// log's analysis. A round's first pass checks every dependency, or, when
+// the round before settled, only those on other ranks' causes, whose
+// starts the refresh brought. The order in which the passes meet the
+// dependencies does not change the result: times only grow, each raise to
+// the least that meets its dependency, so the passes end in the least
+// times that meet them all.
+func (b *builder) clockRounds(asked [][]int32) error {
 	backwards, err := b.countBackwards()
 	if err != nil {
 		return err
 	}
-	check := func(i int32) bool {
-		d := &b.deps[i]
-		need := b.causeStart(d)
-		if b.endOf(d.done) >= need {
-			return false
-		}
-		if b.t == nil {
-			b.t = newShifter(b.lg)
-		}
-		b.t.raise(d.done, need, tick)
-		return true
-	}
+	cc := &clockCorrection{b: b, asked: asked, backwards: backwards}
 	settled := false // the last round's passes ended with one that moved nothing
-	for round := 0; round < maxRounds; round++ {
+	for round := 0; round < maxClockRounds; round++ {
 		changed := false
 		full := !settled // a pass over every dependency first
 		settled = false
-		for pass := 0; pass < maxRounds; pass++ {
-			moved := false
-			tick++
-			switch {
-			case pass == 0 && round == 0:
-				// Only a dependency that runs backwards can move a call,
-				// and one that does not stays so until its cause moves,
-				// which the passes after this one follow: checking the
-				// ones countBackwards found, not all, is the same pass,
-				// and on logs whose clocks agree an empty one.
-				for _, i := range backwards {
-					if check(i) {
-						moved = true
-					}
-				}
-			case pass == 0 && full:
-				for i := range b.deps {
-					// A hold is read from the times, not imposed on them.
-					if b.deps[i].rule.imposed() && check(int32(i)) {
-						moved = true
-					}
-				}
-			case pass == 0:
-				// The round before settled every dependency on an owned
-				// cause; the refresh may have moved the others' causes.
-				for _, ids := range asked {
-					for _, i := range ids {
-						if b.deps[i].rule.imposed() && check(i) {
-							moved = true
-						}
-					}
-				}
-			default:
-				if byBlock == nil {
-					byBlock = b.depsByCauseBlock()
-				}
-				// The blocks the last pass moved; this pass's own moves
-				// are the next pass's.
-				blocks := slices.Clone(b.t.touchedAt(tick - 1))
-				for _, blk := range blocks {
-					for _, i := range byBlock.at(blk) {
-						if check(i) {
-							moved = true
-						}
-					}
-				}
-			}
-			if !moved {
+		for pass := 0; pass < maxClockRounds; pass++ {
+			cc.tick++
+			if !cc.pass(round, pass, full) {
 				settled = true
 				break
 			}
 			changed = true
 		}
-		anyMoved, err := mpix.Any(c, changed)
+		anyMoved, err := mpix.Any(b.c, changed)
 		if err != nil {
 			return err
 		}
@@ -200,7 +191,7 @@ func (b *builder) correctClocks() error {
 		}
 		// Every round that moved a call ends with a refresh, so the cache
 		// is current whichever way the loop ends.
-		if err := refresh(); err != nil {
+		if err := b.refreshCauseStarts(asked); err != nil {
 			return err
 		}
 	}
@@ -208,6 +199,77 @@ func (b *builder) correctClocks() error {
 		b.t.flush()
 		b.t = nil
 	}
+	return nil
+}
+
+// check raises dependency i's completion to its cause's start if it ran
+// backwards, and says whether it did.
+func (cc *clockCorrection) check(i int32) bool {
+	b := cc.b
+	d := &b.deps[i]
+	need := b.causeStart(d)
+	if b.endOf(d.done) >= need {
+		return false
+	}
+	if b.t == nil {
+		b.t = newShifter(b.lg)
+	}
+	b.t.raise(d.done, need, cc.tick)
+	return true
+}
+
+// pass checks the dependencies that pass of round must (see clockRounds)
+// and says whether it moved a call.
+func (cc *clockCorrection) pass(round, pass int, full bool) bool {
+	b := cc.b
+	moved := false
+	switch {
+	case pass == 0 && round == 0:
+		// Only a dependency that runs backwards can move a call, and one
+		// that does not stays so until its cause moves, which the passes
+		// after this one follow: checking the ones countBackwards found,
+		// not all, is the same pass, and on logs whose clocks agree an
+		// empty one.
+		for _, i := range cc.backwards {
+			moved = cc.check(i) || moved
+		}
+	case pass == 0 && full:
+		for i := range b.deps {
+			// A hold is read from the times, not imposed on them.
+			if b.deps[i].rule.imposed() {
+				moved = cc.check(int32(i)) || moved
+			}
+		}
+	case pass == 0:
+		// The round before settled every dependency on an owned cause;
+		// the refresh may have moved the others' causes.
+		for _, ids := range cc.asked {
+			for _, i := range ids {
+				if b.deps[i].rule.imposed() {
+					moved = cc.check(i) || moved
+				}
+			}
+		}
+	default:
+		if cc.byBlock == nil {
+			cc.byBlock = b.depsByCauseBlock()
+		}
+		// The blocks the last pass moved; this pass's own moves are the
+		// next pass's.
+		blocks := slices.Clone(b.t.touchedAt(cc.tick - 1))
+		for _, blk := range blocks {
+			for _, i := range cc.byBlock.at(blk) {
+				moved = cc.check(i) || moved
+			}
+		}
+	}
+	return moved
+}
+
+// dropContradictions marks the dependencies the corrected times still do
+// not meet as dropped (and the holds whose evidence they no longer show),
+// and returns how many imposed ones were, over all ranks.
+func (b *builder) dropContradictions() (int64, error) {
 	parts := par.Bounds(len(b.deps), 4*runtime.GOMAXPROCS(0))
 	bad := make([]int64, len(parts)-1)
 	par.Do(len(bad), func(k int) {
@@ -235,22 +297,7 @@ func (b *builder) correctClocks() error {
 	for _, k := range bad {
 		total += k
 	}
-	n, err := mpix.AllreduceOne(c, total, mpix.Sum)
-	if err != nil {
-		return err
-	}
-	if p.ClockCorrections > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("clock error: on the synchronised clocks, %d dependencies ran backwards (a call ended before something it needed started), by at most %v; those calls were moved later, with what followed them",
-			p.ClockCorrections, time.Duration(p.ClockShiftMax)))
-	}
-	if n > 0 {
-		p.Inconsistent = int(n)
-		p.Notes = append(p.Notes, fmt.Sprintf("%d dependencies contradict the logs' order (inconsistent matching); left out of the graph", n))
-	}
-	if p.ClockViolations > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d receives ended before their send started (clock error above the message latency); corrected", p.ClockViolations))
-	}
-	return nil
+	return mpix.AllreduceOne(b.c, total, mpix.Sum)
 }
 
 // countBackwards counts, before the clock correction, the dependencies
