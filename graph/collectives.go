@@ -37,10 +37,37 @@ func coordinator(comm int32, seq uint32, size int) int {
 }
 
 // collectives sends every membership to its instance's coordinator,
-// which groups the members as Build does, finds the dependencies (sent to
-// the owners of the completing calls) and keeps the instance for the
+// which groups the members into instances, finds the dependencies (sent
+// to the owners of the completing calls) and keeps the instance for the
 // imbalance analysis.
 func (b *builder) collectives() error {
+	got, err := b.shipMembers()
+	if err != nil {
+		return err
+	}
+	ms, err := b.coordinated(got)
+	if err != nil {
+		return err
+	}
+	ci := collInstances{b: b, deps: make([][]wireDep, b.c.Size()),
+		cd: collDepper{ranks: b.p.Ranks, comms: b.p.Comms, rank: b.p.Rank}}
+	for i := 0; i < len(ms); {
+		j := i
+		for j < len(ms) && ms[j].Comm == ms[i].Comm && ms[j].Seq == ms[i].Seq {
+			j++
+		}
+		ci.add(ms[i:j])
+		i = j
+	}
+	if err := b.shipDeps(ci.deps); err != nil {
+		return err
+	}
+	return b.collectiveNotes(ci.partial, ci.mixed, ci.noData, ci.repeated)
+}
+
+// shipMembers sends the owned ranks' collective calls to their instances'
+// coordinators, keeping in b.sentColls what went where (finalTimes).
+func (b *builder) shipMembers() ([][]byte, error) {
 	p, c := b.p, b.c
 	out := make([][]wireColl, c.Size())
 	b.sentColls = make([][]int32, c.Size())
@@ -59,142 +86,154 @@ func (b *builder) collectives() error {
 		}
 		d.colls = nil
 	}
-	got, err := mpix.Ship(c, out)
-	if err != nil {
-		return err
-	}
-	type member struct {
-		wireColl
-		from, idx int32 // sending rank and position in its list
-	}
+	return mpix.Ship(c, out)
+}
+
+// collMember is a membership at its instance's coordinator.
+type collMember struct {
+	wireColl
+	from, idx int32 // sending rank and position in its list
+}
+
+// coordinated returns the memberships shipped here, sorted by instance
+// and, within one, by the members' posting calls; it sizes the PAG's
+// member arrays for them and b.collIdx, where finalTimes finds them.
+func (b *builder) coordinated(got [][]byte) ([]collMember, error) {
+	p := b.p
 	n := wireCount[wireColl](got)
-	ms := make([]member, 0, n)
+	ms := make([]collMember, 0, n)
 	p.CollPost, p.CollDone = slices.Grow(p.CollPost, n), slices.Grow(p.CollDone, n)
 	p.PostStart, p.DoneEnd = slices.Grow(p.PostStart, n), slices.Grow(p.DoneEnd, n)
 	p.PostBytes, b.doneStart = slices.Grow(p.PostBytes, n), slices.Grow(b.doneStart, n)
+	b.collIdx = make([][]int32, len(got))
 	for q, bs := range got {
 		ws, err := mpix.FromBytes[wireColl](bs)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		b.collIdx[q] = make([]int32, len(ws))
 		for k, w := range ws {
-			ms = append(ms, member{w, int32(q), int32(k)})
-		}
-	}
-	b.collIdx = make([][]int32, c.Size())
-	for q, bs := range got {
-		b.collIdx[q] = make([]int32, len(bs)/sizeOf[wireColl]())
-		for k := range b.collIdx[q] {
+			ms = append(ms, collMember{w, int32(q), int32(k)})
 			b.collIdx[q][k] = -1 // a member of an instance left out
 		}
 	}
-	slices.SortFunc(ms, func(a, b member) int {
-		switch {
-		case a.Comm != b.Comm:
-			return cmp.Compare(a.Comm, b.Comm)
-		case a.Seq != b.Seq:
-			return cmp.Compare(a.Seq, b.Seq)
-		}
-		return cmp.Compare(a.Post, b.Post)
+	slices.SortFunc(ms, func(a, b collMember) int {
+		return cmp.Or(cmp.Compare(a.Comm, b.Comm), cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Post, b.Post))
 	})
-	deps := make([][]wireDep, c.Size())
-	cd := collDepper{ranks: p.Ranks, comms: p.Comms, rank: p.Rank}
-	partial, mixed, noData, repeated := 0, 0, 0, 0
-	var post, done []int32 // the instance's members, reused from one to the next
-	var start []int64
-	var bytes []uint64
-	for i := 0; i < len(ms); {
-		j := i
-		for j < len(ms) && ms[j].Comm == ms[i].Comm && ms[j].Seq == ms[i].Seq {
-			j++
-		}
-		grp := ms[i:j]
-		i = j
-		ok := true
-		for _, m := range grp {
-			// MPI_Init on some ranks and MPI_Init_thread on others is one
-			// start-up.
-			ok = ok && (m.Op == grp[0].Op || m.Op.IsWorldBarrier() && grp[0].Op.IsWorldBarrier())
-		}
-		if !ok {
-			mixed++
-			continue
-		}
-		// A rank's calls are numbered together, so a rank twice in an
-		// instance (one sequence number on two of its calls) is two
-		// neighbours in grp's order.
-		twice := false
-		for k := 1; k < len(grp); k++ {
-			twice = twice || p.Rank(grp[k].Post) == p.Rank(grp[k-1].Post)
-		}
-		if twice {
-			repeated++
-			continue
-		}
-		inter := p.Comms[grp[0].Comm].Inter
-		if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
-			partial++
-			if len(grp) < 2 {
-				continue
-			}
-		}
-		root := int32(-1)
-		for _, m := range grp {
-			if m.Root >= 0 {
-				root = m.Root
-			}
-		}
-		col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
-			First: int32(len(p.CollPost)), N: int32(len(grp)), NoData: grp[0].Op.Flow().MovesData()}
-		for _, m := range grp {
-			col.NoData = col.NoData && m.Bytes == 0 && !(m.InPlace && m.Op.InPlaceLogsNoBytes())
-		}
-		if col.NoData {
-			noData++
-		}
-		post, done, start, bytes = post[:0], done[:0], start[:0], bytes[:0]
-		for _, m := range grp {
-			post, done, start, bytes = append(post, m.Post), append(done, m.Done), append(start, m.Start), append(bytes, m.Bytes)
-			b.collIdx[m.from][m.idx] = int32(len(p.CollPost))
-			p.CollPost = append(p.CollPost, m.Post)
-			p.CollDone = append(p.CollDone, m.Done)
-			p.PostStart = append(p.PostStart, m.Start)
-			p.DoneEnd = append(p.DoneEnd, m.End)
-			p.PostBytes = append(p.PostBytes, m.Bytes)
-			b.doneStart = append(b.doneStart, 0) // known once the times are final
-		}
-		p.Colls = append(p.Colls, col)
-		if col.NoData {
-			continue
-		}
-		rule := RuleNone
-		if observedOnly(col.Op) {
-			rule = RuleObserved
-		}
-		for _, d := range cd.deps(&col, post, start, bytes) {
-			q := p.Owner(done[d.member])
-			deps[q] = append(deps[q], wireDep{Done: done[d.member], Cause: post[d.cause], Kind: wireKind(d.kind, rule), Comm: col.Comm,
-				Start: start[d.cause]})
-		}
-		// A candidate global synchronisation point (paper §4.4): every
-		// rank, a blocking collective that synchronises (everyone needs
-		// everyone), no request pending on any member; the clock condition
-		// on its edges is checked once the times are final (syncPoints).
-		if col.Op.Flow().Synchronising() && len(grp) == p.Ranks && !inter {
-			clean := true
-			for _, m := range grp {
-				clean = clean && m.Clean && m.Post == m.Done
-			}
-			if clean {
-				b.syncCand = append(b.syncCand, int32(len(p.Colls)-1))
-			}
+	return ms, nil
+}
+
+// collInstances is a coordinator's pass over its instances.
+type collInstances struct {
+	b    *builder
+	cd   collDepper
+	deps [][]wireDep // by the owner of the completing call
+	// the instances skipped or noted
+	partial, mixed, noData, repeated int
+	// the instance's members, reused from one to the next
+	post, done []int32
+	start      []int64
+	bytes      []uint64
+}
+
+// skip says whether instance grp is left out, counting why: its members
+// disagree on the operation, or a rank takes part twice.
+func (ci *collInstances) skip(grp []collMember) bool {
+	p := ci.b.p
+	for _, m := range grp {
+		// MPI_Init on some ranks and MPI_Init_thread on others is one
+		// start-up.
+		if !(m.Op == grp[0].Op || m.Op.IsWorldBarrier() && grp[0].Op.IsWorldBarrier()) {
+			ci.mixed++
+			return true
 		}
 	}
-	if err := b.shipDeps(deps); err != nil {
-		return err
+	// A rank's calls are numbered together, so a rank twice in an
+	// instance (one sequence number on two of its calls) is two neighbours
+	// in grp's order.
+	for k := 1; k < len(grp); k++ {
+		if p.Rank(grp[k].Post) == p.Rank(grp[k-1].Post) {
+			ci.repeated++
+			return true
+		}
 	}
+	return false
+}
+
+// add keeps instance grp (the members of one communicator and sequence
+// number) in the PAG, with its dependencies, and notes it as a candidate
+// synchronisation point.
+func (ci *collInstances) add(grp []collMember) {
+	b, p := ci.b, ci.b.p
+	if ci.skip(grp) {
+		return
+	}
+	inter := p.Comms[grp[0].Comm].Inter
+	if want := len(p.Comms[grp[0].Comm].Members); len(grp) != want && !inter {
+		ci.partial++
+		if len(grp) < 2 {
+			return
+		}
+	}
+	root := int32(-1)
+	for _, m := range grp {
+		if m.Root >= 0 {
+			root = m.Root
+		}
+	}
+	col := Collective{Op: grp[0].Op, Comm: grp[0].Comm, Seq: grp[0].Seq, Root: root,
+		First: int32(len(p.CollPost)), N: int32(len(grp)), NoData: grp[0].Op.Flow().MovesData()}
+	for _, m := range grp {
+		col.NoData = col.NoData && m.Bytes == 0 && !(m.InPlace && m.Op.InPlaceLogsNoBytes())
+	}
+	if col.NoData {
+		ci.noData++
+	}
+	ci.post, ci.done, ci.start, ci.bytes = ci.post[:0], ci.done[:0], ci.start[:0], ci.bytes[:0]
+	for _, m := range grp {
+		ci.post, ci.done, ci.start, ci.bytes = append(ci.post, m.Post), append(ci.done, m.Done), append(ci.start, m.Start), append(ci.bytes, m.Bytes)
+		b.collIdx[m.from][m.idx] = int32(len(p.CollPost))
+		p.CollPost = append(p.CollPost, m.Post)
+		p.CollDone = append(p.CollDone, m.Done)
+		p.PostStart = append(p.PostStart, m.Start)
+		p.DoneEnd = append(p.DoneEnd, m.End)
+		p.PostBytes = append(p.PostBytes, m.Bytes)
+		b.doneStart = append(b.doneStart, 0) // known once the times are final
+	}
+	p.Colls = append(p.Colls, col)
+	if col.NoData {
+		return
+	}
+	rule := RuleNone
+	if observedOnly(col.Op) {
+		rule = RuleObserved
+	}
+	for _, d := range ci.cd.deps(&col, ci.post, ci.start, ci.bytes) {
+		q := p.Owner(ci.done[d.member])
+		ci.deps[q] = append(ci.deps[q], wireDep{Done: ci.done[d.member], Cause: ci.post[d.cause], Kind: wireKind(d.kind, rule), Comm: col.Comm,
+			Start: ci.start[d.cause]})
+	}
+	// A candidate global synchronisation point (paper §4.4): every rank, a
+	// blocking collective that synchronises (everyone needs everyone), no
+	// request pending on any member; the clock condition on its edges is
+	// checked once the times are final (syncPoints).
+	if col.Op.Flow().Synchronising() && len(grp) == p.Ranks && !inter {
+		clean := true
+		for _, m := range grp {
+			clean = clean && m.Clean && m.Post == m.Done
+		}
+		if clean {
+			b.syncCand = append(b.syncCand, int32(len(p.Colls)-1))
+		}
+	}
+}
+
+// collectiveNotes sums the instances skipped or noted over the
+// coordinators and notes them.
+func (b *builder) collectiveNotes(partial, mixed, noData, repeated int) error {
+	p := b.p
 	counts := []int64{int64(partial), int64(mixed), int64(noData), int64(repeated)}
-	if err := c.Allreduce(counts, mpix.Sum); err != nil {
+	if err := b.c.Allreduce(counts, mpix.Sum); err != nil {
 		return err
 	}
 	if counts[2] > 0 {
