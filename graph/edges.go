@@ -436,176 +436,266 @@ type edge struct {
 // ship the edges to the owners of the completions; every rank adds its
 // threads' program, launch and call edges and its messages'.
 func (b *builder) edges() error {
-	p, c, lg := b.p, b.c, b.lg
-	me := p.Part
+	p, lg := b.p, b.lg
 	n := int32(len(lg.Op))
-	nloc := p.Bounds[me+1] - p.Bounds[me]
-	hubBase := 2 * n // local index of the first hub, on the last rank
 	// The edges besides each call's program (or launch) and call edges:
 	// the messages' (counted: half the dependencies make none) and the
 	// collectives' (about two a member; more grow the array).
-	// They are counted, and later made, in parallel by chunks of the
-	// dependencies, each chunk into its own places.
-	depChunks := par.Bounds(len(b.deps), 4*runtime.GOMAXPROCS(0))
-	depAt := make([]int, len(depChunks)) // where each chunk's edges go, from the first's
-	par.Do(len(depChunks)-1, func(k int) {
-		for i := depChunks[k]; i < depChunks[k+1]; i++ {
+	dc := b.countDepEdges()
+	es := edgeShipper{b: b, me: p.Part, out: make([][]wireEdge, b.c.Size()),
+		extra: make([]edge, 0, dc.n()+2*len(p.CollPost)+64)}
+	b.hubbed = newBitset(int(n))
+	b.collectiveEdges(&es)
+	if err := es.receive(); err != nil {
+		return err
+	}
+	waitIdx := b.waitIndex()
+	extra := b.messageEdges(es.extra, dc, waitIdx)
+	// The dependencies were the build's largest arrays after the calls:
+	// collect them now, so that the rows take their pages instead of
+	// fresh ones (under GOGC 10 the rows alone would not start a cycle
+	// first; on the 16 M-call halo log the heap peaked at 2010 MB, 1560
+	// with this).
+	b.deps, b.cache = nil, nil
+	runtime.GC()
+	b.rows(extra, b.waited(waitIdx))
+	b.hubbed = nil
+	return nil
+}
+
+// depChunks are the dependencies cut for the workers that count and
+// make their edges, each chunk's edges at places of their own.
+type depChunks struct {
+	bounds []int // chunk k is dependencies [bounds[k], bounds[k+1])
+	at     []int // where chunk k's edges go, from the first's; at[len-1] all of them
+}
+
+// n is the number of edges the dependencies make.
+func (dc *depChunks) n() int { return dc.at[len(dc.at)-1] }
+
+// countDepEdges counts, in parallel, the edges the dependencies make.
+func (b *builder) countDepEdges() depChunks {
+	dc := depChunks{bounds: par.Bounds(len(b.deps), 4*runtime.GOMAXPROCS(0))}
+	dc.at = make([]int, len(dc.bounds))
+	par.Do(len(dc.bounds)-1, func(k int) {
+		for i := dc.bounds[k]; i < dc.bounds[k+1]; i++ {
 			if depEdge(&b.deps[i]) != EdgeNone {
-				depAt[k+1]++
+				dc.at[k+1]++
 			}
 		}
 	})
-	for k := 1; k < len(depAt); k++ {
-		depAt[k] += depAt[k-1]
+	for k := 1; k < len(dc.at); k++ {
+		dc.at[k] += dc.at[k-1]
 	}
-	nmsg := depAt[len(depAt)-1]
-	extra := make([]edge, 0, nmsg+2*len(p.CollPost)+64)
-	out := make([][]wireEdge, c.Size())
-	ship := func(e wireEdge) {
-		if q := p.vertexOwner(e.Dst); q == me {
-			extra = append(extra, edge{e.Dst - p.Bounds[me], e.Src, e.W, e.Kind})
-			if e.Replaces {
-				b.hubbed.set(int(e.Dst-p.Bounds[me]) >> 1)
-			}
-		} else {
-			out[q] = append(out[q], e)
+	return dc
+}
+
+// edgeShipper collects the edges a coordinator makes: those into owned
+// vertices in extra, the others for their owners.
+type edgeShipper struct {
+	b     *builder
+	me    int
+	extra []edge
+	out   [][]wireEdge
+}
+
+func (es *edgeShipper) ship(e wireEdge) {
+	p := es.b.p
+	if q := p.vertexOwner(e.Dst); q == es.me {
+		es.extra = append(es.extra, edge{e.Dst - p.Bounds[es.me], e.Src, e.W, e.Kind})
+		if e.Replaces {
+			es.b.hubbed.set(int(e.Dst-p.Bounds[es.me]) >> 1)
 		}
+	} else {
+		es.out[q] = append(es.out[q], e)
 	}
-	b.hubbed = newBitset(int(n))
-	var nb *InNeighbors // neighbourhood collectives: scratch
-	var rk []int32
-	var latest []int64
-	for k := range p.Colls {
-		col := &p.Colls[k]
-		if col.NoData {
-			continue // no order: the members' calls keep their own edges
-		}
-		post := p.CollPost[col.First : col.First+col.N]
-		done := p.CollDone[col.First : col.First+col.N]
-		ps := p.PostStart[col.First : col.First+col.N]
-		de := p.DoneEnd[col.First : col.First+col.N]
-		ds := b.doneStart[col.First : col.First+col.N]
-		switch flow := col.Op.Flow(); flow {
-		default: // everyone needs everyone: through one hub
-			h := b.collHub[k]
-			ht := b.hubTime[h]
-			for i := range post {
-				ship(wireEdge{Dst: p.Hub(h), Src: p.S(post[i]), Kind: EdgeHubIn})
-				if w := de[i] - max(ht, ds[i]); de[i] >= ht {
-					ship(wireEdge{Dst: p.E(done[i]), Src: p.Hub(h), W: w, Kind: EdgeHubOut, Replaces: post[i] == done[i]})
-				}
-			}
-		case trace.FlowScan, trace.FlowExscan:
-			h0 := b.collHub[k]
-			for i, m := range b.scanOrder(col) {
-				h := h0 + int32(i)
-				ship(wireEdge{Dst: p.Hub(h), Src: p.S(p.CollPost[m]), Kind: EdgeHubIn})
-				if i > 0 {
-					ship(wireEdge{Dst: p.Hub(h), Src: p.Hub(h - 1), Kind: EdgeHubIn})
-				}
-				from := h // Scan: the prefix up to the member itself
-				if flow == trace.FlowExscan {
-					from = h - 1 // Exscan: the ranks before it
-				}
-				if from < h0 {
-					continue
-				}
-				if ht := b.hubTime[from]; p.DoneEnd[m] >= ht {
-					w := p.DoneEnd[m] - max(ht, b.doneStart[m])
-					ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
-				}
-			}
-		case trace.FlowNeighbor:
-			// Each member's completion needs each in-neighbour's post; the
-			// transfer ends the member's call after its last in-neighbour
-			// arrived, so every edge weighs what follows the latest.
-			if nb == nil {
-				nb = NewInNeighbors(p.Ranks, p.Comms)
-			}
-			rk = rk[:0]
-			for i := range post {
-				rk = append(rk, int32(p.Rank(post[i])))
-			}
-			latest = append(latest[:0], make([]int64, len(post))...)
-			for i := range latest {
-				latest[i] = -1 << 62
-			}
-			nb.Each(col.Comm, rk, func(i, j int) { latest[i] = max(latest[i], ps[j]) })
-			nb.Each(col.Comm, rk, func(i, j int) {
-				if de[i] >= ps[j] {
-					ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[j]), W: de[i] - max(ps[j], ds[i], latest[i]), Kind: EdgeCollective})
-				}
-			})
-		case trace.FlowFromRoot, trace.FlowToRoot:
-			root := -1
-			for i := range post {
-				if int32(p.Rank(post[i])) == col.Root {
-					root = i
-				}
-			}
-			if root < 0 {
-				continue
-			}
-			pb := p.PostBytes[col.First : col.First+col.N]
-			latest := int64(-1 << 62) // of the members a reduction's root waits for
-			for i := range post {
-				if i != root && PassesToRoot(pb[i]) {
-					latest = max(latest, ps[i])
-				}
-			}
-			for i := range post {
-				if i == root || !PassesToRoot(pb[i]) {
-					continue
-				}
-				if flow == trace.FlowFromRoot { // the root's data reaches every member
-					if w := de[i] - max(ps[root], ds[i]); de[i] >= ps[root] {
-						ship(wireEdge{Dst: p.E(done[i]), Src: p.S(post[root]), W: w, Kind: EdgeCollective})
-					}
-				} else if w := de[root] - max(ps[i], ds[root], latest); de[root] >= ps[i] { // every member's reaches the root, the last one's transfer ending there
-					ship(wireEdge{Dst: p.E(done[root]), Src: p.S(post[i]), W: w, Kind: EdgeCollective})
-				}
-			}
-		}
-	}
-	got, err := mpix.Ship(c, out)
+}
+
+// receive ships the edges to their owners and adds those shipped here to
+// extra, checking that each goes into an owned call's end or hub.
+func (es *edgeShipper) receive() error {
+	p := es.b.p
+	got, err := mpix.Ship(es.b.c, es.out)
 	if err != nil {
 		return err
 	}
-	out = nil
+	es.out = nil
+	lo := p.Bounds[es.me]
+	nloc, hubBase := p.Bounds[es.me+1]-lo, 2*int32(len(es.b.lg.Op))
 	for _, bs := range got {
 		ws, err := mpix.FromBytes[wireEdge](bs)
 		if err != nil {
 			return err
 		}
 		for _, e := range ws {
-			l := e.Dst - p.Bounds[me]
+			l := e.Dst - lo
 			if l < 0 || l >= nloc || (l < hubBase && l&1 == 0) {
 				return fmt.Errorf("graph: edge exchange: vertex %d is not an owned call's end or hub", e.Dst)
 			}
-			extra = append(extra, edge{l, e.Src, e.W, e.Kind})
+			es.extra = append(es.extra, edge{l, e.Src, e.W, e.Kind})
 			if e.Replaces {
-				b.hubbed.set(int(l >> 1))
+				es.b.hubbed.set(int(l >> 1))
 			}
 		}
 	}
-	// waitIdx is each owned call's wait (index in p.Waits, which holds at
-	// most one a call, in call order), -1 for none.
-	waitIdx := func() func(c int32) int32 {
-		calls := make([]int32, len(p.Waits))
-		for i, w := range p.Waits {
-			calls[i] = w.Call - p.CallLo
+	return nil
+}
+
+// collMembers is one collective instance's members: their posting and
+// completing calls, when the posts started, the completions ended and
+// began to wait.
+type collMembers struct {
+	post, done []int32
+	ps, de, ds []int64
+}
+
+// collectiveEdges makes the edges of the instances this rank coordinates.
+func (b *builder) collectiveEdges(es *edgeShipper) {
+	p := b.p
+	var nb neighborEdges
+	for k := range p.Colls {
+		col := &p.Colls[k]
+		if col.NoData {
+			continue // no order: the members' calls keep their own edges
 		}
-		return newSparseIndex(int(n), calls).at
-	}()
-	// The messages: S(send) → E(receive completion) at the receiver,
-	// S(receive) → E(send completion) for sends that wait for their
-	// receiver, weighted by the transfer; general active target
-	// synchronisation likewise (graph/pscw.go).
+		lo, hi := col.First, col.First+col.N
+		m := collMembers{post: p.CollPost[lo:hi], done: p.CollDone[lo:hi],
+			ps: p.PostStart[lo:hi], de: p.DoneEnd[lo:hi], ds: b.doneStart[lo:hi]}
+		switch flow := col.Op.Flow(); flow {
+		default: // everyone needs everyone: through one hub
+			h := b.collHub[k]
+			ht := b.hubTime[h]
+			for i := range m.post {
+				es.ship(wireEdge{Dst: p.Hub(h), Src: p.S(m.post[i]), Kind: EdgeHubIn})
+				if w := m.de[i] - max(ht, m.ds[i]); m.de[i] >= ht {
+					es.ship(wireEdge{Dst: p.E(m.done[i]), Src: p.Hub(h), W: w, Kind: EdgeHubOut, Replaces: m.post[i] == m.done[i]})
+				}
+			}
+		case trace.FlowScan, trace.FlowExscan:
+			b.scanEdges(es, k, flow == trace.FlowExscan)
+		case trace.FlowNeighbor:
+			nb.add(es, col, &m)
+		case trace.FlowFromRoot, trace.FlowToRoot:
+			b.rootEdges(es, col, &m, flow == trace.FlowFromRoot)
+		}
+	}
+}
+
+// scanEdges makes the edges of prefix instance k: a chain of hubs in
+// rank order, each member's completion after the hub of its prefix.
+func (b *builder) scanEdges(es *edgeShipper, k int, exscan bool) {
+	p := b.p
+	h0 := b.collHub[k]
+	for i, m := range b.scanOrder(&p.Colls[k]) {
+		h := h0 + int32(i)
+		es.ship(wireEdge{Dst: p.Hub(h), Src: p.S(p.CollPost[m]), Kind: EdgeHubIn})
+		if i > 0 {
+			es.ship(wireEdge{Dst: p.Hub(h), Src: p.Hub(h - 1), Kind: EdgeHubIn})
+		}
+		from := h // Scan: the prefix up to the member itself
+		if exscan {
+			from = h - 1 // Exscan: the ranks before it
+		}
+		if from < h0 {
+			continue
+		}
+		if ht := b.hubTime[from]; p.DoneEnd[m] >= ht {
+			w := p.DoneEnd[m] - max(ht, b.doneStart[m])
+			es.ship(wireEdge{Dst: p.E(p.CollDone[m]), Src: p.Hub(from), W: w, Kind: EdgeHubOut})
+		}
+	}
+}
+
+// neighborEdges makes the edges of neighbourhood collectives, with
+// scratch space kept from one instance to the next.
+type neighborEdges struct {
+	nb     *InNeighbors
+	rk     []int32
+	latest []int64
+}
+
+// add makes instance col's edges: each member's completion needs each
+// in-neighbour's post; the transfer ends the member's call after its last
+// in-neighbour arrived, so every edge weighs what follows the latest.
+func (ne *neighborEdges) add(es *edgeShipper, col *Collective, m *collMembers) {
+	p := es.b.p
+	if ne.nb == nil {
+		ne.nb = NewInNeighbors(p.Ranks, p.Comms)
+	}
+	ne.rk = ne.rk[:0]
+	for i := range m.post {
+		ne.rk = append(ne.rk, int32(p.Rank(m.post[i])))
+	}
+	ne.latest = append(ne.latest[:0], make([]int64, len(m.post))...)
+	for i := range ne.latest {
+		ne.latest[i] = -1 << 62
+	}
+	ne.nb.Each(col.Comm, ne.rk, func(i, j int) { ne.latest[i] = max(ne.latest[i], m.ps[j]) })
+	ne.nb.Each(col.Comm, ne.rk, func(i, j int) {
+		if m.de[i] >= m.ps[j] {
+			es.ship(wireEdge{Dst: p.E(m.done[i]), Src: p.S(m.post[j]), W: m.de[i] - max(m.ps[j], m.ds[i], ne.latest[i]), Kind: EdgeCollective})
+		}
+	})
+}
+
+// rootEdges makes a rooted instance's edges: the root's post to every
+// member's completion (fromRoot), or every member's post to the root's
+// completion, the last one's transfer ending there.
+func (b *builder) rootEdges(es *edgeShipper, col *Collective, m *collMembers, fromRoot bool) {
+	p := b.p
+	root := -1
+	for i := range m.post {
+		if int32(p.Rank(m.post[i])) == col.Root {
+			root = i
+		}
+	}
+	if root < 0 {
+		return
+	}
+	pb := p.PostBytes[col.First : col.First+col.N]
+	latest := int64(-1 << 62) // of the members a reduction's root waits for
+	for i := range m.post {
+		if i != root && PassesToRoot(pb[i]) {
+			latest = max(latest, m.ps[i])
+		}
+	}
+	for i := range m.post {
+		if i == root || !PassesToRoot(pb[i]) {
+			continue
+		}
+		if fromRoot {
+			if w := m.de[i] - max(m.ps[root], m.ds[i]); m.de[i] >= m.ps[root] {
+				es.ship(wireEdge{Dst: p.E(m.done[i]), Src: p.S(m.post[root]), W: w, Kind: EdgeCollective})
+			}
+		} else if w := m.de[root] - max(m.ps[i], m.ds[root], latest); m.de[root] >= m.ps[i] {
+			es.ship(wireEdge{Dst: p.E(m.done[root]), Src: p.S(m.post[i]), W: w, Kind: EdgeCollective})
+		}
+	}
+}
+
+// waitIndex returns each owned call's wait (index in p.Waits, which holds
+// at most one a call, in call order), -1 for none.
+func (b *builder) waitIndex() func(c int32) int32 {
+	p := b.p
+	calls := make([]int32, len(p.Waits))
+	for i, w := range p.Waits {
+		calls[i] = w.Call - p.CallLo
+	}
+	return newSparseIndex(len(b.lg.Op), calls).at
+}
+
+// messageEdges appends the dependencies' edges to extra, in parallel:
+// S(send) → E(receive completion) at the receiver, S(receive) → E(send
+// completion) for sends that wait for their receiver, weighted by the
+// transfer; general active target synchronisation likewise
+// (graph/pscw.go).
+func (b *builder) messageEdges(extra []edge, dc depChunks, waitIdx func(int32) int32) []edge {
+	p, lg := b.p, b.lg
 	first := len(extra)
-	extra = slices.Grow(extra, nmsg)[:first+nmsg]
-	par.Do(len(depChunks)-1, func(k int) {
-		j := first + depAt[k]
-		for i := depChunks[k]; i < depChunks[k+1]; i++ {
+	extra = slices.Grow(extra, dc.n())[:first+dc.n()]
+	par.Do(len(dc.bounds)-1, func(k int) {
+		j := first + dc.at[k]
+		for i := dc.bounds[k]; i < dc.bounds[k+1]; i++ {
 			d := &b.deps[i]
 			kind := depEdge(d)
 			if kind == EdgeNone {
@@ -624,19 +714,15 @@ func (b *builder) edges() error {
 			j++
 		}
 	})
-	// The dependencies were the build's largest arrays after the calls:
-	// collect them now, so that the rows take their pages instead of
-	// fresh ones (under GOGC 10 the rows alone would not start a cycle
-	// first; on the 16 M-call halo log the heap peaked at 2010 MB, 1560
-	// with this).
-	b.deps, b.cache = nil, nil
-	runtime.GC()
+	return extra
+}
 
-	// The rows: every vertex's program or launch edge, call edge and
-	// extra edges.
-	// The time each call waited: the part of its span inside the waiting
-	// of the completion it belongs to (itself, or the call its run of
-	// unproductive polls led to), from that wait's start to its cause's.
+// waited returns the time each owned call waited: the part of its span
+// inside the waiting of the completion it belongs to (itself, or the call
+// its run of unproductive polls led to), from that wait's start to its
+// cause's.
+func (b *builder) waited(waitIdx func(int32) int32) func(c int32) int64 {
+	p, lg := b.p, b.lg
 	interval := func(c int32) (from, to int64, ok bool) {
 		if k := waitIdx(c); k >= 0 {
 			from = b.waitFrom(c)
@@ -652,7 +738,7 @@ func (b *builder) edges() error {
 			}
 		}
 	}
-	waited := func(c int32) int64 {
+	return func(c int32) int64 {
 		from, to, ok := interval(c)
 		if !ok && lg.unproductive.has(int(c)) {
 			var iv [2]int64
@@ -664,54 +750,29 @@ func (b *builder) edges() error {
 		}
 		return max(0, min(lg.End[c], to)-max(lg.Start[c], from))
 	}
-	// The rows are counted, and extra's edges placed, in parallel by
-	// ranges of vertices: each worker reads all of extra but takes only
-	// the edges into its rows, so that no two write the same row and
-	// every row keeps extra's order.
-	p.InStart = make([]int32, nloc+1)
-	ranges := par.Bounds(nloc, runtime.GOMAXPROCS(0))
-	rowSums := make([]int32, len(ranges)-1)
-	par.Do(len(rowSums), func(k int) {
-		lo, hi := ranges[k], ranges[k+1]
-		for _, e := range extra {
-			if e.dst >= lo && e.dst < hi {
-				p.InStart[e.dst+1]++
-			}
-		}
-		for v := lo; v < min(hi, 2*n); v++ {
-			if v&1 == 0 || !b.hubbed.has(int(v>>1)) { // program or launch edge; call edge
-				p.InStart[v+1]++
-			}
-		}
-		var sum int32
-		for v := lo; v < hi; v++ {
-			sum += p.InStart[v+1]
-			p.InStart[v+1] = sum
-		}
-		rowSums[k] = sum
-	})
-	par.Do(len(rowSums), func(k int) {
-		var before int32
-		for _, s := range rowSums[:k] {
-			before += s
-		}
-		for v := ranges[k]; v < ranges[k+1] && before > 0; v++ {
-			p.InStart[v+1] += before
-		}
-	})
+}
+
+// bigWeight is an edge weight too large for Weights' small form, set
+// afterwards in rank order (Set appends to Big).
+type bigWeight struct {
+	i int32
+	w int64
+}
+
+// rows builds the owned vertices' rows: every call's program or launch
+// edge and call edge (its span less what it waited), and extra's edges.
+func (b *builder) rows(extra []edge, waited func(int32) int64) {
+	p, lg := b.p, b.lg
+	ranges := b.countRows(extra)
+	nloc := p.Bounds[p.Part+1] - p.Bounds[p.Part]
 	ne := p.InStart[nloc]
 	p.InSrc, p.InWeight, p.InKind = make([]int32, ne), MakeWeights(int(ne)), make([]EdgeKind, ne)
 	// Each row's start serves as its fill cursor, which leaves it at the
 	// row's end, the next row's start: shifted back by one row after.
 	// Each owned rank's program (or launch) and call edges, in parallel:
-	// a call's two rows are its rank's alone. A weight too large for W
-	// goes to Big afterwards, in rank order (Set appends to Big).
-	base := p.Bounds[me]
-	type bigWeight struct {
-		i int32
-		w int64
-	}
-	bigs := make([][]bigWeight, max(lg.ranks, len(rowSums)))
+	// a call's two rows are its rank's alone.
+	base := p.Bounds[p.Part]
+	bigs := make([][]bigWeight, max(lg.ranks, len(ranges)-1))
 	par.Do(lg.ranks, func(r int) {
 		walk := &threadWalk{g: lg, rank: r}
 		own := func(dst, src int32, w int64, kind EdgeKind) {
@@ -743,7 +804,7 @@ func (b *builder) edges() error {
 		}
 	}
 	setBigs()
-	par.Do(len(rowSums), func(k int) {
+	par.Do(len(ranges)-1, func(k int) {
 		lo, hi := ranges[k], ranges[k+1]
 		for _, e := range extra {
 			if e.dst >= lo && e.dst < hi {
@@ -759,8 +820,48 @@ func (b *builder) edges() error {
 	setBigs()
 	copy(p.InStart[1:], p.InStart[:nloc])
 	p.InStart[0] = 0
-	b.hubbed = nil
-	return nil
+}
+
+// countRows sets p.InStart to the rows' starts, counted, and extra's
+// edges placed, in parallel by ranges of vertices (returned): each worker
+// reads all of extra but takes only the edges into its rows, so that no
+// two write the same row and every row keeps extra's order.
+func (b *builder) countRows(extra []edge) []int32 {
+	p := b.p
+	n := int32(len(b.lg.Op))
+	nloc := p.Bounds[p.Part+1] - p.Bounds[p.Part]
+	p.InStart = make([]int32, nloc+1)
+	ranges := par.Bounds(nloc, runtime.GOMAXPROCS(0))
+	rowSums := make([]int32, len(ranges)-1)
+	par.Do(len(rowSums), func(k int) {
+		lo, hi := ranges[k], ranges[k+1]
+		for _, e := range extra {
+			if e.dst >= lo && e.dst < hi {
+				p.InStart[e.dst+1]++
+			}
+		}
+		for v := lo; v < min(hi, 2*n); v++ {
+			if v&1 == 0 || !b.hubbed.has(int(v>>1)) { // program or launch edge; call edge
+				p.InStart[v+1]++
+			}
+		}
+		var sum int32
+		for v := lo; v < hi; v++ {
+			sum += p.InStart[v+1]
+			p.InStart[v+1] = sum
+		}
+		rowSums[k] = sum
+	})
+	par.Do(len(rowSums), func(k int) {
+		var before int32
+		for _, s := range rowSums[:k] {
+			before += s
+		}
+		for v := ranges[k]; v < ranges[k+1] && before > 0; v++ {
+			p.InStart[v+1] += before
+		}
+	})
+	return ranges
 }
 
 // syncHead is a synchronisation point as syncPoints ships it, its calls
