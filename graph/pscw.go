@@ -240,72 +240,9 @@ type lateOp struct{ wait, op int32 }
 // side shipped to the owner of the other) and adds their dependencies:
 // Late Post at the origins, Early Wait at the targets.
 func (b *builder) pscwDeps() error {
-	p, c := b.p, b.c
-	out := make([][]wirePSCW, c.Size())
-	var acc, expo []pscwItem
-	bad := 0
-	// The window of an end, as the run knows it; ok false for a window
-	// the log did not see created or a peer outside the run.
-	keyOf := func(i int, l *pscwLog, e *pscwEnd, origin, target int32) (pscwKey, bool) {
-		if e.win <= 0 || int(e.win) > len(l.wins) || !l.wins[e.win-1].ok || e.peer < 0 || int(e.peer) >= p.Ranks {
-			return pscwKey{}, false
-		}
-		w := l.wins[e.win-1]
-		comm := gid(b.gids[i], w.comm)
-		return pscwKey{comm, w.seq, origin, target, e.k}, comm >= 0
-	}
-	// Each access epoch's transfers to its target: a range of the rank's
-	// transfers, sorted by (window, target, call).
-	type opRange struct{ lo, hi int32 }
-	accOps := make([][]opRange, len(b.rankLogs))
-	for i, d := range b.rankLogs {
-		l := &d.pscw
-		r := int32(p.RankLo + i)
-		base := p.RankStart[r]
-		slices.SortFunc(l.ops, cmpOp)
-		accOps[i] = make([]opRange, len(l.access))
-		for k := range l.access {
-			e := &l.access[k]
-			key, ok := keyOf(i, l, e, r, e.peer)
-			if !ok {
-				bad++
-				continue
-			}
-			lo, _ := slices.BinarySearchFunc(l.ops, rmaOp{e.win, e.peer, e.open}, cmpOp)
-			end := e.close
-			if end < 0 {
-				end = int32(len(b.lg.Op)) // never completed: to the log's end
-			}
-			hi, _ := slices.BinarySearchFunc(l.ops, rmaOp{e.win, e.peer, end}, cmpOp)
-			accOps[i][k] = opRange{int32(lo), int32(hi)}
-			w := wirePSCW{pscwKey: key, Side: 1, Open: -1, Close: -1}
-			if e.close >= 0 {
-				w.Open, w.Start = e.close+base, p.Start[e.close+base-p.CallLo]
-			}
-			if hi > lo {
-				w.Close = l.ops[hi-1].call + base
-			}
-			q := p.ownerOfRank(int(e.peer))
-			out[q] = append(out[q], w)
-			acc = append(acc, pscwItem{key, int32(i), int32(k)})
-		}
-		for k := range l.expo {
-			e := &l.expo[k]
-			key, ok := keyOf(i, l, e, e.peer, r)
-			if !ok {
-				bad++
-				continue
-			}
-			w := wirePSCW{pscwKey: key, Open: e.open + base, Close: -1, Start: p.Start[e.open+base-p.CallLo]}
-			if e.close >= 0 {
-				w.Close = e.close + base
-			}
-			q := p.ownerOfRank(int(e.peer))
-			out[q] = append(out[q], w)
-			expo = append(expo, pscwItem{key, int32(i), int32(k)})
-		}
-	}
-	got, err := mpix.Ship(c, out)
+	p := b.p
+	ep := b.pscwEpochs()
+	got, err := mpix.Ship(b.c, ep.out)
 	if err != nil {
 		return err
 	}
@@ -323,15 +260,114 @@ func (b *builder) pscwDeps() error {
 	}
 	byKey := func(x, y pscwItem) int { return cmpKey(x.pscwKey, y.pscwKey) }
 	wireKey := func(x, y wirePSCW) int { return cmpKey(x.pscwKey, y.pscwKey) }
-	slices.SortFunc(acc, byKey)
-	slices.SortFunc(expo, byKey)
+	slices.SortFunc(ep.acc, byKey)
+	slices.SortFunc(ep.expo, byKey)
 	slices.SortFunc(posts, wireKey)
 	slices.SortFunc(dones, wireKey)
+	matched, unmatched := b.latePosts(&ep, posts)
+	b.earlyWaits(ep.expo, dones)
+	for _, d := range b.rankLogs {
+		d.pscw = pscwLog{}
+	}
+	slices.SortFunc(p.Epochs, func(x, y EpochPair) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Post, y.Post)) })
+	counts := []int64{int64(matched), int64(unmatched)}
+	if err := b.c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
+	}
+	p.EpochPairs = int(counts[0])
+	if counts[1] > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d general active target epochs (MPI_Win_post or MPI_Win_start, per group member) have no partner in the logs", counts[1]))
+	}
+	return nil
+}
 
-	// At the origins: each access epoch's call that needed the post.
-	matched, unmatched := 0, bad
+// opRange is a range of a rank's one-sided transfers.
+type opRange struct{ lo, hi int32 }
+
+// pscwEpochs is the owned ranks' epochs, each side for its peer's owner.
+type pscwEpochs struct {
+	out       [][]wirePSCW // by the analyzer rank that owns the peer
+	acc, expo []pscwItem   // the owned access and exposure epochs
+	accOps    [][]opRange  // by owned rank and access epoch: its transfers to its target
+	bad       int          // epochs of a window the log did not see created, or with a peer outside the run
+}
+
+// pscwEpochs collects the owned ranks' epochs: each access epoch with its
+// transfers to its target (a range of the rank's transfers, sorted by
+// window, target and call), and each exposure epoch.
+func (b *builder) pscwEpochs() pscwEpochs {
+	p := b.p
+	ep := pscwEpochs{out: make([][]wirePSCW, b.c.Size()), accOps: make([][]opRange, len(b.rankLogs))}
+	for i, d := range b.rankLogs {
+		l := &d.pscw
+		r := int32(p.RankLo + i)
+		base := p.RankStart[r]
+		slices.SortFunc(l.ops, cmpOp)
+		ep.accOps[i] = make([]opRange, len(l.access))
+		for k := range l.access {
+			e := &l.access[k]
+			key, ok := b.pscwKeyOf(i, l, e, r, e.peer)
+			if !ok {
+				ep.bad++
+				continue
+			}
+			lo, _ := slices.BinarySearchFunc(l.ops, rmaOp{e.win, e.peer, e.open}, cmpOp)
+			end := e.close
+			if end < 0 {
+				end = int32(len(b.lg.Op)) // never completed: to the log's end
+			}
+			hi, _ := slices.BinarySearchFunc(l.ops, rmaOp{e.win, e.peer, end}, cmpOp)
+			ep.accOps[i][k] = opRange{int32(lo), int32(hi)}
+			w := wirePSCW{pscwKey: key, Side: 1, Open: -1, Close: -1}
+			if e.close >= 0 {
+				w.Open, w.Start = e.close+base, p.Start[e.close+base-p.CallLo]
+			}
+			if hi > lo {
+				w.Close = l.ops[hi-1].call + base
+			}
+			q := p.ownerOfRank(int(e.peer))
+			ep.out[q] = append(ep.out[q], w)
+			ep.acc = append(ep.acc, pscwItem{key, int32(i), int32(k)})
+		}
+		for k := range l.expo {
+			e := &l.expo[k]
+			key, ok := b.pscwKeyOf(i, l, e, e.peer, r)
+			if !ok {
+				ep.bad++
+				continue
+			}
+			w := wirePSCW{pscwKey: key, Open: e.open + base, Close: -1, Start: p.Start[e.open+base-p.CallLo]}
+			if e.close >= 0 {
+				w.Close = e.close + base
+			}
+			q := p.ownerOfRank(int(e.peer))
+			ep.out[q] = append(ep.out[q], w)
+			ep.expo = append(ep.expo, pscwItem{key, int32(i), int32(k)})
+		}
+	}
+	return ep
+}
+
+// pscwKeyOf is the window of epoch end e of owned rank i, as the run
+// knows it; ok false for a window the log did not see created or a peer
+// outside the run.
+func (b *builder) pscwKeyOf(i int, l *pscwLog, e *pscwEnd, origin, target int32) (pscwKey, bool) {
+	if e.win <= 0 || int(e.win) > len(l.wins) || !l.wins[e.win-1].ok || e.peer < 0 || int(e.peer) >= b.p.Ranks {
+		return pscwKey{}, false
+	}
+	w := l.wins[e.win-1]
+	comm := gid(b.gids[i], w.comm)
+	return pscwKey{comm, w.seq, origin, target, e.k}, comm >= 0
+}
+
+// latePosts adds, at the origins, the dependency of each access epoch's
+// call that needed the target's post (sorted posts) on that post, and the
+// epoch pairs; it counts the epochs matched and not.
+func (b *builder) latePosts(ep *pscwEpochs, posts []wirePSCW) (matched, unmatched int) {
+	p := b.p
+	unmatched = ep.bad
 	var cand []int32
-	merge(acc, posts, func(a *pscwItem, w *wirePSCW) {
+	merge(ep.acc, posts, func(a *pscwItem, w *wirePSCW) {
 		if a == nil || w == nil {
 			unmatched++
 			return
@@ -341,7 +377,7 @@ func (b *builder) pscwDeps() error {
 		base := p.RankStart[p.RankLo+int(a.i)]
 		e := &l.access[a.k]
 		cand = append(cand[:0], e.open+base)
-		ops := accOps[a.i][a.k]
+		ops := ep.accOps[a.i][a.k]
 		for _, o := range l.ops[ops.lo:ops.hi] {
 			cand = append(cand, o.call+base)
 		}
@@ -361,7 +397,13 @@ func (b *builder) pscwDeps() error {
 			comm: w.Comm})
 		p.Epochs = append(p.Epochs, EpochPair{Post: w.Open, Wait: w.Close, Start: e.open + base, Complete: complete, Waited: waited})
 	})
-	// At the targets: the wait on each origin's complete.
+	return matched, unmatched
+}
+
+// earlyWaits adds, at the targets, the dependency of each exposure
+// epoch's wait on its origin's complete (sorted dones).
+func (b *builder) earlyWaits(expo []pscwItem, dones []wirePSCW) {
+	p := b.p
 	b.lateOps = b.lateOps[:0]
 	merge(expo, dones, func(x *pscwItem, w *wirePSCW) {
 		if x == nil || w == nil {
@@ -378,19 +420,6 @@ func (b *builder) pscwDeps() error {
 			b.lateOps = append(b.lateOps, lateOp{wait, w.Close})
 		}
 	})
-	for _, d := range b.rankLogs {
-		d.pscw = pscwLog{}
-	}
-	slices.SortFunc(p.Epochs, func(x, y EpochPair) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Post, y.Post)) })
-	counts := []int64{int64(matched), int64(unmatched)}
-	if err := c.Allreduce(counts, mpix.Sum); err != nil {
-		return err
-	}
-	p.EpochPairs = int(counts[0])
-	if counts[1] > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d general active target epochs (MPI_Win_post or MPI_Win_start, per group member) have no partner in the logs", counts[1]))
-	}
-	return nil
 }
 
 // merge walks two lists sorted by key, calling f with each matched pair
