@@ -97,162 +97,199 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 		return s.finish()
 	}
 	if delta <= 0 {
-		var err error
 		if delta, err = DistDefaultDelta(c, g); err != nil {
 			return nil, err
 		}
 	}
-	s := newDistSearch(c, g)
-	dist := s.dist
-	lo := s.lo
-	inStart, inSrc, inWeight := g.InStart, g.InSrc, g.InWeight
-	heavyHere := false // whether this rank has heavy edges: if not, it needs no done list
-	for w := range inWeight.All() {
+	s := &deltaSearch{distSearch: newDistSearch(c, g), delta: delta}
+	for w := range g.InWeight.All() {
 		if w > delta {
-			heavyHere = true
+			s.heavyHere = true
 			break
 		}
 	}
-	var q queue
-	var cur, done []entry
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	s.st.Relaxations = s.st.Light + s.st.Heavy
+	return s.finish()
+}
+
+// deltaSearch is ParallelDeltaStepping's state on one rank.
+type deltaSearch struct {
+	*distSearch
+	delta     int64
+	heavyHere bool    // whether this rank has heavy edges: if not, it needs no done list
+	q         queue   // the entries past the current bucket
+	cur       []entry // the current bucket's
+	done      []entry // the vertices that left the bucket, for their heavy edges
+}
+
+// run empties the buckets, the largest Dist first, until no rank has one.
+func (s *deltaSearch) run() error {
+	g, lo := s.g, s.lo
 	if s.owns(g.Target) {
-		dist[g.Target-lo] = 0
-		q.push(entry{0, g.Target, 0})
+		s.dist[g.Target-lo] = 0
+		s.q.push(entry{0, g.Target, 0})
 		s.st.Pushes++
 		s.st.MaxQueue = 1
 	}
 	top := int64(0) // the target's Dist: every rank knows the first bucket
 	for top != distNoTop {
-		blo := top - top%delta // the bucket is [blo, blo+delta)
+		blo := top - top%s.delta // the bucket is [blo, blo+delta)
 		if blo > top {
-			blo -= delta
+			blo -= s.delta
 		}
-		for len(q) > 0 && q[0].d >= blo {
-			if e := q.pop(); dist[e.v-lo] == e.d {
-				cur = append(cur, e)
+		for len(s.q) > 0 && s.q[0].d >= blo {
+			if e := s.q.pop(); s.dist[e.v-lo] == e.d {
+				s.cur = append(s.cur, e)
 			} else {
 				s.st.Stale++
 			}
 		}
 		s.st.Phases++
-		// Light edges, until the bucket is empty on every rank.
-		for {
-			for k := 0; k < len(cur) && s.cycleAt < 0; k++ {
-				e := cur[k]
-				v, d := e.v, e.d
-				i := v - lo
-				if dist[i] != d {
-					s.st.Stale++
-					continue
-				}
-				s.st.Pops++
-				if heavyHere {
-					done = append(done, e)
-				}
-				h := e.h + 1
-				for j, end := inStart[i], inStart[i+1]; j < end; j++ {
-					w := inWeight.At(j)
-					if w > delta {
-						continue
-					}
-					s.st.Light++
-					u := inSrc[j]
-					c := d + w
-					if !s.owns(u) {
-						s.send(u, c, v, h)
-						continue
-					}
-					if s.relax(u, c, v, h) {
-						s.st.Pushes++
-						if c-blo < delta {
-							cur = append(cur, entry{c, u, h})
-						} else {
-							q.push(entry{c, u, h})
-						}
-					} else if s.cycleAt >= 0 {
-						break
-					}
-				}
-			}
-			s.st.MaxQueue = max(s.st.MaxQueue, len(q)+len(cur)+len(done))
-			cur = cur[:0]
-			hd, err := s.exchange(distNoTop)
-			if err != nil {
-				return nil, err
-			}
-			if !hd.sent {
-				break
-			}
-			for _, m := range s.in {
-				if s.relax(m.U, m.C, m.V, m.H) {
-					s.st.Pushes++
-					if m.C-blo < delta {
-						cur = append(cur, entry{m.C, m.U, m.H})
-					} else {
-						q.push(entry{m.C, m.U, m.H})
-					}
-				}
-			}
+		if err := s.lightEdges(blo); err != nil {
+			return err
 		}
-		// Heavy edges lead past the bucket (c > d+delta >= blo+delta), so
-		// they go to the queue, once per vertex that left the bucket with
-		// its Dist unchanged since.
-		sentTop := int64(distNoTop)
-		for _, e := range done {
+		var err error
+		if top, err = s.nextBucket(s.heavyEdges()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// push queues an entry that improved a Dist: in the current bucket
+// [blo, blo+delta), or past it.
+func (s *deltaSearch) push(e entry, blo int64) {
+	s.st.Pushes++
+	if e.d-blo < s.delta {
+		s.cur = append(s.cur, e)
+	} else {
+		s.q.push(e)
+	}
+}
+
+// lightEdges relaxes the light edges (weight <= delta) out of the
+// current bucket, the owned sources at once and the others' batched and
+// exchanged, until the bucket is empty on every rank.
+func (s *deltaSearch) lightEdges(blo int64) error {
+	g, lo, dist := s.g, s.lo, s.dist
+	for {
+		for k := 0; k < len(s.cur) && s.cycleAt < 0; k++ {
+			e := s.cur[k]
 			v, d := e.v, e.d
 			i := v - lo
 			if dist[i] != d {
+				s.st.Stale++
 				continue
 			}
+			s.st.Pops++
+			if s.heavyHere {
+				s.done = append(s.done, e)
+			}
 			h := e.h + 1
-			for j, end := inStart[i], inStart[i+1]; j < end; j++ {
-				w := inWeight.At(j)
-				if w <= delta {
+			for j, end := g.InStart[i], g.InStart[i+1]; j < end; j++ {
+				w := g.InWeight.At(j)
+				if w > s.delta {
 					continue
 				}
-				s.st.Heavy++
-				u := inSrc[j]
+				s.st.Light++
+				u := g.InSrc[j]
 				c := d + w
 				if !s.owns(u) {
 					s.send(u, c, v, h)
-					sentTop = max(sentTop, c)
 					continue
 				}
 				if s.relax(u, c, v, h) {
-					s.st.Pushes++
-					q.push(entry{c, u, h})
+					s.push(entry{c, u, h}, blo)
 				} else if s.cycleAt >= 0 {
 					break
 				}
 			}
 		}
-		done = done[:0]
-		for len(q) > 0 && dist[q[0].v-lo] != q[0].d {
-			q.pop()
-			s.st.Stale++
-		}
-		// This rank's vote for the next bucket: the largest Dist it has
-		// pending or has just offered another rank (an offer that turns
-		// out not to improve only costs an empty phase).
-		myTop := sentTop
-		if len(q) > 0 {
-			myTop = max(myTop, q[0].d)
-		}
-		hd, err := s.exchange(myTop)
+		s.st.MaxQueue = max(s.st.MaxQueue, len(s.q)+len(s.cur)+len(s.done))
+		s.cur = s.cur[:0]
+		hd, err := s.exchange(distNoTop)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		if !hd.sent {
+			return nil
 		}
 		for _, m := range s.in {
 			if s.relax(m.U, m.C, m.V, m.H) {
-				s.st.Pushes++
-				q.push(entry{m.C, m.U, m.H})
+				s.push(entry{m.C, m.U, m.H}, blo)
 			}
 		}
-		s.st.MaxQueue = max(s.st.MaxQueue, len(q))
-		top = hd.top
 	}
-	s.st.Relaxations = s.st.Light + s.st.Heavy
-	return s.finish()
+}
+
+// heavyEdges relaxes the heavy edges out of the vertices that left the
+// bucket with their Dist unchanged since, once each: they lead past the
+// bucket (c > d+delta >= blo+delta), so they go to the queue. It returns
+// the largest Dist offered to another rank.
+func (s *deltaSearch) heavyEdges() (sentTop int64) {
+	g, lo, dist := s.g, s.lo, s.dist
+	sentTop = distNoTop
+	for _, e := range s.done {
+		v, d := e.v, e.d
+		i := v - lo
+		if dist[i] != d {
+			continue
+		}
+		h := e.h + 1
+		for j, end := g.InStart[i], g.InStart[i+1]; j < end; j++ {
+			w := g.InWeight.At(j)
+			if w <= s.delta {
+				continue
+			}
+			s.st.Heavy++
+			u := g.InSrc[j]
+			c := d + w
+			if !s.owns(u) {
+				s.send(u, c, v, h)
+				sentTop = max(sentTop, c)
+				continue
+			}
+			if s.relax(u, c, v, h) {
+				s.st.Pushes++
+				s.q.push(entry{c, u, h})
+			} else if s.cycleAt >= 0 {
+				break
+			}
+		}
+	}
+	s.done = s.done[:0]
+	return sentTop
+}
+
+// nextBucket exchanges the heavy edges' offers and agrees on the next
+// bucket: each rank votes the largest Dist it has pending or has just
+// offered another rank (an offer that turns out not to improve only
+// costs an empty phase). distNoTop: none is left.
+func (s *deltaSearch) nextBucket(sentTop int64) (int64, error) {
+	lo, dist := s.lo, s.dist
+	for len(s.q) > 0 && dist[s.q[0].v-lo] != s.q[0].d {
+		s.q.pop()
+		s.st.Stale++
+	}
+	myTop := sentTop
+	if len(s.q) > 0 {
+		myTop = max(myTop, s.q[0].d)
+	}
+	hd, err := s.exchange(myTop)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range s.in {
+		if s.relax(m.U, m.C, m.V, m.H) {
+			s.st.Pushes++
+			s.q.push(entry{m.C, m.U, m.H})
+		}
+	}
+	s.st.MaxQueue = max(s.st.MaxQueue, len(s.q))
+	return hd.top, nil
 }
 
 // distBucketVertices is the number of vertices DistDefaultTimeDelta aims
