@@ -549,76 +549,110 @@ type solved struct {
 // Gatherv; otherwise the splits are spread over the ranks in blocks of
 // about equal numbers of vertices and shipped in one exchange.
 func (sp *splitter) sequential(seqSplits bool) error {
-	c, g := sp.c, sp.g
-	size := c.Size()
+	solver := make([]int, sp.k)
+	if !seqSplits && sp.c.Size() > 1 {
+		if err := sp.spreadSolvers(solver); err != nil {
+			return err
+		}
+	}
+	pk := sp.newSplitPacker(solver)
+	results, err := sp.solveSplits(pk, seqSplits)
+	if err != nil {
+		return err
+	}
+	return sp.returnResults(results)
+}
+
+// spreadSolvers gives the splits to the ranks in blocks of about equal
+// numbers of vertices: solver[k] is split k's.
+func (sp *splitter) spreadSolvers(solver []int) error {
+	size := sp.c.Size()
 	counts := make([]int64, sp.k)
 	for _, k := range sp.split {
 		counts[k]++
 	}
-	solver := make([]int, sp.k)
-	if !seqSplits && size > 1 {
-		if err := c.Allreduce(counts, mpix.Sum); err != nil {
-			return err
-		}
-		total := int64(0)
-		for _, n := range counts {
-			total += n
-		}
-		acc := int64(0)
-		for k, n := range counts {
-			solver[k] = int(min(int64(size-1), (acc+n/2)*int64(size)/max(total, 1)))
-			acc += n
-		}
+	if err := sp.c.Allreduce(counts, mpix.Sum); err != nil {
+		return err
 	}
-	// The owned vertices by split (a stable counting sort), so that
-	// shipping one split costs its vertices, not all of them.
-	first := make([]int32, sp.k+1)
+	total := int64(0)
+	for _, n := range counts {
+		total += n
+	}
+	acc := int64(0)
+	for k, n := range counts {
+		solver[k] = int(min(int64(size-1), (acc+n/2)*int64(size)/max(total, 1)))
+		acc += n
+	}
+	return nil
+}
+
+// splitPacker encodes splits for their solvers.
+type splitPacker struct {
+	sp      *splitter
+	solver  []int   // by split, the rank that solves it
+	first   []int32 // split k's owned vertices are bySplit[first[k]:first[k+1]]
+	bySplit []int32 // the owned vertices by split
+}
+
+// newSplitPacker sorts the owned vertices by split (a stable counting
+// sort), so that shipping one split costs its vertices, not all of them.
+func (sp *splitter) newSplitPacker(solver []int) *splitPacker {
+	pk := &splitPacker{sp: sp, solver: solver, first: make([]int32, sp.k+1), bySplit: make([]int32, len(sp.split))}
 	for _, k := range sp.split {
-		first[k+1]++
+		pk.first[k+1]++
 	}
 	for k := 1; k <= sp.k; k++ {
-		first[k] += first[k-1]
+		pk.first[k] += pk.first[k-1]
 	}
-	bySplit := make([]int32, len(sp.split))
-	fill := slices.Clone(first[:sp.k])
+	fill := slices.Clone(pk.first[:sp.k])
 	for l, k := range sp.split {
-		bySplit[fill[k]] = int32(l)
+		pk.bySplit[fill[k]] = int32(l)
 		fill[k]++
 	}
-	// pack encodes the splits [k0, k1) for their solvers, each solver's
-	// vertices (and edges) one after another in one array, nv[q] (ne[q])
-	// of them for solver q. Counted first and allocated once: grown by
-	// append, the 16 M-call log's edges took 11 s of copies, most of it
-	// the collector waiting for the copies to end (seq-par).
-	pack := func(k0, k1 int) (vs []shipVertex, es []shipEdge, nv, ne []int) {
-		nv, ne = make([]int, size), make([]int, size)
-		for _, l := range bySplit[first[k0]:first[k1]] {
-			q := solver[sp.split[l]]
-			nv[q]++
-			ne[q] += int(g.InStart[l+1] - g.InStart[l])
-		}
-		atV, atE := make([]int, size), make([]int, size)
-		for q := 1; q < size; q++ {
-			atV[q], atE[q] = atV[q-1]+nv[q-1], atE[q-1]+ne[q-1]
-		}
-		vs, es = make([]shipVertex, atV[size-1]+nv[size-1]), make([]shipEdge, atE[size-1]+ne[size-1])
-		for _, l := range bySplit[first[k0]:first[k1]] {
-			k := sp.split[l]
-			q := solver[k]
-			a, b := g.InStart[l], g.InStart[l+1]
-			vs[atV[q]] = shipVertex{V: l + g.Lo, K: k, Deg: b - a}
-			atV[q]++
-			for j := a; j < b; j++ {
-				es[atE[q]] = shipEdge{U: g.InSrc[j], W: g.InWeight.At(j)}
-				atE[q]++
-			}
-		}
-		return vs, es, nv, ne
+	return pk
+}
+
+// pack encodes the splits [k0, k1) for their solvers, each solver's
+// vertices (and edges) one after another in one array, nv[q] (ne[q]) of
+// them for solver q. Counted first and allocated once: grown by append,
+// the 16 M-call log's edges took 11 s of copies, most of it the collector
+// waiting for the copies to end (seq-par).
+func (pk *splitPacker) pack(k0, k1 int) (vs []shipVertex, es []shipEdge, nv, ne []int) {
+	sp, g := pk.sp, pk.sp.g
+	size := sp.c.Size()
+	nv, ne = make([]int, size), make([]int, size)
+	owned := pk.bySplit[pk.first[k0]:pk.first[k1]]
+	for _, l := range owned {
+		q := pk.solver[sp.split[l]]
+		nv[q]++
+		ne[q] += int(g.InStart[l+1] - g.InStart[l])
 	}
-	// What this rank solved, for the owners: at most a result a vertex
-	// it solves and one a split (its boundary), made room for once before
-	// the solves (grown by append, the 16 M-call log's results were
-	// copies of up to 770 MB that kept the collector waiting).
+	atV, atE := make([]int, size), make([]int, size)
+	for q := 1; q < size; q++ {
+		atV[q], atE[q] = atV[q-1]+nv[q-1], atE[q-1]+ne[q-1]
+	}
+	vs, es = make([]shipVertex, atV[size-1]+nv[size-1]), make([]shipEdge, atE[size-1]+ne[size-1])
+	for _, l := range owned {
+		k := sp.split[l]
+		q := pk.solver[k]
+		a, b := g.InStart[l], g.InStart[l+1]
+		vs[atV[q]] = shipVertex{V: l + g.Lo, K: k, Deg: b - a}
+		atV[q]++
+		for j := a; j < b; j++ {
+			es[atE[q]] = shipEdge{U: g.InSrc[j], W: g.InWeight.At(j)}
+			atE[q]++
+		}
+	}
+	return vs, es, nv, ne
+}
+
+// solveSplits ships the splits to their solvers and solves those that
+// come here. What this rank solved, for the owners: at most a result a
+// vertex it solves and one a split (its boundary), made room for once
+// before the solves (grown by append, the 16 M-call log's results were
+// copies of up to 770 MB that kept the collector waiting).
+func (sp *splitter) solveSplits(pk *splitPacker, seqSplits bool) ([]solved, error) {
+	c := sp.c
 	var results []solved
 	var serr error // the first failure of this rank's solves
 	solve := func(vs []shipVertex, es []shipEdge) {
@@ -627,49 +661,53 @@ func (sp *splitter) sequential(seqSplits bool) error {
 		}
 	}
 	if !seqSplits {
-		vs, es, nv, ne := pack(0, sp.k)
+		vs, es, nv, ne := pk.pack(0, sp.k)
 		allV, _, err := mpix.ShipFlat(c, vs, nv)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		allE, _, err := mpix.ShipFlat(c, es, ne)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		results = make([]solved, 0, len(allV)+sp.k)
 		solve(allV, allE)
-	} else {
-		if c.Rank() == 0 { // the solver of every split
-			results = make([]solved, 0, g.N+sp.k)
+		return results, mpix.Agree(c, serr)
+	}
+	if c.Rank() == 0 { // the solver of every split
+		results = make([]solved, 0, sp.g.N+sp.k)
+	}
+	for k := sp.k - 1; k >= 0; k-- {
+		vs, es, _, _ := pk.pack(k, k+1) // every split's solver is rank 0
+		gotV, _, err := mpix.GatherWhole(c, mpix.Bytes(vs))
+		if err != nil {
+			return nil, err
 		}
-		for k := sp.k - 1; k >= 0; k-- {
-			vs, es, _, _ := pack(k, k+1) // every split's solver is rank 0
-			gotV, _, err := mpix.GatherWhole(c, mpix.Bytes(vs))
+		gotE, _, err := mpix.GatherWhole(c, mpix.Bytes(es))
+		if err != nil {
+			return nil, err
+		}
+		if c.Rank() == 0 && serr == nil {
+			allV, err := mpix.FromBytes[shipVertex](gotV)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			gotE, _, err := mpix.GatherWhole(c, mpix.Bytes(es))
+			allE, err := mpix.FromBytes[shipEdge](gotE)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if c.Rank() == 0 && serr == nil {
-				allV, err := mpix.FromBytes[shipVertex](gotV)
-				if err != nil {
-					return err
-				}
-				allE, err := mpix.FromBytes[shipEdge](gotE)
-				if err != nil {
-					return err
-				}
-				solve(allV, allE)
-			}
+			solve(allV, allE)
 		}
 	}
-	if err := mpix.Agree(c, serr); err != nil {
-		return err
-	}
-	// The results to the owners, in one array by owner (results itself
-	// where they come so already: one rank).
+	return results, mpix.Agree(c, serr)
+}
+
+// returnResults sends the solvers' results to the owners of their
+// vertices, in one array by owner (results itself where they come so
+// already: one rank), and keeps those that come here.
+func (sp *splitter) returnResults(results []solved) error {
+	c, g := sp.c, sp.g
+	size := c.Size()
 	nout := make([]int, size)
 	inOrder, last := true, 0
 	for i := range results {
@@ -690,7 +728,6 @@ func (sp *splitter) sequential(seqSplits bool) error {
 			at[q]++
 		}
 	}
-	results = nil
 	rs, _, err := mpix.ShipFlat(c, out, nout)
 	if err != nil {
 		return err
