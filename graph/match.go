@@ -98,6 +98,12 @@ type dep struct {
 	dup     bool     // the same cause and completion as an earlier partition's: no edge of its own
 }
 
+// overlapsPrev in wireEnd.Mode marks a send whose post call started
+// before the previous send of its key (in posting order) had ended its
+// own: on another thread, so that MPI may have queued either first, and
+// which receive took which is a guess where nothing else says (planPairs).
+const overlapsPrev = 1 << 29
+
 // wireEnd is a send shipped to its receiver's owner for matching.
 type wireEnd struct {
 	Comm, Src, Dst, Tag int32
@@ -152,7 +158,7 @@ func (b *builder) match() error {
 		return err
 	}
 	g.out = nil
-	tasks, unpaired := b.planPairs(sends, sendRuns, g.recvs, g.recvRuns)
+	tasks, unpaired, guesses := b.planPairs(sends, sendRuns, g.recvs, g.recvRuns)
 	violations, lrOf := b.pairMessages(tasks, sends, g.recvs)
 	sends, g.recvs = nil, nil // freed before the Late Receivers are shipped
 	gotLR, err := b.shipLateReceivers(tasks, lrOf)
@@ -171,13 +177,19 @@ func (b *builder) match() error {
 		polls += d.polls
 	}
 	p := b.p
-	counts := []int64{int64(len(b.msgs)), int64(g.unmatched + unpaired), int64(violations), polls}
+	counts := []int64{int64(len(b.msgs)), int64(g.unmatched + unpaired), int64(violations), polls, int64(guesses)}
 	if err := b.c.Allreduce(counts, mpix.Sum); err != nil {
 		return err
 	}
 	p.Messages, p.Unmatched, p.ClockViolations, p.CoalescedPolls = int(counts[0]), int(counts[1]), int(counts[2]), counts[3]
+	p.GuessedPairs = int(counts[4])
 	if p.Unmatched > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d sends or receives have no partner in the logs", p.Unmatched))
+	}
+	if p.GuessedPairs > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d messages between threads that called MPI at the same time were paired by a guess: "+
+			"nothing in the logs says which of two sends MPI queued first, or which of two receives took which "+
+			"(paired in posting order; a wrong guess swaps the partners, and the waits, of two messages)", p.GuessedPairs))
 	}
 	return nil
 }
@@ -346,10 +358,17 @@ func (b *builder) rankEnds(i int, pl *endPlaces, g *gathered) (runs []endRun, un
 			miscount = true
 			continue
 		}
+		prevPostEnd := int64(-1 << 62) // the key's previous send's post call's end
 		each(func(x *msgEnd) {
 			w := wireEnd{Comm: comm, Src: int32(r), Dst: l.peer, Tag: l.tag, Init: l.init, Post: x.post + base,
 				Done: x.done&^modeMask + base, Mode: x.done & modeMask, Bytes: x.bytes}
 			w.Start, w.DoneEnd = p.Start[w.Post-p.CallLo], p.End[w.Done-p.CallLo]
+			if d.hdr.Threads {
+				if w.Start < prevPostEnd {
+					w.Mode |= overlapsPrev
+				}
+				prevPostEnd = p.End[w.Post-p.CallLo]
+			}
 			if at[q] < pl.sendLimit(i, q) { // as the receives'
 				g.out[at[q]] = w
 			}
@@ -404,8 +423,9 @@ const pairChunk = 1 << 16
 // or in the order the times say they matched where threads posted them
 // (byMatch): sorting the few runs, not the many ends. It returns the
 // pairing as tasks, with the message places and cache slots they fill,
-// and the number of ends left without a partner.
-func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd, recvRuns []endRun) (tasks []pairTask, unpaired int) {
+// the number of ends left without a partner, and the pairings that were
+// guesses (byMatch, overlapGuesses).
+func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd, recvRuns []endRun) (tasks []pairTask, unpaired, guesses int) {
 	p := b.p
 	sendOrder := func(x, y int32) int { return b.sendOrder(&sends[x], &sends[y]) }
 	recvOrder := func(x, y int32) int { // one rank's receives
@@ -415,6 +435,7 @@ func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd,
 	sortEndRuns(sendRuns, sendOrder)
 	sortEndRuns(recvRuns, recvOrder)
 	sendStart := func(e int32) int64 { return sends[e].Start }
+	sendDoneEnd := func(e int32) int64 { return sends[e].DoneEnd }
 	recvStart := func(e int32) int64 { return p.Start[recvs[e].post-p.CallLo] }
 	i, j, nmsg, slot := 0, 0, 0, 0
 	for i < len(sendRuns) || j < len(recvRuns) {
@@ -450,15 +471,24 @@ func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd,
 			t.recvs = keyEnds(recvRuns[j:j2], recvOrder)
 		}
 		// The sends' order from the receives' only where those are in
-		// MPI's order: posted by one thread.
-		if b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) &&
-			oneThread(p, recvs, endSeq(t.recvs, t.rlo, nr)) {
-			t.sends = byMatch(endSeq(t.recvs, t.rlo, nr), endSeq(t.sends, t.slo, ns), recvStart,
-				sendStart, func(e int32) int64 { return sends[e].DoneEnd })
+		// MPI's order: posted by one thread. A synchronous send's post
+		// call is taken to last until it completed (blocking, it does):
+		// a guess is never missed, only maybe counted where there was
+		// none.
+		var g int
+		switch {
+		case b.threads[sendRuns[i].src] && allSync(sends, endSeq(t.sends, t.slo, ns)) &&
+			oneThread(p, recvs, endSeq(t.recvs, t.rlo, nr)):
+			t.sends, g = byMatch(endSeq(t.recvs, t.rlo, nr), endSeq(t.sends, t.slo, ns), recvStart,
+				sendStart, sendDoneEnd, sendDoneEnd)
+			guesses += g
+		case b.threads[sendRuns[i].src]:
+			guesses += overlapGuesses(sends, endSeq(t.sends, t.slo, ns)[:n])
 		}
 		if b.threads[recvRuns[j].dst] {
-			t.recvs = byMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr), sendStart, recvStart,
-				func(e int32) int64 { return p.End[recvs[e].done-p.CallLo] })
+			t.recvs, g = byMatch(endSeq(t.sends, t.slo, ns), endSeq(t.recvs, t.rlo, nr), sendStart, recvStart,
+				func(e int32) int64 { return p.End[recvs[e].done-p.CallLo] }, func(e int32) int64 { return p.End[recvs[e].post-p.CallLo] })
+			guesses += g
 		}
 		for m := 0; m < n; m += pairChunk {
 			t.m0, t.m1, t.at, t.slot = m, min(n, m+pairChunk), nmsg+m, slot
@@ -470,7 +500,20 @@ func (b *builder) planPairs(sends []wireEnd, sendRuns []endRun, recvs []recvEnd,
 		nmsg += n
 		i, j = i2, j2
 	}
-	return tasks, unpaired
+	return tasks, unpaired, guesses
+}
+
+// overlapGuesses counts the guesses in pairing a key's sends seq (in
+// posting order) in that order: each send whose post call began before
+// the one before it had ended (overlapsPrev) may have been queued first.
+func overlapGuesses(sends []wireEnd, seq []int32) int {
+	n := 0
+	for _, e := range seq {
+		if sends[e].Mode&overlapsPrev != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // message is the matched message of send s and receive rv, with the rules
@@ -488,7 +531,7 @@ func (b *builder) message(s *wireEnd, rv recvEnd) partMsg {
 		if pm.waitsForPost() && pm.heldBy == b.lateReceiverCause(pm.recvPost) {
 			pm.heldBy = -1
 		}
-	} else if s.Mode == 0 && !pm.partitioned && s.Bytes > b.eagerLimit {
+	} else if s.Mode&modeMask == 0 && !pm.partitioned && s.Bytes > b.eagerLimit {
 		pm.drained = p.Start[r.Post-p.CallLo] > s.Start
 	}
 	return pm

@@ -284,6 +284,11 @@ type PAG struct {
 	Split   []int32
 
 	Messages, Unmatched, ClockViolations, Inconsistent int
+	// GuessedPairs counts the messages between threads that called MPI
+	// at once whose partner was a guess (graph/threadmatch.go, byMatch):
+	// the times do not say which of two sends MPI queued first, or which
+	// of two receives took which.
+	GuessedPairs int
 	// RMATraffic is the one-sided transfers (trace.Op.IsRMATransfer) of
 	// the owned ranks, by (origin, target) world rank, ascending.
 	RMATraffic []RMAPair

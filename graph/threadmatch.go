@@ -29,8 +29,15 @@ package graph
 // completed before the next receive was posted was matched by no later
 // one (a send of another mode may complete before it is matched: its
 // completion says nothing). oneStart, otherStart and otherEnd give the
-// ends' times by their index.
-func byMatch(ones, others []int32, oneStart, otherStart, otherEnd func(int32) int64) []int32 {
+// ends' times by their index, otherPostEnd when the call that posted an
+// other ended.
+//
+// It also counts its guesses: the ones paired with the earliest posted
+// other although no completion said so and another other, posted by then,
+// was being posted at the same time (its post call started before the
+// earliest's ended, so on another thread): MPI may have queued either
+// first. A wrong guess swaps the partners of two messages.
+func byMatch(ones, others []int32, oneStart, otherStart, otherEnd, otherPostEnd func(int32) int64) (order []int32, guesses int) {
 	const window = 256 // ends looked at for each one: bounds the work where many are posted ahead
 	n := min(len(ones), len(others))
 	out := make([]int32, 0, n)
@@ -57,9 +64,19 @@ func byMatch(ones, others []int32, oneStart, otherStart, otherEnd func(int32) in
 		}
 		if pickEnd >= next {
 			pick = first
+			for q, seen := first+1, 0; q < len(others) && seen < window && otherStart(others[q]) <= posted; q++ {
+				if used[q] {
+					continue
+				}
+				seen++
+				if otherStart(others[q]) < otherPostEnd(others[first]) {
+					guesses++
+					break
+				}
+			}
 		}
 		used[pick] = true
 		out = append(out, others[pick])
 	}
-	return out
+	return out, guesses
 }

@@ -75,7 +75,7 @@ func Build(in *Input) *Report {
 	r := &Report{RuntimeNs: g.T1 - g.T0}
 	calls := int(g.RankStart[g.Ranks])
 	r.Run = RunInfo{LogDir: in.Dir, RunID: g.RunID, Ranks: g.Ranks, Calls: calls, CoalescedPolls: g.CoalescedPolls, Messages: g.Messages,
-		Unmatched: g.Unmatched, ClockViolations: g.ClockViolations, ClockCorrections: g.ClockCorrections, ClockCorrectionMaxNs: g.ClockShiftMax, RMAEpochPairs: g.EpochPairs, Skipped: g.Notes}
+		Unmatched: g.Unmatched, GuessedPairs: g.GuessedPairs, ClockViolations: g.ClockViolations, ClockCorrections: g.ClockCorrections, ClockCorrectionMaxNs: g.ClockShiftMax, RMAEpochPairs: g.EpochPairs, Skipped: g.Notes}
 	r.Run.NoGraph = g.CallsOnly
 	if r.Run.Skipped == nil {
 		r.Run.Skipped = []string{}

@@ -46,10 +46,13 @@ type RunInfo struct {
 	// NoGraph says that the analysis built no graph (a topological
 	// heuristic without --compare-exact): messages are not matched, and
 	// the tables that need the graph are empty (NoGraphNote).
-	NoGraph         bool `json:"no_graph,omitempty"`
-	Messages        int  `json:"messages"`         // matched point-to-point messages
-	Unmatched       int  `json:"unmatched"`        // sends or receives without a partner in the logs
-	ClockViolations int  `json:"clock_violations"` // receives that ended before their send started, corrected
+	NoGraph   bool `json:"no_graph,omitempty"`
+	Messages  int  `json:"messages"`  // matched point-to-point messages
+	Unmatched int  `json:"unmatched"` // sends or receives without a partner in the logs
+	// GuessedPairs counts the messages between threads that called MPI at
+	// once whose partner the logs do not decide (graph.PAG.GuessedPairs).
+	GuessedPairs    int `json:"guessed_pairs,omitempty"`
+	ClockViolations int `json:"clock_violations"` // receives that ended before their send started, corrected
 	// ClockCorrections counts the dependencies that ran backwards on the
 	// synchronised clocks (a call ended before something it needed
 	// started: any kind, clock_violations' included), by at most

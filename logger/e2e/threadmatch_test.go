@@ -84,7 +84,9 @@ func tmCalls(t *testing.T, l *trace.Log, first int32, ops ...trace.Op) map[int32
 // receive waits about 100 ms for the senders. In ssendburst/one the four
 // senders' synchronous sends of each round start at once and one
 // receiver takes them one by one: only the sends' completions say which
-// receive took which.
+// receive took which. In sendburst/one the same with MPI_Send: nothing
+// in the logs says which, and the analysis counts those pairings as
+// guesses (PAG.GuessedPairs), which must account for every wrong pair.
 func TestThreadMatching(t *testing.T) {
 	type mode struct{ send, recv string }
 	var modes []mode
@@ -93,7 +95,7 @@ func TestThreadMatching(t *testing.T) {
 			modes = append(modes, mode{send, recv})
 		}
 	}
-	modes = append(modes, mode{"mixed", "late"}, mode{"ssendburst", "one"})
+	modes = append(modes, mode{"mixed", "late"}, mode{"ssendburst", "one"}, mode{"sendburst", "one"})
 	for _, m := range mpitest.Impls {
 		for _, md := range modes {
 			t.Run(fmt.Sprintf("%s/%s/%s", m.Key, md.send, md.recv), func(t *testing.T) {
@@ -147,7 +149,7 @@ func testThreadMatching(t *testing.T, m *mpitest.Impl, exe, send, recv string) (
 			continue
 		}
 		if want := truth[r]; s != want {
-			if wrong++; wrong <= 5 {
+			if wrong++; wrong <= 5 && send != "sendburst" {
 				problem("receiver %d's receive %d matched sender %d's send %d; its payload came from sender %d's send %d", r[0], r[1], s[0], s[1], want[0], want[1])
 				var truly int32 = -1
 				for c, v := range sends {
@@ -162,13 +164,24 @@ func testThreadMatching(t *testing.T, m *mpitest.Impl, exe, send, recv string) (
 			}
 		}
 	}
-	if wrong > 0 {
+	// A pairing the logs do not decide is counted as a guess; a wrong
+	// guess swaps the partners of two messages. In sendburst the four
+	// senders' MPI_Send of a round start at once, and nothing but their
+	// payloads says which the receive took: only there may pairs be
+	// wrong, and never more than the guesses account for.
+	t.Logf("%d of %d messages paired wrongly, %d pairings counted as guesses", wrong, len(truth), p.GuessedPairs)
+	if wrong > 2*p.GuessedPairs {
+		problem("%d of %d messages matched to the wrong send, more than the %d guesses counted account for (2 each)", wrong, len(truth), p.GuessedPairs)
+	} else if wrong > 0 && send != "sendburst" {
 		problem("%d of %d messages matched to the wrong send", wrong, len(truth))
 	}
 	// The clocks of one host agree within about 1 µs; 10 µs is their
 	// measured error with margin.
 	if p.ClockShiftMax > 10e3 {
 		problem("%d dependencies ran backwards, the largest by %.1f µs: want none beyond the clock error (10 µs)", p.ClockCorrections, float64(p.ClockShiftMax)/1e3)
+	}
+	if send == "sendburst" {
+		return problems
 	}
 	if recv == "one" {
 		// The synchronous sends of a round, posted at once, wait for

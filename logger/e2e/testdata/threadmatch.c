@@ -20,7 +20,10 @@
  *       mixed (MPI_Ssend from even senders, MPI_Send from odd ones),
  *       ssendburst (MPI_Ssend, every sender's message i at once, at
  *       DELAY_MS + i (NT + 1) GAP_US: nothing outside MPI says in which
- *       order it queued them, only when each completed; with RECV one).
+ *       order it queued them, only when each completed; with RECV one),
+ *       sendburst (the same with MPI_Send: nothing in the logs says which
+ *       receive took which of the sends whose calls overlapped, and the
+ *       analysis must count those pairings as guesses).
  * RECV: recv (MPI_Recv from 0, tag 7), any (MPI_Recv from MPI_ANY_SOURCE
  *       with MPI_ANY_TAG), irecv (MPI_Irecv + MPI_Wait), late (MPI_Recv,
  *       receiver j posting its first at DELAY_MS + (NT + j) GAP_US, once
@@ -119,9 +122,12 @@ static void *sender(void *arg) {
 		MPI_Ssend_init(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD, &req);
 	for (int i = 0; i < NM; i++) {
 		msg[1] = i;
-		if (!strcmp(smode, "ssendburst")) {
+		if (!strcmp(smode, "ssendburst") || !strcmp(smode, "sendburst")) {
 			sleep_until(DELAY_MS * 1000L + (long)i * (NT + 1) * GAP_US);
-			MPI_Ssend(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
+			if (!strcmp(smode, "ssendburst"))
+				MPI_Ssend(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
+			else
+				MPI_Send(msg, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
 			continue;
 		}
 		take_turn(NT * i + k);
@@ -174,15 +180,15 @@ static void *receiver(void *arg) {
 
 int main(int argc, char **argv) {
 	int provided, size;
-	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend", "mixed", "ssendburst"};
+	static const char *smodes[] = {"send", "isend", "ssend", "psend", "pbsend", "pssend", "mixed", "ssendburst", "sendburst"};
 	static const char *rmodes[] = {"recv", "any", "irecv", "late", "one"};
 	int ok = argc == 3, oks = 0, okr = 0;
-	for (int i = 0; ok && i < 8; i++)
+	for (int i = 0; ok && i < 9; i++)
 		oks |= !strcmp(argv[1], smodes[i]);
 	for (int i = 0; ok && i < 5; i++)
 		okr |= !strcmp(argv[2], rmodes[i]);
 	if (!ok || !oks || !okr) {
-		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend|mixed|ssendburst recv|any|irecv|late|one\n");
+		fprintf(stderr, "usage: threadmatch send|isend|ssend|psend|pbsend|pssend|mixed|ssendburst|sendburst recv|any|irecv|late|one\n");
 		return 2;
 	}
 	smode = argv[1];
