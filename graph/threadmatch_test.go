@@ -13,7 +13,7 @@ import (
 func TestByMatch(t *testing.T) {
 	type end struct{ start, end int64 }
 	for _, tc := range []struct {
-		name  string
+		name     string
 		sends    []int64 // starts, in posting order
 		recvs    []end   // in posting order
 		want     []int32 // the receive of each send
