@@ -43,13 +43,21 @@ type distSearch struct {
 	out        [][]distMsg // per destination rank; [0] is the header
 	in         []distMsg   // received relaxations of the last exchange
 	cycleAt    int32       // a vertex reached by a walk of n edges, or -1
-	hdrSlots   int         // header slots at the start of every part: 1, or 2 for the time-ordered searches
-	hdrID      int32       // the time-ordered searches: the vertex at this rank's top, for the header
-	hdrAux     []int64     // the time-ordered searches: a value for each destination's header
-	holding    bool        // this rank held work back for a later round: the next exchange says so
-	st         DistStats
-	reached    int64
-	bytes0     int64
+	// workCap bounds the queue of a label-correcting search (the
+	// distance-ordered ones), where a vertex is queued again each time its
+	// distance grows: on real logs the queue's stale entries can outgrow
+	// any machine. 0: no bound. overWork: this rank's queue reached it, and
+	// it stopped updating; the next exchange ends the search on every rank
+	// with workError.
+	workCap  int64
+	overWork bool
+	hdrSlots int     // header slots at the start of every part: 1, or 2 for the time-ordered searches
+	hdrID    int32   // the time-ordered searches: the vertex at this rank's top, for the header
+	hdrAux   []int64 // the time-ordered searches: a value for each destination's header
+	holding  bool    // this rank held work back for a later round: the next exchange says so
+	st       DistStats
+	reached  int64
+	bytes0   int64
 	// onPath, if set, stands for dist in finish: the vertices on some
 	// longest path to the target (DistDAG's), all at pathDist.
 	onPath   *edgeSet
@@ -247,6 +255,10 @@ func (s *distSearch) owns(v int32) bool { return uint32(v-s.lo) < uint32(s.hi-s.
 // a graph with a positive cycle, where Dist would grow forever; zero-weight
 // cycles end by themselves and show up as Succ loops in the path.
 func (s *distSearch) found(u int32, h int32) bool {
+	if s.overWork || s.workCap > 0 && s.st.Updates >= maxUpdates {
+		s.overWork = true
+		return false
+	}
 	if h >= s.n {
 		if s.cycleAt < 0 || u < s.cycleAt {
 			s.cycleAt = u
@@ -314,6 +326,7 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 	limit := max(1, distChunkBytes/sz/s.size-hs) // relaxations per part per call
 	res := distHeader{top: distNoTop}
 	cycle := int32(-1) // the smallest vertex any rank found on a walk of n edges
+	overWork := false  // a rank reached its workCap
 	if hs > 1 {
 		res.tops, res.topIDs, res.aux = make([]int64, s.size), make([]int32, s.size), make([]int64, s.size)
 	}
@@ -338,6 +351,9 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 		}
 		if s.holding {
 			flags |= 4
+		}
+		if s.overWork {
+			flags |= 8
 		}
 		for p := range s.out {
 			k := max(0, min(limit, len(s.out[p])-hs-off))
@@ -368,6 +384,7 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 			res.sent = res.sent || h[0].U&1 != 0
 			again = again || h[0].U&2 != 0
 			res.held = res.held || h[0].U&4 != 0
+			overWork = overWork || h[0].U&8 != 0
 			res.top = max(res.top, h[0].C)
 			if v := h[0].V; v >= 0 && (cycle < 0 || v < cycle) {
 				cycle = v
@@ -386,8 +403,51 @@ func (s *distSearch) exchange(top int64) (distHeader, error) {
 	if cycle >= 0 {
 		return res, distCycleError(cycle)
 	}
+	if overWork {
+		return res, workError
+	}
 	return res, nil
 }
+
+// workCapPerVertex is how many entries the queue of a label-correcting
+// search may hold per vertex of a rank's part (and at least minWorkCap,
+// at most maxWorkCap: 16 bytes each) before it stops with workError. On
+// the test graphs it holds up to 150 per vertex of a few thousand.
+const maxWorkCap = 1 << 27
+
+// maxUpdates bounds the distance updates of a label-correcting search on
+// a rank: its time where the queue stays short (Dijkstra's, on the
+// 198 k-call LAMMPS log, ran for over 5 minutes). On the test graphs
+// they make up to 35 M.
+const maxUpdates = 1 << 30
+
+// The bound's terms are variables for the tests, which bound small
+// graphs.
+var (
+	workCapPerVertex int64 = 64
+	minWorkCap       int64 = 1 << 22
+)
+
+// boundWork sets s.workCap for a label-correcting search over the part's
+// vertices.
+func (s *distSearch) boundWork() {
+	s.workCap = min(maxWorkCap, max(minWorkCap, workCapPerVertex*int64(s.hi-s.lo)))
+}
+
+// queued notes that the search's queue holds n entries: at its bound, the
+// search stops updating (found) and ends at the next exchange, as it does
+// after maxUpdates.
+func (s *distSearch) queued(n int) {
+	if s.workCap > 0 && int64(n) >= s.workCap {
+		s.overWork = true
+	}
+}
+
+// workError ends a label-correcting search that reached its bounds.
+var workError = fmt.Errorf("cpath: --order distance: the search by distance label gave up on a rank whose queue of tentative distances "+
+	"outgrew %d entries per vertex, or which made %d distance updates (a vertex is queued again each time its distance grows, and "+
+	"on this graph that would not end soon); --order time, the default, finds the same path with about one relaxation per edge",
+	workCapPerVertex, maxUpdates)
 
 // relax offers Dist[u] = c via v to an owned u, with the sequential
 // algorithms' tie-break; it reports whether Dist[u] increased (so that u

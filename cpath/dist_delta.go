@@ -102,6 +102,7 @@ func ParallelDeltaStepping(c mpix.Comm, g *DistGraph, delta int64) (*DistResult,
 		}
 	}
 	s := &deltaSearch{distSearch: newDistSearch(c, g), delta: delta}
+	s.boundWork()
 	for w := range g.InWeight.All() {
 		if w > delta {
 			s.heavyHere = true
@@ -168,6 +169,7 @@ func (s *deltaSearch) push(e entry, blo int64) {
 	} else {
 		s.q.push(e)
 	}
+	s.queued(len(s.q) + len(s.cur))
 }
 
 // lightEdges relaxes the light edges (weight <= delta) out of the
@@ -255,6 +257,7 @@ func (s *deltaSearch) heavyEdges() (sentTop int64) {
 			if s.relax(u, c, v, h) {
 				s.st.Pushes++
 				s.q.push(entry{c, u, h})
+				s.queued(len(s.q))
 			} else if s.cycleAt >= 0 {
 				break
 			}
@@ -286,6 +289,7 @@ func (s *deltaSearch) nextBucket(sentTop int64) (int64, error) {
 		if s.relax(m.U, m.C, m.V, m.H) {
 			s.st.Pushes++
 			s.q.push(entry{m.C, m.U, m.H})
+			s.queued(len(s.q))
 		}
 	}
 	s.st.MaxQueue = max(s.st.MaxQueue, len(s.q))

@@ -52,6 +52,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 		return s.finish()
 	}
 	s := newDistSearch(c, g)
+	s.boundWork()
 	var q queue
 	if s.owns(g.Target) {
 		s.dist[g.Target-s.lo] = 0
@@ -115,6 +116,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 				haveNext = false
 			}
 			s.st.MaxQueue = max(s.st.MaxQueue, len(q))
+			s.queued(len(q))
 		}
 		hd, err := s.exchange(distNoTop)
 		if err != nil {
@@ -130,6 +132,7 @@ func ParallelDijkstra(c mpix.Comm, g *DistGraph) (*DistResult, error) {
 			}
 		}
 		s.st.MaxQueue = max(s.st.MaxQueue, len(q))
+		s.queued(len(q))
 	}
 	return s.finish()
 }

@@ -586,3 +586,44 @@ func TestOrderWork(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkBound: a search by distance label whose queue outgrows its
+// bound gives up with workError on every rank, at the same exchange,
+// rather than grow until the machine has no memory left (delta on the
+// 198 k-call LAMMPS log took 24 GB before); under the bound it finds
+// dag's path. On the "two diamonds" graph of TestOrderWork the queues
+// hold 2 entries or more.
+func TestWorkBound(t *testing.T) {
+	edges := []cpathtest.Edge{{U: 0, V: 1, W: 1}, {U: 1, V: 3, W: 5}, {U: 1, V: 2, W: 100}, {U: 2, V: 3, W: 1},
+		{U: 4, V: 0, W: 1}, {U: 5, V: 4, W: 1}, {U: 5, V: 6, W: 100}, {U: 6, V: 0, W: 1}}
+	const n, target = 7, 3
+	g := &Graph{N: n}
+	g.InStart, g.InSrc, g.InWeight = cpathtest.CSR(n, edges)
+	ref, err := DAG(g, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(m, e int64) { minWorkCap, workCapPerVertex = m, e }(minWorkCap, workCapPerVertex)
+	workCapPerVertex = 0
+	for _, tc := range []struct {
+		cap  int64
+		fail bool
+	}{{2, true}, {1 << 22, false}} {
+		minWorkCap = tc.cap
+		for P := 1; P <= 3; P++ {
+			for _, a := range []distAlgo{{"dijkstra", ParallelDijkstra}, {"delta", distDeltaRun(10)}} {
+				name := fmt.Sprintf("cap=%d/P=%d/%s", tc.cap, P, a.name)
+				res, errs := distRun(distShares(g, target, distEvenBounds(n, P)), a.run)
+				if !tc.fail {
+					checkDistResult(t, name, ref, res, errs)
+					continue
+				}
+				for p, e := range errs {
+					if e != workError {
+						t.Errorf("%s: rank %d returned %v, want the work bound's error", name, p, e)
+					}
+				}
+			}
+		}
+	}
+}
